@@ -1,0 +1,1 @@
+"""Execution back ends: numpy reference, core-group simulator, analytic model."""

@@ -1,0 +1,1 @@
+"""taihu dialects: graph, tile, loop, sw, swsim."""

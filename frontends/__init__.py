@@ -1,0 +1,1 @@
+"""Frontends that produce graph-dialect modules."""

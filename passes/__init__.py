@@ -1,0 +1,1 @@
+"""taihu passes, one per file; conversions live in ``conversion/``."""

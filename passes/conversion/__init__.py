@@ -1,0 +1,1 @@
+"""Conversion passes between taihu levels, named ``X_to_Y``."""

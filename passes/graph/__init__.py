@@ -1,0 +1,1 @@
+"""Graph-level passes (value semantics, tensor ops)."""

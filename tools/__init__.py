@@ -1,0 +1,1 @@
+"""Command-line tools and the xDSL universe plugin."""

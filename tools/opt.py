@@ -1,0 +1,82 @@
+"""``taihu-opt``: xDSL's opt driver with every taihu dialect and pass registered.
+
+Same flags as ``xdsl-opt`` (``-p``, ``-o``, ``--split-input-file``, ``--verify-diagnostics``,
+``--print-op-generic``, ``--print-between-passes``, ...). Unlike the stock driver, a parse or
+verification error is printed as a diagnostic pointing at the file position or op, and the
+tool exits with status 1 instead of a Python traceback; ``-o`` is written only on success.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from typing import IO
+
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from taihu.tools.universe import get_all_dialects, get_all_passes
+
+
+class TaihuOptMain(xDSLOptMain):
+    """``xDSLOptMain`` that registers taihu's dialects and passes even without plugin metadata."""
+
+    def register_all_dialects(self) -> None:
+        super().register_all_dialects()
+        for name, factory in get_all_dialects().items():
+            if name not in self.ctx.registered_dialect_names:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in get_all_passes().items():
+            self.available_passes.setdefault(name, factory)
+
+    def prepare_output(self) -> IO[str]:
+        # Buffer the output: the file named by -o is written only when everything succeeded.
+        if self.args.output_file is None:
+            return sys.stdout
+        self.buffered_output = _KeptStringIO()
+        return self.buffered_output
+
+
+class _KeptStringIO(io.StringIO):
+    """A StringIO whose ``close`` keeps the text (the opt driver closes its output stream)."""
+
+    def close(self) -> None:
+        pass
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder (no partial file)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".taihu-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    opt = TaihuOptMain(description="taihu modular optimizer driver", args=argv)
+    try:
+        opt.run()
+    except (ParseError, DiagnosticException) as e:
+        print(f"taihu-opt: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"taihu-opt: error: {e.strerror}: {e.filename}", file=sys.stderr)
+        return 1
+    if opt.args.output_file is not None:
+        write_atomically(opt.args.output_file, opt.buffered_output.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

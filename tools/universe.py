@@ -1,0 +1,58 @@
+"""The taihu xDSL universe: every taihu dialect and pass, for ``xdsl-opt`` and ``taihu-opt``.
+
+Registered as the ``taihu`` entry point of the ``xdsl.universe`` group in ``pyproject.toml``,
+so stock ``xdsl-opt`` discovers taihu's dialects and passes once taihu is installed.
+Factories import lazily: loading the universe costs nothing until a dialect or pass is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _graph() -> Dialect:
+    from taihu.dialects.graph import Graph
+
+    return Graph
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Name -> factory of every taihu dialect."""
+    return {
+        "graph": _graph,
+    }
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Name -> factory of every taihu pass (and named pipeline)."""
+
+    def fold_constants() -> type[ModulePass]:
+        from taihu.passes.graph.fold_constants import GraphFoldConstantsPass
+
+        return GraphFoldConstantsPass
+
+    def fold_batchnorm() -> type[ModulePass]:
+        from taihu.passes.graph.fold_batchnorm import GraphFoldBatchNormPass
+
+        return GraphFoldBatchNormPass
+
+    def simplify() -> type[ModulePass]:
+        from taihu.passes.graph.simplify import GraphSimplifyPass
+
+        return GraphSimplifyPass
+
+    return {
+        "graph-fold-constants": fold_constants,
+        "graph-fold-batchnorm": fold_batchnorm,
+        "graph-simplify": simplify,
+    }
+
+
+TAIHU_UNIVERSE = Universe(
+    all_dialects=get_all_dialects(),
+    all_passes=get_all_passes(),
+)
