@@ -17,6 +17,7 @@ from typing import IO
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from taihu.tools.diagnostics import report
 from taihu.tools.universe import get_all_dialects, get_all_passes
 
 
@@ -64,15 +65,16 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    opt = TaihuOptMain(description="taihu modular optimizer driver", args=argv)
+    try:
+        opt = TaihuOptMain(description="taihu modular optimizer driver", args=argv)
+    except ValueError as e:  # unknown pass or malformed pass options
+        return report("taihu-opt", e)
     try:
         opt.run()
     except (ParseError, DiagnosticException) as e:
-        print(f"taihu-opt: error: {e}", file=sys.stderr)
-        return 1
+        return report("taihu-opt", e)
     except OSError as e:
-        print(f"taihu-opt: error: {e.strerror}: {e.filename}", file=sys.stderr)
-        return 1
+        return report("taihu-opt", OSError(f"{e.strerror}: {e.filename}"))
     if opt.args.output_file is not None:
         write_atomically(opt.args.output_file, opt.buffered_output.getvalue())
     return 0

@@ -1,0 +1,19 @@
+// A verification error is one diagnostic on stderr with the failing op, exit status 1,
+// and no output file is written.
+// RUN: not %taihu-opt %s -o %t.out 2>&1 | filecheck %s
+// RUN: not test -e %t.out
+// RUN: not %taihu-opt %s -p no-such-pass 2>&1 | filecheck %s --check-prefix=PASS
+// RUN: not %taihu-opt %t.missing.mlir 2>&1 | filecheck %s --check-prefix=MISSING
+
+// CHECK: taihu-opt: error: Expected arguments to have the same types as the function output types
+// CHECK-NEXT: "func.func"
+// CHECK: "func.return"(%0) : (i64) -> ()
+// CHECK-NEXT: ^^^
+// CHECK-NOT: Traceback
+// PASS: taihu-opt: error: Unrecognized passes: ['no-such-pass']
+// MISSING: taihu-opt: error: No such file or directory: {{.*}}missing.mlir
+
+func.func @f() -> i32 {
+  %0 = arith.constant 1 : i64
+  func.return %0 : i64
+}
