@@ -6,7 +6,6 @@ import lit.formats
 config.name = "taihu"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.test_source_root = os.path.join(os.path.dirname(__file__), "filecheck")
 config.excludes = ["Inputs"]
 config.environment["PYTHONUNBUFFERED"] = "1"
 for var in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV", "TMPDIR"):

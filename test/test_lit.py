@@ -32,7 +32,7 @@ def lit_results(tmp_path_factory) -> dict[str, tuple[bool, str]]:
     )
     results: dict[str, tuple[bool, str]] = {}
     for case in ET.parse(report).getroot().iter("testcase"):
-        # classname "taihu.dialects/graph" + name "ops.mlir" -> "dialects/graph/ops.mlir"
+        # classname "taihu.filecheck/dialects" + name "graph.mlir" -> "filecheck/dialects/graph.mlir"
         _, _, folder = case.get("classname", "").partition(".")
         name = case.get("name", "")
         rel = f"{folder}/{name}" if folder else name
@@ -42,7 +42,7 @@ def lit_results(tmp_path_factory) -> dict[str, tuple[bool, str]]:
 
 
 def _rel(path: Path) -> str:
-    return path.relative_to(SUITE).as_posix()
+    return path.relative_to(HERE).as_posix()
 
 
 @pytest.mark.parametrize("path", LIT_FILES, ids=_rel)
