@@ -1,0 +1,93 @@
+"""Helpers shared by the graph passes: constant lookup, element dtypes, dead-constant cleanup.
+
+Not a pass. Everything here works on the `graph` dialect of ``taihu.dialects.graph``
+(value semantics on static ``tensor<...>`` types).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerType, TensorType
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from taihu.dialects import graph
+
+
+def defining_constant(value: SSAValue) -> graph.ConstantOp | None:
+    """The ``graph.constant`` that defines ``value``, or None (block argument or other op)."""
+    if isinstance(value, OpResult) and isinstance(value.op, graph.ConstantOp):
+        return value.op
+    return None
+
+
+def constant_array(value: SSAValue | None) -> np.ndarray | None:
+    """The numpy value of ``value`` if a ``graph.constant`` defines it, else None.
+
+    The array is read-only, with the tensor's shape and element dtype.
+    """
+    if value is None:
+        return None
+    op = defining_constant(value)
+    if op is None:
+        return None
+    return graph.constant_value(op)
+
+
+def numpy_dtype(t: Attribute) -> np.dtype | None:
+    """numpy dtype of a tensor type's element type (f16/f32/f64/iN), or None if unsupported."""
+    elem = t.element_type if isinstance(t, TensorType) else t
+    if isinstance(elem, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(elem, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(elem, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(elem, IntegerType):
+        width = elem.width.data
+        if width in (8, 16, 32, 64):
+            return np.dtype(f"int{width}")
+        if width == 1:
+            return np.dtype(np.bool_)
+    return None
+
+
+def element_type(value: SSAValue) -> Attribute | None:
+    """Element type of a tensor-typed value, or None for a non-tensor value."""
+    t = value.type
+    return t.element_type if isinstance(t, TensorType) else None
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """Static shape of a tensor-typed value (``TensorType`` required)."""
+    t = value.type
+    assert isinstance(t, TensorType), t
+    return tuple(int(d) for d in t.get_shape())
+
+
+def has_single_use(value: SSAValue, user: Operation) -> bool:
+    """True if ``value`` has exactly one use and that use belongs to ``user``."""
+    uses = list(value.uses)
+    return len(uses) == 1 and uses[0].operation is user
+
+
+def erase_dead_constants(rewriter: PatternRewriter, values: Iterable[SSAValue | None]) -> None:
+    """Erase the ``graph.constant`` ops defining ``values`` that no longer have any use."""
+    seen: set[int] = set()
+    for v in values:
+        if v is None:
+            continue
+        op = defining_constant(v)
+        if op is None or id(op) in seen or op.parent is None:
+            continue
+        seen.add(id(op))
+        if all(not r.uses for r in op.results):
+            rewriter.erase(op)
+
+
+def make_constant(array: np.ndarray, dtype: np.dtype, name_hint: str) -> graph.ConstantOp:
+    """A ``graph.constant`` holding ``array`` cast to ``dtype`` (splat/inline/resource as the
+    dialect helper decides)."""
+    return graph.constant(np.ascontiguousarray(np.asarray(array).astype(dtype)), name_hint=name_hint)
