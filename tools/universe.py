@@ -20,10 +20,17 @@ def _graph() -> Dialect:
     return Graph
 
 
+def _sw() -> Dialect:
+    from taihu.dialects.sw import Sw
+
+    return Sw
+
+
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Name -> factory of every taihu dialect."""
     return {
         "graph": _graph,
+        "sw": _sw,
     }
 
 
