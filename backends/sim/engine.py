@@ -1,0 +1,483 @@
+"""Discrete-event simulator of one SW26010 core group: MPE + 64 CPE agents (spec §1, §4-§7).
+
+Agents are Python generators. Each agent keeps a local clock ``t``; work without shared state
+(micro-kernels without RLC, scalar code) just advances ``t``; every interaction with shared
+state (DMA issue, reply wait, RLC, barrier) first re-enters the global event queue at ``t`` so
+that shared resources see requests in global time order. The queue orders events by
+``(cycle, phase, key, sequence)``: DMA completions < DMA start-up ends < bus arbitration <
+agent steps; agents by ascending CPE id (the MPE last) — fully deterministic.
+
+Coarse events: one per DMA (start-up end, data phase end), one per micro-kernel run (RLC
+messages travel in batches), one per barrier arrival. When every unfinished agent is blocked the
+run stops with :class:`DeadlockError` naming each blocked agent and what it waits for.
+
+Public API (used by ``runner.py`` and the tests)::
+
+    eng = Engine(machine, trace=True)
+    addr = eng.memory.alloc(nbytes, "A")
+    def kernel(cpe, *args):          # generator run by every CPE (SPMD)
+        yield from cpe.dma_get(mem, ldm, size, reply=0)
+        yield from cpe.dma_wait(0, 1)
+        yield from cpe.run(mk, trip, bases)
+    def host(mpe):
+        yield from mpe.spawn(kernel, args, name="k")
+        yield from mpe.join()
+    eng.run_host(host)
+    eng.kernels  # per-kernel statistics (report.py)
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from taihu.backends.sim.dma import DMAEngine, DMARequest
+from taihu.backends.sim.machine import Machine, default_machine
+from taihu.backends.sim.memory import LDMArray, MainMemory, SimError
+from taihu.backends.sim.microkernel import MicroKernel, MicroKernelNumerics, plan_body
+from taihu.backends.sim.pipeline import schedule_body
+from taihu.backends.sim.rlc import Batch, RLCNetwork
+from taihu.backends.sim.trace import Trace
+
+
+class DeadlockError(SimError):
+    """No agent can move. ``blocked``: list of (agent name, reason)."""
+
+    def __init__(self, blocked: list[tuple[str, str]], cycle: int) -> None:
+        self.blocked = blocked
+        self.cycle = cycle
+        lines = [f"deadlock at cycle {cycle}: no agent can make progress"]
+        lines += [f"  {name}: {why}" for name, why in blocked]
+        super().__init__("\n".join(lines))
+
+
+_SYNC = ("sync",)
+
+
+class _Block:
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+PH_AGENT = 5
+PH_MPE = 6
+
+
+@dataclass
+class KernelStats:
+    """Counters of one kernel launch (see report.py for the JSON schema)."""
+
+    name: str
+    start: int
+    end: int = 0
+    flops: int = 0
+    dma_bytes: int = 0
+    dma_moved: int = 0
+    dma_count: int = 0
+    rlc_messages: int = 0
+    p0_valid: int = 0
+    p1_valid: int = 0
+    p_cycles: int = 0  # cycles spent issuing micro-kernel bodies (all CPEs)
+    compute_per_cpe: list[int] = field(default_factory=lambda: [0] * 64)
+    dma_intervals: list[tuple[int, int]] = field(default_factory=list)
+    ldm_high_water: int = 0
+    uses_rlc: bool = False
+    uses_sync: bool = False
+
+
+class Agent:
+    """An MPE or CPE agent: a generator plus its local clock and blocking state."""
+
+    def __init__(self, engine: Engine, aid: int, name: str) -> None:
+        self.engine = engine
+        self.id = aid
+        self.name = name
+        self.t = 0
+        self.gen: Generator | None = None
+        self.blocked: str | None = None
+        self.done = False
+        self.scheduled = False
+
+    # the agent's side of blocking
+    def _block(self, reason: str) -> _Block:
+        return _Block(reason)
+
+    def sync(self) -> Generator:
+        """Re-enter the event queue at the local clock (global time catches up)."""
+        if self.engine.now != self.t or self.engine.current is not self:
+            yield _SYNC
+
+
+class CPE(Agent):
+    """One CPE: id, row/col, LDM, reply words, register file + scoreboard."""
+
+    def __init__(self, engine: Engine, cid: int) -> None:
+        m = engine.machine
+        super().__init__(engine, cid, f"CPE {cid} ({cid // m.mesh_cols},{cid % m.mesh_cols})")
+        self.row, self.col = divmod(cid, m.mesh_cols)
+        self.replies: dict[int, int] = {}
+        self.regs = [np.zeros(4) for _ in range(m.n_regs)]
+        self.reg_ready = [0] * m.n_regs
+        self.kernel: KernelStats | None = None
+
+    # -- DMA (spec §4.3) --------------------------------------------------------------
+    def dma(self, req: DMARequest) -> Generator:
+        """Issue a DMA request (rule 1: stalls while the channel buffer is full)."""
+        eng = self.engine
+        req.cpe = self.id
+        eng.dma.validate(req)
+        yield from self.sync()
+        while eng.dma.channel_full(self.id):
+            eng.dma.chan_waiters[self.id].append(lambda a=self: eng.wake(a))
+            yield _Block(f"DMA {req.kind} issue: channel buffer full "
+                         f"({eng.machine.chan_buf_depth} requests waiting)")
+        eng.dma.issue(req, self.t)
+        k = self.kernel
+        if k is not None:
+            k.dma_bytes += req.size
+            k.dma_moved += req.moved
+            k.dma_count += 1
+        self.t += 1  # issues on P1 in one cycle
+
+    def dma_get(self, mem: int, ldm: int, size: int, reply: int = 0, bsize: int = 0,
+                stride: int = 0, mode: str = "pe", mask: int = 0xFF,
+                ldm_limit: int | None = None) -> Generator:
+        yield from self.dma(DMARequest(self.id, "get", mem, ldm, size, bsize, stride, reply,
+                                       mode, mask, ldm_limit))
+
+    def dma_put(self, ldm: int, mem: int, size: int, reply: int = 0, bsize: int = 0,
+                stride: int = 0, ldm_limit: int | None = None) -> Generator:
+        yield from self.dma(DMARequest(self.id, "put", mem, ldm, size, bsize, stride, reply,
+                                       "pe", 0xFF, ldm_limit))
+
+    def dma_wait(self, reply: int, n: int) -> Generator:
+        """Stall until reply word ``reply`` >= ``n`` (rule 6)."""
+        eng = self.engine
+        yield from self.sync()
+        while self.replies.get(reply, 0) < n:
+            eng.reply_waiters.setdefault((self.id, reply), []).append(self)
+            inflight = eng.dma.inflight[self.id] + len(eng.dma.chan[self.id])
+            yield _Block(f"dma_wait: reply word {reply} = {self.replies.get(reply, 0)} < {n} "
+                         f"({inflight} DMA requests of this CPE pending)")
+
+    def reply_reset(self, reply: int, value: int = 0) -> None:
+        self.replies[reply] = value
+
+    # -- barriers (spec §7) -----------------------------------------------------------
+    def barrier(self, scope: str = "array", mask: int | None = None) -> Generator:
+        yield from self.sync()
+        yield from self.engine.barrier_arrive(self, scope, mask)
+
+    # -- micro-kernels --------------------------------------------------------------------
+    def run(self, mk: MicroKernel, trip: int, bases: tuple[int, ...] = ()) -> Generator:
+        """Run ``mk`` for ``trip`` iterations with LDM pointers starting at ``bases``."""
+        yield from self.engine.run_microkernel(self, mk, trip, bases)
+
+    def advance(self, cycles: int) -> None:
+        """Local work without shared state (scalar code)."""
+        self.t += cycles
+
+
+class MPE(Agent):
+    """The management core: runs the host program (spawn/join), cost-free (``mpe_model``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine, 1 << 20, "MPE")
+        self.running: list[CPE] = []
+        self.current_kernel: KernelStats | None = None
+
+    def spawn(self, kernel: Callable[..., Generator], args: tuple = (), name: str = "kernel",
+              ldm_high_water: int = 0) -> Generator:
+        """Start ``kernel(cpe, *args)`` on all 64 CPEs (athread_spawn)."""
+        eng = self.engine
+        yield from self.sync()
+        if self.running:
+            raise SimError(f"spawn of '{name}' while kernel '{self.current_kernel.name}' runs "
+                           f"(missing join)")
+        start = self.t + eng.machine.spawn_cycles
+        ks = KernelStats(name=name, start=start, ldm_high_water=ldm_high_water)
+        ks.compute_per_cpe = [0] * eng.machine.n_cpes
+        eng.kernels.append(ks)
+        self.current_kernel = ks
+        self.running = []
+        for c in eng.cpes:
+            c.t = start
+            c.done = False
+            c.blocked = None
+            c.kernel = ks
+            c.replies = {}
+            c.reg_ready = [start] * eng.machine.n_regs
+            c.gen = kernel(c, *args)
+            self.running.append(c)
+            eng.schedule_agent(c)
+
+    def join(self) -> Generator:
+        """Wait until every CPE finished (athread_join)."""
+        eng = self.engine
+        yield from self.sync()
+        while any(not c.done for c in self.running):
+            eng.join_waiter = self
+            yield _Block("join: waiting for the CPEs of kernel "
+                         f"'{self.current_kernel.name}'")
+        ks = self.current_kernel
+        ks.end = max(c.t for c in self.running)
+        self.t = max(self.t, ks.end)
+        eng.trace.span("MPE", 0, ks.name, ks.start, ks.end, {"kernel": ks.name})
+        self.running = []
+
+
+class Engine:
+    """Event queue, shared resources and agents of one core group."""
+
+    def __init__(self, machine: Machine | None = None, trace: bool = False) -> None:
+        self.machine = m = machine or default_machine()
+        self.now = 0
+        self._heap: list = []
+        self._seq = itertools.count()
+        self.memory = MainMemory(m.mem_txn_bytes)
+        self.ldm = LDMArray(m.n_cpes, m.ldm_bytes)
+        self.trace = Trace(m, enabled=trace)
+        self.dma = DMAEngine(self)
+        self.rlc = RLCNetwork(m.mesh_rows, m.mesh_cols, m.rlc_send_depth, m.rlc_recv_depth,
+                              m.rlc_latency)
+        self.cpes = [CPE(self, c) for c in range(m.n_cpes)]
+        self.mpe = MPE(self)
+        self.kernels: list[KernelStats] = []
+        self.reply_waiters: dict[tuple[int, int], list[CPE]] = {}
+        self.barriers: dict[tuple, dict] = {}
+        self.join_waiter: MPE | None = None
+        self.current: Agent | None = None
+        self.sender_waiters: dict[int, list[CPE]] = {}
+
+    # -- event queue ----------------------------------------------------------------------
+    def schedule(self, time: int, phase: int, key: int, fn: Callable[[], None]) -> None:
+        heapq.heappush(self._heap, (time, phase, key, next(self._seq), fn))
+
+    def schedule_agent(self, agent: Agent) -> None:
+        if agent.scheduled or agent.done:
+            return
+        agent.scheduled = True
+        ph = PH_MPE if isinstance(agent, MPE) else PH_AGENT
+        self.schedule(agent.t, ph, agent.id, lambda: self._step(agent))
+
+    def wake(self, agent: Agent, at: int | None = None) -> None:
+        """Unblock ``agent`` no earlier than ``at`` (default: now)."""
+        if agent.done:
+            return
+        agent.blocked = None
+        agent.t = max(agent.t, self.now if at is None else at)
+        self.schedule_agent(agent)
+
+    def _step(self, agent: Agent) -> None:
+        agent.scheduled = False
+        if agent.done or agent.blocked is not None:
+            return
+        self.current = agent
+        try:
+            while True:
+                cmd = next(agent.gen)
+                if cmd is _SYNC:
+                    if agent.t == self.now:
+                        continue
+                    self.schedule_agent(agent)
+                    return
+                if isinstance(cmd, _Block):
+                    agent.blocked = cmd.reason
+                    return
+                raise SimError(f"{agent.name}: unknown command {cmd!r}")
+        except StopIteration:
+            agent.done = True
+            self._finished(agent)
+        finally:
+            self.current = None
+
+    def _finished(self, agent: Agent) -> None:
+        if isinstance(agent, CPE):
+            self.trace.instant(agent.id, "end", agent.t)
+            if self.join_waiter is not None and all(c.done for c in self.mpe.running):
+                w, self.join_waiter = self.join_waiter, None
+                self.wake(w, max(c.t for c in self.mpe.running))
+
+    def run_host(self, host: Callable[[MPE], Generator]) -> None:
+        """Run the host program to completion; raises ``DeadlockError`` if agents get stuck."""
+        mpe = self.mpe
+        mpe.gen = host(mpe)
+        self.schedule_agent(mpe)
+        heap = self._heap
+        while heap:
+            time, _, _, _, fn = heapq.heappop(heap)
+            self.now = time
+            fn()
+        if not mpe.done:
+            blocked = [(c.name, c.blocked) for c in self.cpes if not c.done and c.blocked]
+            if mpe.blocked:
+                blocked.append((mpe.name, mpe.blocked))
+            raise DeadlockError(blocked, self.now)
+
+    # -- DMA completion ---------------------------------------------------------------------
+    def on_dma_complete(self, req: DMARequest) -> None:
+        c = self.cpes[req.cpe]
+        c.replies[req.reply] = c.replies.get(req.reply, 0) + 1
+        k = c.kernel
+        if k is not None:
+            k.dma_intervals.append((req.accept_t, req.end_t))
+        self.trace.dma(req, self.dma.bus_of[req.cpe])
+        for w in self.reply_waiters.pop((req.cpe, req.reply), []):
+            self.wake(w)
+
+    # -- barriers ----------------------------------------------------------------------------
+    def barrier_arrive(self, cpe: CPE, scope: str, mask: int | None) -> Generator:
+        m = self.machine
+        if scope == "array":
+            members = [c.id for c in self.mpe.running] if self.mpe.running else list(range(m.n_cpes))
+            if mask is not None and mask not in (0xFF, 0xFFFF, 0xFFFFFFFFFFFFFFFF):
+                members = [c for c in members if (mask >> (c // m.mesh_cols)) & 1]
+            key, cost = ("array", mask), m.sync_array
+        elif scope == "row":
+            mk = 0xFF if mask is None else mask
+            members = [cpe.row * m.mesh_cols + j for j in range(m.mesh_cols) if (mk >> j) & 1]
+            key, cost = ("row", cpe.row, mk), m.sync_rowcol
+        elif scope == "col":
+            mk = 0xFF if mask is None else mask
+            members = [i * m.mesh_cols + cpe.col for i in range(m.mesh_rows) if (mk >> i) & 1]
+            key, cost = ("col", cpe.col, mk), m.sync_rowcol
+        else:
+            raise SimError(f"{cpe.name}: unknown barrier scope '{scope}'")
+        if cpe.id not in members:
+            raise SimError(f"{cpe.name}: barrier {scope} mask {mask:#x} excludes the CPE itself")
+        if cpe.kernel is not None:
+            cpe.kernel.uses_sync = True
+        st = self.barriers.setdefault(key, {"arrived": {}, "members": set(members)})
+        st["arrived"][cpe.id] = cpe.t
+        if len(st["arrived"]) == len(st["members"]):
+            release = max(st["arrived"].values()) + cost
+            del self.barriers[key]
+            for cid in st["arrived"]:
+                c = self.cpes[cid]
+                self.trace.span(cid, 1, f"barrier {scope}", st["arrived"][cid], release)
+                if cid == cpe.id:
+                    continue
+                self.wake(c, release)
+            cpe.t = release
+            return
+        missing = sorted(st["members"] - set(st["arrived"]))
+        while key in self.barriers and self.barriers[key] is st:
+            yield _Block(f"barrier {scope}: waiting for CPEs {missing}")
+
+    # -- micro-kernels (timing + numerics + RLC batches) ------------------------------------
+    def run_microkernel(self, cpe: CPE, mk: MicroKernel, trip: int,
+                        bases: tuple[int, ...]) -> Generator:
+        m = self.machine
+        if trip <= 0:
+            return
+        body = mk.body
+        timing = schedule_body(body, m)
+        plan = plan_body(body, m.zero_reg)
+        if len(bases) != len(mk.strides):
+            raise SimError(f"{cpe.name}: micro-kernel '{mk.name}' has {len(mk.strides)} "
+                           f"pointers but {len(bases)} bases were given")
+        t0 = cpe.t
+        for r, off in timing.first_use.items():
+            ready = cpe.reg_ready[r] - off
+            if ready > t0:
+                t0 = ready
+        cpe.t = t0
+        if plan.has_rlc:
+            yield from cpe.sync()
+            t0 = cpe.t
+        start = t0
+        rlc = self.rlc
+        inputs: dict[str, np.ndarray] = {}
+        taken: list[tuple[list, np.ndarray]] = []
+        for d, js in plan.gets.items():
+            need = trip * len(js)
+            fifo = rlc.fifo[d][cpe.id]
+            while fifo.available() < need:
+                fifo.waiters.append(cpe)
+                yield _Block(f"get{d[0]} in '{mk.name}': waiting for {need} messages on the "
+                             f"{d} FIFO ({fifo.available()} posted)")
+            slices = fifo.take(need)
+            arr = np.concatenate([b.arrival[lo:hi] for b, lo, hi in slices])
+            rel = np.stack([timing.issue_times(j, trip) for j in js], axis=1).reshape(-1)
+            start = max(start, int((arr - rel).max()))
+            data = np.concatenate([b.data[lo:hi] for b, lo, hi in slices])
+            inputs[d] = data.reshape(trip, len(js), -1)
+            taken.append((slices, rel))
+        for slices, rel in taken:
+            pos = 0
+            for b, lo, hi in slices:
+                b.got[lo:hi] = start + rel[pos : pos + hi - lo]
+                pos += hi - lo
+                self.trace.flow(b, cpe.id, start)
+                for w in self.sender_waiters.pop(id(b), []):
+                    self.wake(w)
+        # numerics
+        addrs = [b + np.arange(trip, dtype=np.int64) * s for b, s in zip(bases, mk.strides)]
+        sends = MicroKernelNumerics(body, plan, cpe.id, cpe.regs, self.ldm, trip, addrs, inputs,
+                                    m.vector_ldm_align).run()
+        k = cpe.kernel
+        # RLC sends: one batch per (direction, target)
+        posted: list[Batch] = []
+        if plan.puts:
+            groups: dict[tuple[str, int], list[int]] = {}
+            for j in plan.puts:
+                ins = body[j]
+                d = "row" if ins.op in ("putr", "vldr", "ldder") else "col"
+                dst = 8 if ins.rlc_dst is None else ins.rlc_dst
+                for tgt in rlc.targets(cpe.id, d, dst):
+                    groups.setdefault((d, tgt), []).append(j)
+            n_msgs = trip * len(plan.puts)
+            rlc.messages += n_msgs
+            if k is not None:
+                k.rlc_messages += n_msgs
+                k.uses_rlc = True
+            for (d, tgt), js in groups.items():
+                put = np.stack([timing.issue_times(j, trip) for j in js], axis=1).reshape(-1) + start
+                data = np.stack([sends[j] for j in js], axis=1).reshape(trip * len(js), -1)
+                b = Batch(cpe.id, tgt, d, put + m.rlc_latency, put, data)
+                b.flow_id = rlc.next_flow
+                rlc.next_flow += 1
+                b.sender_span = (cpe.id, start)
+                rlc.post(b)
+                posted.append(b)
+                self.trace.flow_start(b, cpe.id, start)
+                fifo = rlc.fifo[d][tgt]
+                ws, fifo.waiters = fifo.waiters, []
+                for w in ws:
+                    self.wake(w)
+        if k is not None and plan.gets:
+            k.uses_rlc = True
+        end = start + timing.cycles(trip)
+        # register scoreboard after the run
+        for r, (j, lat) in timing.last_writer.items():
+            cpe.reg_ready[r] = start + int(timing.issue_times(j, trip)[-1]) + lat
+        # back-pressure (rule 6): put j waits for get j - depth
+        depth = rlc.depth
+        for b in posted:
+            if b.n <= depth:
+                continue
+            while b.consumed < b.n - depth:
+                self.sender_waiters.setdefault(id(b), []).append(cpe)
+                yield _Block(f"put{b.direction[0]} in '{mk.name}': send buffer full — CPE "
+                             f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
+                             f"(link depth {depth})")
+            delta = int((b.got[: b.n - depth] + 1 - b.put[depth:]).max())
+            if delta > 0:
+                end += delta
+        cpe.t = max(cpe.t, end)
+        if k is not None:
+            cyc = end - start
+            k.flops += plan.flops_per_iter * trip
+            k.p0_valid += timing.p0_valid * trip
+            k.p1_valid += timing.p1_valid * trip
+            k.p_cycles += cyc
+            k.compute_per_cpe[cpe.id] += cyc
+        if start > t0:
+            self.trace.span(cpe.id, 1, "rlc stall", t0, start)
+        self.trace.span(cpe.id, 1, mk.name, start, end, {"trip": trip})
