@@ -1,0 +1,1 @@
+"""Analytic performance model (seed formulas): see :mod:`taihu.backends.model.analytic`."""
