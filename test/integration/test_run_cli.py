@@ -1,0 +1,263 @@
+"""``taihu-run`` end to end: sources, inputs, outputs, levels and one-line errors.
+
+Most tests call ``taihu.tools.run.main(argv)`` in-process on small ONNX models built with
+onnx.helper (fast); one runs the installed console script on a shipped light model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from taihu.tools import run as run_tool
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def small_model(path: Path) -> Path:
+    """x (1,2,5,5), z (1,3,3,3) -> y0 = softmax(flatten(maxpool(relu(conv(x, w, b))))), y1 = z*2 + z."""
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b")
+    two = numpy_helper.from_array(np.array([2.0], np.float32), "two")
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Softmax", ["f"], ["y0"], axis=1),
+        helper.make_node("Mul", ["z", "two"], ["m"]),
+        helper.make_node("Add", ["m", "z"], ["y1"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "small",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 3, 3, 3]),
+        ],
+        [helper.make_tensor_value_info("y0", TensorProto.FLOAT, None), helper.make_tensor_value_info("y1", TensorProto.FLOAT, None)],
+        [w, b, two],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.fixture()
+def model(tmp_path: Path) -> Path:
+    return small_model(tmp_path / "small.onnx")
+
+
+def inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return {
+        "x": rng.standard_normal((1, 2, 5, 5)).astype(np.float32),
+        "z": rng.standard_normal((1, 3, 3, 3)).astype(np.float32),
+    }
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = run_tool.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code: int, out: str, err: str, *needles: str) -> None:
+    assert code == 1
+    assert "Traceback" not in err and "Traceback" not in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("taihu-run: error: ")
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+def test_onnx_with_inputs_and_output_matches_onnxruntime(model, tmp_path, capsys):
+    np.savez(tmp_path / "x.npz", **inputs())
+    code, out, err = run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "y.npz"], capsys)
+    assert code == 0, err
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    expected = sess.run(None, inputs())
+    with np.load(tmp_path / "y.npz") as y:
+        assert y.files == ["y0", "y1"]  # output order, ONNX output names
+        for name, e in zip(y.files, expected):
+            np.testing.assert_allclose(y[name], e, rtol=1e-5, atol=1e-6)
+            assert y[name].dtype == e.dtype
+    # the table: one row per output with shape, dtype and checksums
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert rows["y0"][1:3] == ["1x27", "float32"]  # 5x5 -> pool 2, ceil -> 3x3, 3 channels
+    assert rows["y1"][1:3] == ["1x3x3x3", "float32"]
+    s, l2 = run_tool.checksums(expected[1])
+    assert float(rows["y1"][3]) == pytest.approx(s, rel=1e-5, abs=1e-5)
+    assert float(rows["y1"][4]) == pytest.approx(l2, rel=1e-5)
+
+
+def test_positional_input_names_and_random_fill(model, tmp_path, capsys):
+    given = inputs()
+    np.savez(tmp_path / "x.npz", arg1=given["z"])  # x is missing: random from the seed
+    code, _, err = run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "a.npz", "--quiet"], capsys)
+    assert code == 0, err
+    with np.load(tmp_path / "a.npz") as a:
+        np.testing.assert_allclose(a["y1"], 3 * given["z"], rtol=1e-6)
+        y0 = a["y0"]
+    # same seed, same random x; another seed, another x
+    run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "b.npz", "--quiet"], capsys)
+    run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "c.npz", "--quiet", "--seed", "5"], capsys)
+    with np.load(tmp_path / "b.npz") as b, np.load(tmp_path / "c.npz") as c:
+        np.testing.assert_array_equal(b["y0"], y0)
+        assert not np.array_equal(c["y0"], y0)
+    # the random input is the documented one: default_rng([seed, index]) standard normal
+    x = np.random.default_rng([0, 0]).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(y0, sess.run(["y0"], {"x": x, "z": given["z"]})[0], rtol=1e-5, atol=1e-6)
+
+
+def test_quiet_prints_nothing(model, capsys):
+    code, out, err = run([model, "--quiet"], capsys)
+    assert (code, out, err) == (0, "", "")
+
+
+def test_mlir_input_round_trips_through_taihu_import(model, tmp_path, capsys):
+    from taihu.tools import importer
+
+    mlir = tmp_path / "small.mlir"
+    assert importer.main([str(model), "-o", str(mlir)]) == 0
+    capsys.readouterr()
+    np.savez(tmp_path / "x.npz", **inputs())
+    assert run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "a.npz", "--quiet"], capsys)[0] == 0
+    assert run([mlir, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "b.npz", "--quiet"], capsys)[0] == 0
+    with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
+        assert a.files == b.files
+        for k in a.files:
+            np.testing.assert_array_equal(a[k], b[k])
+
+
+@pytest.mark.parametrize(
+    "case, needles",
+    [
+        ("extra", ["unexpected input", "'nope'", "'x'"]),
+        ("shape", ["input 'x'", "[1, 2, 4, 4]", "[1, 2, 5, 5]"]),
+        ("dtype", ["input 'z'", "float64", "float32"]),
+        ("twice", ["given twice"]),
+    ],
+)
+def test_bad_inputs_are_one_line_errors_and_leave_no_output(model, tmp_path, capsys, case, needles):
+    arrays = inputs()
+    if case == "extra":
+        arrays["nope"] = np.zeros(3, np.float32)
+    elif case == "shape":
+        arrays["x"] = np.zeros((1, 2, 4, 4), np.float32)
+    elif case == "dtype":
+        arrays["z"] = arrays["z"].astype(np.float64)
+    else:
+        arrays["arg0"] = arrays["x"]
+    np.savez(tmp_path / "x.npz", **arrays)
+    out_file = tmp_path / "y.npz"
+    code, out, err = run([model, "--inputs", tmp_path / "x.npz", "--output", out_file], capsys)
+    assert_one_line_error(code, out, err, *needles)
+    assert not out_file.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".taihu")] == []
+
+
+def test_existing_output_untouched_on_error(model, tmp_path, capsys):
+    out_file = tmp_path / "y.npz"
+    out_file.write_bytes(b"previous")
+    code, out, err = run([model, "--inputs", tmp_path / "missing.npz", "--output", out_file], capsys)
+    assert_one_line_error(code, out, err, "missing.npz", "no such file")
+    assert out_file.read_bytes() == b"previous"
+
+
+def test_source_errors(tmp_path, capsys):
+    assert_one_line_error(*run([tmp_path / "none.onnx"], capsys), "no such file")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x00not a model")
+    assert_one_line_error(*run([bad], capsys), "bad.onnx")
+    not_npz = tmp_path / "x.npz"
+    not_npz.write_text("hello")
+    small = small_model(tmp_path / "m.onnx")
+    assert_one_line_error(*run([small, "--inputs", not_npz], capsys), "x.npz")
+    assert_one_line_error(*run(["--example", "lenet"], capsys), "unknown example", "resnet50")
+
+
+def test_unsupported_onnx_op_is_one_line(tmp_path, capsys):
+    graph = helper.make_graph(
+        [helper.make_node("Erf", ["x"], ["y"], name="the_erf")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    path = tmp_path / "erf.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    assert_one_line_error(*run([path], capsys), "Erf")
+
+
+def test_mlir_errors(tmp_path, capsys):
+    bad_syntax = tmp_path / "syntax.mlir"
+    bad_syntax.write_text("func.func @main( {\n")
+    code, out, err = run([bad_syntax], capsys)
+    assert code == 1 and err.startswith("taihu-run: error: ") and "Traceback" not in err
+
+    wrong_shape = tmp_path / "verify.mlir"
+    wrong_shape.write_text(
+        "func.func @main(%x: tensor<2x3xf32>) -> tensor<3x3xf32> {\n"
+        "  %y = graph.relu %x : tensor<2x3xf32> -> tensor<3x3xf32>\n"
+        "  func.return %y : tensor<3x3xf32>\n"
+        "}\n"
+    )
+    code, out, err = run([wrong_shape], capsys)
+    assert code == 1 and err.startswith("taihu-run: error: ") and "graph.relu" in err and "Traceback" not in err
+
+
+def test_positional_names_for_unnamed_mlir(tmp_path, capsys):
+    src = tmp_path / "plain.mlir"
+    src.write_text(
+        "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {\n"
+        "  %y = graph.sub %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>\n"
+        "  func.return %y : tensor<2x3xf32>\n"
+        "}\n"
+    )
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.array([1, 2, 3], np.float32)
+    np.savez(tmp_path / "in.npz", arg0=a, arg1=b)
+    code, out, err = run([src, "--inputs", tmp_path / "in.npz", "--output", tmp_path / "o.npz"], capsys)
+    assert code == 0, err
+    with np.load(tmp_path / "o.npz") as o:
+        assert o.files == ["out0"]
+        np.testing.assert_array_equal(o["out0"], a - b)
+    assert "out0" in out and "2x3" in out
+    code, out, err = run([src], capsys)
+    assert code == 0 and "out0" in out
+
+
+def test_swsim_level_dispatch(model, capsys):
+    if importlib.util.find_spec("taihu.backends.sim.runner") is not None:
+        pytest.skip("the simulator runner exists; covered by the simulator's own CLI tests")
+    assert_one_line_error(*run([model, "--level", "swsim"], capsys), "taihu.backends.sim.runner")
+
+
+def test_console_script_light_squeezenet_matches_shipped_output(tmp_path):
+    """The installed ``taihu-run`` on a shipped light model reproduces ``*_output_0.pb``."""
+    exe = Path(sys.executable).parent / "taihu-run"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "taihu.tools.run"]
+    out_file = tmp_path / "y.npz"
+    proc = subprocess.run(
+        [*cmd, "--example", "squeezenet", "--level", "graph", "--output", str(out_file)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "softmaxout_1" in proc.stdout and "1x1000x1x1" in proc.stdout
+    expected = onnx.TensorProto()
+    expected.ParseFromString((LIGHT / "light_squeezenet_output_0.pb").read_bytes())
+    with np.load(out_file) as y:
+        np.testing.assert_allclose(y["softmaxout_1"], numpy_helper.to_array(expected), rtol=1e-4, atol=1e-5)
