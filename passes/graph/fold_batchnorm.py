@@ -59,6 +59,7 @@ from xdsl.pattern_rewriter import (
 
 from taihu.dialects import graph
 from taihu.passes.graph.utils import (
+    ensure_builtin_loaded,
     constant_array,
     erase_dead_constants,
     has_single_use,
@@ -480,11 +481,15 @@ class GraphFoldBatchNormPass(ModulePass):
     fold_gemm_chains: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ensure_builtin_loaded(ctx)
         patterns: list[RewritePattern] = [FoldAffineIntoPrecedingOp()]
         if self.fold_backward:
             patterns.append(FoldAffineIntoFollowingConv())
         if self.fold_gemm_chains:
             patterns.append(FoldGemmChain())
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns), apply_recursively=True
+            # No blanket trivial-DCE: only the constants a fold orphans are erased, so a
+            # refused fold leaves the module exactly as it was.
+            GreedyRewritePatternApplier(patterns, dce_enabled=False),
+            apply_recursively=True,
         ).rewrite_module(op)

@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from taihu.dialects import graph
-from taihu.passes.graph.utils import constant_array, erase_dead_constants, make_constant, numpy_dtype
+from taihu.passes.graph.utils import constant_array, ensure_builtin_loaded, erase_dead_constants, make_constant, numpy_dtype
 
 
 @dataclass
@@ -97,6 +97,7 @@ class GraphFoldConstantsPass(ModulePass):
     max_elements: int = field(default=1 << 24)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ensure_builtin_loaded(ctx)
         from taihu.backends.reference.interpreter import GraphFunctions
 
         interpreter = Interpreter(op)

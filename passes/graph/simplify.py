@@ -12,8 +12,9 @@ Rewrites (each only when the replacement has exactly the old result type):
 * ``transpose ∘ transpose`` (and layout_transform pairs) → one transpose with the composed
   permutation ``p[i] = p_inner[p_outer[i]]``, or the input when that is the identity; two
   chained layout_transforms stay a layout_transform (``from_1 → to_2``);
-* dead-code elimination (option ``dce``): every ``graph`` op (all are pure value ops) whose
-  results have no use is erased, walking backwards so dead chains disappear in one sweep.
+* dead-code elimination (option ``dce``): every op without observable effect whose results
+  have no use is erased (all ``graph`` ops are ``Pure``), with xDSL's trivial-DCE during the
+  walk and its liveness-based ``region_dce`` afterwards.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
-from xdsl.transforms.dead_code_elimination import is_trivially_dead
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from taihu.dialects import graph
 from taihu.passes.graph.utils import constant_array
@@ -139,16 +140,6 @@ class FoldPermutationPair(RewritePattern):
             rewriter.replace(op, new)
 
 
-class EraseUnusedGraphOp(RewritePattern):
-    """Erase a ``graph`` op (pure, value semantics) or any trivially dead op with no uses."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if op.parent is None or not op.results or any(r.uses for r in op.results):
-            return
-        if op.dialect_name() == graph.Graph.name or is_trivially_dead(op):
-            rewriter.erase(op)
-
-
 @dataclass(frozen=True)
 class GraphSimplifyPass(ModulePass):
     """Drop dropout and identity-like ops, merge reshape and transpose chains, and erase dead
@@ -166,11 +157,12 @@ class GraphSimplifyPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [RemoveIdentityLike(), MergeReshapeChain(), FoldPermutationPair()]
+                [RemoveIdentityLike(), MergeReshapeChain(), FoldPermutationPair()],
+                dce_enabled=self.dce,
             ),
             apply_recursively=True,
         ).rewrite_module(op)
         if self.dce:
-            PatternRewriteWalker(
-                EraseUnusedGraphOp(), apply_recursively=True, walk_reverse=True
-            ).rewrite_module(op)
+            # graph ops carry the Pure trait, so xDSL's liveness-based DCE removes them
+            # (whole dead chains, in one fixpoint).
+            region_dce(op.body)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerType, TensorType
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, Float16Type, Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
@@ -91,3 +92,17 @@ def make_constant(array: np.ndarray, dtype: np.dtype, name_hint: str) -> graph.C
     """A ``graph.constant`` holding ``array`` cast to ``dtype`` (splat/inline/resource as the
     dialect helper decides)."""
     return graph.constant(np.ascontiguousarray(np.asarray(array).astype(dtype)), name_hint=name_hint)
+
+
+def ensure_builtin_loaded(ctx: Context) -> None:
+    """Load the builtin dialect into ``ctx`` if it is not loaded yet.
+
+    Passes that create ``dense_resource`` constants call this: xDSL's printer looks the blobs up
+    through the *loaded* builtin dialect's ``OpAsmDialectInterface`` and fails an assertion when
+    the input file never named a builtin op (a bare ``func.func`` without ``builtin.module``).
+    """
+    if all(d.name != Builtin.name for d in ctx.loaded_dialects):
+        if Builtin.name in ctx.registered_dialect_names:
+            ctx.load_registered_dialect(Builtin.name)
+        else:
+            ctx.load_dialect(Builtin)
