@@ -1,0 +1,99 @@
+"""``sw-to-swsim``: bind a machine and make every CPE resource concrete.
+
+For each ``sw.kernel``: every ``sw.ldm_alloc`` becomes ``swsim.ldm_addr A size S`` at the offset
+given by ``KernelOp.ldm_layout()`` (bump allocation in program order, each aligned to its
+``align``; ``sw.ldm_free`` is dropped — space is not reused), every ``sw.reply_alloc`` becomes
+``swsim.reply_slot N`` (slots numbered in program order). The kernel gets the attributes
+``swsim.ldm_high_water`` (bytes) and ``swsim.reply_slots``. The total must fit in the machine's
+``ldm_user_bytes`` (57 344 B by default, 64 KB hard limit 004 L460): otherwise the pass fails
+with a diagnostic listing the allocations. A ``swsim.target`` op carrying every parameter of the
+machine file (option ``machine``, default ``backends/configs/sw26010.toml``) is inserted at the
+top of the module (replacing an existing one).
+
+Example: ``taihu-opt prog.mlir -p 'sw-to-swsim{machine=my.toml}'``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import DiagnosticException
+
+from taihu.backends.sim.machine import Machine, MachineConfigError, load_machine
+from taihu.dialects import sw
+from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp
+
+
+class _ConcretizeKernel(RewritePattern):
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: sw.KernelOp, rewriter: PatternRewriter) -> None:
+        if "swsim.ldm_high_water" in op.attributes:
+            return
+        slots = op.ldm_layout(self.machine)
+        used = 0 if not slots else slots[-1].offset + slots[-1].bytes
+        if used > self.machine.ldm_user_bytes:
+            listing = ", ".join(f"%{s.name} {s.bytes} B at {s.offset}" for s in slots)
+            raise DiagnosticException(
+                f"sw-to-swsim: kernel @{op.sym_name.data} needs {used} bytes of LDM > "
+                f"ldm_user_bytes = {self.machine.ldm_user_bytes}: {listing}"
+            )
+        for s in slots:
+            new = LdmAddrOp.build(
+                properties={"address": IntegerAttr(s.offset, i64), "bytes": IntegerAttr(s.bytes, i64)},
+                result_types=[i64],
+            )
+            new.result.name_hint = s.op.result.name_hint
+            rewriter.replace_op(s.op, new)
+        n_reply = 0
+        for o in list(op.walk()):
+            if isinstance(o, sw.ReplyAllocOp):
+                new = ReplySlotOp.build(properties={"slot": IntegerAttr(n_reply, i64)},
+                                        result_types=[sw.ReplyType()])
+                new.result.name_hint = o.result.name_hint
+                rewriter.replace_op(o, new)
+                n_reply += 1
+            elif isinstance(o, sw.LdmFreeOp):
+                rewriter.erase_op(o)
+        op.attributes["swsim.ldm_high_water"] = IntegerAttr(used, i64)
+        op.attributes["swsim.reply_slots"] = IntegerAttr(n_reply, i64)
+
+
+@dataclass(frozen=True)
+class SwToSwsimPass(ModulePass):
+    """Lower an ``sw`` module to the runnable ``swsim`` form (see module docstring).
+
+    Option ``machine``: path of a machine TOML file ("" = the shipped sw26010.toml).
+    """
+
+    name = "sw-to-swsim"
+
+    machine: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            m = load_machine(self.machine or None)
+        except MachineConfigError as e:
+            raise DiagnosticException(f"sw-to-swsim: {e}") from None
+        PatternRewriteWalker(_ConcretizeKernel(m), apply_recursively=False).rewrite_module(op)
+        block = op.body.block
+        for o in list(block.ops):
+            if isinstance(o, TargetOp):
+                o.detach()
+                o.erase()
+        target = TargetOp(m)
+        if block.first_op is None:
+            block.add_op(target)
+        else:
+            block.insert_op_before(target, block.first_op)
