@@ -270,6 +270,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="Y.npz", help="write the outputs, keyed by ONNX output name")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs not given by --inputs (default: 0)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--report", metavar="R.json", help="sw/swsim modules: write the simulator report (JSON)")
+    p.add_argument("--trace", metavar="T.json", help="sw/swsim modules: write a Chrome/Perfetto trace")
+    p.add_argument("--machine", metavar="FILE.toml", help="sw/swsim modules: machine description "
+                   "(default: backends/configs/sw26010.toml or the module's swsim.target)")
     return p
 
 
@@ -278,6 +282,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         module, onnx_names, shown = load_source(args)
+        from taihu.backends.sim.runner import is_sw_module
+
+        if is_sw_module(module):  # sw / swsim programs run directly on the simulated core group
+            from taihu.backends.sim.runner import run_cli
+
+            return run_cli(module, args, shown)
         inputs = complete_inputs(module, load_inputs(args.inputs), args.seed)
         start = time.perf_counter()
         outputs = run_level(args.level, module, inputs)

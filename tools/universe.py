@@ -26,11 +26,18 @@ def _sw() -> Dialect:
     return Sw
 
 
+def _swsim() -> Dialect:
+    from taihu.dialects.swsim import Swsim
+
+    return Swsim
+
+
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Name -> factory of every taihu dialect."""
     return {
         "graph": _graph,
         "sw": _sw,
+        "swsim": _swsim,
     }
 
 
@@ -52,7 +59,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return GraphSimplifyPass
 
+    def sw_to_swsim() -> type[ModulePass]:
+        from taihu.passes.conversion.sw_to_swsim import SwToSwsimPass
+
+        return SwToSwsimPass
+
     return {
+        "sw-to-swsim": sw_to_swsim,
         "graph-fold-constants": fold_constants,
         "graph-fold-batchnorm": fold_batchnorm,
         "graph-simplify": simplify,
