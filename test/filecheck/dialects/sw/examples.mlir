@@ -9,6 +9,7 @@
 // RUN: %taihu-opt %examples/sw/rlc_broadcast.mlir | filecheck %s --check-prefix=BCAST
 // RUN: %taihu-opt %examples/sw/rlc_send_full.mlir | filecheck %s --check-prefix=FULL
 // RUN: %taihu-opt %examples/sw/deadlock_getr.mlir | filecheck %s --check-prefix=DEAD
+// RUN: %taihu-opt %examples/sw/overlap.mlir | filecheck %s --check-prefix=OVL
 
 // K41:      sw.microkernel trip 64 (%abuf step 128, %bbuf step 32) {
 // K41-NEXT:   sw.vmad r4, r0, r8
@@ -32,3 +33,12 @@
 // BCAST: sw.vldc r0, 0(p0)
 // FULL: sw.microkernel trip 9 (%buf step 32) {
 // DEAD: sw.getr r0
+
+// OVL: sw.kernel @dma_only(%x: i64, %y: i64) {
+// OVL: sw.kernel @compute_only(%x: i64, %y: i64) {
+// OVL: sw.kernel @overlap_nosync(%x: i64, %y: i64) {
+// OVL: sw.kernel @overlap_sync(%x: i64, %y: i64) {
+// OVL: sw.barrier array
+// OVL: sw.kernel @overlap_rlc(%x: i64, %y: i64) {
+// OVL: sw.putr r3, 8
+// OVL: sw.putc r3, 8
