@@ -643,13 +643,13 @@ class DmaWaitOp(_CpeOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> DmaWaitOp:
-        reply = parser.parse_operand()
+        reply = parser.parse_operand(ReplyType())
         parser.parse_punctuation(",")
         n = parser.parse_optional_integer()
         props: dict[str, Attribute] = {}
         operands: list[Sequence[SSAValue]] = [[reply], []]
         if n is None:
-            operands[1] = [parser.parse_operand()]
+            operands[1] = [parser.parse_operand(i64)]
         else:
             props["count"] = _i(n)
         attrs = parser.parse_optional_attr_dict()
@@ -1477,7 +1477,7 @@ class MicrokernelOp(IRDLOperation):
         mem: list[int] = []
 
         def one() -> None:
-            ptrs.append(parser.parse_operand())
+            ptrs.append(parser.parse_operand(i64))
             parser.parse_keyword("step")
             strides.append(parser.parse_integer(allow_negative=True, allow_boolean=False))
             if parser.parse_optional_keyword("mem") is not None:
