@@ -1,0 +1,1371 @@
+"""ONNX frontend: an ONNX ``ModelProto`` becomes one ``func.func`` of ``graph`` dialect ops.
+
+``import_model(path_or_model, name="main")`` returns a ``builtin.module`` holding one
+``func.func @main``:
+
+* its arguments are the graph inputs that are not initializers, in ONNX order, each with the
+  argument attribute ``{graph.name = "<onnx input name>"}``;
+* its results are the graph outputs in ONNX order, each with the result attribute
+  ``{graph.name = "<onnx output name>"}``;
+* initializers, ``Constant`` and ``ConstantOfShape`` results are compile-time values: they are
+  materialized as ``graph.constant`` (via :func:`taihu.dialects.graph.constant`: splat for uniform
+  tensors, inline for small ones, ``dense_resource`` blobs for large ones) only where a tensor
+  operand needs them; shape-like inputs (Reshape shape, Unsqueeze axes, Pad pads, Clip bounds)
+  are read from them directly and never become IR.
+
+Supported: default-domain opsets 9-25 (the op versions listed in ``_SUPPORTED_VERSIONS``;
+versions 22-25 of these ops only widen type constraints) for Conv, MatMul, Gemm, Add, Sub, Mul,
+Div, Sum, Relu, Sigmoid, Tanh, Clip, LeakyRelu, MaxPool, AveragePool, GlobalAveragePool,
+BatchNormalization, LRN, Softmax, Concat, Reshape, Flatten, Transpose, Unsqueeze, Pad, Dropout,
+Constant, ConstantOfShape, Identity, LSTM; 2-D (NCHW) convolution and pooling; element types
+f16/f32/f64; static shapes.
+
+Result types come from the graph op constructors' own shape inference; every result whose shape
+ONNX shape inference (or the model's ``value_info``) declares statically is checked against it.
+
+Errors: anything unsupported or malformed raises :class:`OnnxImportError` with one line naming the
+op type, the node and the reason (``Conv node 'conv1': auto_pad ... ``), or the file.
+
+:func:`randomize_weights` re-initializes every weight tensor of a model with seeded random
+values (the light models of ONNX's backend tests ship constant weights, which hide errors).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    f16,
+    f32,
+    f64,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+__all__ = [
+    "CONSTANT_SLOTS",
+    "SUPPORTED_OPS",
+    "OnnxImportError",
+    "constant_slot_inputs",
+    "import_model",
+    "load_model",
+    "randomize_weights",
+]
+
+
+class OnnxImportError(Exception):
+    """An ONNX model the frontend cannot import (one-line message naming op, node and reason)."""
+
+
+MIN_OPSET = 9
+"""Oldest default-domain opset accepted (ONNX opset 9, ONNX 1.4)."""
+
+# op type -> the schema versions (``since_version``) whose semantics this importer implements.
+_SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
+    k: frozenset(v)
+    for k, v in {
+        "Conv": (1, 11, 22),
+        "MatMul": (1, 9, 13),
+        "Gemm": (9, 11, 13),
+        "Add": (7, 13, 14),
+        "Sub": (7, 13, 14),
+        "Mul": (7, 13, 14),
+        "Div": (7, 13, 14),
+        "Sum": (8, 13),
+        "Relu": (6, 13, 14),
+        "Sigmoid": (6, 13),
+        "Tanh": (6, 13),
+        "Clip": (6, 11, 12, 13),
+        "LeakyRelu": (6, 16),
+        "MaxPool": (8, 10, 11, 12, 22),
+        "AveragePool": (7, 10, 11, 19, 22),
+        "GlobalAveragePool": (1, 22),
+        "BatchNormalization": (9, 14, 15),
+        "LRN": (1, 13),
+        "Softmax": (1, 11, 13),
+        "Concat": (4, 11, 13),
+        "Reshape": (5, 13, 14, 19, 21, 23, 24, 25),
+        "Flatten": (9, 11, 13, 21, 23, 24, 25),
+        "Transpose": (1, 13, 21, 23, 24, 25),
+        "Unsqueeze": (1, 11, 13, 21, 23, 24, 25),
+        "Pad": (2, 11, 13, 18, 19, 21, 23, 24, 25),
+        "Dropout": (7, 10, 12, 13, 22),
+        "Constant": (9, 11, 12, 13, 19, 21, 23, 24, 25),
+        "ConstantOfShape": (9, 20, 21, 23, 24, 25),
+        "Identity": (1, 13, 14, 16, 19, 21, 23, 24, 25),
+        "LSTM": (7, 14, 22),
+    }.items()
+}
+
+_ELEM_TYPES: dict[int, Any] = {TensorProto.FLOAT: f32, TensorProto.FLOAT16: f16, TensorProto.DOUBLE: f64}
+_NP_TO_ELEM: dict[np.dtype, Any] = {
+    np.dtype(np.float32): f32,
+    np.dtype(np.float16): f16,
+    np.dtype(np.float64): f64,
+}
+
+
+def _elem_to_np(elem: Any) -> np.dtype:
+    if isinstance(elem, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(elem, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(elem, Float64Type):
+        return np.dtype(np.float64)
+    raise TypeError(f"no numpy dtype for {elem}")
+
+
+def _onnx_type_name(elem_type: int) -> str:
+    try:
+        return TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return f"type#{elem_type}"
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+def load_model(path_or_model: str | os.PathLike[str] | ModelProto) -> ModelProto:
+    """Return the ``ModelProto`` (reading the file, external data included, if a path is given).
+
+    Raises ``OnnxImportError`` for a missing/unreadable/non-ONNX file or a model without a graph.
+    """
+    if isinstance(path_or_model, ModelProto):
+        model = path_or_model
+        where = "model"
+    else:
+        where = os.fspath(path_or_model)
+        if not os.path.isfile(where):
+            raise OnnxImportError(f"{where}: no such file")
+        try:
+            model = onnx.load(where)
+        except Exception as e:  # protobuf DecodeError, external-data errors, ...
+            raise OnnxImportError(f"{where}: not a readable ONNX model ({_one_line(e)})") from None
+    if not model.HasField("graph") or (len(model.graph.node) == 0 and len(model.graph.output) == 0):
+        raise OnnxImportError(f"{where}: not an ONNX model (no graph)")
+    return model
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------------------------
+# Shape inference on a light skeleton of the model
+# --------------------------------------------------------------------------------------------
+
+_SKELETON_KEEP_ELEMS = 64
+
+
+def _declared_types(model: ModelProto) -> dict[str, tuple[int, tuple[int, ...] | None]]:
+    """name -> (onnx elem type, static shape or None) from ONNX shape inference + value_info.
+
+    Inference runs on a skeleton: large float initializers / Constant tensors are replaced by
+    typed graph inputs, so a 100 MB model is not serialized for it.
+    """
+    g = model.graph
+    sk = onnx.GraphProto(name=g.name)
+    sk.input.extend(g.input)
+    sk.output.extend(g.output)
+    sk.value_info.extend(g.value_info)
+    listed = {i.name for i in g.input}
+    for init in g.initializer:
+        n = math.prod(init.dims)
+        if n <= _SKELETON_KEEP_ELEMS or init.data_type not in _ELEM_TYPES:
+            sk.initializer.append(init)
+        elif init.name not in listed:
+            sk.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+    for node in g.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and len(node.attribute) == 1:
+            a = node.attribute[0]
+            if (
+                a.name == "value"
+                and a.t.data_type in _ELEM_TYPES
+                and math.prod(a.t.dims) > _SKELETON_KEEP_ELEMS
+            ):
+                sk.input.append(
+                    helper.make_tensor_value_info(node.output[0], a.t.data_type, list(a.t.dims))
+                )
+                continue
+        sk.node.append(node)
+    skm = ModelProto(ir_version=model.ir_version, graph=sk)
+    skm.opset_import.extend(model.opset_import)
+    skm.functions.extend(model.functions)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(skm, check_type=False, strict_mode=False)
+        infos = list(inferred.graph.value_info) + list(inferred.graph.output)
+    except Exception:  # inference is advisory; our own checks below still run
+        infos = list(g.value_info) + list(g.output)
+    out: dict[str, tuple[int, tuple[int, ...] | None]] = {}
+    for vi in infos:
+        if not vi.type.HasField("tensor_type"):
+            continue
+        tt = vi.type.tensor_type
+        shape: tuple[int, ...] | None = None
+        if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+            shape = tuple(d.dim_value for d in tt.shape.dim)
+        out[vi.name] = (tt.elem_type, shape)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Importer
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _NodeCtx:
+    node: NodeProto
+    index: int
+    since: int  # since_version of the resolved schema
+    opset: int
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def where(self) -> str:
+        name = f"'{self.node.name}'" if self.node.name else f"#{self.index}"
+        return f"{self.node.op_type} node {name}"
+
+    def error(self, reason: str) -> OnnxImportError:
+        return OnnxImportError(f"{self.where()}: {reason}")
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        v = self.attrs.get(name, default)
+        if isinstance(v, bytes):
+            return v.decode()
+        return v
+
+    def input_name(self, i: int) -> str:
+        """Name of input i, "" if absent (optional input omitted)."""
+        return self.node.input[i] if i < len(self.node.input) else ""
+
+    consumed: frozenset[str] = frozenset()
+
+    def output_used(self, i: int) -> bool:
+        """Output i exists and is read by a later node or is a graph output."""
+        return i < len(self.node.output) and self.node.output[i] in self.consumed
+
+
+class _Importer:
+    def __init__(
+        self,
+        model: ModelProto,
+        func_name: str,
+        constant_inputs: Mapping[str, np.ndarray] | None = None,
+    ):
+        self.model = model
+        self.constant_inputs = dict(constant_inputs or {})
+        self.func_name = func_name
+        self.opset = self._default_opset(model)
+        self.values: dict[str, SSAValue] = {}
+        self.consts: dict[str, np.ndarray] = {}
+        self.block: Block | None = None
+        self.declared: dict[str, tuple[int, tuple[int, ...] | None]] = {}
+        # graph inputs the graph dialect cannot hold (int, bool, sequence...): name -> reason;
+        # reported at their first use, so the message names the consuming node.
+        self.bad_inputs: dict[str, str] = {}
+        self.consumed: frozenset[str] = frozenset()
+
+    @staticmethod
+    def _default_opset(model: ModelProto) -> int:
+        for imp in model.opset_import:
+            if imp.domain in ("", "ai.onnx"):
+                v = imp.version
+                if v < MIN_OPSET:
+                    raise OnnxImportError(
+                        f"model uses default-domain opset {v}; opset {MIN_OPSET} or newer is required"
+                    )
+                if v > onnx.defs.onnx_opset_version():
+                    raise OnnxImportError(
+                        f"model uses default-domain opset {v}, newer than this onnx package knows"
+                        f" ({onnx.defs.onnx_opset_version()})"
+                    )
+                return v
+        raise OnnxImportError("model imports no default-domain (ai.onnx) opset")
+
+    # ---- values -------------------------------------------------------------------------------
+
+    def emit(self, op: Operation) -> Operation:
+        assert self.block is not None
+        op.verify()  # VerifyException -> OnnxImportError naming the node (see import_node)
+        self.block.add_op(op)
+        return op
+
+    def has(self, name: str) -> bool:
+        return name in self.values or name in self.consts or name in self.bad_inputs
+
+    def const(self, ctx: _NodeCtx, i: int, what: str) -> np.ndarray:
+        """Compile-time value of input i (initializer, Constant, ConstantOfShape)."""
+        name = ctx.input_name(i)
+        if name in self.consts:
+            return self.consts[name]
+        if name in self.values or name in self.bad_inputs:
+            raise ctx.error(
+                f"{what} input '{name}' must be a constant (initializer or Constant), not a"
+                " graph input or computed value"
+            )
+        raise ctx.error(f"input '{name}' is not defined before its use")
+
+    def value(self, ctx: _NodeCtx | None, name: str) -> SSAValue:
+        """SSA value of a tensor operand; materializes compile-time values as graph.constant."""
+        v = self.values.get(name)
+        if v is not None:
+            return v
+        if name in self.bad_inputs:
+            msg = self.bad_inputs[name]
+            raise ctx.error(msg) if ctx is not None else OnnxImportError(msg)
+        arr = self.consts.get(name)
+        if arr is None:
+            msg = f"value '{name}' is not defined before its use"
+            raise ctx.error(msg) if ctx is not None else OnnxImportError(msg)
+        if arr.dtype not in _NP_TO_ELEM:
+            msg = (
+                f"tensor '{name}' has element type {arr.dtype}; the graph dialect only holds"
+                " f16/f32/f64 tensors"
+            )
+            raise ctx.error(msg) if ctx is not None else OnnxImportError(msg)
+        from taihu.dialects import graph
+
+        op = self.emit(graph.constant(arr, name_hint=_hint(name)))
+        v = op.results[0]
+        self.values[name] = v
+        return v
+
+    def opt_value(self, ctx: _NodeCtx, i: int) -> SSAValue | None:
+        name = ctx.input_name(i)
+        return self.value(ctx, name) if name else None
+
+    # ---- driver ---------------------------------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        g = self.model.graph
+        self.declared = _declared_types(self.model)
+        init_names = set()
+        for init in g.initializer:
+            init_names.add(init.name)
+            self.consts[init.name] = _tensor_to_array(init)
+        for sp in g.sparse_initializer:
+            raise OnnxImportError(f"sparse initializer '{sp.values.name}' is not supported")
+
+        input_names = {vi.name for vi in g.input}
+        for cname, cval in self.constant_inputs.items():
+            if cname not in input_names or cname in init_names:
+                raise OnnxImportError(f"constant_inputs names '{cname}', which is not a graph input")
+            self.consts[cname] = np.asarray(cval)
+        arg_types: list[TensorType] = []
+        arg_names: list[str] = []
+        for vi in g.input:
+            if vi.name in init_names or vi.name in self.constant_inputs:
+                continue
+            try:
+                arg_types.append(_value_info_type(vi))
+            except OnnxImportError as e:
+                self.bad_inputs[vi.name] = str(e)
+                continue
+            arg_names.append(vi.name)
+        self.block = Block(arg_types=arg_types)
+        for name, arg in zip(arg_names, self.block.args):
+            self.values[name] = arg
+            arg.name_hint = _hint(name)
+
+        self.consumed = frozenset(
+            [n for node in g.node for n in node.input if n] + [o.name for o in g.output]
+        )
+        for index, node in enumerate(g.node):
+            self.import_node(index, node)
+        for reason in self.bad_inputs.values():  # unused, but still a function argument
+            raise OnnxImportError(reason)
+
+        results: list[SSAValue] = []
+        for vi in g.output:
+            if not self.has(vi.name):
+                raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
+            v = self.value(None, vi.name)
+            results.append(v)
+            declared = _value_info_type_or_none(vi)
+            if declared is not None and declared != v.type:
+                raise OnnxImportError(
+                    f"graph output '{vi.name}' is declared {declared} but computes {v.type}"
+                )
+        self.block.add_op(ReturnOp(*results))  # verified with the module below
+
+        func = FuncOp(
+            self.func_name,
+            ([a.type for a in self.block.args], [r.type for r in results]),
+            Region(self.block),
+            arg_attrs=ArrayAttr([_name_dict(n) for n in arg_names]),
+            res_attrs=ArrayAttr([_name_dict(vi.name) for vi in g.output]),
+        )
+        module = ModuleOp([func])
+        try:
+            module.verify()
+        except VerifyException as e:
+            raise OnnxImportError(f"imported module does not verify: {_one_line(e)}") from None
+        return module
+
+    def import_node(self, index: int, node: NodeProto) -> None:
+        op_type = node.op_type
+        name = f"'{node.name}'" if node.name else f"#{index}"
+        if node.domain not in ("", "ai.onnx"):
+            raise OnnxImportError(
+                f"{op_type} node {name}: unsupported op (domain '{node.domain}' is not ai.onnx)"
+            )
+        conv = _CONVERTERS.get(op_type)
+        if conv is None:
+            raise OnnxImportError(f"{op_type} node {name}: unsupported op")
+        try:
+            since = onnx.defs.get_schema(op_type, self.opset, "").since_version
+        except Exception:
+            raise OnnxImportError(
+                f"{op_type} node {name}: op is not defined in opset {self.opset}"
+            ) from None
+        if since not in _SUPPORTED_VERSIONS[op_type]:
+            raise OnnxImportError(
+                f"{op_type} node {name}: version {since} of the op (opset {self.opset}) is not"
+                " supported"
+            )
+        attrs: dict[str, Any] = {}
+        for a in node.attribute:
+            if a.ref_attr_name:
+                raise OnnxImportError(
+                    f"{op_type} node {name}: attribute '{a.name}' refers to a function attribute"
+                )
+            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                raise OnnxImportError(f"{op_type} node {name}: subgraph attribute '{a.name}'")
+            attrs[a.name] = a if a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR) else helper.get_attribute_value(a)
+        ctx = _NodeCtx(node, index, since, self.opset, attrs)
+        ctx.consumed = self.consumed
+        allowed = conv.attrs(since) if callable(conv.attrs) else conv.attrs
+        for a in attrs:
+            if a not in allowed:
+                raise ctx.error(f"unsupported attribute '{a}'")
+        for i, inp in enumerate(node.input):
+            if inp and not self.has(inp):
+                raise ctx.error(f"input '{inp}' is not defined before its use")
+        try:
+            outs = conv.fn(self, ctx)
+        except OnnxImportError:
+            raise
+        except (VerifyException, ValueError, TypeError, IndexError, KeyError) as e:
+            raise ctx.error(_one_line(e)) from None
+        for i, out in enumerate(outs):
+            if i >= len(node.output) or not node.output[i]:
+                continue
+            oname = node.output[i]
+            if isinstance(out, np.ndarray):
+                self.consts[oname] = out
+                got_shape, got_elem = out.shape, _NP_TO_ELEM.get(out.dtype)
+            else:
+                self.values[oname] = out
+                if out.name_hint is None:
+                    out.name_hint = _hint(oname)
+                assert isinstance(out.type, TensorType)
+                got_shape, got_elem = tuple(out.type.get_shape()), out.type.element_type
+            decl = self.declared.get(oname)
+            if decl is not None:
+                elem_type, shape = decl
+                want_elem = _ELEM_TYPES.get(elem_type)
+                if want_elem is not None and got_elem is not None and want_elem != got_elem:
+                    raise ctx.error(
+                        f"output '{oname}' has element type {got_elem} but the model declares"
+                        f" {want_elem}"
+                    )
+                if shape is not None and tuple(shape) != tuple(got_shape):
+                    raise ctx.error(
+                        f"output '{oname}' has shape {_fmt(got_shape)} but the model declares"
+                        f" {_fmt(shape)}"
+                    )
+        for i in range(len(outs), len(node.output)):
+            if ctx.output_used(i):
+                raise ctx.error(f"optional output {i} ('{node.output[i]}') is not supported")
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def _hint(name: str) -> str | None:
+    """An SSA name hint from an ONNX value name (MLIR-legal characters only)."""
+    import re
+
+    h = re.sub(r"[^A-Za-z0-9_$.-]", "_", name)
+    if not h or h[0].isdigit() or h[0] in "$.-":
+        h = "v" + h
+    return h
+
+
+def _name_dict(name: str) -> DictionaryAttr:
+    return DictionaryAttr({"graph.name": StringAttr(name)})
+
+
+_NP_DTYPES: dict[int, np.dtype] = {
+    TensorProto.FLOAT: np.dtype("<f4"),
+    TensorProto.FLOAT16: np.dtype("<f2"),
+    TensorProto.DOUBLE: np.dtype("<f8"),
+    TensorProto.INT64: np.dtype("<i8"),
+    TensorProto.INT32: np.dtype("<i4"),
+}
+
+
+def _tensor_to_array(t: TensorProto) -> np.ndarray:
+    if t.data_location == TensorProto.EXTERNAL and not t.raw_data:
+        raise OnnxImportError(f"tensor '{t.name}' has unloaded external data")
+    np_dtype = _NP_DTYPES.get(t.data_type)
+    if np_dtype is not None and t.raw_data and t.data_location != TensorProto.EXTERNAL:
+        # Fast path: one copy (the bytes object), no per-element work.
+        raw = t.raw_data
+        count = math.prod(t.dims)
+        if len(raw) != count * np_dtype.itemsize:
+            raise OnnxImportError(
+                f"tensor '{t.name}' holds {len(raw)} bytes but dims {list(t.dims)} need"
+                f" {count * np_dtype.itemsize}"
+            )
+        return np.frombuffer(raw, dtype=np_dtype).reshape(tuple(t.dims))
+    try:
+        return numpy_helper.to_array(t)
+    except Exception as e:
+        raise OnnxImportError(f"tensor '{t.name}' cannot be decoded ({_one_line(e)})") from None
+
+
+def _value_info_type_or_none(vi: onnx.ValueInfoProto) -> TensorType | None:
+    if not vi.type.HasField("tensor_type"):
+        return None
+    tt = vi.type.tensor_type
+    elem = _ELEM_TYPES.get(tt.elem_type)
+    if elem is None or not tt.HasField("shape"):
+        return None
+    if not all(d.HasField("dim_value") for d in tt.shape.dim):
+        return None
+    return TensorType(elem, [d.dim_value for d in tt.shape.dim])
+
+
+def _value_info_type(vi: onnx.ValueInfoProto) -> TensorType:
+    if not vi.type.HasField("tensor_type"):
+        raise OnnxImportError(f"graph input '{vi.name}' is not a tensor")
+    tt = vi.type.tensor_type
+    elem = _ELEM_TYPES.get(tt.elem_type)
+    if elem is None:
+        raise OnnxImportError(
+            f"graph input '{vi.name}' has element type {_onnx_type_name(tt.elem_type)};"
+            " only float16/float/double are supported"
+        )
+    if not tt.HasField("shape"):
+        raise OnnxImportError(f"graph input '{vi.name}' has no shape (static shapes required)")
+    dims = []
+    for k, d in enumerate(tt.shape.dim):
+        if not d.HasField("dim_value"):
+            raise OnnxImportError(
+                f"graph input '{vi.name}' dim {k} is dynamic ('{d.dim_param}');"
+                " static shapes are required"
+            )
+        dims.append(d.dim_value)
+    return TensorType(elem, dims)
+
+
+# --------------------------------------------------------------------------------------------
+# Converters: fn(importer, ctx) -> list of output values (SSAValue or np.ndarray constant)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Conv:
+    fn: Callable[[_Importer, _NodeCtx], list[Any]]
+    attrs: frozenset[str] | Callable[[int], frozenset[str]]
+
+
+_CONVERTERS: dict[str, _Conv] = {}
+
+
+def _converter(*op_types: str, attrs: Sequence[str] = ()):
+    def deco(fn: Callable[[_Importer, _NodeCtx], list[Any]]):
+        for t in op_types:
+            _CONVERTERS[t] = _Conv(fn, frozenset(attrs))
+        return fn
+
+    return deco
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    assert isinstance(v.type, TensorType)
+    return tuple(v.type.get_shape())
+
+
+def _ints(x: Any) -> tuple[int, ...]:
+    return tuple(int(i) for i in x)
+
+
+def _require_rank(ctx: _NodeCtx, v: SSAValue, rank: int, what: str = "input") -> tuple[int, ...]:
+    s = _shape(v)
+    if len(s) != rank:
+        raise ctx.error(f"{what} has rank {len(s)} ({_fmt(s)}); only rank {rank} is supported")
+    return s
+
+
+def _resolve_pads(
+    ctx: _NodeCtx,
+    in_hw: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+) -> tuple[int, int, int, int]:
+    """Explicit (top, left, bottom, right) pads from ``auto_pad`` / ``pads`` (ONNX rules)."""
+    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    pads = ctx.attr("pads")
+    if auto_pad == "NOTSET":
+        if pads is None:
+            return (0, 0, 0, 0)
+        if len(pads) != 4:
+            raise ctx.error(f"pads {list(pads)} must have 4 entries for 2-D spatial input")
+        return _ints(pads)  # type: ignore[return-value]
+    if pads is not None and any(pads):
+        raise ctx.error(f"pads {list(pads)} given together with auto_pad={auto_pad}")
+    if auto_pad == "VALID":
+        return (0, 0, 0, 0)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ctx.error(f"unsupported auto_pad value '{auto_pad}'")
+    begin, end = [], []
+    for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + (k - 1) * d + 1 - size)
+        small, big = total // 2, total - total // 2
+        if auto_pad == "SAME_UPPER":
+            begin.append(small)
+            end.append(big)
+        else:
+            begin.append(big)
+            end.append(small)
+    return (begin[0], begin[1], end[0], end[1])
+
+
+def _spatial_attrs(ctx: _NodeCtx, name: str, default: int = 1) -> tuple[int, int]:
+    v = ctx.attr(name)
+    if v is None:
+        return (default, default)
+    if len(v) != 2:
+        raise ctx.error(f"{name} {list(v)} must have 2 entries for 2-D spatial input")
+    return (int(v[0]), int(v[1]))
+
+
+@_converter("Conv", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
+def _conv(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    w = imp.value(ctx, ctx.input_name(1))
+    b = imp.opt_value(ctx, 2)
+    xs = _require_rank(ctx, x, 4)
+    ws = _require_rank(ctx, w, 4, "weight")
+    kernel = ws[2:]
+    ks = ctx.attr("kernel_shape")
+    if ks is not None and _ints(ks) != kernel:
+        raise ctx.error(f"kernel_shape {list(ks)} does not match weight shape {_fmt(ws)}")
+    strides = _spatial_attrs(ctx, "strides")
+    dilations = _spatial_attrs(ctx, "dilations")
+    pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations)
+    op = imp.emit(
+        graph.Conv2dOp(
+            x, w, b, strides=strides, pads=pads, dilations=dilations, group=int(ctx.attr("group", 1))
+        )
+    )
+    return [op.results[0]]
+
+
+@_converter("MatMul")
+def _matmul(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    a = imp.value(ctx, ctx.input_name(0))
+    b = imp.value(ctx, ctx.input_name(1))
+    return [imp.emit(graph.MatMulOp(a, b)).results[0]]
+
+
+@_converter("Gemm", attrs=("alpha", "beta", "transA", "transB"))
+def _gemm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    a = imp.value(ctx, ctx.input_name(0))
+    b = imp.value(ctx, ctx.input_name(1))
+    c = imp.opt_value(ctx, 2)
+    _require_rank(ctx, a, 2, "A")
+    _require_rank(ctx, b, 2, "B")
+    op = graph.GemmOp(
+        a,
+        b,
+        c,
+        alpha=float(ctx.attr("alpha", 1.0)),
+        beta=float(ctx.attr("beta", 1.0)),
+        trans_a=bool(ctx.attr("transA", 0)),
+        trans_b=bool(ctx.attr("transB", 0)),
+    )
+    return [imp.emit(op).results[0]]
+
+
+@_converter("Add", "Sub", "Mul", "Div")
+def _binary(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    cls = {"Add": graph.AddOp, "Sub": graph.SubOp, "Mul": graph.MulOp, "Div": graph.DivOp}[
+        ctx.node.op_type
+    ]
+    a = imp.value(ctx, ctx.input_name(0))
+    b = imp.value(ctx, ctx.input_name(1))
+    if a.type.element_type != b.type.element_type:  # type: ignore[attr-defined]
+        raise ctx.error(f"operand element types differ ({a.type} vs {b.type})")
+    return [imp.emit(cls(a, b)).results[0]]
+
+
+@_converter("Sum")
+def _sum(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    ins = [imp.value(ctx, n) for n in ctx.node.input if n]
+    if not ins:
+        raise ctx.error("Sum needs at least one input")
+    return [imp.emit(graph.SumOp(ins)).results[0]]
+
+
+@_converter("Relu", "Sigmoid", "Tanh")
+def _unary(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    cls = {"Relu": graph.ReluOp, "Sigmoid": graph.SigmoidOp, "Tanh": graph.TanhOp}[ctx.node.op_type]
+    return [imp.emit(cls(imp.value(ctx, ctx.input_name(0)))).results[0]]
+
+
+def _clip_attrs(since: int) -> frozenset[str]:
+    return frozenset(("min", "max")) if since < 11 else frozenset()
+
+
+@_converter("Clip")
+def _clip(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    if ctx.since < 11:
+        lo = float(ctx.attr("min", -np.inf))
+        hi = float(ctx.attr("max", np.inf))
+    else:
+        lo, hi = -np.inf, np.inf
+        for i, what in ((1, "min"), (2, "max")):
+            if ctx.input_name(i):
+                arr = imp.const(ctx, i, what)
+                if arr.size != 1:
+                    raise ctx.error(f"{what} must be a scalar, got shape {_fmt(arr.shape)}")
+                if i == 1:
+                    lo = float(arr.reshape(()))
+                else:
+                    hi = float(arr.reshape(()))
+    if lo > hi:  # ONNX: min > max sets every element to max
+        lo = hi
+    return [imp.emit(graph.ClipOp(x, min=lo, max=hi)).results[0]]
+
+
+_CONVERTERS["Clip"] = _Conv(_clip, _clip_attrs)
+
+
+@_converter("LeakyRelu", attrs=("alpha",))
+def _leaky_relu(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    return [imp.emit(graph.LeakyReluOp(x, alpha=float(ctx.attr("alpha", 0.01)))).results[0]]
+
+
+def _pool_common(ctx: _NodeCtx, x: SSAValue) -> dict[str, Any]:
+    xs = _require_rank(ctx, x, 4)
+    ks = ctx.attr("kernel_shape")
+    if ks is None:
+        raise ctx.error("kernel_shape attribute is required")
+    if len(ks) != 2:
+        raise ctx.error(f"kernel_shape {list(ks)}: only 2-D pooling is supported")
+    kernel = _ints(ks)
+    strides = _spatial_attrs(ctx, "strides")
+    dilations = _spatial_attrs(ctx, "dilations")
+    pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations)
+    return dict(
+        kernel_shape=kernel,
+        strides=strides,
+        pads=pads,
+        dilations=dilations,
+        ceil_mode=bool(ctx.attr("ceil_mode", 0)),
+    )
+
+
+@_converter(
+    "MaxPool",
+    attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"),
+)
+def _max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    if ctx.output_used(1):
+        raise ctx.error("the Indices output is not supported")
+    if ctx.attr("storage_order", 0) != 0:
+        raise ctx.error("storage_order=1 is not supported")
+    x = imp.value(ctx, ctx.input_name(0))
+    p = _pool_common(ctx, x)
+    return [imp.emit(graph.MaxPoolOp(x, **p)).results[0]]
+
+
+@_converter(
+    "AveragePool",
+    attrs=("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"),
+)
+def _avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    p = _pool_common(ctx, x)
+    if p.pop("dilations") != (1, 1):
+        raise ctx.error(f"dilations {list(ctx.attr('dilations'))} are not supported (graph.avg_pool has none)")
+    op = graph.AvgPoolOp(x, count_include_pad=bool(ctx.attr("count_include_pad", 0)), **p)
+    return [imp.emit(op).results[0]]
+
+
+@_converter("GlobalAveragePool")
+def _global_avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    _require_rank(ctx, x, 4)
+    return [imp.emit(graph.GlobalAvgPoolOp(x)).results[0]]
+
+
+def _bn_attrs(since: int) -> frozenset[str]:
+    return frozenset(("epsilon", "momentum") + (("training_mode",) if since >= 14 else ()))
+
+
+@_converter("BatchNormalization")
+def _batch_norm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    if ctx.attr("training_mode", 0):
+        raise ctx.error("training_mode=1 is not supported (inference only)")
+    for i in range(1, len(ctx.node.output)):
+        if ctx.output_used(i):
+            raise ctx.error(f"training output {i} ('{ctx.node.output[i]}') is not supported")
+    x, scale, bias, mean, var = (imp.value(ctx, ctx.input_name(i)) for i in range(5))
+    op = graph.BatchNormOp(x, scale, bias, mean, var, epsilon=float(ctx.attr("epsilon", 1e-5)))
+    return [imp.emit(op).results[0]]
+
+
+_CONVERTERS["BatchNormalization"] = _Conv(_batch_norm, _bn_attrs)
+
+
+@_converter("LRN", attrs=("alpha", "beta", "bias", "size"))
+def _lrn(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    size = ctx.attr("size")
+    if size is None:
+        raise ctx.error("size attribute is required")
+    op = graph.LRNOp(
+        x,
+        size=int(size),
+        alpha=float(ctx.attr("alpha", 1e-4)),
+        beta=float(ctx.attr("beta", 0.75)),
+        bias=float(ctx.attr("bias", 1.0)),
+    )
+    return [imp.emit(op).results[0]]
+
+
+def _norm_axis(ctx: _NodeCtx, axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < rank:
+        raise ctx.error(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def _reshape(imp: _Importer, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    from taihu.dialects import graph
+
+    elem = x.type.element_type  # type: ignore[attr-defined]
+    return imp.emit(graph.ReshapeOp(x, TensorType(elem, list(shape)))).results[0]
+
+
+@_converter("Softmax", attrs=("axis",))
+def _softmax(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    rank = len(s)
+    if ctx.since >= 13:
+        axis = _norm_axis(ctx, int(ctx.attr("axis", -1)), rank)
+        return [imp.emit(graph.SoftmaxOp(x, axis=axis)).results[0]]
+    # opset < 13: softmax over the input coerced to 2-D (prod(s[:axis]), prod(s[axis:])).
+    axis = int(ctx.attr("axis", 1))
+    if not -rank <= axis <= rank:
+        raise ctx.error(f"axis {axis} is out of range for rank {rank}")
+    if axis < 0:
+        axis += rank
+    if axis < rank and math.prod(s[axis + 1 :]) == 1:
+        return [imp.emit(graph.SoftmaxOp(x, axis=axis)).results[0]]
+    flat = _reshape(imp, x, (math.prod(s[:axis]), math.prod(s[axis:])))
+    y = imp.emit(graph.SoftmaxOp(flat, axis=1)).results[0]
+    return [_reshape(imp, y, s)]
+
+
+@_converter("Concat", attrs=("axis",))
+def _concat(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    ins = [imp.value(ctx, n) for n in ctx.node.input if n]
+    if ctx.attr("axis") is None:
+        raise ctx.error("axis attribute is required")
+    axis = _norm_axis(ctx, int(ctx.attr("axis")), len(_shape(ins[0])))
+    return [imp.emit(graph.ConcatOp(ins, axis=axis)).results[0]]
+
+
+def _reshape_attrs(since: int) -> frozenset[str]:
+    return frozenset(("allowzero",)) if since >= 14 else frozenset()
+
+
+@_converter("Reshape")
+def _reshape_node(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    target = [int(d) for d in imp.const(ctx, 1, "shape").reshape(-1)]
+    allowzero = bool(ctx.attr("allowzero", 0))
+    out: list[int] = []
+    for i, d in enumerate(target):
+        if d == 0 and not allowzero:
+            if i >= len(s):
+                raise ctx.error(f"shape entry {i} is 0 but the input has rank {len(s)}")
+            out.append(s[i])
+        else:
+            out.append(d)
+    if out.count(-1) > 1:
+        raise ctx.error(f"shape {target} has more than one -1")
+    if any(d < -1 for d in out):
+        raise ctx.error(f"shape {target} has a negative entry other than -1")
+    total = math.prod(s)
+    if -1 in out:
+        known = math.prod(d for d in out if d != -1)
+        if known == 0 or total % known:
+            raise ctx.error(f"cannot reshape {_fmt(s)} to {target}")
+        out[out.index(-1)] = total // known
+    if math.prod(out) != total:
+        raise ctx.error(f"cannot reshape {_fmt(s)} ({total} elements) to {_fmt(out)}")
+    if 0 in out:
+        raise ctx.error(f"zero-size result shape {_fmt(out)} is not supported")
+    return [_reshape(imp, x, out)]
+
+
+_CONVERTERS["Reshape"] = _Conv(_reshape_node, _reshape_attrs)
+
+
+@_converter("Flatten", attrs=("axis",))
+def _flatten(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    rank = len(_shape(x))
+    axis = int(ctx.attr("axis", 1))
+    if not -rank <= axis <= rank:
+        raise ctx.error(f"axis {axis} is out of range for rank {rank}")
+    if axis < 0:
+        axis += rank
+    return [imp.emit(graph.FlattenOp(x, axis=axis)).results[0]]
+
+
+@_converter("Transpose", attrs=("perm",))
+def _transpose(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    x = imp.value(ctx, ctx.input_name(0))
+    perm = ctx.attr("perm")
+    rank = len(_shape(x))
+    perm = tuple(range(rank - 1, -1, -1)) if perm is None else _ints(perm)
+    if sorted(perm) != list(range(rank)):
+        raise ctx.error(f"perm {list(perm)} is not a permutation of rank {rank}")
+    return [imp.emit(graph.TransposeOp(x, perm=perm)).results[0]]
+
+
+def _unsqueeze_attrs(since: int) -> frozenset[str]:
+    return frozenset(("axes",)) if since < 13 else frozenset()
+
+
+@_converter("Unsqueeze")
+def _unsqueeze(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    name = ctx.input_name(0)
+    if ctx.since < 13:
+        axes = ctx.attr("axes")
+        if axes is None:
+            raise ctx.error("axes attribute is required")
+        axes = _ints(axes)
+    else:
+        axes = _ints(imp.const(ctx, 1, "axes").reshape(-1))
+    if name in imp.consts and name not in imp.values:  # fold: keeps shape tensors compile-time
+        arr = imp.consts[name]
+        out_rank = arr.ndim + len(axes)
+        norm = sorted(a % out_rank for a in axes)
+        if len(set(norm)) != len(norm) or any(not -out_rank <= a < out_rank for a in axes):
+            raise ctx.error(f"axes {list(axes)} are invalid for output rank {out_rank}")
+        return [np.expand_dims(arr, tuple(norm))]
+    x = imp.value(ctx, name)
+    return [imp.emit(graph.UnsqueezeOp(x, axes=axes)).results[0]]
+
+
+_CONVERTERS["Unsqueeze"] = _Conv(_unsqueeze, _unsqueeze_attrs)
+
+
+def _pad_attrs(since: int) -> frozenset[str]:
+    return frozenset(("mode", "pads", "value")) if since < 11 else frozenset(("mode",))
+
+
+@_converter("Pad")
+def _pad(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    mode = ctx.attr("mode", "constant")
+    if mode != "constant":
+        raise ctx.error(f"mode '{mode}' is not supported (only 'constant')")
+    x = imp.value(ctx, ctx.input_name(0))
+    rank = len(_shape(x))
+    if ctx.since < 11:
+        pads = ctx.attr("pads")
+        if pads is None:
+            raise ctx.error("pads attribute is required")
+        pads = list(_ints(pads))
+        value = float(ctx.attr("value", 0.0))
+    else:
+        pads = [int(p) for p in imp.const(ctx, 1, "pads").reshape(-1)]
+        value = 0.0
+        if ctx.input_name(2):
+            cv = imp.const(ctx, 2, "constant_value")
+            if cv.size != 1:
+                raise ctx.error(f"constant_value must be a scalar, got shape {_fmt(cv.shape)}")
+            value = float(cv.reshape(()))
+        if ctx.input_name(3):
+            axes = [int(a) for a in imp.const(ctx, 3, "axes").reshape(-1)]
+            if len(pads) != 2 * len(axes):
+                raise ctx.error(f"pads has {len(pads)} entries for {len(axes)} axes")
+            full = [0] * (2 * rank)
+            for k, a in enumerate(axes):
+                a = _norm_axis(ctx, a, rank, "axes entry")
+                full[a] = pads[k]
+                full[rank + a] = pads[len(axes) + k]
+            pads = full
+    if len(pads) != 2 * rank:
+        raise ctx.error(f"pads has {len(pads)} entries; expected {2 * rank} for rank {rank}")
+    return [imp.emit(graph.PadOp(x, pads=tuple(pads), value=value)).results[0]]
+
+
+_CONVERTERS["Pad"] = _Conv(_pad, _pad_attrs)
+
+
+def _dropout_attrs(since: int) -> frozenset[str]:
+    return frozenset(("ratio",)) if since < 12 else frozenset(("seed",))
+
+
+@_converter("Dropout")
+def _dropout(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    if ctx.output_used(1):
+        raise ctx.error("the mask output is not supported (the graph dialect has no bool tensors)")
+    x = imp.value(ctx, ctx.input_name(0))
+    ratio = 0.5
+    if ctx.since < 12:
+        ratio = float(ctx.attr("ratio", 0.5))
+    else:
+        if ctx.input_name(1):
+            r = imp.const(ctx, 1, "ratio")
+            ratio = float(r.reshape(()))
+        if ctx.input_name(2):
+            if bool(imp.const(ctx, 2, "training_mode").reshape(())):
+                raise ctx.error("training_mode=true (random dropout) is not supported")
+    return [imp.emit(graph.DropoutOp(x, ratio=ratio)).results[0]]
+
+
+_CONVERTERS["Dropout"] = _Conv(_dropout, _dropout_attrs)
+
+
+@_converter(
+    "Constant",
+    attrs=(
+        "value",
+        "value_float",
+        "value_floats",
+        "value_int",
+        "value_ints",
+        "sparse_value",
+        "value_string",
+        "value_strings",
+    ),
+)
+def _constant(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    if len(ctx.attrs) != 1:
+        raise ctx.error("exactly one value attribute is required")
+    (key, val), = ctx.attrs.items()
+    if key == "value":
+        return [_tensor_to_array(val.t)]
+    if key == "value_float":
+        return [np.array(val, dtype=np.float32)]
+    if key == "value_floats":
+        return [np.array(val, dtype=np.float32)]
+    if key == "value_int":
+        return [np.array(val, dtype=np.int64)]
+    if key == "value_ints":
+        return [np.array(val, dtype=np.int64)]
+    raise ctx.error(f"unsupported attribute '{key}'")
+
+
+@_converter("ConstantOfShape", attrs=("value",))
+def _constant_of_shape(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    shape = [int(d) for d in imp.const(ctx, 0, "shape").reshape(-1)]
+    if any(d < 0 for d in shape):
+        raise ctx.error(f"shape {shape} has a negative entry")
+    v = ctx.attrs.get("value")
+    fill = np.zeros((), np.float32) if v is None else _tensor_to_array(v.t).reshape(())
+    return [np.broadcast_to(fill, shape)]
+
+
+@_converter("Identity")
+def _identity(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    name = ctx.input_name(0)
+    if name in imp.consts and name not in imp.values:
+        return [imp.consts[name]]  # stays a compile-time value
+    return [imp.value(ctx, name)]
+
+
+def _lstm_attrs(since: int) -> frozenset[str]:
+    base = (
+        "activation_alpha",
+        "activation_beta",
+        "activations",
+        "clip",
+        "direction",
+        "hidden_size",
+        "input_forget",
+    )
+    return frozenset(base + (("layout",) if since >= 14 else ()))
+
+
+@_converter("LSTM")
+def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    from taihu.dialects import graph
+
+    direction = ctx.attr("direction", "forward")
+    if direction != "forward":
+        raise ctx.error(f"direction '{direction}' is not supported (forward only)")
+    if ctx.attr("layout", 0) != 0:
+        raise ctx.error("layout=1 (batch-major) is not supported")
+    acts = ctx.attr("activations")
+    if acts is not None and [a.decode() if isinstance(a, bytes) else a for a in acts] != [
+        "Sigmoid",
+        "Tanh",
+        "Tanh",
+    ]:
+        raise ctx.error(f"activations {acts} are not supported (only Sigmoid, Tanh, Tanh)")
+    for a in ("activation_alpha", "activation_beta", "clip"):
+        if a in ctx.attrs:
+            raise ctx.error(f"unsupported attribute '{a}'")
+    if ctx.attr("input_forget", 0):
+        raise ctx.error("input_forget=1 is not supported")
+    if ctx.input_name(7):
+        raise ctx.error("peephole weights (input P) are not supported")
+    x = imp.value(ctx, ctx.input_name(0))
+    xs = _require_rank(ctx, x, 3, "X")
+    if ctx.input_name(4):
+        lens = imp.const(ctx, 4, "sequence_lens").reshape(-1)
+        if not np.all(lens == xs[0]):
+            raise ctx.error("sequence_lens shorter than the sequence length are not supported")
+    w = imp.value(ctx, ctx.input_name(1))
+    r = imp.value(ctx, ctx.input_name(2))
+    b = imp.opt_value(ctx, 3)
+    h0 = imp.opt_value(ctx, 5)
+    c0 = imp.opt_value(ctx, 6)
+    hidden = ctx.attr("hidden_size")
+    hidden = int(hidden) if hidden is not None else _shape(r)[-1]
+    op = imp.emit(graph.LSTMOp(x, w, r, b, h0, c0, hidden_size=hidden))
+    return list(op.results[:3])
+
+
+_CONVERTERS["LSTM"] = _Conv(_lstm, _lstm_attrs)
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------
+
+
+def import_model(
+    path_or_model: str | os.PathLike[str] | ModelProto,
+    *,
+    name: str = "main",
+    constant_inputs: Mapping[str, np.ndarray] | None = None,
+) -> ModuleOp:
+    """Import an ONNX model (a path or a ``ModelProto``) as a ``builtin.module``.
+
+    The module holds one ``func.func @<name>`` of ``graph`` ops (see the module docstring for the
+    conventions). ``constant_inputs`` binds graph inputs to fixed values (specialization, like an
+    initializer): they become compile-time constants instead of function arguments, which lets
+    shape-like inputs (Reshape shape, Pad pads, Clip bounds, ...; see ``CONSTANT_SLOTS``) be
+    supplied at import time.
+
+    Raises ``OnnxImportError`` (one line: op type, node, reason) for unsupported ops, attributes,
+    opsets, element types or dynamic shapes, and for missing/malformed files.
+    """
+    model = load_model(path_or_model)
+    return _Importer(model, name, constant_inputs).run()
+
+
+CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
+    "Reshape": (1,),
+    "Unsqueeze": (1,),
+    "Pad": (1, 2, 3),
+    "Clip": (1, 2),
+    "Dropout": (1, 2),
+    "ConstantOfShape": (0,),
+    "LSTM": (4,),
+}
+"""op type -> input slots the importer needs as compile-time constants (opset >= 11/12/13 forms)."""
+
+
+def constant_slot_inputs(model: ModelProto) -> set[str]:
+    """Names of graph inputs that feed a slot of ``CONSTANT_SLOTS`` (must be bound to import)."""
+    g = model.graph
+    inputs = {vi.name for vi in g.input} - {i.name for i in g.initializer}
+    out: set[str] = set()
+    for node in g.node:
+        for slot in CONSTANT_SLOTS.get(node.op_type, ()):
+            if slot < len(node.input) and node.input[slot] in inputs:
+                out.add(node.input[slot])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Weight randomization
+# --------------------------------------------------------------------------------------------
+
+# op type -> input slots that hold weights
+_WEIGHT_SLOTS: dict[str, tuple[int, ...]] = {
+    "Conv": (1, 2),
+    "Gemm": (1, 2),
+    "MatMul": (0, 1),
+    "BatchNormalization": (1, 2, 3, 4),
+    "LSTM": (1, 2, 3, 5, 6, 7),
+}
+
+
+def randomize_weights(model: ModelProto, seed: int) -> ModelProto:
+    """Copy of ``model`` with every float weight tensor replaced by seeded random values.
+
+    Weights are float initializers and ``Constant``/``ConstantOfShape`` results that have more
+    than one element or feed a weight slot (Conv W/B, Gemm B/C, MatMul operands,
+    BatchNormalization scale/bias/mean/var, LSTM W/R/B/initial_h/initial_c/P). Integer tensors
+    (shapes, axes, pads) and float scalars elsewhere (Clip bounds, pad values) are kept. Values:
+    tensors of rank >= 2 ~ U(-a, a) with a = sqrt(3 / fan_in) (variance 1/fan_in, fan_in =
+    prod(shape[1:]), for Gemm B with transB=0 / MatMul rhs: shape[0]); 1-D tensors ~ U(-0.5, 0.5),
+    BatchNormalization scale ~ U(0.5, 1.5) and variance ~ U(0.5, 1.5) (positive).
+    ConstantOfShape weights become ``Constant`` nodes, so the result stays valid for every IR
+    version. Deterministic in ``seed``; the input model is not modified.
+    """
+    out = ModelProto()
+    out.CopyFrom(model)
+    g = out.graph
+    rng = np.random.default_rng(seed)
+
+    role: dict[str, tuple[str, int, NodeProto]] = {}  # tensor name -> (op type, slot, node)
+    for node in g.node:
+        for slot in _WEIGHT_SLOTS.get(node.op_type, ()):
+            if slot < len(node.input) and node.input[slot]:
+                role.setdefault(node.input[slot], (node.op_type, slot, node))
+
+    def is_weight(name: str, arr_shape: Sequence[int], dtype: int) -> bool:
+        if dtype not in _ELEM_TYPES:
+            return False
+        return math.prod(arr_shape) > 1 or name in role
+
+    def fresh(name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+        shape = tuple(int(d) for d in shape)
+        op, slot, node = role.get(name, ("", -1, None))
+        if op == "BatchNormalization" and slot in (1, 4):
+            lo, hi = 0.5, 1.5
+        elif len(shape) >= 2:
+            fan_in = math.prod(shape[1:])
+            if op == "Gemm" and slot == 1 and node is not None:
+                trans_b = any(a.name == "transB" and a.i for a in node.attribute)
+                fan_in = shape[1] if trans_b else shape[0]
+            elif op == "MatMul" and slot == 1:
+                fan_in = shape[-2]
+            hi = math.sqrt(3.0 / max(fan_in, 1))
+            lo = -hi
+        else:
+            lo, hi = -0.5, 0.5
+        # float32 draws (no float64 temporaries): ~1 ns per element.
+        gen_dtype = np.float64 if dtype == np.float64 else np.float32
+        arr = rng.random(shape, dtype=gen_dtype)
+        arr *= hi - lo
+        arr += lo
+        return arr.astype(dtype, copy=False)
+
+    def fill(t: TensorProto, arr: np.ndarray) -> None:
+        """Overwrite t's data with arr (raw little-endian bytes; name and dims kept)."""
+        for f in ("float_data", "double_data", "int32_data", "external_data"):
+            t.ClearField(f)
+        t.data_location = TensorProto.DEFAULT
+        t.raw_data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+
+    for init in g.initializer:
+        if is_weight(init.name, init.dims, init.data_type):
+            np_dtype = helper.tensor_dtype_to_np_dtype(init.data_type)
+            fill(init, fresh(init.name, init.dims, np_dtype))
+
+    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer if i.data_type == TensorProto.INT64}
+    for node in g.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        if node.op_type == "Constant":
+            for a in node.attribute:
+                if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+                    if is_weight(node.output[0], a.t.dims, a.t.data_type):
+                        np_dtype = helper.tensor_dtype_to_np_dtype(a.t.data_type)
+                        fill(a.t, fresh(node.output[0], a.t.dims, np_dtype))
+                    elif a.t.data_type == TensorProto.INT64:
+                        consts[node.output[0]] = numpy_helper.to_array(a.t)
+        elif node.op_type == "ConstantOfShape" and node.input and node.input[0] in consts:
+            shape = [int(d) for d in consts[node.input[0]].reshape(-1)]
+            dtype = TensorProto.FLOAT
+            for a in node.attribute:
+                if a.name == "value":
+                    dtype = a.t.data_type
+            if is_weight(node.output[0], shape, dtype):
+                np_dtype = helper.tensor_dtype_to_np_dtype(dtype)
+                # Rewrite in place as Constant (no copy of a whole new node).
+                node.op_type = "Constant"
+                del node.input[:]
+                del node.attribute[:]
+                attr = node.attribute.add()
+                attr.name = "value"
+                attr.type = onnx.AttributeProto.TENSOR
+                attr.t.data_type = dtype
+                attr.t.dims.extend(shape)
+                fill(attr.t, fresh(node.output[0], shape, np_dtype))
+    return out
+
+
+SUPPORTED_OPS: frozenset[str] = frozenset(_CONVERTERS)
+"""ONNX op types (default domain) the importer converts."""

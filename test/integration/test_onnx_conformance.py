@@ -1,0 +1,182 @@
+"""ONNX's own node test cases, imported by taihu's frontend and run on the reference interpreter.
+
+Every case of ``onnx.backend.test.case.node.collect_testcases()`` whose graph uses only ops the
+frontend supports is a test: import the case's model, run it with
+``taihu.backends.reference.run_module`` and compare every output with the case's expected
+outputs within the case's tolerances (``rtol``/``atol``; ONNX's defaults are 1e-3 / 1e-7).
+Cases we do not support are listed in ``SKIPPED`` with the reason, and for each of them the
+importer must refuse the model with an ``OnnxImportError`` (never a wrong answer or a crash).
+
+ONNX's cases feed shape-like operands (Reshape ``shape``, Unsqueeze ``axes``, Pad ``pads``, Clip
+``min``/``max``, ConstantOfShape ``shape``) as graph inputs. taihu compiles static shapes, so
+those inputs are bound at import time to the case's values (``import_model(...,
+constant_inputs=...)``, i.e. specialized like initializers); every other input stays a runtime
+function argument.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from taihu.frontends.onnx import (
+    SUPPORTED_OPS,
+    OnnxImportError,
+    constant_slot_inputs,
+    import_model,
+)
+
+_INT = "integer element type: the graph dialect holds f16/f32/f64 tensors only"
+_ND = "{}-D input: graph convolution/pooling ops are 2-D (NCHW) only"
+_BOOL_MASK = "Dropout mask output is a bool tensor; the graph dialect has no bool tensors"
+_TRAINING = "training_mode=1 Dropout is random (inference-only dialect)"
+_BN_TRAINING = "BatchNormalization training_mode=1 (batch statistics) is inference-only here"
+
+# case name -> why the frontend refuses it (each refusal is checked below).
+SKIPPED: dict[str, str] = {
+    # --- integer / non-float element types ---
+    "test_add_int8": _INT,
+    "test_add_int16": _INT,
+    "test_add_uint8": _INT,
+    "test_add_uint16": _INT,
+    "test_add_uint32": _INT,
+    "test_add_uint64": _INT,
+    "test_sub_int8": _INT,
+    "test_sub_int16": _INT,
+    "test_sub_uint8": _INT,
+    "test_sub_uint16": _INT,
+    "test_sub_uint32": _INT,
+    "test_sub_uint64": _INT,
+    "test_mul_int8": _INT,
+    "test_mul_int16": _INT,
+    "test_mul_uint8": _INT,
+    "test_mul_uint16": _INT,
+    "test_mul_uint32": _INT,
+    "test_mul_uint64": _INT,
+    "test_div_int8": _INT,
+    "test_div_int16": _INT,
+    "test_div_int32_trunc": _INT,
+    "test_div_uint8": _INT,
+    "test_div_uint16": _INT,
+    "test_div_uint32": _INT,
+    "test_div_uint64": _INT,
+    "test_clip_default_int8_min": _INT,
+    "test_clip_default_int8_max": _INT,
+    "test_clip_default_int8_inbounds": _INT,
+    "test_clip_default_int8_inbounds_expanded": _INT,
+    "test_maxpool_2d_uint8": _INT,
+    "test_constantofshape_int_zeros": _INT,
+    "test_constantofshape_int_shape_zero": "int32 zero-size result: integer and empty tensors"
+    " are not supported",
+    # --- non-tensor values ---
+    "test_identity_sequence": "sequence-typed input: only tensors are supported",
+    "test_identity_opt": "optional-typed input: only tensors are supported",
+    # --- 1-D / 3-D convolution and pooling ---
+    "test_averagepool_1d_default": _ND.format(1),
+    "test_averagepool_3d_default": _ND.format(3),
+    "test_averagepool_3d_dilations_small": _ND.format(3),
+    "test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_True": _ND.format(3),
+    "test_averagepool_3d_dilations_large_count_include_pad_is_0_ceil_mode_is_False": _ND.format(3),
+    "test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True": _ND.format(3),
+    "test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_False": _ND.format(3),
+    "test_maxpool_1d_default": _ND.format(1),
+    "test_maxpool_3d_default": _ND.format(3),
+    "test_maxpool_3d_dilations": _ND.format(3),
+    "test_maxpool_3d_dilations_use_ref_impl": _ND.format(3),
+    "test_maxpool_3d_dilations_use_ref_impl_large": _ND.format(3),
+    # --- unsupported attributes / outputs ---
+    "test_averagepool_2d_dilations": "AveragePool dilations (opset 19): graph.avg_pool has no"
+    " dilations",
+    "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool Indices output (argmax) is not"
+    " supported",
+    "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool Indices output (argmax) is not"
+    " supported",
+    "test_batchnorm_example_training_mode": _BN_TRAINING,
+    "test_batchnorm_epsilon_training_mode": _BN_TRAINING,
+    "test_dropout_default_mask": _BOOL_MASK,
+    "test_dropout_default_mask_ratio": _BOOL_MASK,
+    "test_training_dropout_default": _TRAINING,
+    "test_training_dropout_default_mask": _TRAINING,
+    "test_training_dropout": _TRAINING,
+    "test_training_dropout_mask": _TRAINING,
+    "test_training_dropout_zero_ratio": _TRAINING,
+    "test_training_dropout_zero_ratio_mask": _TRAINING,
+    "test_edge_pad": "Pad mode 'edge': only mode 'constant' is supported",
+    "test_reflect_pad": "Pad mode 'reflect': only mode 'constant' is supported",
+    "test_wrap_pad": "Pad mode 'wrap': only mode 'constant' is supported",
+    "test_reshape_allowzero_reordered": "Reshape allowzero=1 with a 0 in the shape makes a"
+    " zero-size tensor: empty tensors are not supported",
+    "test_lstm_with_peepholes": "LSTM peephole input P: graph.lstm has no peepholes",
+    "test_lstm_batchwise": "LSTM layout=1 (batch-major): graph.lstm is sequence-major",
+    "test_lstm_reverse": "LSTM direction='reverse': graph.lstm is forward only",
+    "test_lstm_bidirectional": "LSTM direction='bidirectional': graph.lstm is forward only",
+}
+
+
+def _collect():
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return [
+        c
+        for c in cases
+        if c.kind == "node" and {n.op_type for n in c.model.graph.node} <= SUPPORTED_OPS
+    ]
+
+
+CASES = _collect()
+CASES_BY_NAME = {c.name: c for c in CASES}
+
+
+def test_skip_list_names_existing_cases():
+    unknown = sorted(set(SKIPPED) - set(CASES_BY_NAME))
+    assert not unknown, f"SKIPPED names cases that do not exist (or use unsupported ops): {unknown}"
+
+
+def test_every_supported_op_has_cases():
+    covered = {n.op_type for c in CASES for n in c.model.graph.node if c.name not in SKIPPED}
+    assert covered == SUPPORTED_OPS, f"ops without a passing conformance case: {SUPPORTED_OPS - covered}"
+
+
+def _run_case(case) -> None:
+    from taihu.backends.reference import run_module
+
+    graph = case.model.graph
+    init = {i.name for i in graph.initializer}
+    in_names = [i.name for i in graph.input if i.name not in init]
+    bound = constant_slot_inputs(case.model)
+    rtol = case.rtol if case.rtol is not None else 1e-3
+    atol = case.atol if case.atol is not None else 1e-7
+    for inputs, expected in case.data_sets:
+        values = {n: np.asarray(v) for n, v in zip(in_names, inputs)}
+        module = import_model(case.model, constant_inputs={n: values[n] for n in bound})
+        feeds = {n: v for n, v in values.items() if n not in bound}
+        got = run_module(module, feeds)
+        names = [o.name for o in graph.output]
+        assert list(got) == names
+        for name, want in zip(names, expected):
+            want = np.asarray(want)
+            have = np.asarray(got[name])
+            assert have.shape == want.shape, f"{name}: shape {have.shape} != {want.shape}"
+            assert have.dtype == want.dtype, f"{name}: dtype {have.dtype} != {want.dtype}"
+            np.testing.assert_allclose(have, want, rtol=rtol, atol=atol, err_msg=f"output {name}")
+
+
+@pytest.mark.parametrize("name", sorted(CASES_BY_NAME))
+def test_node_case(name: str) -> None:
+    case = CASES_BY_NAME[name]
+    if name in SKIPPED:
+        # Unsupported cases must be refused by the importer with a clear error, not mis-run.
+        bound = constant_slot_inputs(case.model)
+        graph = case.model.graph
+        init = {i.name for i in graph.initializer}
+        in_names = [i.name for i in graph.input if i.name not in init]
+        values = dict(zip(in_names, case.data_sets[0][0]))
+        with pytest.raises(OnnxImportError):
+            import_model(case.model, constant_inputs={n: values[n] for n in bound})
+        pytest.skip(SKIPPED[name])
+    _run_case(case)
