@@ -244,6 +244,7 @@ def test_conv_chains_differential(which: str, spec: Spec) -> None:
     after = apply(module, *PASSES[which]())
     x = np.random.default_rng(spec.seed + 1).standard_normal(spec.shape).astype(np.float32)
     assert_same(module, after, [x])
+    assert str(apply(after, *PASSES[which]())) == str(after)  # a fixpoint: idempotent
 
 
 @pytest.mark.parametrize("which", list(PASSES))
@@ -254,6 +255,7 @@ def test_gemm_chains_differential(which: str, spec: Spec) -> None:
     after = apply(module, *PASSES[which]())
     x = np.random.default_rng(spec.seed + 1).standard_normal(spec.shape).astype(np.float32)
     assert_same(module, after, [x])
+    assert str(apply(after, *PASSES[which]())) == str(after)  # a fixpoint: idempotent
 
 
 def test_chained_passes_remove_every_foldable_op() -> None:
@@ -285,6 +287,20 @@ def test_do1_gemm_chain_exact() -> None:
     assert graph.constant_value(gemm.c.owner).tolist() == [1, 3]
     x = np.ones((1, 2), np.float32)
     assert run(module, [x])[0].tolist() == [[5, 15]] == run(after, [x])[0].tolist()
+
+
+def test_do3_gemm_chain_shrinks_macs_and_constants() -> None:
+    # DO-3: X[1,8], W1[8,16], W2[16,4]: MACs 192 -> 32, constants incl. biases 212 -> 36.
+    rng = np.random.default_rng(3)
+    g = G((1, 8))
+    y1 = g(graph.GemmOp(g.args[0], g.cst(rng.standard_normal((8, 16))), g.cst(rng.standard_normal(16))))
+    y2 = g(graph.GemmOp(y1, g.cst(rng.standard_normal((16, 4))), g.cst(rng.standard_normal(4))))
+    module = g.module(y2)
+    after = apply(module, GraphFoldBatchNormPass())
+    assert graph_ops(after) == ["graph.gemm"]
+    assert sum(a.size for a in _constants(module)) == 212
+    assert sum(a.size for a in _constants(after)) == 36
+    assert_same(module, after, [rng.standard_normal((1, 8)).astype(np.float32)])
 
 
 def test_do4_unprofitable_gemm_chain_refused() -> None:
