@@ -185,6 +185,7 @@ class DMAEngine:
         """Append ``req`` (validated) to its CPE's channel buffer at cycle ``t``."""
         req.issue_t = t
         if req.kind == "put":
+            self.engine.flush_numerics()
             req.snapshot = self.engine.ldm.data[req.cpe, req.ldm : req.ldm + req.size].copy()
         self.pending += 1
         c = req.cpe
@@ -255,6 +256,7 @@ class DMAEngine:
         self.engine.on_dma_complete(req)
 
     def _move_data(self, req: DMARequest) -> None:
+        self.engine.flush_numerics()
         mem = self.engine.memory
         ldm = self.engine.ldm.data
         size, bsize = req.size, req.bsize

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
@@ -38,7 +39,12 @@ import numpy as np
 from taihu.backends.sim.dma import DMAEngine, DMARequest
 from taihu.backends.sim.machine import Machine, default_machine
 from taihu.backends.sim.memory import LDMArray, MainMemory, SimError
-from taihu.backends.sim.microkernel import MicroKernel, MicroKernelNumerics, plan_body
+from taihu.backends.sim.microkernel import (
+    BatchNumerics,
+    MicroKernel,
+    check_run_addresses,
+    plan_body,
+)
 from taihu.backends.sim.pipeline import schedule_body
 from taihu.backends.sim.rlc import Batch, RLCNetwork
 from taihu.backends.sim.trace import Trace
@@ -122,7 +128,6 @@ class CPE(Agent):
         super().__init__(engine, cid, f"CPE {cid} ({cid // m.mesh_cols},{cid % m.mesh_cols})")
         self.row, self.col = divmod(cid, m.mesh_cols)
         self.replies: dict[int, int] = {}
-        self.regs = [np.zeros(4) for _ in range(m.n_regs)]
         self.reg_ready = [0] * m.n_regs
         self.kernel: KernelStats | None = None
 
@@ -179,6 +184,12 @@ class CPE(Agent):
         """Run ``mk`` for ``trip`` iterations with LDM pointers starting at ``bases``."""
         yield from self.engine.run_microkernel(self, mk, trip, bases)
 
+    @property
+    def regs(self) -> np.ndarray:
+        """This CPE's register file ``(32, 4)`` (float64 lanes), after pending numerics ran."""
+        self.engine.flush_numerics()
+        return self.engine.regs[self.id]
+
     def advance(self, cycles: int) -> None:
         """Local work without shared state (scalar code)."""
         self.t += cycles
@@ -226,6 +237,7 @@ class MPE(Agent):
             yield _Block("join: waiting for the CPEs of kernel "
                          f"'{self.current_kernel.name}'")
         ks = self.current_kernel
+        eng.flush_numerics()
         ks.end = max(c.t for c in self.running)
         self.t = max(self.t, ks.end)
         eng.trace.span("MPE", 0, ks.name, ks.start, ks.end, {"kernel": ks.name})
@@ -254,6 +266,10 @@ class Engine:
         self.join_waiter: MPE | None = None
         self.current: Agent | None = None
         self.sender_waiters: dict[int, list[CPE]] = {}
+        self.regs = np.zeros((m.n_cpes, m.n_regs, 4))
+        self.pending: list[deque] = [deque() for _ in range(m.n_cpes)]
+        self.n_pending = 0
+        self._run_plans: dict[tuple, _RunPlan] = {}
 
     # -- event queue ----------------------------------------------------------------------
     def schedule(self, time: int, phase: int, key: int, fn: Callable[[], None]) -> None:
@@ -314,6 +330,7 @@ class Engine:
             time, _, _, _, fn = heapq.heappop(heap)
             self.now = time
             fn()
+        self.flush_numerics()
         if not mpe.done:
             blocked = [(c.name, c.blocked) for c in self.cpes if not c.done and c.blocked]
             if mpe.blocked:
@@ -370,46 +387,55 @@ class Engine:
         while key in self.barriers and self.barriers[key] is st:
             yield _Block(f"barrier {scope}: waiting for CPEs {missing}")
 
-    # -- micro-kernels (timing + numerics + RLC batches) ------------------------------------
+    # -- micro-kernels (timing + deferred, SPMD-batched numerics + RLC batches) ---------------
+    def _run_plan(self, mk: MicroKernel, trip: int) -> _RunPlan:
+        key = (mk, trip)
+        rp = self._run_plans.get(key)
+        if rp is None:
+            rp = _RunPlan(mk, trip, self.machine)
+            self._run_plans[key] = rp
+        return rp
+
     def run_microkernel(self, cpe: CPE, mk: MicroKernel, trip: int,
                         bases: tuple[int, ...]) -> Generator:
+        """Time one run of ``mk`` on ``cpe`` and queue its numerics (see module docstring)."""
         m = self.machine
         if trip <= 0:
             return
-        body = mk.body
-        timing = schedule_body(body, m)
-        plan = plan_body(body, m.zero_reg)
         if len(bases) != len(mk.strides):
             raise SimError(f"{cpe.name}: micro-kernel '{mk.name}' has {len(mk.strides)} "
                            f"pointers but {len(bases)} bases were given")
+        rp = self._run_plan(mk, trip)
+        check_run_addresses(mk.body, cpe.id, bases, mk.strides, trip, m.ldm_bytes,
+                            m.vector_ldm_align)
         t0 = cpe.t
-        for r, off in timing.first_use.items():
-            ready = cpe.reg_ready[r] - off
+        rr = cpe.reg_ready
+        for r, off in rp.first_use:
+            ready = rr[r] - off
             if ready > t0:
                 t0 = ready
         cpe.t = t0
-        if plan.has_rlc:
+        if rp.has_rlc:
             yield from cpe.sync()
             t0 = cpe.t
         start = t0
         rlc = self.rlc
-        inputs: dict[str, np.ndarray] = {}
-        taken: list[tuple[list, np.ndarray]] = []
-        for d, js in plan.gets.items():
-            need = trip * len(js)
+        inputs: dict[str, list] = {}
+        for d, (need, rel) in rp.gets.items():
             fifo = rlc.fifo[d][cpe.id]
             while fifo.available() < need:
                 fifo.waiters.append(cpe)
                 yield _Block(f"get{d[0]} in '{mk.name}': waiting for {need} messages on the "
                              f"{d} FIFO ({fifo.available()} posted)")
             slices = fifo.take(need)
-            arr = np.concatenate([b.arrival[lo:hi] for b, lo, hi in slices])
-            rel = np.stack([timing.issue_times(j, trip) for j in js], axis=1).reshape(-1)
-            start = max(start, int((arr - rel).max()))
-            data = np.concatenate([b.data[lo:hi] for b, lo, hi in slices])
-            inputs[d] = data.reshape(trip, len(js), -1)
-            taken.append((slices, rel))
-        for slices, rel in taken:
+            arr = slices[0][0].arrival[slices[0][1]:slices[0][2]] if len(slices) == 1 else \
+                np.concatenate([b.arrival[lo:hi] for b, lo, hi in slices])
+            s = int((arr - rel).max())
+            if s > start:
+                start = s
+            inputs[d] = slices
+        for d, slices in inputs.items():
+            rel = rp.gets[d][1]
             pos = 0
             for b, lo, hi in slices:
                 b.got[lo:hi] = start + rel[pos : pos + hi - lo]
@@ -417,49 +443,34 @@ class Engine:
                 self.trace.flow(b, cpe.id, start)
                 for w in self.sender_waiters.pop(id(b), []):
                     self.wake(w)
-        # numerics
-        addrs = [b + np.arange(trip, dtype=np.int64) * s for b, s in zip(bases, mk.strides)]
-        sends = MicroKernelNumerics(body, plan, cpe.id, cpe.regs, self.ldm, trip, addrs, inputs,
-                                    m.vector_ldm_align).run()
         k = cpe.kernel
-        # RLC sends: one batch per (direction, target)
-        posted: list[Batch] = []
-        if plan.puts:
-            groups: dict[tuple[str, int], list[int]] = {}
-            for j in plan.puts:
-                ins = body[j]
-                d = "row" if ins.op in ("putr", "vldr", "ldder") else "col"
-                dst = 8 if ins.rlc_dst is None else ins.rlc_dst
-                for tgt in rlc.targets(cpe.id, d, dst):
-                    groups.setdefault((d, tgt), []).append(j)
-            n_msgs = trip * len(plan.puts)
-            rlc.messages += n_msgs
-            if k is not None:
-                k.rlc_messages += n_msgs
-                k.uses_rlc = True
-            for (d, tgt), js in groups.items():
-                put = np.stack([timing.issue_times(j, trip) for j in js], axis=1).reshape(-1) + start
-                data = np.stack([sends[j] for j in js], axis=1).reshape(trip * len(js), -1)
-                b = Batch(cpe.id, tgt, d, put + m.rlc_latency, put, data)
+        outputs: list[tuple[Batch, tuple[int, ...]]] = []
+        if rp.puts:
+            for d, tgt, js, put_rel in rp.targets(cpe.id, rlc):
+                put = put_rel + start
+                b = Batch(cpe.id, tgt, d, put + m.rlc_latency, put, None)
                 b.flow_id = rlc.next_flow
                 rlc.next_flow += 1
-                b.sender_span = (cpe.id, start)
                 rlc.post(b)
-                posted.append(b)
+                outputs.append((b, js))
                 self.trace.flow_start(b, cpe.id, start)
                 fifo = rlc.fifo[d][tgt]
                 ws, fifo.waiters = fifo.waiters, []
                 for w in ws:
                     self.wake(w)
-        if k is not None and plan.gets:
+            rlc.messages += rp.n_msgs
+            if k is not None:
+                k.rlc_messages += rp.n_msgs
+        if k is not None and rp.has_rlc:
             k.uses_rlc = True
-        end = start + timing.cycles(trip)
-        # register scoreboard after the run
-        for r, (j, lat) in timing.last_writer.items():
-            cpe.reg_ready[r] = start + int(timing.issue_times(j, trip)[-1]) + lat
-        # back-pressure (rule 6): put j waits for get j - depth
+        # numerics: queued, executed in SPMD batches by flush_numerics()
+        self.pending[cpe.id].append((mk, trip, bases, inputs, outputs))
+        self.n_pending += 1
+        end = start + rp.cycles
+        for r, off in rp.ready_after:
+            rr[r] = start + off
         depth = rlc.depth
-        for b in posted:
+        for b, _ in outputs:
             if b.n <= depth:
                 continue
             while b.consumed < b.n - depth:
@@ -470,14 +481,103 @@ class Engine:
             delta = int((b.got[: b.n - depth] + 1 - b.put[depth:]).max())
             if delta > 0:
                 end += delta
-        cpe.t = max(cpe.t, end)
+        if end > cpe.t:
+            cpe.t = end
         if k is not None:
             cyc = end - start
-            k.flops += plan.flops_per_iter * trip
-            k.p0_valid += timing.p0_valid * trip
-            k.p1_valid += timing.p1_valid * trip
+            k.flops += rp.flops
+            k.p0_valid += rp.p0_valid
+            k.p1_valid += rp.p1_valid
             k.p_cycles += cyc
             k.compute_per_cpe[cpe.id] += cyc
-        if start > t0:
-            self.trace.span(cpe.id, 1, "rlc stall", t0, start)
-        self.trace.span(cpe.id, 1, mk.name, start, end, {"trip": trip})
+        if self.trace.enabled:
+            if start > t0:
+                self.trace.span(cpe.id, 1, "rlc stall", t0, start)
+            self.trace.span(cpe.id, 1, mk.name, start, end, {"trip": trip})
+
+    def flush_numerics(self) -> None:
+        """Execute every queued micro-kernel run, batching CPEs that run the same body with
+        the same trip count (one numpy evaluation per group, ``BatchNumerics``)."""
+        if not self.n_pending:
+            return
+        pending = self.pending
+        while self.n_pending:
+            groups: dict[tuple, list[int]] = {}
+            for c in range(len(pending)):
+                q = pending[c]
+                if not q:
+                    continue
+                mk, trip, _, inputs, _ = q[0]
+                if all(b.data is not None for sl in inputs.values() for b, _, _ in sl):
+                    groups.setdefault((mk, trip), []).append(c)
+            if not groups:
+                raise SimError("internal error: micro-kernel numerics wait for messages that "
+                               "no queued run produces")
+            for (mk, trip), cpes in groups.items():
+                tasks = [pending[c].popleft() for c in cpes]
+                self.n_pending -= len(tasks)
+                self._execute(mk, trip, cpes, tasks)
+
+    def _execute(self, mk: MicroKernel, trip: int, cpes: list[int], tasks: list) -> None:
+        plan = plan_body(mk.body, self.machine.zero_reg)
+        bases = np.array([t[2] for t in tasks], dtype=np.int64).reshape(len(tasks), len(mk.strides))
+        ins: dict[str, np.ndarray] = {}
+        for d, js in plan.gets.items():
+            m = len(js)
+            arrs = []
+            for t in tasks:
+                sl = t[3][d]
+                data = sl[0][0].data[sl[0][1]:sl[0][2]] if len(sl) == 1 else \
+                    np.concatenate([b.data[lo:hi] for b, lo, hi in sl])
+                arrs.append(data.reshape(trip, m, 4))
+            ins[d] = np.stack(arrs)
+        sends = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
+                              mk.strides, ins).run()
+        for ci, t in enumerate(tasks):
+            for b, js in t[4]:
+                if len(js) == 1:
+                    b.data = np.ascontiguousarray(sends[js[0]][ci])
+                else:
+                    b.data = np.stack([sends[j][ci] for j in js], axis=1).reshape(-1, 4)
+
+
+class _RunPlan:
+    """Everything about a (micro-kernel, trip count) pair that does not depend on the CPE."""
+
+    def __init__(self, mk: MicroKernel, trip: int, machine: Machine) -> None:
+        body = mk.body
+        timing = schedule_body(body, machine)
+        plan = plan_body(body, machine.zero_reg)
+        self.timing, self.plan = timing, plan
+        self.cycles = timing.cycles(trip)
+        issue = np.stack([timing.issue_times(j, trip) for j in range(len(body))], axis=1)
+        self.first_use = list(timing.first_use.items())
+        self.ready_after = [(r, int(issue[-1, j]) + lat) for r, (j, lat) in timing.last_writer.items()]
+        self.gets = {d: (trip * len(js), issue[:, list(js)].reshape(-1)) for d, js in plan.gets.items()}
+        self.puts = plan.puts
+        self.has_rlc = plan.has_rlc
+        self.n_msgs = trip * len(plan.puts)
+        self.flops = plan.flops_per_iter * trip
+        self.p0_valid = timing.p0_valid * trip
+        self.p1_valid = timing.p1_valid * trip
+        self._issue = issue
+        self._targets: dict[int, list] = {}
+        self._body = body
+
+    def targets(self, cpe: int, rlc: RLCNetwork) -> list:
+        """[(direction, target CPE, put instruction indices, relative put cycles)] for ``cpe``."""
+        t = self._targets.get(cpe)
+        if t is None:
+            per: dict[tuple[str, int], list[int]] = {}
+            for j in self.puts:
+                ins = self._body[j]
+                d = "row" if ins.op in ("putr", "vldr", "ldder") else "col"
+                dst = 8 if ins.rlc_dst is None else ins.rlc_dst
+                for tgt in rlc.targets(cpe, d, dst):
+                    per.setdefault((d, tgt), []).append(j)
+            t = []
+            for (d, tgt), js in per.items():
+                rel = self._issue[:, js].reshape(-1)
+                t.append((d, tgt, tuple(js), rel))
+            self._targets[cpe] = t
+        return t

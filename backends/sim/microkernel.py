@@ -89,6 +89,7 @@ class BodyPlan:
     has_rlc: bool = False
     has_store: bool = False
     has_load: bool = False
+    unsupported: str = ""
 
 
 def _addend_index(ins: Instr) -> int | None:
@@ -102,23 +103,48 @@ def _addend_index(ins: Instr) -> int | None:
     return None
 
 
+def numeric_sources(ins: Instr) -> tuple[int, ...]:
+    """The source registers whose *values* an instruction uses (address registers excluded)."""
+    op = ins.op
+    if op in STORES or op in PUTS:
+        return ins.src[:1]
+    if op in FMA or op in FP_BINARY:
+        return ins.src
+    return ()
+
+
+def is_numeric(ins: Instr) -> bool:
+    """True for instructions with a numeric effect (loads, stores, fp, RLC)."""
+    op = ins.op
+    return op in LOADS or op in STORES or op in FMA or op in FP_BINARY or op in PUTS or op in GETS
+
+
 @functools.lru_cache(maxsize=4096)
 def plan_body(body: tuple[Instr, ...], zero_reg: int = 31) -> BodyPlan:
     nb = len(body)
+    numeric = [is_numeric(ins) for ins in body]
     writers: dict[int, list[int]] = {}
+    other_writers: dict[int, int] = {}
     for j, ins in enumerate(body):
         for r in ins.dst:
-            writers.setdefault(r, []).append(j)
+            if numeric[j]:
+                writers.setdefault(r, []).append(j)
+            else:
+                other_writers[r] = j
     last_writer = {r: w[-1] for r, w in writers.items()}
     src_kind = []
     deps: list[set[int]] = [set() for _ in range(nb)]
     carried_readers: dict[int, list[int]] = {}
+    unsupported = ""
     for j, ins in enumerate(body):
         kinds = []
-        for r in ins.src:
+        for r in numeric_sources(ins):
             if r == zero_reg:
                 kinds.append(("zero", r))
                 continue
+            if r in other_writers and not unsupported:
+                unsupported = (f"'{ins.op}' reads r{r}, which '{body[other_writers[r]].op}' writes "
+                               f"in the same body: integer/shuffle values are not simulated")
             prev = [w for w in writers.get(r, []) if w < j]
             if prev:
                 kinds.append(("local", prev[-1]))
@@ -160,7 +186,7 @@ def plan_body(body: tuple[Instr, ...], zero_reg: int = 31) -> BodyPlan:
     for j, d in enumerate(deps):
         for w in d:
             users[w].append(j)
-    ready = [j for j in range(nb) if indeg[j] == 0]
+    ready = [j for j in range(nb) if indeg[j] == 0 and numeric[j]]
     order: list[int] = []
     import heapq
 
@@ -172,7 +198,7 @@ def plan_body(body: tuple[Instr, ...], zero_reg: int = 31) -> BodyPlan:
             indeg[u] -= 1
             if indeg[u] == 0:
                 heapq.heappush(ready, u)
-    if len(order) != nb:
+    if len(order) != sum(numeric):
         order = []
     gets: dict[str, list[int]] = {}
     puts: list[int] = []
@@ -193,6 +219,7 @@ def plan_body(body: tuple[Instr, ...], zero_reg: int = 31) -> BodyPlan:
         has_rlc=bool(gets or puts),
         has_store=any(i.op in STORES for i in body),
         has_load=any(i.op in LOADS for i in body),
+        unsupported=unsupported,
     )
 
 
@@ -212,246 +239,283 @@ def _width(op: str) -> int:
     return 0
 
 
-class MicroKernelNumerics:
-    """Evaluate a body's numerics for one CPE.
+def check_run_addresses(body: tuple[Instr, ...], cpe: int, bases: tuple[int, ...],
+                        strides: tuple[int, ...], n: int, ldm_bytes: int, align: int) -> None:
+    """Bounds and alignment of every LDM access of a run (integer arithmetic, no arrays).
 
-    ``regs``: the CPE's register file (list of 32 ``(4,)`` arrays); ``ldm``: ``LDMArray``;
-    ``inputs``: direction -> ``(n, m, 4)`` payload array of the run's GETs (m GETs per
-    iteration in body order). Returns the payloads sent by every put instruction:
-    instr index -> ``(n, 4)``.
+    Raises :class:`MemoryBoundsError` / :class:`NumericsError` naming the CPE and instruction.
+    """
+    for ins in body:
+        w = _width(ins.op)
+        if not w:
+            continue
+        if ins.ptr is None or ins.ptr >= len(bases):
+            raise NumericsError(f"CPE {cpe}: '{ins.op}' uses pointer p{ins.ptr} of a micro-kernel "
+                                f"with {len(bases)} pointer(s)")
+        b, st = bases[ins.ptr] + ins.offset, strides[ins.ptr]
+        last = b + (n - 1) * st
+        lo, hi = min(b, last), max(b, last) + w
+        if lo < 0 or hi > ldm_bytes:
+            raise MemoryBoundsError(f"CPE {cpe}: '{ins.op}' accesses LDM [{lo}, {hi}) outside the "
+                                    f"{ldm_bytes}-byte LDM")
+        need = min(w, align)
+        if b % need or (n > 1 and st % need):
+            raise NumericsError(f"CPE {cpe}: '{ins.op}' at LDM address {b} (stride {st}) is not "
+                                f"{need}-byte aligned")
+
+
+_AR4 = np.arange(4)
+
+
+def _compute(op: str, x: list[np.ndarray]) -> np.ndarray:
+    if op in ("vmad", "fmad"):
+        return x[0] * x[1] + x[2]
+    if op in ("vmas", "fmas"):
+        f = np.float32
+        return (x[0].astype(f) * x[1].astype(f) + x[2].astype(f)).astype(np.float64)
+    single = op.endswith("s") and op not in ("vadd", "vsub", "vmul")
+    if op.startswith(("vadd", "fadd")):
+        r = x[0] + x[1]
+    elif op.startswith(("vsub", "fsub")):
+        r = x[0] - x[1]
+    elif op.startswith(("vmul", "fmul")):
+        r = x[0] * x[1]
+    else:
+        raise NumericsError(f"no numerics for '{op}'")
+    return r.astype(np.float32).astype(np.float64) if single else r
+
+
+class BatchNumerics:
+    """Numerics of one micro-kernel body run by ``C`` CPEs at once (SPMD batching).
+
+    Every value is an array ``(C, n, 4)`` (CPE, iteration, lane) of float64 (fp32 values are
+    rounded to fp32 and held in float64 lanes). ``regs``: the engine's register files
+    ``(64, 32, 4)``; ``ldm``: :class:`LDMArray`; ``bases``: ``(C, P)`` pointer start addresses;
+    ``inputs``: direction -> ``(C, n, m, 4)`` payloads of the run's GETs (m per iteration, body
+    order). :meth:`run` returns ``{put instruction index: (C, n, 4)}``.
     """
 
-    def __init__(self, body: tuple[Instr, ...], plan: BodyPlan, cpe: int, regs: list,
-                 ldm, n: int, addrs: list[np.ndarray], inputs: dict[str, np.ndarray],
-                 vector_align: int = 32) -> None:
-        self.body, self.plan, self.cpe, self.regs, self.ldm, self.n = body, plan, cpe, regs, ldm, n
-        self.addrs = addrs  # per pointer: (n,) byte addresses of iteration i
+    def __init__(self, body: tuple[Instr, ...], plan: BodyPlan, cpes: np.ndarray, regs: np.ndarray,
+                 ldm, n: int, bases: np.ndarray, strides: tuple[int, ...],
+                 inputs: dict[str, np.ndarray]) -> None:
+        self.body, self.plan, self.cpes, self.regs, self.ldm, self.n = body, plan, cpes, regs, ldm, n
+        self.bases = bases
+        self.strides = strides
         self.inputs = inputs
-        self.align = vector_align
+        self._it = np.arange(n, dtype=np.int64)
 
-    # -- addresses ----------------------------------------------------------------------
-    def _address(self, ins: Instr) -> np.ndarray:
-        if ins.ptr is None:
-            raise NumericsError(f"CPE {self.cpe}: '{ins.op}' has no LDM pointer")
-        if ins.ptr >= len(self.addrs):
-            raise NumericsError(f"CPE {self.cpe}: '{ins.op}' uses pointer {ins.ptr} of "
-                                f"{len(self.addrs)}")
-        a = self.addrs[ins.ptr] + ins.offset
-        w = _width(ins.op)
-        lo, hi = int(a.min()), int(a.max()) + w
-        if lo < 0 or hi > self.ldm.ldm_bytes:
-            raise MemoryBoundsError(
-                f"CPE {self.cpe}: '{ins.op}' accesses LDM [{lo}, {hi}) outside the "
-                f"{self.ldm.ldm_bytes}-byte LDM"
-            )
-        need = self.align if w in (16, 32) else w
-        if (a % need).any():
-            bad = int(a[(a % need) != 0][0])
-            raise NumericsError(f"CPE {self.cpe}: '{ins.op}' at LDM address {bad} is not "
-                                f"{need}-byte aligned")
-        return a
+    def _addr(self, ins: Instr) -> np.ndarray:
+        """(C, n) byte addresses of ``ins``."""
+        return (self.bases[:, ins.ptr] + ins.offset)[:, None] + self._it[None, :] * self.strides[ins.ptr]
 
-    def _load(self, ins: Instr, a: np.ndarray) -> np.ndarray:
+    def _load(self, ins: Instr) -> np.ndarray:
         op = ins.op
-        c = self.cpe
+        a = self._addr(ins)
+        c = self.cpes[:, None]
         if op in LOADS_F64_VEC:
-            return self.ldm.f64[c][(a // 8)[:, None] + np.arange(4)]
-        if op in LOADS_F64_REP:
-            v = self.ldm.f64[c][a // 8]
-            return np.repeat(v[:, None], 4, axis=1)
+            return self.ldm.f64[c[:, :, None], (a // 8)[:, :, None] + _AR4]
         if op in LOADS_F32_VEC:
-            return self.ldm.f32[c][(a // 4)[:, None] + np.arange(4)]
-        v = self.ldm.f32[c][a // 4]
-        return np.repeat(v[:, None], 4, axis=1)
-
-    def _store(self, ins: Instr, a: np.ndarray, val: np.ndarray) -> None:
-        c = self.cpe
-        if val.ndim == 1:
-            val = np.broadcast_to(val, (a.shape[0], 4))
-        if ins.op == "vstd":
-            self.ldm.f64[c][(a // 8)[:, None] + np.arange(4)] = val
+            return self.ldm.f32[c[:, :, None], (a // 4)[:, :, None] + _AR4].astype(np.float64)
+        if op in LOADS_F64_REP:
+            v = self.ldm.f64[c, a // 8]
         else:
-            self.ldm.f32[c][(a // 4)[:, None] + np.arange(4)] = val.astype(np.float32)
+            v = self.ldm.f32[c, a // 4].astype(np.float64)
+        return np.repeat(v[:, :, None], 4, axis=2)
 
-    @staticmethod
-    def _compute(op: str, x: list[np.ndarray]) -> np.ndarray:
-        if op in ("vmad", "fmad"):
-            return x[0] * x[1] + x[2]
-        if op in ("vmas", "fmas"):
-            return (x[0].astype(np.float32) * x[1].astype(np.float32) + x[2].astype(np.float32))
-        if op.startswith(("vadd", "fadd")):
-            return x[0] + x[1]
-        if op.startswith(("vsub", "fsub")):
-            return x[0] - x[1]
-        if op.startswith(("vmul", "fmul")):
-            return x[0] * x[1]
-        raise NumericsError(f"no numerics for '{op}'")
+    def _store(self, ins: Instr, val: np.ndarray) -> None:
+        a = self._addr(ins)
+        n = self.n
+        val = np.broadcast_to(val, (len(self.cpes), n, 4))
+        if n > 1 and self.strides[ins.ptr] == 0:  # same address every iteration: last one wins
+            a, val = a[:, -1:], val[:, -1:]
+        c = self.cpes[:, None, None]
+        if ins.op == "vstd":
+            self.ldm.f64[c, (a // 8)[:, :, None] + _AR4] = val
+        else:
+            self.ldm.f32[c, (a // 4)[:, :, None] + _AR4] = val.astype(np.float32)
 
-    def _livein(self, r: int) -> np.ndarray:
-        return self.regs[r]
+    def _memory_hazard(self) -> bool:
+        """True if a store of the run may write bytes a load of the same CPE's run reads."""
+        plan = self.plan
+        if not (plan.has_store and plan.has_load):
+            return False
+        n = self.n
+        ld, st = [], []
+        for ins in self.body:
+            w = _width(ins.op)
+            if not w:
+                continue
+            b = self.bases[:, ins.ptr] + ins.offset
+            e = b + (n - 1) * self.strides[ins.ptr]
+            rng = (np.minimum(b, e), np.maximum(b, e) + w)
+            (ld if ins.op in LOADS else st).append(rng)
+        return any(bool(((s0 < l1) & (l0 < s1)).any()) for s0, s1 in st for l0, l1 in ld)
 
-    # -- vectorised evaluation ----------------------------------------------------------
     def run(self) -> dict[int, np.ndarray]:
-        if not self.plan.order or self._memory_hazard():
+        plan = self.plan
+        if plan.unsupported:
+            raise NumericsError(f"CPE {int(self.cpes[0])}: {plan.unsupported}")
+        if not plan.order or self._memory_hazard():
             return self.run_sequential()
-        body, plan, n = self.body, self.plan, self.n
+        body, n = self.body, self.n
+        C = len(self.cpes)
+        regs = self.regs
+        cpes = self.cpes
         val: dict[int, np.ndarray] = {}
         sends: dict[int, np.ndarray] = {}
         get_pos = {d: {j: k for k, j in enumerate(js)} for d, js in plan.gets.items()}
         deferred: list[int] = []
-        stores: list[tuple[Instr, np.ndarray, int]] = []
+        stores: list[int] = []
+        carried_cache: dict[int, np.ndarray] = {}
+        livein_cache: dict[int, np.ndarray] = {}
+
+        def livein(r: int) -> np.ndarray:
+            v = livein_cache.get(r)
+            if v is None:
+                v = regs[cpes, r][:, None, :]  # (C, 1, 4)
+                livein_cache[r] = v
+            return v
 
         def operand(j: int, k: int) -> np.ndarray:
             kind, ref = plan.src_kind[j][k]
             if kind == "local":
                 return val[ref]
             if kind == "livein":
-                return self._livein(ref)
+                return livein(ref)
             if kind == "zero":
-                return np.zeros(4)
-            # carried: previous iteration's value of the last writer, live-in for iteration 0
-            r = ref
-            w = plan.last_writer[r]
-            cur = val[w]
-            if cur.ndim == 1:
-                cur = np.broadcast_to(cur, (n, 4))
-            return np.concatenate([np.broadcast_to(self.regs[r], (1, 4)).astype(cur.dtype),
-                                   cur[:-1]])
+                return np.zeros((1, 1, 4))
+            hit = carried_cache.get(ref)
+            if hit is not None:
+                return hit
+            cur = np.broadcast_to(val[plan.last_writer[ref]], (C, n, 4))
+            out = np.empty((C, n, 4))
+            out[:, 0] = regs[cpes, ref]
+            out[:, 1:] = cur[:, :-1]
+            carried_cache[ref] = out
+            return out
 
         for j in plan.order:
             ins = body[j]
             op = ins.op
             if op in LOADS:
-                v = self._load(ins, self._address(ins))
+                v = self._load(ins)
                 val[j] = v
                 if op in FUSED_SEND:
                     sends[j] = v
             elif op in STORES:
-                stores.append((ins, self._address(ins), j))
+                stores.append(j)
             elif op in GETS:
                 d = "row" if op == "getr" else "col"
-                val[j] = self.inputs[d][:, get_pos[d][j]]
+                val[j] = self.inputs[d][:, :, get_pos[d][j]]
             elif op in PUTS:
-                sends[j] = np.broadcast_to(operand(j, 0), (n, 4))
-            elif op in FMA or op in FP_BINARY:
-                if j in plan.acc and j not in plan.acc_cumsum:
-                    deferred.append(j)
-                    continue
-                if j in plan.acc:
-                    ai = _addend_index(ins)
-                    xs = [operand(j, k) for k in range(len(ins.src)) if k != ai]
-                    inc = self._increment(op, xs, n)
-                    r = ins.src[ai]
-                    val[j] = self.regs[r] + np.cumsum(inc, axis=0) * (-1 if op.startswith(("vsub", "fsub")) else 1)
-                else:
-                    val[j] = np.broadcast_to(self._compute(op, [operand(j, k) for k in range(len(ins.src))]), (n, 4))
-            # scalar/control instructions: timing only
-        # all stores read values computed above
-        for ins, a, j in stores:
-            v = operand(j, 0)
-            if v.ndim == 2 and v.shape[0] == n:
-                # equal addresses across iterations: the last iteration wins
-                if n > 1 and a[0] == a[-1] and (a == a[0]).all():
-                    self._store(ins, a[-1:], v[-1:])
-                    continue
-            self._store(ins, a, v)
-        self._reduce_deferred(deferred, operand, val)
-        # live-out: last iteration of the last writer of every register
+                sends[j] = np.broadcast_to(operand(j, 0), (C, n, 4))
+            elif j in plan.acc and j not in plan.acc_cumsum:
+                deferred.append(j)
+            elif j in plan.acc:
+                ai = _addend_index(ins)
+                xs = [operand(j, k) for k in range(len(ins.src)) if k != ai]
+                inc = np.broadcast_to(self._increment(op, xs), (C, n, 4))
+                sign = -1.0 if op.startswith(("vsub", "fsub")) else 1.0
+                val[j] = livein(ins.src[ai]) + sign * np.cumsum(inc, axis=1)
+            else:
+                val[j] = _compute(op, [operand(j, k) for k in range(len(ins.src))])
+        for j in stores:
+            self._store(body[j], operand(j, 0))
+        self._reduce_deferred(deferred, operand, val, livein)
         for r, w in plan.last_writer.items():
-            if r == 31 or w not in val:
+            v = val.get(w)
+            if v is None:
                 continue
-            v = val[w]
-            self.regs[r] = np.array(v[-1] if v.ndim == 2 else v)
+            v = np.broadcast_to(v, (C, v.shape[1], 4))
+            regs[cpes, r] = v[:, -1]
         return sends
 
     @staticmethod
-    def _increment(op: str, xs: list[np.ndarray], n: int) -> np.ndarray:
+    def _increment(op: str, xs: list[np.ndarray]) -> np.ndarray:
         if op in FMA:
             p = xs[0] * xs[1]
             if op in ("vmas", "fmas"):
-                p = p.astype(np.float32)
-        else:
-            p = xs[0]
-        return np.broadcast_to(p, (n, 4))
+                p = p.astype(np.float32).astype(np.float64)
+            return p
+        return xs[0]
 
-    def _reduce_deferred(self, deferred: list[int], operand, val: dict) -> None:
-        """Reductions over iterations; FMAs with (n,4) operands are grouped into one einsum."""
+    def _reduce_deferred(self, deferred: list[int], operand, val: dict, livein) -> None:
+        """Reductions over iterations; vmad products are grouped into one einsum."""
         if not deferred:
             return
         body = self.body
-        n = self.n
+        C, n = len(self.cpes), self.n
         fma = [j for j in deferred if body[j].op == "vmad"]
-        rest = [j for j in deferred if j not in fma]
         if fma:
-            # unique operand arrays on each side
-            left, right, pairs = [], [], []
+            left: list[np.ndarray] = []
+            right: list[np.ndarray] = []
             lid: dict[int, int] = {}
             rid: dict[int, int] = {}
+            pairs = []
+            keep = []
             for j in fma:
                 a, b = operand(j, 0), operand(j, 1)
-                if a.ndim == 1:
-                    a = np.broadcast_to(a, (n, 4))
-                if b.ndim == 1:
-                    b = np.broadcast_to(b, (n, 4))
-                ka, kb = id(a), id(b)
-                if ka not in lid:
-                    lid[ka] = len(left)
-                    left.append(a)
-                if kb not in rid:
-                    rid[kb] = len(right)
-                    right.append(b)
-                pairs.append((lid[ka], rid[kb]))
-            L = np.stack(left)  # (na, n, 4)
-            R = np.stack(right)  # (nb, n, 4)
-            S = np.einsum("anl,bnl->abl", L, R, optimize=False)
+                keep += [a, b]
+                if id(a) not in lid:
+                    lid[id(a)] = len(left)
+                    left.append(np.broadcast_to(a, (C, n, 4)))
+                if id(b) not in rid:
+                    rid[id(b)] = len(right)
+                    right.append(np.broadcast_to(b, (C, n, 4)))
+                pairs.append((lid[id(a)], rid[id(b)]))
+            S = np.einsum("canl,cbnl->cabl", np.stack(left, axis=1), np.stack(right, axis=1))
             for j, (ia, ib) in zip(fma, pairs):
-                r = body[j].src[2]
-                val[j] = self.regs[r] + S[ia, ib]
-        for j in rest:
+                val[j] = livein(body[j].src[2]) + S[:, ia, ib][:, None, :]
+        for j in deferred:
+            if j in fma:
+                continue
             ins = body[j]
             ai = _addend_index(ins)
             xs = [operand(j, k) for k in range(len(ins.src)) if k != ai]
-            inc = self._increment(ins.op, xs, n).sum(axis=0)
-            r = ins.src[ai]
-            sign = -1 if ins.op.startswith(("vsub", "fsub")) else 1
-            val[j] = (self.regs[r] + sign * inc).astype(self.regs[r].dtype if ins.op not in ("vmas", "fmas") else np.float32)
-
-    def _memory_hazard(self) -> bool:
-        """True if a store of this run may write bytes a load of this run reads."""
-        if not (self.plan.has_store and self.plan.has_load):
-            return False
-        ld, st = [], []
-        for ins in self.body:
-            if ins.op in LOADS or ins.op in STORES:
-                a = self.addrs[ins.ptr] + ins.offset
-                rng = (int(a.min()), int(a.max()) + _width(ins.op))
-                (ld if ins.op in LOADS else st).append(rng)
-        return any(s0 < l1 and l0 < s1 for s0, s1 in st for l0, l1 in ld)
+            inc = np.broadcast_to(self._increment(ins.op, xs), (C, n, 4)).sum(axis=1)
+            sign = -1.0 if ins.op.startswith(("vsub", "fsub")) else 1.0
+            out = livein(ins.src[ai])[:, 0] + sign * inc
+            if ins.op in ("vmas", "fmas") or (ins.op.endswith("s") and ins.op.startswith("v")):
+                out = out.astype(np.float32).astype(np.float64)
+            val[j] = out[:, None, :]
 
     # -- exact iteration-by-iteration evaluation ------------------------------------------
     def run_sequential(self) -> dict[int, np.ndarray]:
         body, n = self.body, self.n
-        sends: dict[int, list[np.ndarray]] = {}
+        C = len(self.cpes)
+        sends: dict[int, np.ndarray] = {}
         get_pos = {d: {j: k for k, j in enumerate(js)} for d, js in self.plan.gets.items()}
-        regs = self.regs
-        for i in range(n):
-            for j, ins in enumerate(body):
-                op = ins.op
-                if op in LOADS:
-                    a = self._address(ins)[i : i + 1]
-                    v = self._load(ins, a)[0]
-                    regs[ins.dst[0]] = v
-                    if op in FUSED_SEND:
-                        sends.setdefault(j, []).append(v)
-                elif op in STORES:
-                    a = self._address(ins)[i : i + 1]
-                    self._store(ins, a, np.asarray(regs[ins.src[0]])[None, :])
-                elif op in GETS:
-                    d = "row" if op == "getr" else "col"
-                    regs[ins.dst[0]] = self.inputs[d][i, get_pos[d][j]]
-                elif op in PUTS:
-                    sends.setdefault(j, []).append(np.array(regs[ins.src[0]]))
-                elif op in FMA or op in FP_BINARY:
-                    x = [np.asarray(regs[r]) if r != 31 else np.zeros(4) for r in ins.src]
-                    regs[ins.dst[0]] = self._compute(op, x)
-        return {j: np.stack(v) for j, v in sends.items()}
+        for ci in range(C):
+            c = int(self.cpes[ci])
+            regs = self.regs[c]
+            for i in range(n):
+                for j, ins in enumerate(body):
+                    op = ins.op
+                    if op in LOADS or op in STORES:
+                        a = int(self.bases[ci, ins.ptr]) + ins.offset + i * self.strides[ins.ptr]
+                    if op in LOADS:
+                        if op in LOADS_F64_VEC:
+                            v = self.ldm.f64[c, a // 8 : a // 8 + 4].copy()
+                        elif op in LOADS_F32_VEC:
+                            v = self.ldm.f32[c, a // 4 : a // 4 + 4].astype(np.float64)
+                        elif op in LOADS_F64_REP:
+                            v = np.full(4, self.ldm.f64[c, a // 8])
+                        else:
+                            v = np.full(4, float(self.ldm.f32[c, a // 4]))
+                        regs[ins.dst[0]] = v
+                        if op in FUSED_SEND:
+                            sends.setdefault(j, np.zeros((C, n, 4)))[ci, i] = v
+                    elif op in STORES:
+                        if op == "vstd":
+                            self.ldm.f64[c, a // 8 : a // 8 + 4] = regs[ins.src[0]]
+                        else:
+                            self.ldm.f32[c, a // 4 : a // 4 + 4] = regs[ins.src[0]].astype(np.float32)
+                    elif op in GETS:
+                        d = "row" if op == "getr" else "col"
+                        regs[ins.dst[0]] = self.inputs[d][ci, i, get_pos[d][j]]
+                    elif op in PUTS:
+                        sends.setdefault(j, np.zeros((C, n, 4)))[ci, i] = regs[ins.src[0]]
+                    elif op in FMA or op in FP_BINARY:
+                        x = [regs[r] if r != 31 else np.zeros(4) for r in numeric_sources(ins)]
+                        regs[ins.dst[0]] = _compute(op, x)
+        return sends
