@@ -169,12 +169,18 @@ def complete_inputs(module: ModuleOp, given: Mapping[str, np.ndarray], seed: int
 
 
 def write_npz_atomically(path: str, arrays: Mapping[str, np.ndarray]) -> None:
-    """``np.savez`` to a temporary file next to ``path``, then rename (no partial file)."""
+    """``np.savez`` to a temporary file next to ``path``, then rename (no partial file).
+
+    The file gets the usual permissions (0666 minus the umask), not mkstemp's private 0600.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".taihu-run-", suffix=".npz")
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

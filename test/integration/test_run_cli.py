@@ -89,6 +89,9 @@ def test_onnx_with_inputs_and_output_matches_onnxruntime(model, tmp_path, capsys
     assert code == 0, err
     sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     expected = sess.run(None, inputs())
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "y.npz").stat().st_mode & 0o777 == 0o666 & ~umask
     with np.load(tmp_path / "y.npz") as y:
         assert y.files == ["y0", "y1"]  # output order, ONNX output names
         for name, e in zip(y.files, expected):
