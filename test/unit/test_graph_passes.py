@@ -127,7 +127,18 @@ class Spec:
 def _weight(g: G, rng: np.random.Generator, shape: tuple[int, ...]) -> SSAValue:
     """A constant weight, sometimes computed by a small constant subgraph."""
     w = rng.uniform(-1, 1, shape).astype(np.float32)
-    kind = rng.integers(0, 8)  # 4..7: a plain constant
+    kind = rng.integers(0, 12)  # 8..11: a plain constant
+    if kind == 4:  # an elementwise op of a constant
+        unary = [graph.SigmoidOp, graph.TanhOp, graph.ReluOp][int(rng.integers(0, 3))]
+        return g(unary(g.cst(w)))
+    if kind == 5:
+        return g(graph.ClipOp(g.cst(w), min=-0.5, max=0.5))
+    if kind == 6:
+        return g(graph.SoftmaxOp(g.cst(w), axis=-1))
+    if kind == 7 and shape[0] >= 2:  # concat of two parts along dim 0, then sum with itself
+        h = shape[0] // 2
+        cat = g(graph.ConcatOp([g.cst(w[:h]), g.cst(w[h:])], axis=0))
+        return g(graph.SumOp([cat, g.cst(w), cat]))
     if kind == 1:  # w = a + b
         a = rng.uniform(-1, 1, shape).astype(np.float32)
         return g(graph.AddOp(g.cst(a), g.cst(w - a)))
