@@ -418,3 +418,22 @@ def test_fold_constants_max_elements() -> None:
     assert graph_ops(folded) == ["graph.add"]
     np.testing.assert_array_equal(_constants(folded)[0], np.arange(6.0).reshape(2, 3) + 1)
     assert str(apply(module, GraphFoldConstantsPass(max_elements=5))) == str(module)
+
+
+def test_fold_constants_multi_result_lstm() -> None:
+    rng = np.random.default_rng(5)
+    g = G((1,))
+    h = 2
+    lstm = graph.LSTMOp(
+        g.cst(rng.standard_normal((3, 1, 2))),
+        g.cst(rng.standard_normal((1, 4 * h, 2))),
+        g.cst(rng.standard_normal((1, 4 * h, h))),
+        hidden_size=h,
+    )
+    g.block.add_op(lstm)
+    module = g.module(*lstm.results)
+    folded = apply(module, GraphFoldConstantsPass())
+    assert graph_ops(module) == ["graph.lstm"] and graph_ops(folded) == []
+    x = np.zeros(1, np.float32)
+    for a, b in zip(run(module, [x]), run(folded, [x])):
+        np.testing.assert_array_equal(a, b)
