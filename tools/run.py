@@ -316,10 +316,15 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point (``taihu-run``); returns the exit status."""
     from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
 
+    try:
+        from taihu.backends.sim.memory import SimError
+    except ImportError:  # pragma: no cover - the simulator is part of the package
+        SimError = RunError  # noqa: N806
+
     args = _parser().parse_args(argv)
     try:
         return run(args)
-    except RunError as e:
+    except (RunError, SimError) as e:
         return report(TOOL, e)
     except (ParseError, DiagnosticException, InterpretationError) as e:
         return report(TOOL, e)
