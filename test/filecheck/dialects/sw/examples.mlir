@@ -10,6 +10,7 @@
 // RUN: %taihu-opt %examples/sw/rlc_send_full.mlir | filecheck %s --check-prefix=FULL
 // RUN: %taihu-opt %examples/sw/deadlock_getr.mlir | filecheck %s --check-prefix=DEAD
 // RUN: %taihu-opt %examples/sw/overlap.mlir | filecheck %s --check-prefix=OVL
+// RUN: %taihu-opt %examples/sw/mesh_gemm.mlir | filecheck %s --check-prefix=MESH
 
 // K41:      sw.microkernel trip 64 (%abuf step 128, %bbuf step 32) {
 // K41-NEXT:   sw.vmad r4, r0, r8
@@ -42,3 +43,7 @@
 // OVL: sw.kernel @overlap_rlc(%x: i64, %y: i64) {
 // OVL: sw.putr r3, 8
 // OVL: sw.putc r3, 8
+
+// MESH: sw.kernel @gemm() {
+// MESH: sw.vldc r{{[0-9]+}}, 96(p0, r{{[0-9]+}})
+// MESH: sw.getr r{{[0-9]+}}
