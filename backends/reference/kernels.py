@@ -237,7 +237,8 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """numpy.matmul / ONNX MatMul: 1-D promotion and batch broadcasting."""
     dtype = np.result_type(a.dtype, b.dtype)
     cdt = _compute_dtype(dtype)
-    return np.matmul(a.astype(cdt, copy=False), b.astype(cdt, copy=False)).astype(dtype, copy=False)
+    y = np.matmul(a.astype(cdt, copy=False), b.astype(cdt, copy=False))
+    return np.asarray(y).astype(dtype, copy=False)  # 1-D @ 1-D is a numpy scalar: keep an array
 
 
 def gemm(

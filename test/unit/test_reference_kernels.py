@@ -132,6 +132,11 @@ def test_conv2d(case, seed, dtype):
     check(got, run_expected(model, feeds), dtype)
 
 
+def test_matmul_vector_dot_is_a_0d_array():
+    got = K.matmul(np.arange(3, dtype=np.float32), np.ones(3, np.float32))
+    assert isinstance(got, np.ndarray) and got.shape == () and got == 3.0
+
+
 def test_conv2d_f16_keeps_dtype():
     rng = np.random.default_rng(0)
     x, w = rand(rng, (1, 4, 6, 6), np.float16), rand(rng, (8, 4, 3, 3), np.float16)
