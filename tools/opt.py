@@ -29,6 +29,9 @@ class TaihuOptMain(xDSLOptMain):
         for name, factory in get_all_dialects().items():
             if name not in self.ctx.registered_dialect_names:
                 self.ctx.register_dialect(name, factory)
+        # Passes may create dense_resource constants even in a file that never mentions a
+        # builtin attribute; the printer needs the builtin dialect loaded to print their blobs.
+        self.ctx.get_dialect("builtin")
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
