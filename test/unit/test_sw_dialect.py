@@ -230,3 +230,14 @@ def test_listing41_schedule_respects_latencies() -> None:
             for ins in pair:
                 for r in ins.writes():
                     ready[r] = t + ins.timing(mach).latency
+
+
+def test_module_docstring_example_verifies() -> None:
+    """The example at the top of dialects/sw.py is a valid program."""
+    import re
+
+    block = sw.__doc__.split("::\n\n", 1)[1].split("\n\n")[0]
+    text = "\n".join(re.sub(r"\s*//.*$", "", line[4:]) for line in block.splitlines())
+    m = _parse(text)
+    (k,) = [op for op in m.walk() if isinstance(op, sw.KernelOp)]
+    assert k.ldm_bytes_used() == 4096
