@@ -1,0 +1,199 @@
+"""``dense_resource`` blobs in MLIR's textual encoding, stored in the builtin dialect.
+
+MLIR prints large constants as ``dense_resource<key> : tensor<...>`` and keeps their bytes in the
+file's trailing section::
+
+    {-#
+      dialect_resources: {
+        builtin: {
+          key: "0x04000000<little-endian element data as hex>"
+        }
+      }
+    #-}
+
+The blob string is ``"0x"`` + the blob's alignment as a 4-byte little-endian integer
+(e.g. ``04000000`` for f32, ``08000000`` for f64/i64) + the raw little-endian element bytes, in
+row-major (C) order — the encoding of MLIR's ``AsmResourceBlob`` printer.
+
+xDSL stores the blobs in the builtin dialect's ``OpAsmDialectInterface`` (a process-wide
+``key -> hex string`` table), prints the referenced ones after the module and parses them back.
+This module encodes/decodes numpy arrays to/from that format and declares/looks up blobs.
+
+xDSL 0.74 workaround (see ``_install_parser_fix``): its parser renames a resource handle whose
+key is already in the process-wide table (e.g. the same file parsed twice in one process) but
+forgets the renaming for later references and for the ``dialect_resources`` entry, so the
+attributes end up pointing at empty blobs. Importing this module installs a parser method that
+remembers the renaming per parser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import (
+    Builtin,
+    DenseResourceAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ShapedType,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute
+from xdsl.parser.attribute_parser import AttrParser
+
+__all__ = [
+    "decode_blob",
+    "declare_blob",
+    "element_dtype",
+    "encode_blob",
+    "lookup_blob",
+    "resource_interface",
+    "resource_value",
+]
+
+
+def resource_interface() -> OpAsmDialectInterface:
+    """The builtin dialect's resource table (shared by xDSL's parser and printer)."""
+    interface = Builtin.get_interface(OpAsmDialectInterface)
+    assert interface is not None, "xDSL's builtin dialect has no OpAsmDialectInterface"
+    return interface
+
+
+def element_dtype(element_type: Attribute) -> np.dtype:
+    """Little-endian numpy dtype of a builtin element type (f16/f32/f64, i1..i64, ui*).
+
+    Raises ``ValueError`` for element types without a numpy equivalent (bf16, index, complex).
+    """
+    if isinstance(element_type, Float16Type):
+        return np.dtype("<f2")
+    if isinstance(element_type, Float32Type):
+        return np.dtype("<f4")
+    if isinstance(element_type, Float64Type):
+        return np.dtype("<f8")
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width not in (8, 16, 32, 64):
+            raise ValueError(f"no numpy dtype for integer width {width}")
+        unsigned = element_type.signedness.data == Signedness.UNSIGNED
+        return np.dtype(f"<{'u' if unsigned else 'i'}{width // 8}")
+    raise ValueError(f"no numpy dtype for element type {element_type}")
+
+
+def encode_blob(array: np.ndarray) -> str:
+    """MLIR blob string of ``array``: ``"0x"`` + alignment (4-byte LE) + raw LE data, upper-case hex.
+
+    The alignment is the element size in bytes (1 for bool/i8). Data is row-major.
+    """
+    array = np.asarray(array)
+    le = array.astype(array.dtype.newbyteorder("<"), copy=False)
+    data = np.ascontiguousarray(le).tobytes()
+    alignment = max(1, array.dtype.itemsize).to_bytes(4, "little")
+    return "0x" + (alignment + data).hex().upper()
+
+
+def decode_blob(blob: str, dtype: np.dtype | str, shape: tuple[int, ...]) -> np.ndarray:
+    """Inverse of :func:`encode_blob`: a read-only array of ``dtype`` and ``shape``.
+
+    Raises ``ValueError`` if the string is not ``0x``-prefixed hex or its payload size does not
+    match ``prod(shape) * itemsize``.
+    """
+    if not blob.startswith("0x"):
+        raise ValueError("resource blob must start with '0x'")
+    raw = bytes.fromhex(blob[2:])
+    if len(raw) < 4:
+        raise ValueError("resource blob is shorter than its 4-byte alignment header")
+    dtype = np.dtype(dtype).newbyteorder("<") if np.dtype(dtype).itemsize > 1 else np.dtype(dtype)
+    payload = memoryview(raw)[4:]
+    count = int(np.prod(shape, dtype=np.int64))
+    if len(payload) != count * dtype.itemsize:
+        raise ValueError(
+            f"resource blob holds {len(payload)} bytes but shape {tuple(shape)} of {dtype} "
+            f"needs {count * dtype.itemsize}"
+        )
+    array = np.frombuffer(payload, dtype=dtype).reshape(shape)
+    return array.astype(array.dtype.newbyteorder("="), copy=False)
+
+
+def declare_blob(name_hint: str, array: np.ndarray) -> str:
+    """Store ``array`` in the builtin resource table under a fresh key derived from ``name_hint``.
+
+    Returns the key actually used (``name_hint``, or ``name_hint_<n>`` if taken).
+    """
+    interface = resource_interface()
+    key = interface.declare_resource(_sanitize_key(name_hint))
+    interface.parse_resource(key, encode_blob(array))
+    return key
+
+
+def lookup_blob(key: str) -> str:
+    """Blob string stored under ``key``; ``KeyError`` if the key is unknown or has no data."""
+    blob = resource_interface().lookup(key)
+    if not blob:
+        raise KeyError(f"dense_resource<{key}> has no blob in the builtin dialect_resources")
+    return blob
+
+
+_decoded_cache: dict[str, tuple[str, np.ndarray]] = {}
+
+
+def resource_value(attr: DenseResourceAttr) -> np.ndarray:
+    """Read-only numpy array held by a ``dense_resource`` attribute (dtype/shape from its type).
+
+    Decoded arrays are cached per key (invalidated when the key's blob string changes).
+    Raises ``KeyError`` if the blob is missing and ``ValueError`` if its size mismatches the type.
+    """
+    key = attr.resource_handle.data
+    blob = lookup_blob(key)
+    ty = attr.type
+    assert isinstance(ty, ShapedType)
+    shape = tuple(ty.get_shape())
+    element_type = ty.element_type if isinstance(ty, TensorType) else ty.get_element_type()
+    hit = _decoded_cache.get(key)
+    if hit is not None and hit[0] is blob and hit[1].shape == shape:
+        return hit[1]
+    value = decode_blob(blob, element_dtype(element_type), shape)
+    value.flags.writeable = False
+    _decoded_cache[key] = (blob, value)
+    return value
+
+
+def _sanitize_key(name: str) -> str:
+    """A valid bare-identifier resource key: ``[A-Za-z_][A-Za-z0-9_$.]*``."""
+    out = "".join(c if (c.isascii() and (c.isalnum() or c in "_.$")) else "_" for c in name)
+    if not out or not (out[0].isalpha() or out[0] == "_"):
+        out = "_" + out
+    return out
+
+
+def _install_parser_fix() -> None:
+    """Make xDSL 0.74's resource-handle parsing rename keys consistently within one parse."""
+    if getattr(AttrParser, "_taihu_resource_fix", False):
+        return
+
+    def _parse_dialect_resource_handle(
+        self: AttrParser, dialect_name: str, interface: OpAsmDialectInterface
+    ) -> str:
+        key = self.parse_identifier(" for resource handle")
+        renames: dict[tuple[str, str], str] | None = self.__dict__.get("_taihu_resource_renames")
+        if renames is None:
+            renames = {}
+            self.__dict__["_taihu_resource_renames"] = renames
+        if (dialect_name, key) in renames:
+            return renames[(dialect_name, key)]
+        if (dialect_name, key) in self.dialect_resources:  # declared before the fix loaded
+            return key
+        declared = interface.declare_resource(key)
+        renames[(dialect_name, key)] = declared
+        self.dialect_resources.add((dialect_name, declared))
+        return declared
+
+    AttrParser._parse_dialect_resource_handle = _parse_dialect_resource_handle  # type: ignore[method-assign]
+    AttrParser._taihu_resource_fix = True  # type: ignore[attr-defined]
+
+
+_install_parser_fix()
