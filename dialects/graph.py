@@ -441,6 +441,8 @@ def constant(
     flat = arr.reshape(-1)
     is_splat = flat.size > 1 and bool(np.all(flat == flat[0])) and not np.isnan(flat[0])
     if is_splat or flat.size <= inline_limit:
+        if is_splat:
+            flat = flat[:1]  # a splat stores one element (xDSL prints it as dense<v>)
         le = flat.astype(dtype.newbyteorder("<"), copy=False) if dtype.itemsize > 1 else flat
         if dtype == np.bool_:
             le = flat.astype(np.int8)  # i1 stored as one byte per element by xDSL

@@ -49,16 +49,48 @@ __all__ = [
     "declare_blob",
     "element_dtype",
     "encode_blob",
+    "LazyBlobStorage",
     "lookup_blob",
     "resource_interface",
     "resource_value",
 ]
 
 
+class LazyBlobStorage(dict):
+    """``key -> blob`` table whose entries may be numpy arrays, hex-encoded only when read.
+
+    Installed as the builtin ``OpAsmDialectInterface``'s ``_blob_storage``: blobs declared by
+    :func:`declare_blob` stay numpy arrays (no hex cost for import + interpretation); xDSL's printer
+    reads them through ``__getitem__``/``get``, which return the MLIR hex string. Parsed blobs are
+    stored as the hex strings xDSL hands over.
+    """
+
+    def __getitem__(self, key: str) -> str:
+        value = dict.__getitem__(self, key)
+        return encode_blob(value) if isinstance(value, np.ndarray) else value
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if not dict.__contains__(self, key):
+            return default
+        return self[key]
+
+    def raw(self, key: str) -> str | np.ndarray | None:
+        """The stored object (hex string or numpy array), or None."""
+        return dict.get(self, key)
+
+    def values(self):  # type: ignore[override]
+        return [self[k] for k in self]
+
+    def items(self):  # type: ignore[override]
+        return [(k, self[k]) for k in self]
+
+
 def resource_interface() -> OpAsmDialectInterface:
     """The builtin dialect's resource table (shared by xDSL's parser and printer)."""
     interface = Builtin.get_interface(OpAsmDialectInterface)
     assert interface is not None, "xDSL's builtin dialect has no OpAsmDialectInterface"
+    if not isinstance(interface._blob_storage, LazyBlobStorage):
+        interface._blob_storage = LazyBlobStorage(interface._blob_storage)
     return interface
 
 
@@ -85,15 +117,17 @@ def element_dtype(element_type: Attribute) -> np.dtype:
 
 
 def encode_blob(array: np.ndarray) -> str:
-    """MLIR blob string of ``array``: ``"0x"`` + alignment (4-byte LE) + raw LE data, upper-case hex.
+    """MLIR blob string of ``array``: ``"0x"`` + alignment (4-byte LE) + raw LE data, in hex.
+
+    Lower-case hex digits (MLIR prints upper case; both parse).
 
     The alignment is the element size in bytes (1 for bool/i8). Data is row-major.
     """
     array = np.asarray(array)
     le = array.astype(array.dtype.newbyteorder("<"), copy=False)
-    data = np.ascontiguousarray(le).tobytes()
+    data = np.ascontiguousarray(le).data
     alignment = max(1, array.dtype.itemsize).to_bytes(4, "little")
-    return "0x" + (alignment + data).hex().upper()
+    return "0x" + alignment.hex() + data.hex()
 
 
 def decode_blob(blob: str, dtype: np.dtype | str, shape: tuple[int, ...]) -> np.ndarray:
@@ -126,7 +160,9 @@ def declare_blob(name_hint: str, array: np.ndarray) -> str:
     """
     interface = resource_interface()
     key = interface.declare_resource(_sanitize_key(name_hint))
-    interface.parse_resource(key, encode_blob(array))
+    value = np.array(array, copy=True, order="C")
+    value.flags.writeable = False
+    interface._blob_storage[key] = value  # LazyBlobStorage: hex-encoded when printed
     return key
 
 
@@ -148,15 +184,31 @@ def resource_value(attr: DenseResourceAttr) -> np.ndarray:
     Raises ``KeyError`` if the blob is missing and ``ValueError`` if its size mismatches the type.
     """
     key = attr.resource_handle.data
-    blob = lookup_blob(key)
+    storage = resource_interface()._blob_storage
+    assert isinstance(storage, LazyBlobStorage)
+    stored = storage.raw(key)
     ty = attr.type
     assert isinstance(ty, ShapedType)
     shape = tuple(ty.get_shape())
     element_type = ty.element_type if isinstance(ty, TensorType) else ty.get_element_type()
+    dtype = element_dtype(element_type)
+    if isinstance(stored, np.ndarray):
+        if stored.dtype != dtype or stored.shape != shape:
+            if stored.size * stored.dtype.itemsize != int(np.prod(shape)) * dtype.itemsize:
+                raise ValueError(
+                    f"dense_resource<{key}> holds {stored.nbytes} bytes but type {ty} needs "
+                    f"{int(np.prod(shape)) * dtype.itemsize}"
+                )
+            stored = stored.view(dtype).reshape(shape)
+            stored.flags.writeable = False
+        return stored
+    if not stored:
+        raise KeyError(f"dense_resource<{key}> has no blob in the builtin dialect_resources")
+    blob = stored
     hit = _decoded_cache.get(key)
     if hit is not None and hit[0] is blob and hit[1].shape == shape:
         return hit[1]
-    value = decode_blob(blob, element_dtype(element_type), shape)
+    value = decode_blob(blob, dtype, shape)
     value.flags.writeable = False
     _decoded_cache[key] = (blob, value)
     return value
@@ -197,3 +249,4 @@ def _install_parser_fix() -> None:
 
 
 _install_parser_fix()
+resource_interface()  # install LazyBlobStorage
