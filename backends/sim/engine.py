@@ -43,6 +43,7 @@ from taihu.backends.sim.microkernel import (
     BatchNumerics,
     MicroKernel,
     check_run_addresses,
+    memory_accesses,
     plan_body,
 )
 from taihu.backends.sim.pipeline import schedule_body
@@ -389,9 +390,9 @@ class Engine:
 
     # -- micro-kernels (timing + deferred, SPMD-batched numerics + RLC batches) ---------------
     def _run_plan(self, mk: MicroKernel, trip: int) -> _RunPlan:
-        key = (mk, trip)
+        key = (id(mk), trip)
         rp = self._run_plans.get(key)
-        if rp is None:
+        if rp is None or rp.mk is not mk:
             rp = _RunPlan(mk, trip, self.machine)
             self._run_plans[key] = rp
         return rp
@@ -406,8 +407,10 @@ class Engine:
             raise SimError(f"{cpe.name}: micro-kernel '{mk.name}' has {len(mk.strides)} "
                            f"pointers but {len(bases)} bases were given")
         rp = self._run_plan(mk, trip)
-        check_run_addresses(mk.body, cpe.id, bases, mk.strides, trip, m.ldm_bytes,
-                            m.vector_ldm_align)
+        if bases not in rp.checked:
+            check_run_addresses(rp.accesses, cpe.id, bases, mk.strides, trip, m.ldm_bytes,
+                                m.vector_ldm_align)
+            rp.checked.add(bases)
         t0 = cpe.t
         rr = cpe.reg_ready
         for r, off in rp.first_use:
@@ -464,7 +467,7 @@ class Engine:
         if k is not None and rp.has_rlc:
             k.uses_rlc = True
         # numerics: queued, executed in SPMD batches by flush_numerics()
-        self.pending[cpe.id].append((mk, trip, bases, inputs, outputs))
+        self.pending[cpe.id].append((rp, bases, inputs, outputs))
         self.n_pending += 1
         end = start + rp.cycles
         for r, off in rp.ready_after:
@@ -507,26 +510,26 @@ class Engine:
                 q = pending[c]
                 if not q:
                     continue
-                mk, trip, _, inputs, _ = q[0]
+                rp, _, inputs, _ = q[0]
                 if all(b.data is not None for sl in inputs.values() for b, _, _ in sl):
-                    groups.setdefault((mk, trip), []).append(c)
+                    groups.setdefault(id(rp), []).append(c)
             if not groups:
                 raise SimError("internal error: micro-kernel numerics wait for messages that "
                                "no queued run produces")
-            for (mk, trip), cpes in groups.items():
+            for cpes in groups.values():
                 tasks = [pending[c].popleft() for c in cpes]
                 self.n_pending -= len(tasks)
-                self._execute(mk, trip, cpes, tasks)
+                self._execute(tasks[0][0], cpes, tasks)
 
-    def _execute(self, mk: MicroKernel, trip: int, cpes: list[int], tasks: list) -> None:
-        plan = plan_body(mk.body, self.machine.zero_reg)
-        bases = np.array([t[2] for t in tasks], dtype=np.int64).reshape(len(tasks), len(mk.strides))
+    def _execute(self, rp: _RunPlan, cpes: list[int], tasks: list) -> None:
+        mk, trip, plan = rp.mk, rp.trip, rp.plan
+        bases = np.array([t[1] for t in tasks], dtype=np.int64).reshape(len(tasks), len(mk.strides))
         ins: dict[str, np.ndarray] = {}
         for d, js in plan.gets.items():
             m = len(js)
             arrs = []
             for t in tasks:
-                sl = t[3][d]
+                sl = t[2][d]
                 data = sl[0][0].data[sl[0][1]:sl[0][2]] if len(sl) == 1 else \
                     np.concatenate([b.data[lo:hi] for b, lo, hi in sl])
                 arrs.append(data.reshape(trip, m, 4))
@@ -534,7 +537,7 @@ class Engine:
         sends = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
                               mk.strides, ins).run()
         for ci, t in enumerate(tasks):
-            for b, js in t[4]:
+            for b, js in t[3]:
                 if len(js) == 1:
                     b.data = np.ascontiguousarray(sends[js[0]][ci])
                 else:
@@ -546,6 +549,9 @@ class _RunPlan:
 
     def __init__(self, mk: MicroKernel, trip: int, machine: Machine) -> None:
         body = mk.body
+        self.mk, self.trip = mk, trip
+        self.accesses = memory_accesses(body)
+        self.checked: set[tuple[int, ...]] = set()  # pointer bases already bounds-checked
         timing = schedule_body(body, machine)
         plan = plan_body(body, machine.zero_reg)
         self.timing, self.plan = timing, plan

@@ -239,28 +239,31 @@ def _width(op: str) -> int:
     return 0
 
 
-def check_run_addresses(body: tuple[Instr, ...], cpe: int, bases: tuple[int, ...],
-                        strides: tuple[int, ...], n: int, ldm_bytes: int, align: int) -> None:
+def memory_accesses(body: tuple[Instr, ...]) -> tuple[tuple[str, int | None, int, int], ...]:
+    """(mnemonic, pointer, offset, width in bytes) of every LDM access of a body."""
+    return tuple((i.op, i.ptr, i.offset, _width(i.op)) for i in body if _width(i.op))
+
+
+def check_run_addresses(accesses, cpe: int, bases: tuple[int, ...], strides: tuple[int, ...],
+                        n: int, ldm_bytes: int, align: int) -> None:
     """Bounds and alignment of every LDM access of a run (integer arithmetic, no arrays).
 
-    Raises :class:`MemoryBoundsError` / :class:`NumericsError` naming the CPE and instruction.
+    ``accesses``: :func:`memory_accesses` of the body. Raises :class:`MemoryBoundsError` /
+    :class:`NumericsError` naming the CPE and the instruction.
     """
-    for ins in body:
-        w = _width(ins.op)
-        if not w:
-            continue
-        if ins.ptr is None or ins.ptr >= len(bases):
-            raise NumericsError(f"CPE {cpe}: '{ins.op}' uses pointer p{ins.ptr} of a micro-kernel "
+    for op, ptr, off, w in accesses:
+        if ptr is None or ptr >= len(bases):
+            raise NumericsError(f"CPE {cpe}: '{op}' uses pointer p{ptr} of a micro-kernel "
                                 f"with {len(bases)} pointer(s)")
-        b, st = bases[ins.ptr] + ins.offset, strides[ins.ptr]
+        b, st = bases[ptr] + off, strides[ptr]
         last = b + (n - 1) * st
-        lo, hi = min(b, last), max(b, last) + w
+        lo, hi = (b, last + w) if st >= 0 else (last, b + w)
         if lo < 0 or hi > ldm_bytes:
-            raise MemoryBoundsError(f"CPE {cpe}: '{ins.op}' accesses LDM [{lo}, {hi}) outside the "
+            raise MemoryBoundsError(f"CPE {cpe}: '{op}' accesses LDM [{lo}, {hi}) outside the "
                                     f"{ldm_bytes}-byte LDM")
-        need = min(w, align)
+        need = w if w < align else align
         if b % need or (n > 1 and st % need):
-            raise NumericsError(f"CPE {cpe}: '{ins.op}' at LDM address {b} (stride {st}) is not "
+            raise NumericsError(f"CPE {cpe}: '{op}' at LDM address {b} (stride {st}) is not "
                                 f"{need}-byte aligned")
 
 

@@ -48,16 +48,16 @@ class Batch:
     put: np.ndarray
     data: np.ndarray
     got: np.ndarray = field(init=False)
+    n: int = field(init=False)
     consumed: int = 0
     flow_id: int = 0
     sender_span: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
-        self.got = np.full(self.arrival.shape[0], -1, dtype=np.int64)
-
-    @property
-    def n(self) -> int:
-        return int(self.arrival.shape[0])
+        self.n = int(self.arrival.shape[0])
+        # written by the consuming runs before anyone reads them (back-pressure reads only
+        # consumed entries)
+        self.got = np.empty(self.n, dtype=np.int64)
 
 
 class Fifo:

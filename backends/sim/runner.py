@@ -131,93 +131,146 @@ def _eval_pure(op: Operation, env: dict[SSAValue, Any]) -> bool:
 
 
 class KernelProgram:
-    """A decoded ``sw.kernel``: ``run(cpe, *args)`` is the per-CPE generator."""
+    """A decoded ``sw.kernel``: ``run(cpe, *args)`` is the per-CPE generator.
+
+    The body is compiled once into records (tag, operands...) with SSA values replaced by
+    integer slots, so the 64 CPE interpreters do no xDSL attribute access at run time.
+    """
 
     def __init__(self, kernel: sw.KernelOp) -> None:
         self.kernel = kernel
         self.name = kernel.sym_name.data
         self.ldm_high_water = kernel_ldm_high_water(kernel)
-        self._mk: dict[int, MicroKernel] = {}
+        self._slot: dict[SSAValue, int] = {}
         for op in kernel.walk():
-            if isinstance(op, sw.MicrokernelOp):
-                self._mk[id(op)] = decode_microkernel(op)
             if isinstance(op, sw.LdmAllocOp):
                 raise SimDecodeError(f"kernel @{self.name}: sw.ldm_alloc left (run sw-to-swsim)")
+        self.args = [self._s(a) for a in kernel.body.block.args]
+        self.code = self._compile(list(kernel.body.block.ops))
+        self.n_slots = len(self._slot)
 
-    def run(self, cpe: CPE, *args: int) -> Generator:
-        env: dict[SSAValue, Any] = dict(zip(self.kernel.body.block.args, args))
-        yield from self._block(self.kernel.body.block.ops, cpe, env)
+    def _s(self, v: SSAValue) -> int:
+        k = self._slot.get(v)
+        if k is None:
+            k = len(self._slot)
+            self._slot[v] = k
+        return k
 
-    def _block(self, ops, cpe: CPE, env: dict) -> Generator:
+    def _compile(self, ops: list[Operation]) -> list[tuple]:
+        code: list[tuple] = []
+        S = self._s
         for op in ops:
-            if _eval_pure(op, env):
-                continue
             t = type(op)
-            if t is sw.MicrokernelOp:
-                mk = self._mk[id(op)]
-                bases = tuple(env[p] for p in op.pointers)
-                yield from cpe.run(mk, op.trip, bases)
+            if t is arith.ConstantOp:
+                v = op.value
+                code.append(("const", S(op.result), v.value.data if hasattr(v, "value") else v))
+            elif t in _INT_BIN:
+                code.append(("bin", S(op.result), _INT_BIN[t], S(op.lhs), S(op.rhs)))
+            elif t is arith.CmpiOp:
+                code.append(("bin", S(op.result), _CMP[op.predicate.value.data], S(op.lhs), S(op.rhs)))
+            elif t is arith.SelectOp:
+                code.append(("select", S(op.result), S(op.cond), S(op.lhs), S(op.rhs)))
+            elif t in (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp):
+                code.append(("copy", S(op.result), S(op.input)))
+            elif t is sw.MicrokernelOp:
+                code.append(("mk", decode_microkernel(op), op.trip, tuple(S(p) for p in op.pointers)))
             elif t is scf.ForOp:
-                lb, ub, st = env[op.lb], env[op.ub], env[op.step]
                 body = op.body.block
-                iv = body.args[0]
-                carried = [env[a] for a in op.iter_args]
-                ops_ = list(body.ops)
-                for i in range(lb, ub, st):
-                    env[iv] = i
-                    for a, v in zip(body.args[1:], carried):
-                        env[a] = v
-                    res = yield from self._block(ops_, cpe, env)
-                    carried = res
-                for r, v in zip(op.results, carried):
-                    env[r] = v
+                code.append(("for", S(op.lb), S(op.ub), S(op.step), S(body.args[0]),
+                             tuple(S(a) for a in op.iter_args), tuple(S(a) for a in body.args[1:]),
+                             tuple(S(r) for r in op.results), self._compile(list(body.ops))))
             elif t is scf.IfOp:
-                region = op.true_region if env[op.cond] else op.false_region
-                res = []
-                if region.blocks:
-                    res = yield from self._block(list(region.block.ops), cpe, env)
-                for r, v in zip(op.results, res or []):
-                    env[r] = v
+                then = self._compile(list(op.true_region.block.ops)) if op.true_region.blocks else []
+                els = self._compile(list(op.false_region.block.ops)) if op.false_region.blocks else []
+                code.append(("if", S(op.cond), then, els, tuple(S(r) for r in op.results)))
             elif t is scf.YieldOp:
-                return [env[a] for a in op.arguments]
+                code.append(("yield", tuple(S(a) for a in op.arguments)))
             elif t is sw.DmaGetOp or t is sw.DmaPutOp:
-                ldm = env[op.ldm]
                 owner = op.ldm.owner
                 limit = None
                 if isinstance(owner, LdmAddrOp):
                     limit = owner.address.value.data + owner.bytes.value.data
-                slot = env[op.reply]
-                kw = dict(size=op.size.value.data, reply=slot, bsize=sw._int(op.bsize) or 0,
+                kw = dict(size=op.size.value.data, bsize=sw._int(op.bsize) or 0,
                           stride=sw._int(op.stride) or 0, ldm_limit=limit)
                 if t is sw.DmaGetOp:
-                    yield from cpe.dma_get(env[op.mem], ldm, mode=str(op.dma_mode.value),
-                                           mask=sw._int(op.mask) or 0xFF, **kw)
-                else:
-                    yield from cpe.dma_put(ldm, env[op.mem], **kw)
+                    kw["mode"] = str(op.dma_mode.value)
+                    kw["mask"] = sw._int(op.mask) or 0xFF
+                code.append(("get" if t is sw.DmaGetOp else "put", S(op.mem), S(op.ldm), S(op.reply), kw))
             elif t is sw.DmaWaitOp:
-                n = op.count.value.data if op.count is not None else env[op.count_val]
-                yield from cpe.dma_wait(env[op.reply], n)
+                if op.count is not None:
+                    code.append(("wait", S(op.reply), None, op.count.value.data))
+                else:
+                    code.append(("wait", S(op.reply), S(op.count_val), 0))
             elif t is LdmAddrOp:
-                env[op.result] = op.address.value.data
+                code.append(("const", S(op.result), op.address.value.data))
             elif t is ReplySlotOp:
-                env[op.result] = op.slot.value.data
+                code.append(("const", S(op.result), op.slot.value.data))
             elif t is sw.ReplyResetOp:
-                cpe.reply_reset(env[op.reply])
+                code.append(("reset", S(op.reply)))
             elif t is sw.CpeIdOp:
-                env[op.results[0]] = cpe.id
+                code.append(("id", S(op.results[0]), "id"))
             elif t is sw.RowIdOp:
-                env[op.results[0]] = cpe.row
+                code.append(("id", S(op.results[0]), "row"))
             elif t is sw.ColIdOp:
-                env[op.results[0]] = cpe.col
+                code.append(("id", S(op.results[0]), "col"))
             elif t is sw.BarrierOp:
-                mask = sw._int(op.mask)
-                yield from cpe.barrier(str(op.scope.data.value), mask)
+                code.append(("barrier", str(op.scope.data.value), sw._int(op.mask)))
             elif t is sw.SynrOp or t is sw.SyncOp:
-                yield from cpe.barrier("row" if t is sw.SynrOp else "col", sw._int(op.mask))
+                code.append(("barrier", "row" if t is sw.SynrOp else "col", sw._int(op.mask)))
             elif t is sw.LdmFreeOp:
-                pass
+                continue
             else:
                 raise SimDecodeError(f"kernel @{self.name}: the simulator cannot execute '{op.name}'")
+        return code
+
+    def run(self, cpe: CPE, *args: int) -> Generator:
+        env: list[Any] = [None] * self.n_slots
+        for k, v in zip(self.args, args):
+            env[k] = v
+        yield from self._exec(self.code, cpe, env)
+
+    def _exec(self, code: list[tuple], cpe: CPE, env: list) -> Generator:
+        for rec in code:
+            tag = rec[0]
+            if tag == "bin":
+                env[rec[1]] = rec[2](env[rec[3]], env[rec[4]])
+            elif tag == "const":
+                env[rec[1]] = rec[2]
+            elif tag == "mk":
+                yield from cpe.run(rec[1], rec[2], tuple(env[p] for p in rec[3]))
+            elif tag == "for":
+                _, lb, ub, st, iv, inits, bargs, results, body = rec
+                carried = [env[a] for a in inits]
+                for i in range(env[lb], env[ub], env[st]):
+                    env[iv] = i
+                    for a, v in zip(bargs, carried):
+                        env[a] = v
+                    carried = yield from self._exec(body, cpe, env)
+                for r, v in zip(results, carried):
+                    env[r] = v
+            elif tag == "if":
+                res = yield from self._exec(rec[2] if env[rec[1]] else rec[3], cpe, env)
+                for r, v in zip(rec[4], res or []):
+                    env[r] = v
+            elif tag == "yield":
+                return [env[a] for a in rec[1]]
+            elif tag == "id":
+                env[rec[1]] = cpe.id if rec[2] == "id" else cpe.row if rec[2] == "row" else cpe.col
+            elif tag == "select":
+                env[rec[1]] = env[rec[3]] if env[rec[2]] else env[rec[4]]
+            elif tag == "copy":
+                env[rec[1]] = env[rec[2]]
+            elif tag == "get":
+                yield from cpe.dma_get(env[rec[1]], env[rec[2]], reply=env[rec[3]], **rec[4])
+            elif tag == "put":
+                yield from cpe.dma_put(env[rec[2]], env[rec[1]], reply=env[rec[3]], **rec[4])
+            elif tag == "wait":
+                n = rec[3] if rec[2] is None else env[rec[2]]
+                yield from cpe.dma_wait(env[rec[1]], n)
+            elif tag == "reset":
+                cpe.reply_reset(env[rec[1]])
+            elif tag == "barrier":
+                yield from cpe.barrier(rec[1], rec[2])
         return []
 
 

@@ -55,14 +55,14 @@ class _ConcretizeKernel(RewritePattern):
                 result_types=[i64],
             )
             new.result.name_hint = s.op.result.name_hint
-            rewriter.replace_op(s.op, new)
+            rewriter.replace(s.op, new)
         n_reply = 0
         for o in list(op.walk()):
             if isinstance(o, sw.ReplyAllocOp):
                 new = ReplySlotOp.build(properties={"slot": IntegerAttr(n_reply, i64)},
                                         result_types=[sw.ReplyType()])
                 new.result.name_hint = o.result.name_hint
-                rewriter.replace_op(o, new)
+                rewriter.replace(o, new)
                 n_reply += 1
             elif isinstance(o, sw.LdmFreeOp):
                 rewriter.erase_op(o)
