@@ -72,7 +72,7 @@ from xdsl.irdl import (
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from taihu.dialects.resources import declare_blob, element_dtype, resource_value
+from taihu.dialects.resources import blob_nbytes, declare_blob, element_dtype, resource_value
 
 __all__ = [
     "AddOp",
@@ -386,10 +386,24 @@ class ConstantOp(GraphOperation):
         super().verify_()
         ty = self.value.get_type()
         assert isinstance(ty, TensorType)
+        count = math.prod(ty.get_shape())
         if isinstance(self.value, DenseIntOrFPElementsAttr):
-            count = math.prod(ty.get_shape())
             if len(self.value) not in (1, count):
                 raise _fail(self.name, f"value holds {len(self.value)} elements, type needs {count}")
+            return
+        key = self.value.resource_handle.data
+        nbytes = blob_nbytes(key)
+        if nbytes is None:
+            raise _fail(self.name, f"dense_resource<{key}> has no blob in dialect_resources")
+        try:
+            need = count * element_dtype(ty.element_type).itemsize
+        except ValueError as e:
+            raise _fail(self.name, f"dense_resource<{key}>: {e}") from None
+        if nbytes != need:
+            raise _fail(
+                self.name,
+                f"dense_resource<{key}> blob holds {nbytes} bytes but {ty} needs {need}",
+            )
 
     @property
     def numpy(self) -> np.ndarray:

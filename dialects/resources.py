@@ -46,6 +46,7 @@ from xdsl.parser.attribute_parser import AttrParser
 
 __all__ = [
     "decode_blob",
+    "blob_nbytes",
     "declare_blob",
     "element_dtype",
     "encode_blob",
@@ -172,6 +173,18 @@ def lookup_blob(key: str) -> str:
     if not blob:
         raise KeyError(f"dense_resource<{key}> has no blob in the builtin dialect_resources")
     return blob
+
+
+def blob_nbytes(key: str) -> int | None:
+    """Payload size in bytes of the blob under ``key`` (without decoding), None if missing/empty."""
+    storage = resource_interface()._blob_storage
+    assert isinstance(storage, LazyBlobStorage)
+    stored = storage.raw(key)
+    if isinstance(stored, np.ndarray):
+        return stored.nbytes
+    if not stored:
+        return None
+    return max(0, (len(stored) - 2) // 2 - 4)
 
 
 _decoded_cache: dict[str, tuple[str, np.ndarray]] = {}
