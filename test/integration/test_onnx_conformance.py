@@ -32,6 +32,11 @@ _INT = "integer element type: the graph dialect holds f16/f32/f64 tensors only"
 _ND = "{}-D input: graph convolution/pooling ops are 2-D (NCHW) only"
 _BOOL_MASK = "Dropout mask output is a bool tensor; the graph dialect has no bool tensors"
 _TRAINING = "training_mode=1 Dropout is random (inference-only dialect)"
+_TRAINING_MASK = (
+    "training_mode=1 Dropout with its bool mask output: random dropout and bool tensors are"
+    " both unsupported (refused at the mask output)"
+)
+_INT_EMPTY = "int32 zero-size result: integer and empty tensors are not supported"
 _BN_TRAINING = "BatchNormalization training_mode=1 (batch statistics) is inference-only here"
 
 # case name -> why the frontend refuses it (each refusal is checked below).
@@ -68,11 +73,10 @@ SKIPPED: dict[str, str] = {
     "test_clip_default_int8_inbounds_expanded": _INT,
     "test_maxpool_2d_uint8": _INT,
     "test_constantofshape_int_zeros": _INT,
-    "test_constantofshape_int_shape_zero": "int32 zero-size result: integer and empty tensors"
-    " are not supported",
+    "test_constantofshape_int_shape_zero": _INT_EMPTY,
     # --- non-tensor values ---
-    "test_identity_sequence": "sequence-typed input: only tensors are supported",
-    "test_identity_opt": "optional-typed input: only tensors are supported",
+    "test_identity_sequence": "non-tensor (sequence-typed) input: only tensors are supported",
+    "test_identity_opt": "non-tensor (optional-typed) input: only tensors are supported",
     # --- 1-D / 3-D convolution and pooling ---
     "test_averagepool_1d_default": _ND.format(1),
     "test_averagepool_3d_default": _ND.format(3),
@@ -98,11 +102,11 @@ SKIPPED: dict[str, str] = {
     "test_dropout_default_mask": _BOOL_MASK,
     "test_dropout_default_mask_ratio": _BOOL_MASK,
     "test_training_dropout_default": _TRAINING,
-    "test_training_dropout_default_mask": _TRAINING,
+    "test_training_dropout_default_mask": _TRAINING_MASK,
     "test_training_dropout": _TRAINING,
-    "test_training_dropout_mask": _TRAINING,
+    "test_training_dropout_mask": _TRAINING_MASK,
     "test_training_dropout_zero_ratio": _TRAINING,
-    "test_training_dropout_zero_ratio_mask": _TRAINING,
+    "test_training_dropout_zero_ratio_mask": _TRAINING_MASK,
     "test_edge_pad": "Pad mode 'edge': only mode 'constant' is supported",
     "test_reflect_pad": "Pad mode 'reflect': only mode 'constant' is supported",
     "test_wrap_pad": "Pad mode 'wrap': only mode 'constant' is supported",
@@ -113,6 +117,38 @@ SKIPPED: dict[str, str] = {
     "test_lstm_reverse": "LSTM direction='reverse': graph.lstm is forward only",
     "test_lstm_bidirectional": "LSTM direction='bidirectional': graph.lstm is forward only",
 }
+
+
+# A fragment of the OnnxImportError each skip reason must produce (the refusal is for that reason).
+_ERROR_FRAGMENT = {
+    _INT: "element type",
+    _BOOL_MASK: "mask output",
+    _TRAINING: "training_mode",
+    _TRAINING_MASK: "mask output",
+    _INT_EMPTY: "element type",
+    _BN_TRAINING: "training_mode",
+}
+
+
+def _expected_error(name: str) -> str:
+    reason = SKIPPED[name]
+    if reason in _ERROR_FRAGMENT:
+        return _ERROR_FRAGMENT[reason]
+    for key, fragment in (
+        ("-D input", "only rank 4"),
+        ("non-tensor", "is not a tensor"),
+        ("-typed input", "is not a tensor"),
+        ("dilations", "dilations"),
+        ("Indices", "Indices output"),
+        ("Pad mode", "is not supported (only 'constant')"),
+        ("allowzero", "zero-size"),
+        ("peephole", "peephole"),
+        ("layout=1", "layout=1"),
+        ("direction=", "direction"),
+    ):
+        if key in reason:
+            return fragment
+    raise AssertionError(f"no expected error fragment for skip reason {reason!r}")
 
 
 def _collect():
@@ -176,7 +212,9 @@ def test_node_case(name: str) -> None:
         init = {i.name for i in graph.initializer}
         in_names = [i.name for i in graph.input if i.name not in init]
         values = dict(zip(in_names, case.data_sets[0][0]))
-        with pytest.raises(OnnxImportError):
+        with pytest.raises(OnnxImportError) as err:
             import_model(case.model, constant_inputs={n: values[n] for n in bound})
+        fragment = _expected_error(name)
+        assert fragment in str(err.value), f"{name}: refused for another reason: {err.value}"
         pytest.skip(SKIPPED[name])
     _run_case(case)
