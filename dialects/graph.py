@@ -450,7 +450,7 @@ def constant(
     else:
         arr = arr.astype(element_dtype(element_type))
     dtype = element_dtype(element_type)
-    arr = np.ascontiguousarray(arr, dtype=dtype)
+    arr = np.asarray(arr, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     ty = TensorType(element_type, arr.shape)
     flat = arr.reshape(-1)
     is_splat = flat.size > 1 and bool(np.all(flat == flat[0])) and not np.isnan(flat[0])
