@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,7 +114,11 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
     }.items()
 }
 
-_ELEM_TYPES: dict[int, Any] = {TensorProto.FLOAT: f32, TensorProto.FLOAT16: f16, TensorProto.DOUBLE: f64}
+_ELEM_TYPES: dict[int, Any] = {
+    TensorProto.FLOAT: f32,
+    TensorProto.FLOAT16: f16,
+    TensorProto.DOUBLE: f64,
+}
 _NP_TO_ELEM: dict[np.dtype, Any] = {
     np.dtype(np.float32): f32,
     np.dtype(np.float16): f16,
@@ -193,9 +198,15 @@ def _declared_types(model: ModelProto) -> dict[str, tuple[int, tuple[int, ...] |
         if n <= _SKELETON_KEEP_ELEMS or init.data_type not in _ELEM_TYPES:
             sk.initializer.append(init)
         elif init.name not in listed:
-            sk.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+            sk.input.append(
+                helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
+            )
     for node in g.node:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and len(node.attribute) == 1:
+        if (
+            node.op_type == "Constant"
+            and node.domain in ("", "ai.onnx")
+            and len(node.attribute) == 1
+        ):
             a = node.attribute[0]
             if (
                 a.name == "value"
@@ -239,6 +250,7 @@ class _NodeCtx:
     since: int  # since_version of the resolved schema
     opset: int
     attrs: dict[str, Any] = field(default_factory=dict)
+    consumed: frozenset[str] = frozenset()  # names read by some node or returned
 
     def where(self) -> str:
         name = f"'{self.node.name}'" if self.node.name else f"#{self.index}"
@@ -291,7 +303,8 @@ class _Importer:
                 v = imp.version
                 if v < MIN_OPSET:
                     raise OnnxImportError(
-                        f"model uses default-domain opset {v}; opset {MIN_OPSET} or newer is required"
+                        f"model uses default-domain opset {v}; opset {MIN_OPSET} or newer is"
+                        " required"
                     )
                 if v > onnx.defs.onnx_opset_version():
                     raise OnnxImportError(
@@ -368,7 +381,9 @@ class _Importer:
         input_names = {vi.name for vi in g.input}
         for cname, cval in self.constant_inputs.items():
             if cname not in input_names or cname in init_names:
-                raise OnnxImportError(f"constant_inputs names '{cname}', which is not a graph input")
+                raise OnnxImportError(
+                    f"constant_inputs names '{cname}', which is not a graph input"
+                )
             self.consts[cname] = np.asarray(cval)
         arg_types: list[TensorType] = []
         arg_names: list[str] = []
@@ -454,16 +469,21 @@ class _Importer:
                 )
             if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
                 raise OnnxImportError(f"{op_type} node {name}: subgraph attribute '{a.name}'")
-            attrs[a.name] = a if a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR) else helper.get_attribute_value(a)
-        ctx = _NodeCtx(node, index, since, self.opset, attrs)
-        ctx.consumed = self.consumed
+            if a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.SPARSE_TENSOR):
+                attrs[a.name] = a  # decoded by the converter (a.t)
+            else:
+                attrs[a.name] = helper.get_attribute_value(a)
+        ctx = _NodeCtx(node, index, since, self.opset, attrs, self.consumed)
         allowed = conv.attrs(since) if callable(conv.attrs) else conv.attrs
         for a in attrs:
             if a not in allowed:
                 raise ctx.error(f"unsupported attribute '{a}'")
-        for i, inp in enumerate(node.input):
+        for inp in node.input:
             if inp and not self.has(inp):
                 raise ctx.error(f"input '{inp}' is not defined before its use")
+        for out in node.output:
+            if out and self.has(out):
+                raise ctx.error(f"output '{out}' is already defined (ONNX graphs are SSA)")
         try:
             outs = conv.fn(self, ctx)
         except OnnxImportError:
@@ -508,8 +528,6 @@ def _fmt(shape: Sequence[int]) -> str:
 
 def _hint(name: str) -> str | None:
     """An SSA name hint from an ONNX value name (MLIR-legal characters only)."""
-    import re
-
     h = re.sub(r"[^A-Za-z0-9_$.-]", "_", name)
     if not h or h[0].isdigit() or h[0] in "$.-":
         h = "v" + h
@@ -686,7 +704,13 @@ def _conv(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations)
     op = imp.emit(
         graph.Conv2dOp(
-            x, w, b, strides=strides, pads=pads, dilations=dilations, group=int(ctx.attr("group", 1))
+            x,
+            w,
+            b,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            group=int(ctx.attr("group", 1)),
         )
     )
     return [op.results[0]]
@@ -815,7 +839,15 @@ def _pool_common(ctx: _NodeCtx, x: SSAValue) -> dict[str, Any]:
 
 @_converter(
     "MaxPool",
-    attrs=("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"),
+    attrs=(
+        "auto_pad",
+        "ceil_mode",
+        "dilations",
+        "kernel_shape",
+        "pads",
+        "storage_order",
+        "strides",
+    ),
 )
 def _max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     from taihu.dialects import graph
@@ -831,7 +863,15 @@ def _max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter(
     "AveragePool",
-    attrs=("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"),
+    attrs=(
+        "auto_pad",
+        "ceil_mode",
+        "count_include_pad",
+        "dilations",
+        "kernel_shape",
+        "pads",
+        "strides",
+    ),
 )
 def _avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     from taihu.dialects import graph
@@ -839,7 +879,9 @@ def _avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     x = imp.value(ctx, ctx.input_name(0))
     p = _pool_common(ctx, x)
     if p.pop("dilations") != (1, 1):
-        raise ctx.error(f"dilations {list(ctx.attr('dilations'))} are not supported (graph.avg_pool has none)")
+        raise ctx.error(
+            f"dilations {list(ctx.attr('dilations'))} are not supported (graph.avg_pool has none)"
+        )
     op = graph.AvgPoolOp(x, count_include_pad=bool(ctx.attr("count_include_pad", 0)), **p)
     return [imp.emit(op).results[0]]
 
@@ -1338,7 +1380,11 @@ def randomize_weights(model: ModelProto, seed: int) -> ModelProto:
             np_dtype = helper.tensor_dtype_to_np_dtype(init.data_type)
             fill(init, fresh(init.name, init.dims, np_dtype))
 
-    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer if i.data_type == TensorProto.INT64}
+    consts = {
+        i.name: numpy_helper.to_array(i)
+        for i in g.initializer
+        if i.data_type == TensorProto.INT64
+    }
     for node in g.node:
         if node.domain not in ("", "ai.onnx"):
             continue

@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         if not msg.startswith(args.model):
             msg = f"{args.model}: {msg}"
         return report("taihu-import", OnnxImportError(msg))
+    except Exception as e:  # an importer bug: still one line, never a traceback
+        return report(
+            "taihu-import", RuntimeError(f"{args.model}: internal error: {type(e).__name__}: {e}")
+        )
     if args.output is None:
         sys.stdout.write(text)
         return 0
