@@ -340,7 +340,7 @@ class BatchNumerics:
     def _memory_hazard(self) -> bool:
         """True if a store of the run may write bytes a load of the same CPE's run reads."""
         plan = self.plan
-        if not (plan.has_store and plan.has_load):
+        if not plan.has_store:
             return False
         n = self.n
         ld, st = [], []
@@ -352,7 +352,15 @@ class BatchNumerics:
             e = b + (n - 1) * self.strides[ins.ptr]
             rng = (np.minimum(b, e), np.maximum(b, e) + w)
             (ld if ins.op in LOADS else st).append(rng)
-        return any(bool(((s0 < l1) & (l0 < s1)).any()) for s0, s1 in st for l0, l1 in ld)
+        if any(bool(((s0 < l1) & (l0 < s1)).any()) for s0, s1 in st for l0, l1 in ld):
+            return True
+        if n > 1:  # two stores whose iterations interleave on the same bytes
+            for i in range(len(st)):
+                for k in range(i + 1, len(st)):
+                    (a0, a1), (b0, b1) = st[i], st[k]
+                    if bool(((a0 < b1) & (b0 < a1)).any()):
+                        return True
+        return False
 
     def run(self) -> dict[int, np.ndarray]:
         plan = self.plan
@@ -422,7 +430,7 @@ class BatchNumerics:
                 val[j] = livein(ins.src[ai]) + sign * np.cumsum(inc, axis=1)
             else:
                 val[j] = _compute(op, [operand(j, k) for k in range(len(ins.src))])
-        for j in stores:
+        for j in sorted(stores):  # program order: a later store to the same address wins
             self._store(body[j], operand(j, 0))
         self._reduce_deferred(deferred, operand, val, livein)
         for r, w in plan.last_writer.items():
