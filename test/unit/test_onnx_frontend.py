@@ -306,3 +306,39 @@ def test_randomize_weights_slots_and_positive_variance() -> None:
     var = numpy_helper.to_array(var_node.attribute[0].t)
     assert var.shape == (4,) and np.all(var > 0)
     _vs_onnxruntime(r, {"x": _x(1, 2, 5, 5)})
+
+
+# ---- element types ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "elem,dtype", [(TensorProto.FLOAT16, np.float16), (TensorProto.DOUBLE, np.float64)]
+)
+def test_f16_and_f64_models(elem, dtype) -> None:
+    from onnx.reference import ReferenceEvaluator
+
+    from taihu.backends.reference import run_module
+
+    inits = [
+        numpy_helper.from_array(_x(4, 3, 3, 3).astype(dtype), "w"),
+        numpy_helper.from_array(_x(5, 4 * 3 * 3).astype(dtype), "fc"),
+    ]
+    m = _model(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 0, 0]),
+            helper.make_node("Relu", ["c"], ["r"]),
+            helper.make_node("Flatten", ["r"], ["f"]),
+            helper.make_node("Gemm", ["f", "fc"], ["y"], transB=1),
+        ],
+        [_vi("x", [1, 3, 4, 4], elem)],
+        [_vi("y", [1, 5], elem)],
+        inits,
+    )
+    module = import_model(m)
+    assert f"tensor<1x5x{'f16' if dtype == np.float16 else 'f64'}>" in str(module)
+    x = _x(1, 3, 4, 4).astype(dtype)
+    (want,) = ReferenceEvaluator(m).run(None, {"x": x})
+    (got,) = run_module(module, {"x": x}).values()
+    assert got.dtype == dtype
+    tol = 2e-2 if dtype == np.float16 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -25,3 +25,8 @@
 // CHECK-NEXT:   builtin: {
 // CHECK-NEXT:     fc_w: "0x04000000{{[0-9A-Fa-f]+}}",
 // CHECK-SAME:     w: "0x04000000{{[0-9A-Fa-f]+}}"
+
+// --name renames the function; --print-op-generic prints the generic form.
+// RUN: %taihu-import %S/Inputs/small_cnn.onnx --name net --print-op-generic | filecheck %s --check-prefix=GEN
+// GEN: "func.func"() <{sym_name = "net", function_type = (tensor<1x3x8x8xf32>) -> tensor<1x10xf32>, arg_attrs = [{graph.name = "x"}], res_attrs = [{graph.name = "y"}]}>
+// GEN: "graph.conv2d"(
