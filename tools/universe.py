@@ -20,6 +20,12 @@ def _graph() -> Dialect:
     return Graph
 
 
+def _tile() -> Dialect:
+    from taihu.dialects.tile import Tile
+
+    return Tile
+
+
 def _sw() -> Dialect:
     from taihu.dialects.sw import Sw
 
@@ -36,6 +42,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Name -> factory of every taihu dialect."""
     return {
         "graph": _graph,
+        "tile": _tile,
         "sw": _sw,
         "swsim": _swsim,
     }

@@ -1,0 +1,1499 @@
+"""The ``tile`` dialect: kernels as loop nests over tiles whose bodies are tensorized primitives.
+
+Level 2 of taihu (design.md "Levels"): buffer semantics and the *tensorized programming model*
+of 004 §3.3 (L632-651) / Ch.6 DSL (L1395-1489), algorithms.md §A0. Main-memory data are builtin
+``memref``s (static shape, identity row-major layout); LDM-resident data distributed over the 8x8
+CPE mesh are ``!tile.buf`` buffers. One ``tile.kernel`` is one launch from the MPE (athread
+spawn/join); its body is a nest of ``tile.for`` loops over tiles whose bodies are primitives::
+
+    func.func @mm(%A : memref<1024x1024xf64>, %B : memref<1024x1024xf64>, %C : memref<1024x1024xf64>) {
+      tile.kernel "mm" (%a = %A : memref<1024x1024xf64>, %b = %B : memref<1024x1024xf64>,
+                        %c = %C : memref<1024x1024xf64>) {
+        %ta = tile.alloc double : !tile.buf<256x64xf64, cr, col>    // A block (B_M x B_K)
+        %tb = tile.alloc double : !tile.buf<64x256xf64, cr>         // B block (B_K x B_N)
+        %tc = tile.alloc : !tile.buf<256x256xf64, cr, col>          // C block (B_M x B_N)
+        tile.for %i = 0 to 1024 step 256 {
+          tile.for %j = 0 to 1024 step 256 {
+            tile.map fill out(%tc : !tile.buf<256x256xf64, cr, col>) {value = 0.0 : f64}
+            tile.for %k = 0 to 1024 step 64 {                       // K innermost (004 L863)
+              tile.move %a[%i, %k] sizes [256, 64] -> %ta : memref<1024x1024xf64> -> !tile.buf<256x64xf64, cr, col>
+              tile.move %b[%k, %j] sizes [64, 256] -> %tb : memref<1024x1024xf64> -> !tile.buf<64x256xf64, cr>
+              tile.gemm %ta, %tb -> %tc m 256 n 256 k 64 scheme 1 vec m : ...
+            }
+            tile.move %tc -> %c[%i, %j] sizes [256, 256] : !tile.buf<256x256xf64, cr, col> -> memref<1024x1024xf64>
+          }
+        }
+      }
+      func.return
+    }
+
+Primitives (each one "instruction" of the tensorized model, 004 L632-651):
+
+* ``tile.move``: a rectangular (optionally strided, optionally padded/clipped) window of a memref
+  <-> a ``!tile.buf``; every CPE moves its own piece (R0: all 64 CPEs DMA at once, 004 L655).
+* ``tile.gemm``: the mesh GEMM primitive ``C += A x B`` on LDM-resident tiles (algorithms.md §A,
+  004 §4.1); its verifier enforces §A5 (shape multiples, LDM footprint) and the data distribution
+  implied by the vector scheme (Table 4.1, L769-775).
+* ``tile.map``: data-parallel element-wise / window / reduction maps for memory-bound operators
+  (no RLC, 004 L1227; kinds in :mod:`taihu.dialects.mapkind`).
+* ``tile.im2col`` (004 §5.1.1, L1045-1049) and ``tile.winograd_filter/input/output``
+  (Algorithm 5, L1130-1196): self-scheduled memory-to-memory primitives (see "Design" below).
+
+Distribution of a ``!tile.buf<d0 x d1 x ... x T, dist[, layout]>`` over the mesh (per-CPE
+"local" block, :meth:`TileBufType.local_shape`):
+
+* ``rc``: rank 2, dim 0 split 8-way over mesh rows, dim 1 8-way over mesh columns; CPE (r, c)
+  holds block (r, c) of size (d0/8, d1/8) -- the non-overlapping distribution of 004 L713.
+* ``cr``: rank 2, dim 0 over mesh *columns*, dim 1 over mesh rows; CPE (r, c) holds block
+  (c, r).
+* ``cpe``: dim 0 split 64-way by CPE id (id = 8*row + col, 004 L734): CPE p holds rows
+  [p*q, min((p+1)*q, d0)) with q = ceil(d0/64), the rest of the dims whole (data-parallel ops).
+* ``rep``: every CPE holds the whole tile (overlapping distribution, 004 L708; small operands).
+
+``layout`` (``row`` default | ``col``, rank 2 only) is the storage order of the local block in
+LDM: ``row`` = last dim contiguous, ``col`` = first dim contiguous.
+
+Design choices (for the conversion passes)
+------------------------------------------
+* **Loops are ``tile.for`` with static bounds**, not ``scf.for``: DMA inference (004 Alg 7,
+  L1514-1534) and latency hiding (Alg 8, L1544-1562) need every loop's (min, stride, max) and the
+  "next iteration" of an address, which are plain properties here instead of a constant-folding
+  problem; the verifier can bound tile offsets statically (:func:`index_range`) and reject
+  out-of-bounds windows; and tile-level loops (executed by all 64 CPEs in lockstep) are kept
+  apart from the per-CPE ``scf.for`` loops of the ``loop`` level. Lowering ``tile.for`` to
+  ``scf.for`` is a 1:1 rewrite. No iter_args: buffer semantics need none. The optional ``name``
+  is the DSL iterator name (``cK`` ...) used in diagnostics and schedules.
+* **LDM buffers are explicit allocations** (``tile.alloc``, directly in the kernel body) and
+  primitives have no results: double buffering (``double`` flag, decided by graph-to-tile from
+  the blocking model, implemented by tile-to-loop) and the LDM footprint are static and visible.
+* **fp32 data go through explicit conversion**: ``tile.gemm`` is fp64 only (the fused
+  load-and-broadcast instructions exist only for fp64, 004 L823, strategy 2 = algorithms.md
+  §A7); fp32 tiles are converted with ``tile.map convert`` into fp64 tiles, whose LDM cost is
+  then visible to the footprint check.
+* **im2col and Winograd transforms are memory-to-memory primitives** with memref operands: their
+  access patterns (a scatter of each input row to K_r*K_c col rows, 4x4 windows overlapping by 2)
+  are not rectangular distributed tiles, and their seed algorithms fix the per-CPE task
+  decomposition (one input row of one channel per task, L1045; m' consecutive 4x4 tiles per CPE,
+  L1138-1175), so tile-to-loop expands them into those per-CPE loops. Tuning knobs are
+  attributes (``rows_per_task``, ``tiles_per_cpe``).
+* Index arithmetic for tile offsets uses ``arith`` on ``index`` values inside the kernel.
+
+Errors: every verifier raises ``VerifyException`` with the op name and the violated rule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    UnitAttr,
+    f64,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from taihu.backends.sim.machine import default_machine
+from taihu.dialects.mapkind import ALL_PARAMS, KIND_INFO, MapKind, check_map
+
+__all__ = [
+    "AllocOp",
+    "Dist",
+    "ForOp",
+    "GemmOp",
+    "Im2colOp",
+    "KernelOp",
+    "Layout",
+    "MapKindAttr",
+    "MapOp",
+    "MoveOp",
+    "Tile",
+    "TileBufType",
+    "VecDim",
+    "VecDimAttr",
+    "WinogradFilterOp",
+    "WinogradInputOp",
+    "WinogradOutputOp",
+    "index_range",
+    "scheme_info",
+]
+
+MESH = 8  # mesh rows = mesh columns (004 L460); checked against the machine in the verifiers
+N_CPE = MESH * MESH
+
+# --------------------------------------------------------------------------------------------
+# Types and attributes
+# --------------------------------------------------------------------------------------------
+
+
+class Dist(StrEnum):
+    """Distribution of a tile over the 8x8 mesh (module docstring)."""
+
+    RC = "rc"
+    CR = "cr"
+    CPE = "cpe"
+    REP = "rep"
+
+
+class Layout(StrEnum):
+    """Storage order of a CPE's local block in LDM."""
+
+    ROW = "row"
+    COL = "col"
+
+
+def _elem_name(t: Attribute) -> str:
+    if isinstance(t, Float64Type):
+        return "f64"
+    if isinstance(t, Float32Type):
+        return "f32"
+    return str(t)
+
+
+def _elem_bytes(t: Attribute) -> int:
+    if isinstance(t, (Float32Type, Float64Type)):
+        return t.bitwidth // 8
+    raise VerifyException(f"element type must be f32 or f64, got {t}")
+
+
+@irdl_attr_definition
+class TileBufType(ParametrizedAttribute, TypeAttribute):
+    """``!tile.buf<256x64xf64, rc[, col]>``: an LDM buffer distributed over the 8x8 mesh.
+
+    Parameters: ``shape`` (logical, elements), ``element_type`` (f32 | f64), ``dist``
+    (rc | cr | cpe | rep) and ``layout`` (row | col) of each CPE's local block.
+    """
+
+    name = "tile.buf"
+
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+    dist: StringAttr
+    layout: StringAttr
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        element_type: Attribute,
+        dist: Dist | str = Dist.RC,
+        layout: Layout | str = Layout.ROW,
+    ):
+        super().__init__(
+            ArrayAttr([IntAttr(d) for d in shape]),
+            element_type,
+            StringAttr(str(dist)),
+            StringAttr(str(layout)),
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            dims, elem = parser.parse_ranked_shape()
+            parser.parse_punctuation(",")
+            dist = parser.parse_identifier(" (tile distribution: rc, cr, cpe or rep)")
+            layout = "row"
+            if parser.parse_optional_punctuation(",") is not None:
+                layout = parser.parse_identifier(" (layout: row or col)")
+        return [ArrayAttr([IntAttr(d) for d in dims]), elem, StringAttr(dist), StringAttr(layout)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("x".join(str(d) for d in self.get_shape()) + "x")
+            printer.print_attribute(self.element_type)
+            printer.print_string(f", {self.dist.data}")
+            if self.layout.data != Layout.ROW:
+                printer.print_string(f", {self.layout.data}")
+
+    def verify(self) -> None:
+        shape = self.get_shape()
+        if self.dist.data not in {d.value for d in Dist}:
+            raise VerifyException(f"!tile.buf: unknown distribution '{self.dist.data}' (rc, cr, cpe or rep)")
+        if self.layout.data not in {x.value for x in Layout}:
+            raise VerifyException(f"!tile.buf: unknown layout '{self.layout.data}' (row or col)")
+        if not shape or any(d <= 0 for d in shape):
+            raise VerifyException(f"!tile.buf: shape must be non-empty with positive dims, got {list(shape)}")
+        if not isinstance(self.element_type, (Float32Type, Float64Type)):
+            raise VerifyException(f"!tile.buf: element type must be f32 or f64, got {self.element_type}")
+        if self.dist.data in (Dist.RC, Dist.CR):
+            if len(shape) != 2 or shape[0] % MESH or shape[1] % MESH:
+                raise VerifyException(
+                    f"!tile.buf: distribution {self.dist.data} needs a rank-2 shape with both dims "
+                    f"multiples of {MESH}, got {list(shape)}"
+                )
+        if self.layout.data == Layout.COL and len(shape) != 2:
+            raise VerifyException("!tile.buf: layout col is only defined for rank-2 tiles")
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def get_shape(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def dist_kind(self) -> Dist:
+        return Dist(self.dist.data)
+
+    @property
+    def layout_kind(self) -> Layout:
+        return Layout(self.layout.data)
+
+    @property
+    def elem_bytes(self) -> int:
+        return _elem_bytes(self.element_type)
+
+    def local_shape(self) -> tuple[int, ...]:
+        """Shape of the largest per-CPE local block (elements)."""
+        s = self.get_shape()
+        d = self.dist_kind
+        if d in (Dist.RC, Dist.CR):
+            return (s[0] // MESH, s[1] // MESH)
+        if d == Dist.CPE:
+            return (math.ceil(s[0] / N_CPE),) + s[1:]
+        return s
+
+    def per_cpe_bytes(self) -> int:
+        """LDM bytes of one CPE's local block (one buffer; double buffering doubles it)."""
+        return math.prod(self.local_shape()) * self.elem_bytes
+
+    def contiguous_dim(self) -> int:
+        """Tile dimension that is contiguous in each CPE's local LDM block."""
+        return 0 if self.layout_kind == Layout.COL else len(self.shape.data) - 1
+
+    def mesh_row_dim(self) -> int | None:
+        """Tile dimension split over mesh rows (rc: 0, cr: 1), None for cpe/rep."""
+        return {Dist.RC: 0, Dist.CR: 1}.get(self.dist_kind)
+
+
+class VecDim(StrEnum):
+    """Vectorised GEMM dimension (DSL ``vectorization(op, VecM|VecN)``, 004 L1443, L767)."""
+
+    M = "m"
+    N = "n"
+
+
+@irdl_attr_definition
+class VecDimAttr(EnumAttribute[VecDim], SpacedOpaqueSyntaxAttribute):
+    name = "tile.vec"
+
+
+@irdl_attr_definition
+class MapKindAttr(EnumAttribute[MapKind], SpacedOpaqueSyntaxAttribute):
+    name = "tile.map_kind"
+
+
+class DataLayout(StrEnum):
+    """Main-memory layout of a 4-D activation tensor for im2col/Winograd primitives."""
+
+    NCHW = "nchw"
+    NHWC = "nhwc"
+
+
+@irdl_attr_definition
+class DataLayoutAttr(EnumAttribute[DataLayout], SpacedOpaqueSyntaxAttribute):
+    name = "tile.data_layout"
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _int(a: IntegerAttr | None, default: int | None = None) -> int | None:
+    return default if a is None else a.value.data
+
+
+def _arr(a: DenseArrayBase | None) -> tuple[int, ...] | None:
+    return None if a is None else tuple(int(x) for x in a.get_values())
+
+
+def _i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def _where(op: Operation) -> str:
+    return f"'{op.name}'"
+
+
+def enclosing_kernel(op: Operation) -> KernelOp | None:
+    """The ``tile.kernel`` containing ``op``, or None."""
+    p = op.parent_op()
+    while p is not None:
+        if isinstance(p, KernelOp):
+            return p
+        p = p.parent_op()
+    return None
+
+
+def _require_kernel(op: Operation) -> KernelOp:
+    k = enclosing_kernel(op)
+    if k is None:
+        raise VerifyException(f"{_where(op)} must be inside a tile.kernel")
+    return k
+
+
+def _main_memref(op: Operation, what: str, t: Attribute) -> MemRefType:
+    if not isinstance(t, MemRefType):
+        raise VerifyException(f"{_where(op)}: {what} must be a memref, got {t}")
+    if any(d < 0 for d in t.get_shape()):
+        raise VerifyException(f"{_where(op)}: {what} must have a static shape, got {t}")
+    if not isinstance(t.layout, NoneAttr) or not isinstance(t.memory_space, NoneAttr):
+        raise VerifyException(f"{_where(op)}: {what} must use the identity (row-major) layout in main memory, got {t}")
+    _elem_bytes_or_fail(op, what, t.get_element_type())
+    return t
+
+
+def _elem_bytes_or_fail(op: Operation, what: str, t: Attribute) -> int:
+    if not isinstance(t, (Float32Type, Float64Type)):
+        raise VerifyException(f"{_where(op)}: {what} element type must be f32 or f64, got {t}")
+    return t.bitwidth // 8
+
+
+def index_range(v: SSAValue) -> tuple[int, int] | None:
+    """Static bounds [lo, hi] of an ``index`` value built from ``tile.for`` induction variables,
+    ``arith.constant`` and ``arith.addi/subi/muli``; None when unknown."""
+    owner = v.owner
+    if isinstance(v, BlockArgument):
+        op = owner.parent_op() if isinstance(owner, Block) else None
+        if isinstance(op, ForOp):
+            return (op.lb_value, op.last_value)
+        return None
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        c = owner.value.value.data
+        return (c, c)
+    if isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+        a, b = index_range(owner.lhs), index_range(owner.rhs)
+        if a is None or b is None:
+            return None
+        if isinstance(owner, arith.AddiOp):
+            return (a[0] + b[0], a[1] + b[1])
+        if isinstance(owner, arith.SubiOp):
+            return (a[0] - b[1], a[1] - b[0])
+        corners = [x * y for x in a for y in b]
+        return (min(corners), max(corners))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel and loops
+# --------------------------------------------------------------------------------------------
+
+
+def _parse_bound_args(parser: Parser) -> tuple[list[SSAValue], list[Parser.Argument]]:
+    """``(%a = %A : memref<..>, ...)`` -> operands and block arguments."""
+    operands: list[SSAValue] = []
+    args: list[Parser.Argument] = []
+
+    def one() -> None:
+        arg = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        uop = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        typ = parser.parse_type()
+        operands.append(parser.resolve_operand(uop, typ))
+        args.append(arg.resolve(typ))
+
+    parser.parse_comma_separated_list(Parser.Delimiter.PAREN, one)
+    return operands, args
+
+
+def _print_bound_args(printer: Printer, args: Sequence[BlockArgument], operands: Sequence[SSAValue]) -> None:
+    printer.print_string("(")
+    for i, (a, v) in enumerate(zip(args, operands)):
+        if i:
+            printer.print_string(", ")
+        printer.print_block_argument(a, print_type=False)
+        printer.print_string(" = ")
+        printer.print_ssa_value(v)
+        printer.print_string(" : ")
+        printer.print_attribute(v.type)
+    printer.print_string(")")
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """``tile.kernel "name" (%a = %A : memref<...>, ...) { body }``: one MPE launch.
+
+    The operands are main-memory memrefs, bound to the body's block arguments (the body is
+    isolated from above, so outlining it into a CPE kernel needs no capture analysis). The body
+    holds ``tile.alloc`` (directly), ``tile.for``, the primitives and ``arith`` index math.
+
+    Verified: operand/argument types agree and are static identity-layout f32/f64 memrefs; the
+    per-CPE LDM footprint of all ``tile.alloc`` (double buffers counted twice) is
+    <= ``ldm_user_bytes`` of the default machine (57 344 B [param]; 64 KB LDM, 004 L460); the
+    message lists every buffer.
+    """
+
+    name = "tile.kernel"
+    kernel_name = prop_def(StringAttr)
+    args = var_operand_def(MemRefType)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator())
+
+    def __init__(self, name: str, args: Sequence[SSAValue], body: Region | None = None):
+        if body is None:
+            body = Region(Block(arg_types=[a.type for a in args]))
+        super().__init__(operands=[args], properties={"kernel_name": StringAttr(name)}, regions=[body])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_str_literal()
+        operands, args = _parse_bound_args(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region(args)
+        op = cls(name, operands, body)
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel_name)
+        printer.print_string(" ")
+        _print_bound_args(printer, self.body.block.args, self.args)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
+
+    def allocs(self) -> list[AllocOp]:
+        return [op for op in self.body.block.ops if isinstance(op, AllocOp)]
+
+    def ldm_footprint(self) -> list[tuple[str, int]]:
+        """(name, per-CPE bytes incl. the second buffer of double-buffered tiles) per alloc."""
+        return [(a.buffer_name(i), a.footprint_bytes()) for i, a in enumerate(self.allocs())]
+
+    def verify_(self) -> None:
+        where = f'tile.kernel "{self.kernel_name.data}"'
+        block = self.body.block
+        if len(block.args) != len(self.args):
+            raise VerifyException(f"{where}: {len(self.args)} operand(s) but {len(block.args)} block argument(s)")
+        for i, (a, v) in enumerate(zip(block.args, self.args)):
+            if a.type != v.type:
+                raise VerifyException(f"{where}: block argument #{i} has type {a.type}, operand has {v.type}")
+            _main_memref(self, f"argument #{i}", v.type)
+        limit = default_machine().ldm_user_bytes
+        fp = self.ldm_footprint()
+        total = sum(b for _, b in fp)
+        if total > limit:
+            listing = ", ".join(f"%{n} {b} B" for n, b in fp)
+            raise VerifyException(
+                f"{where}: LDM footprint {total} bytes per CPE > ldm_user_bytes = {limit}: {listing}"
+            )
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """``tile.for %i = LB to UB step S [name "cK"] { body }``: a loop over tiles.
+
+    Static integer bounds (properties ``lb``, ``ub``, ``step``; the iterator is an ``index``
+    block argument taking lb, lb+step, ... < ub). Every CPE runs every iteration (tile-level
+    loops are executed in lockstep by the mesh). No results, no terminator.
+    """
+
+    name = "tile.for"
+    lb = prop_def(IntegerAttr[I64])
+    ub = prop_def(IntegerAttr[I64])
+    step = prop_def(IntegerAttr[I64])
+    iter_name = opt_prop_def(StringAttr, prop_name="name")
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, lb: int, ub: int, step: int, body: Region | None = None, name: str | None = None):
+        if body is None:
+            body = Region(Block(arg_types=[IndexType()]))
+        props: dict[str, Attribute] = {
+            "lb": IntegerAttr(lb, i64),
+            "ub": IntegerAttr(ub, i64),
+            "step": IntegerAttr(step, i64),
+        }
+        if name is not None:
+            props["name"] = StringAttr(name)
+        super().__init__(properties=props, regions=[body])
+
+    @property
+    def lb_value(self) -> int:
+        return self.lb.value.data
+
+    @property
+    def ub_value(self) -> int:
+        return self.ub.value.data
+
+    @property
+    def step_value(self) -> int:
+        return self.step.value.data
+
+    @property
+    def trip_count(self) -> int:
+        return max(0, -(-(self.ub_value - self.lb_value) // self.step_value))
+
+    @property
+    def last_value(self) -> int:
+        """Value of the iterator in the last iteration."""
+        return self.lb_value + (self.trip_count - 1) * self.step_value
+
+    @property
+    def iv(self) -> BlockArgument:
+        return self.body.block.args[0]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        arg = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        lb = parser.parse_integer()
+        parser.parse_keyword("to")
+        ub = parser.parse_integer()
+        parser.parse_keyword("step")
+        step = parser.parse_integer()
+        name = None
+        if parser.parse_optional_keyword("name") is not None:
+            name = parser.parse_str_literal()
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region([arg.resolve(IndexType())])
+        op = cls(lb, ub, step, body, name)
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_block_argument(self.iv, print_type=False)
+        printer.print_string(f" = {self.lb_value} to {self.ub_value} step {self.step_value}")
+        if self.iter_name is not None:
+            printer.print_string(" name ")
+            printer.print_attribute(self.iter_name)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+        if self.step_value <= 0:
+            raise VerifyException(f"tile.for: step must be > 0, got {self.step_value}")
+        if self.ub_value <= self.lb_value:
+            raise VerifyException(f"tile.for: empty loop ({self.lb_value} to {self.ub_value})")
+        args = self.body.block.args
+        if len(args) != 1 or not isinstance(args[0].type, IndexType):
+            raise VerifyException("tile.for: the body takes exactly one index block argument")
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """``%t = tile.alloc [double] : !tile.buf<...>``: an LDM buffer on every CPE (each CPE gets
+    its local block, :meth:`TileBufType.local_shape`). ``double``: tile-to-loop double-buffers it
+    (two LDM copies, prefetch of the next tile while computing on the current one: 004 L674,
+    Alg 8 L1544-1562). Must be directly in the ``tile.kernel`` body, so the footprint is static."""
+
+    name = "tile.alloc"
+    double = opt_prop_def(UnitAttr)
+    result = result_def(TileBufType)
+
+    assembly_format = "(`double` $double^)? attr-dict `:` type($result)"
+
+    def __init__(self, t: TileBufType, double: bool = False):
+        super().__init__(result_types=[t], properties={"double": UnitAttr()} if double else {})
+
+    def buffer_name(self, index: int = 0) -> str:
+        return self.result.name_hint or f"alloc{index}"
+
+    @property
+    def is_double(self) -> bool:
+        return self.double is not None
+
+    @property
+    def tile_type(self) -> TileBufType:
+        assert isinstance(self.result.type, TileBufType)
+        return self.result.type
+
+    def footprint_bytes(self) -> int:
+        """Per-CPE LDM bytes (x2 when double-buffered)."""
+        return self.tile_type.per_cpe_bytes() * (2 if self.is_double else 1)
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), KernelOp):
+            raise VerifyException("tile.alloc must be directly in a tile.kernel body (not in a loop)")
+
+
+# --------------------------------------------------------------------------------------------
+# tile.move
+# --------------------------------------------------------------------------------------------
+
+
+def _squeeze(shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+def _parse_int_list(parser: Parser) -> list[int]:
+    return parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parser.parse_integer)
+
+
+def _parse_pad_value(parser: Parser) -> float:
+    """A float literal, or ``inf`` / ``-inf`` (max-pool padding)."""
+    neg = parser.parse_optional_punctuation("-") is not None
+    if parser.parse_optional_keyword("inf") is not None:
+        return -math.inf if neg else math.inf
+    v = parser.parse_number()
+    return -float(v) if neg else float(v)
+
+
+def _print_pad_value(printer: Printer, v: float) -> None:
+    if math.isinf(v):
+        printer.print_string("-inf" if v < 0 else "inf")
+    else:
+        printer.print_string(repr(float(v)))
+
+
+@irdl_op_definition
+class MoveOp(IRDLOperation):
+    """Move a tile between main memory and LDM, every CPE moving its local block.
+
+    Load  ``tile.move %A[%i, %k] sizes [256, 64] [strides [1, 2]] [pad 0.0] -> %t : memref<..> -> !tile.buf<..>``
+    Store ``tile.move %t -> %C[%i, %j] sizes [256, 256] [strides ..] [clip] : !tile.buf<..> -> memref<..>``
+
+    The window of the memref is ``{offset_d + i*stride_d : 0 <= i < size_d}`` per dim (offsets
+    are ``index`` values, sizes/strides static, strides default 1); the tile is that window in
+    row-major order with unit dims dropped (like a rank-reducing ``memref.subview``). ``pad v``
+    (loads): elements outside the memref read as ``v`` (zero-padding of conv inputs, ``-inf``
+    for max pooling; lightweight boundary padding, 004 §4.2.4 L883-889); ``clip`` (stores):
+    elements outside the memref are dropped (boundary C tiles). The distribution of the tile type
+    says which CPE moves which piece; tile-to-loop turns it into per-CPE strided DMAs
+    (``size``/``bsize``/``stride`` of algorithms.md §B item 6).
+
+    Verified: one side memref, the other ``!tile.buf``, same element type; offsets/sizes/strides
+    match the memref rank; the squeezed window shape equals the squeezed tile shape; pad only on
+    loads, clip only on stores; when the offset ranges are statically known
+    (:func:`index_range`), windows without pad/clip stay inside the memref.
+    """
+
+    name = "tile.move"
+    src = operand_def(TileBufType | MemRefType)
+    dst = operand_def(TileBufType | MemRefType)
+    offsets = var_operand_def(IndexType())
+    sizes = prop_def(DenseArrayBase)
+    strides = opt_prop_def(DenseArrayBase)
+    pad = opt_prop_def(FloatAttr)
+    clip = opt_prop_def(UnitAttr)
+
+    def __init__(
+        self,
+        src: SSAValue | Operation,
+        dst: SSAValue | Operation,
+        offsets: Sequence[SSAValue | Operation],
+        sizes: Sequence[int],
+        strides: Sequence[int] | None = None,
+        pad: float | None = None,
+        clip: bool = False,
+    ):
+        props: dict[str, Attribute] = {"sizes": _i64_array(sizes)}
+        if strides is not None:
+            props["strides"] = _i64_array(strides)
+        if pad is not None:
+            props["pad"] = FloatAttr(pad, f64)
+        if clip:
+            props["clip"] = UnitAttr()
+        super().__init__(operands=[src, dst, offsets], properties=props)
+
+    # -- accessors ---------------------------------------------------------------------------
+
+    @property
+    def is_load(self) -> bool:
+        """True for main memory -> LDM."""
+        return isinstance(self.src.type, MemRefType)
+
+    @property
+    def memref(self) -> SSAValue:
+        return self.src if self.is_load else self.dst
+
+    @property
+    def tile(self) -> SSAValue:
+        return self.dst if self.is_load else self.src
+
+    @property
+    def size_values(self) -> tuple[int, ...]:
+        return _arr(self.sizes) or ()
+
+    @property
+    def stride_values(self) -> tuple[int, ...]:
+        s = _arr(self.strides)
+        return s if s is not None else (1,) * len(self.size_values)
+
+    @property
+    def pad_value(self) -> float | None:
+        return None if self.pad is None else self.pad.value.data
+
+    # -- syntax ------------------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MoveOp:
+        def window_opts() -> dict[str, Attribute]:
+            props: dict[str, Attribute] = {}
+            parser.parse_keyword("sizes")
+            props["sizes"] = _i64_array(_parse_int_list(parser))
+            if parser.parse_optional_keyword("strides") is not None:
+                props["strides"] = _i64_array(_parse_int_list(parser))
+            if parser.parse_optional_keyword("pad") is not None:
+                props["pad"] = FloatAttr(_parse_pad_value(parser), f64)
+            if parser.parse_optional_keyword("clip") is not None:
+                props["clip"] = UnitAttr()
+            return props
+
+        def offsets() -> list:
+            return parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+
+        u_src = parser.parse_unresolved_operand()
+        offs = None
+        props: dict[str, Attribute] = {}
+        if parser._current_token.text == "[":  # load: window on the source
+            offs = offsets()
+            props = window_opts()
+        parser.parse_punctuation("->")
+        u_dst = parser.parse_unresolved_operand()
+        if offs is None:
+            offs = offsets()
+            props = window_opts()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t_src = parser.parse_type()
+        parser.parse_punctuation("->")
+        t_dst = parser.parse_type()
+        src = parser.resolve_operand(u_src, t_src)
+        dst = parser.resolve_operand(u_dst, t_dst)
+        idx = [parser.resolve_operand(o, IndexType()) for o in offs]
+        op = cls.build(operands=[src, dst, idx], properties=props, attributes=attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        def window(v: SSAValue) -> None:
+            printer.print_ssa_value(v)
+            printer.print_string("[")
+            printer.print_list(self.offsets, printer.print_ssa_value)
+            printer.print_string("] sizes [" + ", ".join(map(str, self.size_values)) + "]")
+            if self.strides is not None:
+                printer.print_string(" strides [" + ", ".join(map(str, self.stride_values)) + "]")
+            if self.pad is not None:
+                printer.print_string(" pad ")
+                _print_pad_value(printer, self.pad.value.data)
+            if self.clip is not None:
+                printer.print_string(" clip")
+
+        printer.print_string(" ")
+        if self.is_load:
+            window(self.src)
+            printer.print_string(" -> ")
+            printer.print_ssa_value(self.dst)
+        else:
+            printer.print_ssa_value(self.src)
+            printer.print_string(" -> ")
+            window(self.dst)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.src.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.dst.type)
+
+    # -- verification ------------------------------------------------------------------------
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+        ts, td = self.src.type, self.dst.type
+        if isinstance(ts, MemRefType) == isinstance(td, MemRefType):
+            raise VerifyException(
+                "tile.move: exactly one side must be a memref (main memory) and the other a !tile.buf (LDM)"
+            )
+        mt = _main_memref(self, "memref operand", self.memref.type)
+        tt = self.tile.type
+        assert isinstance(tt, TileBufType)
+        if mt.get_element_type() != tt.element_type:
+            raise VerifyException(
+                f"tile.move: element types differ (memref {mt.get_element_type()}, tile {tt.element_type}); "
+                "convert in LDM with tile.map convert"
+            )
+        shape = mt.get_shape()
+        rank = len(shape)
+        sizes, strides = self.size_values, self.stride_values
+        if len(self.offsets) != rank or len(sizes) != rank or len(strides) != rank:
+            raise VerifyException(
+                f"tile.move: memref rank {rank} needs {rank} offsets, sizes and strides "
+                f"(got {len(self.offsets)}, {len(sizes)}, {len(strides)})"
+            )
+        if any(s < 1 for s in sizes) or any(s < 1 for s in strides):
+            raise VerifyException("tile.move: sizes and strides must be >= 1")
+        tshape = tt.get_shape()
+        if _squeeze(sizes) != _squeeze(tshape) or math.prod(sizes) != math.prod(tshape):
+            raise VerifyException(
+                f"tile.move: window sizes {list(sizes)} do not match the tile shape {list(tshape)} "
+                "(unit dims aside)"
+            )
+        if self.pad is not None and not self.is_load:
+            raise VerifyException("tile.move: pad is only valid for loads (memref -> tile); use clip for stores")
+        if self.clip is not None and self.is_load:
+            raise VerifyException("tile.move: clip is only valid for stores (tile -> memref); use pad for loads")
+        boundary_ok = self.pad is not None or self.clip is not None
+        if not boundary_ok:
+            for d, (off, size, stride, dim) in enumerate(zip(self.offsets, sizes, strides, shape)):
+                r = index_range(off)
+                if r is None:
+                    continue
+                lo, hi = r[0], r[1] + (size - 1) * stride
+                if lo < 0 or hi >= dim:
+                    fix = "pad" if self.is_load else "clip"
+                    raise VerifyException(
+                        f"tile.move: window of dim {d} spans [{lo}, {hi}] outside [0, {dim}) of {mt}; "
+                        f"use '{fix}' for boundary tiles"
+                    )
+
+
+# --------------------------------------------------------------------------------------------
+# tile.gemm
+# --------------------------------------------------------------------------------------------
+
+
+def scheme_info(scheme: int) -> tuple[VecDim, str, str]:
+    """Table 4.1 (004 L769-775; model §12 #6: the mnemonic suffix gives the direction):
+    (vectorised dim, axis along which A travels, axis along which B travels).
+
+    ====== ====== ====== ====== ====== =============
+    scheme A load B load vec    A axis B axis
+    ====== ====== ====== ====== ====== =============
+    1      VLDC   LDDER  M (A)  col    row
+    2      VLDR   LDDEC  M (A)  row    col
+    3      LDDEC  VLDR   N (B)  col    row
+    4      LDDER  VLDC   N (B)  row    col
+    ====== ====== ====== ====== ====== =============
+    """
+    return {
+        1: (VecDim.M, "col", "row"),
+        2: (VecDim.M, "row", "col"),
+        3: (VecDim.N, "col", "row"),
+        4: (VecDim.N, "row", "col"),
+    }[scheme]
+
+
+#: A5 multiples (004 L784, L885, L1466; model §12 #5): vectorised global dim = 16 elements per
+#: CPE (4 vector registers x 4 lanes) x 8 CPEs, other dim = 4 per CPE x 8, K = 1 per CPE x 8.
+GEMM_VEC_MULTIPLE = 128
+GEMM_OTHER_MULTIPLE = 32
+GEMM_K_MULTIPLE = 8
+
+
+def _alloc_of(v: SSAValue) -> AllocOp | None:
+    return v.owner if isinstance(v.owner, AllocOp) else None
+
+
+def _buf_name(v: SSAValue) -> str:
+    return v.name_hint or "tile"
+
+
+def footprint_of(values: Sequence[SSAValue]) -> list[tuple[str, int]]:
+    """(name, per-CPE bytes) of distinct tile buffers; a buffer allocated ``double`` counts
+    twice (the second buffer of double buffering, algorithms.md §A5)."""
+    out: list[tuple[str, int]] = []
+    seen: set[int] = set()
+    for v in values:
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        t = v.type
+        assert isinstance(t, TileBufType)
+        a = _alloc_of(v)
+        mult = 2 if a is not None and a.is_double else 1
+        out.append((_buf_name(v), t.per_cpe_bytes() * mult))
+    return out
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """``tile.gemm %a, %b -> %c m M n N k K scheme S vec m|n [trans_a] [trans_b]``: the mesh
+    GEMM primitive ``C += op(A) x op(B)`` on LDM-resident fp64 tiles (algorithms.md §A, 004 §4.1).
+
+    Logical operand shapes: A = (M, K) or (K, M) with ``trans_a``; B = (K, N) or (N, K) with
+    ``trans_b``; C = (M, N). ``scheme`` (1-4, Table 4.1, :func:`scheme_info`) fixes the
+    vector-loaded operand (``vec``: m = A vector-loaded along M, n = B along N) and the mesh axis
+    along which A and B travel in the SUMMA steps (§A2, 004 L715-717).
+
+    Verified (each rule has a lit test):
+
+    * A, B, C are f64 (fused load-and-broadcast exists only for fp64, 004 L823; convert fp32
+      tiles with ``tile.map convert``);
+    * shapes agree with m, n, k and the transpose flags;
+    * ``vec`` agrees with ``scheme``;
+    * §A5 multiples: vectorised dim % 128, other dim % 32, K % 8 (004 L784, L885, L1466);
+    * distribution (A1/A2): the operand travelling along mesh rows has its K dim split over mesh
+      columns (and the other index over rows), the one travelling along columns has K over mesh
+      rows; C's rows/columns follow A's / B's non-K index;
+    * layout: the vectorised dim is contiguous in LDM in the vector-loaded operand and in C
+      (vector loads/stores read 4 consecutive elements; register tile of §A3);
+    * LDM footprint of A, B, C per CPE (double-buffered operands twice) <= ldm_user_bytes (§A5);
+    * C is a different buffer from A and B.
+    """
+
+    name = "tile.gemm"
+    a = operand_def(TileBufType)
+    b = operand_def(TileBufType)
+    c = operand_def(TileBufType)
+    m = prop_def(IntegerAttr[I64])
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    scheme = prop_def(IntegerAttr[I64])
+    vec = prop_def(VecDimAttr)
+    trans_a = opt_prop_def(UnitAttr)
+    trans_b = opt_prop_def(UnitAttr)
+
+    assembly_format = (
+        "$a `,` $b `->` $c `m` $m `n` $n `k` $k `scheme` $scheme `vec` $vec "
+        "(`trans_a` $trans_a^)? (`trans_b` $trans_b^)? attr-dict `:` type($a) `,` type($b) `,` type($c)"
+    )
+
+    def __init__(
+        self,
+        a: SSAValue | Operation,
+        b: SSAValue | Operation,
+        c: SSAValue | Operation,
+        m: int,
+        n: int,
+        k: int,
+        scheme: int = 1,
+        trans_a: bool = False,
+        trans_b: bool = False,
+    ):
+        vec = scheme_info(scheme)[0] if scheme in (1, 2, 3, 4) else VecDim.M
+        props: dict[str, Attribute] = {
+            "m": IntegerAttr(m, i64),
+            "n": IntegerAttr(n, i64),
+            "k": IntegerAttr(k, i64),
+            "scheme": IntegerAttr(scheme, i64),
+            "vec": VecDimAttr(vec),
+        }
+        if trans_a:
+            props["trans_a"] = UnitAttr()
+        if trans_b:
+            props["trans_b"] = UnitAttr()
+        super().__init__(operands=[a, b, c], properties=props)
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return (self.m.value.data, self.n.value.data, self.k.value.data)
+
+    @property
+    def scheme_value(self) -> int:
+        return self.scheme.value.data
+
+    @property
+    def vec_dim(self) -> VecDim:
+        return self.vec.data
+
+    def operand_dims(self) -> dict[str, tuple[str, str]]:
+        """Logical index names of each operand's two tile dims."""
+        return {
+            "A": ("k", "m") if self.trans_a is not None else ("m", "k"),
+            "B": ("n", "k") if self.trans_b is not None else ("k", "n"),
+            "C": ("m", "n"),
+        }
+
+    @property
+    def flops(self) -> int:
+        m, n, k = self.mnk
+        return 2 * m * n * k
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+        w = f"tile.gemm scheme {self.scheme_value}"
+        ops = {"A": self.a, "B": self.b, "C": self.c}
+        types: dict[str, TileBufType] = {}
+        for name, v in ops.items():
+            t = v.type
+            assert isinstance(t, TileBufType)
+            if not isinstance(t.element_type, Float64Type):
+                raise VerifyException(
+                    f"tile.gemm: operand {name} (%{_buf_name(v)}) must be f64, got {t.element_type}: the fused "
+                    "load-and-broadcast instructions are fp64 only (004 L823); convert with tile.map convert"
+                )
+            if len(t.get_shape()) != 2:
+                raise VerifyException(f"tile.gemm: operand {name} must be rank 2, got {t}")
+            types[name] = t
+        m, n, k = self.mnk
+        size = {"m": m, "n": n, "k": k}
+        dims = self.operand_dims()
+        for name, t in types.items():
+            want = tuple(size[d] for d in dims[name])
+            if t.get_shape() != want:
+                raise VerifyException(
+                    f"tile.gemm: operand {name} has shape {list(t.get_shape())}, expected "
+                    f"{list(want)} = ({', '.join(d.upper() for d in dims[name])})"
+                )
+        if self.scheme_value not in (1, 2, 3, 4):
+            raise VerifyException(f"tile.gemm: scheme must be 1, 2, 3 or 4 (Table 4.1), got {self.scheme_value}")
+        vec, a_axis, b_axis = scheme_info(self.scheme_value)
+        if self.vec_dim != vec:
+            raise VerifyException(
+                f"{w}: vectorises {vec.value.upper()} (Table 4.1), but vec = {self.vec_dim.value}"
+            )
+        vname, oname = ("m", "n") if vec == VecDim.M else ("n", "m")
+        if size[vname] % GEMM_VEC_MULTIPLE:
+            raise VerifyException(
+                f"{w}: vectorised dim {vname.upper()} = {size[vname]} must be a multiple of "
+                f"{GEMM_VEC_MULTIPLE} (16 per CPE x 8, 004 L885)"
+            )
+        if size[oname] % GEMM_OTHER_MULTIPLE:
+            raise VerifyException(
+                f"{w}: dim {oname.upper()} = {size[oname]} must be a multiple of {GEMM_OTHER_MULTIPLE} (4 per CPE x 8, 004 L885)"
+            )
+        if k % GEMM_K_MULTIPLE:
+            raise VerifyException(f"{w}: K = {k} must be a multiple of {GEMM_K_MULTIPLE} (004 L885)")
+        # Distribution implied by the travel directions (A1/A2).
+        if a_axis == "row":  # A(i, T) broadcast along row i: rows carry M, columns carry K
+            on_rows = {"A": "m", "B": "k", "C": "m"}
+        else:  # A travels along columns: rows carry K of A, N of B/C
+            on_rows = {"A": "k", "B": "n", "C": "n"}
+        for name, t in types.items():
+            rd = t.mesh_row_dim()
+            v = ops[name]
+            if rd is None:
+                raise VerifyException(
+                    f"{w}: operand {name} (%{_buf_name(v)}) must be distributed rc or cr over the mesh, got {t.dist.data}"
+                )
+            got = dims[name][rd]
+            if got != on_rows[name]:
+                travel = {"A": a_axis, "B": b_axis, "C": None}[name]
+                why = f"{name} travels along mesh {travel}s" if travel else f"A travels along mesh {a_axis}s"
+                raise VerifyException(
+                    f"{w}: {why} (Table 4.1), so %{_buf_name(v)} needs {on_rows[name].upper()} on mesh rows, "
+                    f"but its dims ({', '.join(d.upper() for d in dims[name])}) with dist {t.dist.data} "
+                    f"put {got.upper()} on mesh rows"
+                )
+        vec_operand = "A" if vec == VecDim.M else "B"
+        for name in (vec_operand, "C"):
+            t = types[name]
+            cd = dims[name][t.contiguous_dim()]
+            if cd != vname:
+                raise VerifyException(
+                    f"{w}: %{_buf_name(ops[name])} must store the vectorised dim {vname.upper()} contiguously in LDM "
+                    f"(vector loads of 4 consecutive elements), but layout {t.layout.data} makes {cd.upper()} contiguous"
+                )
+        if self.c is self.a or self.c is self.b:
+            raise VerifyException("tile.gemm: C must be a different buffer from A and B")
+        limit = default_machine().ldm_user_bytes
+        fp = footprint_of([self.a, self.b, self.c])
+        total = sum(b for _, b in fp)
+        if total > limit:
+            listing = ", ".join(f"%{nm} {b} B" for nm, b in fp)
+            raise VerifyException(
+                f"{w}: LDM footprint of A, B, C is {total} bytes per CPE > ldm_user_bytes = {limit} "
+                f"(double buffers counted twice): {listing}"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# tile.map
+# --------------------------------------------------------------------------------------------
+
+
+_FLOAT_PARAMS = ("value", "alpha", "beta", "bias", "lo", "hi")
+_INT_PARAMS = ("size", "axis")
+_ARRAY_PARAMS = ("kernel", "strides", "perm")
+
+
+class _MapBase(IRDLOperation):
+    """Shared properties and parameter access of ``tile.map`` / ``loop.map``."""
+
+    value = opt_prop_def(FloatAttr)
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+    bias = opt_prop_def(FloatAttr)
+    lo = opt_prop_def(FloatAttr)
+    hi = opt_prop_def(FloatAttr)
+    size = opt_prop_def(IntegerAttr[I64])
+    axis = opt_prop_def(IntegerAttr[I64])
+    kernel = opt_prop_def(DenseArrayBase)
+    strides = opt_prop_def(DenseArrayBase)
+    perm = opt_prop_def(DenseArrayBase)
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def params(self) -> dict[str, object]:
+        """Parameters present, as Python values."""
+        out: dict[str, object] = {}
+        for p in ALL_PARAMS:
+            a = self.properties.get(p)
+            if a is None:
+                continue
+            if isinstance(a, FloatAttr):
+                out[p] = a.value.data
+            elif isinstance(a, IntegerAttr):
+                out[p] = a.value.data
+            elif isinstance(a, DenseArrayBase):
+                out[p] = tuple(int(x) for x in a.get_values())
+        return out
+
+
+def make_params(**params: object) -> dict[str, Attribute]:
+    """Python values -> map properties (floats, ints, int tuples)."""
+    props: dict[str, Attribute] = {}
+    for k, v in params.items():
+        if k in _FLOAT_PARAMS:
+            props[k] = FloatAttr(float(v), f64)  # type: ignore[arg-type]
+        elif k in _INT_PARAMS:
+            props[k] = IntegerAttr(int(v), i64)  # type: ignore[arg-type]
+        elif k in _ARRAY_PARAMS:
+            props[k] = _i64_array(list(v))  # type: ignore[arg-type]
+        else:
+            raise ValueError(f"unknown map parameter {k}")
+    return props
+
+
+@irdl_op_definition
+class MapOp(_MapBase):
+    """``tile.map KIND [ins(%x, ... : types)] out(%y : type) {params}``: a data-parallel map on
+    LDM tiles, every CPE on its local blocks (memory-bound operators, 004 L1225-1246, L983;
+    no RLC, R6). Kinds and shape rules: :mod:`taihu.dialects.mapkind`.
+
+    Verified: arity, parameters, element types and logical shapes (:func:`check_map`); and that
+    the map is CPE-local: inputs with the output's shape share its distribution (and layout,
+    except ``copy``/``convert`` which may re-layout); smaller (broadcast) inputs are ``rep``, or
+    ``cpe``-distributed with the output's dim 0; windows, reduction/softmax/LRN axes and
+    transposes never cross the split dim (rc/cr tiles only take element-wise kinds).
+    """
+
+    name = "tile.map"
+    kind = prop_def(MapKindAttr)
+    inputs = var_operand_def(TileBufType)
+    out = operand_def(TileBufType)
+
+    assembly_format = (
+        "$kind (`ins` `(` $inputs^ `:` type($inputs) `)`)? `out` `(` $out `:` type($out) `)` attr-dict"
+    )
+
+    def __init__(
+        self,
+        kind: MapKind,
+        inputs: Sequence[SSAValue | Operation],
+        out: SSAValue | Operation,
+        **params: object,
+    ):
+        props = make_params(**params)
+        props["kind"] = MapKindAttr(kind)
+        super().__init__(operands=[inputs, out], properties=props)
+
+    @property
+    def map_kind(self) -> MapKind:
+        return self.kind.data
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+        kind = self.map_kind
+        ins = [v.type for v in self.inputs]
+        out = self.out.type
+        assert isinstance(out, TileBufType) and all(isinstance(t, TileBufType) for t in ins)
+        err = check_map(
+            kind,
+            [t.get_shape() for t in ins],  # type: ignore[union-attr]
+            [_elem_name(t.element_type) for t in ins],  # type: ignore[union-attr]
+            out.get_shape(),
+            _elem_name(out.element_type),
+            self.params(),
+        )
+        if err:
+            raise VerifyException(f"tile.map {kind.value}: {err}")
+        for v in self.inputs:
+            if v is self.out and kind in (MapKind.TRANSPOSE,) + tuple(
+                k for k, i in KIND_INFO.items() if i.shape_rule in ("window", "reduce", "axis")
+            ):
+                raise VerifyException(f"tile.map {kind.value}: output must not alias an input")
+        _check_map_distribution(self, kind, list(self.inputs), self.out)
+
+
+def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], out_v: SSAValue) -> None:
+    out = out_v.type
+    assert isinstance(out, TileBufType)
+    w = f"tile.map {kind.value}"
+    od = out.dist_kind
+    rule = KIND_INFO[kind].shape_rule
+    if od in (Dist.RC, Dist.CR) and rule != "elementwise" and rule != "fill":
+        raise VerifyException(
+            f"{w}: {rule} maps must be CPE-local; %{_buf_name(out_v)} is distributed {od.value} "
+            "(use cpe or rep tiles)"
+        )
+    if od == Dist.CPE:
+        if rule == "window" and len(out.get_shape()) - len(op.params()["kernel"]) < 1:  # type: ignore[arg-type]
+            raise VerifyException(f"{w}: the window must not cover dim 0, which is split over the CPEs")
+        if rule in ("reduce", "axis") and op.params()["axis"] == 0:
+            raise VerifyException(f"{w}: axis 0 is split over the CPEs (dist cpe); the map must be CPE-local")
+        if rule == "transpose" and op.params()["perm"][0] != 0:  # type: ignore[index]
+            raise VerifyException(f"{w}: perm must keep dim 0 first (it is split over the CPEs)")
+    for i, v in enumerate(inputs):
+        t = v.type
+        assert isinstance(t, TileBufType)
+        same_shape = t.get_shape() == out.get_shape()
+        if rule == "window" and i == 0:
+            if t.dist_kind != od or (od == Dist.CPE and t.get_shape()[0] != out.get_shape()[0]):
+                raise VerifyException(
+                    f"{w}: input %{_buf_name(v)} must have the output's distribution {od.value} and dim 0"
+                )
+            continue
+        if rule == "transpose" or (same_shape and rule != "window") or (rule in ("reduce", "axis")):
+            if t.dist_kind != od:
+                raise VerifyException(
+                    f"{w}: input %{_buf_name(v)} is distributed {t.dist.data}, the output {od.value}: maps are CPE-local"
+                )
+            if (
+                same_shape
+                and kind not in (MapKind.COPY, MapKind.CONVERT)
+                and t.layout_kind != out.layout_kind
+            ):
+                raise VerifyException(
+                    f"{w}: input %{_buf_name(v)} has layout {t.layout.data}, the output {out.layout.data} "
+                    "(only copy/convert re-layout)"
+                )
+            if rule in ("reduce", "axis", "transpose") and od == Dist.CPE and t.get_shape()[0] != out.get_shape()[0]:
+                raise VerifyException(f"{w}: input %{_buf_name(v)} must keep the output's dim 0")
+            continue
+        # a broadcast (smaller) input
+        if t.dist_kind == Dist.REP:
+            continue
+        if od == Dist.CPE and t.dist_kind == Dist.CPE and len(t.get_shape()) == len(out.get_shape()) and (
+            t.get_shape()[0] == out.get_shape()[0]
+        ):
+            continue
+        raise VerifyException(
+            f"{w}: broadcast input %{_buf_name(v)} ({list(t.get_shape())}, dist {t.dist.data}) must be rep, "
+            "or cpe with the output's rank and dim 0"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Memory-to-memory primitives: im2col and Winograd F(2x2, 3x3)
+# --------------------------------------------------------------------------------------------
+
+
+def _conv_out(size: int, k: int, stride: int, pad_lo: int, pad_hi: int, dil: int) -> int:
+    return (size + pad_lo + pad_hi - dil * (k - 1) - 1) // stride + 1
+
+
+def _nchw(t: MemRefType, layout: DataLayout) -> tuple[int, int, int, int]:
+    s = t.get_shape()
+    if layout == DataLayout.NCHW:
+        return s[0], s[1], s[2], s[3]
+    return s[0], s[3], s[1], s[2]
+
+
+class _MemPrimitive(IRDLOperation):
+    """Base: two memref operands, ``input -> output``, properties in the attribute dict."""
+
+    input = operand_def(MemRefType)
+    output = operand_def(MemRefType)
+    layout = opt_prop_def(DataLayoutAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `->` $output attr-dict `:` type($input) `->` type($output)"
+
+    @property
+    def data_layout(self) -> DataLayout:
+        return DataLayout.NCHW if self.layout is None else self.layout.data
+
+    def _common(self, in_rank: int, out_rank: int) -> tuple[MemRefType, MemRefType]:
+        _require_kernel(self)
+        ti = _main_memref(self, "input", self.input.type)
+        to = _main_memref(self, "output", self.output.type)
+        if ti.get_element_type() != to.get_element_type():
+            raise VerifyException(
+                f"{_where(self)}: input and output element types differ ({ti.get_element_type()} vs {to.get_element_type()})"
+            )
+        if len(ti.get_shape()) != in_rank or len(to.get_shape()) != out_rank:
+            raise VerifyException(
+                f"{_where(self)}: expects a rank-{in_rank} input and a rank-{out_rank} output, got {ti} -> {to}"
+            )
+        return ti, to
+
+
+def _pairs(op: Operation, name: str, v: tuple[int, ...] | None, n: int, default: int, minimum: int) -> tuple[int, ...]:
+    if v is None:
+        return (default,) * n
+    if len(v) != n or any(x < minimum for x in v):
+        raise VerifyException(f"{_where(op)}: {name} must have {n} values >= {minimum}, got {list(v)}")
+    return v
+
+
+@irdl_op_definition
+class Im2colOp(_MemPrimitive):
+    """``tile.im2col %x -> %col {kernel, strides, pads, dilations, layout, rows_per_task}``:
+    the tensorised im2col of 004 §5.1.1 (L1045-1049, algorithms.md §C2) on the CPEs.
+
+    ``x``: (N, C, H, W) (``layout nchw``, default) or (N, H, W, C) (``nhwc``); ``col``:
+    (C*kh*kw, N*Ho*Wo) with row (c, i, j) -> c*kh*kw + i*kw + j (the ONNX weight flattening, so
+    conv = W.reshape(M, -1) x col) and column (n, ho, wo) -> (n*Ho + ho)*Wo + wo;
+    ``col[(c,i,j), (n,ho,wo)] = x[n, c, ho*sh + i*dh - pt, wo*sw + j*dw - pl]`` (0 outside).
+    ``pads`` = (pt, pl, pb, pr) in ONNX order. Tasks = input rows of one channel, distributed
+    over the 64 CPEs; ``rows_per_task`` (default 1) batches rows per task (L1049, small C_i).
+    """
+
+    name = "tile.im2col"
+    kernel = prop_def(DenseArrayBase)
+    strides = opt_prop_def(DenseArrayBase)
+    pads = opt_prop_def(DenseArrayBase)
+    dilations = opt_prop_def(DenseArrayBase)
+    rows_per_task = opt_prop_def(IntegerAttr[I64])
+
+    def geometry(self) -> dict[str, tuple[int, ...]]:
+        return {
+            "kernel": _arr(self.kernel) or (),
+            "strides": _arr(self.strides) or (1, 1),
+            "pads": _arr(self.pads) or (0, 0, 0, 0),
+            "dilations": _arr(self.dilations) or (1, 1),
+        }
+
+    def verify_(self) -> None:
+        ti, to = self._common(4, 2)
+        kh_kw = _pairs(self, "kernel", _arr(self.kernel), 2, 1, 1)
+        st = _pairs(self, "strides", _arr(self.strides), 2, 1, 1)
+        pads = _pairs(self, "pads", _arr(self.pads), 4, 0, 0)
+        dil = _pairs(self, "dilations", _arr(self.dilations), 2, 1, 1)
+        if _int(self.rows_per_task, 1) < 1:  # type: ignore[operator]
+            raise VerifyException("tile.im2col: rows_per_task must be >= 1")
+        n, c, h, w = _nchw(ti, self.data_layout)
+        ho = _conv_out(h, kh_kw[0], st[0], pads[0], pads[2], dil[0])
+        wo = _conv_out(w, kh_kw[1], st[1], pads[1], pads[3], dil[1])
+        if ho < 1 or wo < 1:
+            raise VerifyException(f"tile.im2col: empty output ({ho}x{wo}) for input {ti}")
+        want = (c * kh_kw[0] * kh_kw[1], n * ho * wo)
+        if to.get_shape() != want:
+            raise VerifyException(
+                f"tile.im2col: col must be (C*kh*kw, N*Ho*Wo) = {list(want)}, got {list(to.get_shape())}"
+            )
+
+
+WINOGRAD_M = 2  # F(2x2, 3x3): output tile m = 2, filter r = 3, alpha = m + r - 1 = 4 (L1130)
+WINOGRAD_R = 3
+WINOGRAD_ALPHA = WINOGRAD_M + WINOGRAD_R - 1
+
+
+@irdl_op_definition
+class WinogradFilterOp(_MemPrimitive):
+    """``tile.winograd_filter %w -> %u``: ``u = G w G^T`` for every 3x3 filter (Algorithm 5
+    step 1, L1130-1196, algorithms.md §C4; G from Lavin & Gray 2016); w: (N_o, N_i, 3, 3)
+    (ONNX), u: (16, N_o, N_i) with u[xi*4 + nu, k, c] (layout of L1187). Data-parallel over the
+    N_o*N_i filters."""
+
+    name = "tile.winograd_filter"
+
+    def verify_(self) -> None:
+        ti, to = self._common(4, 3)
+        no, ni, kh, kw = ti.get_shape()
+        if (kh, kw) != (WINOGRAD_R, WINOGRAD_R):
+            raise VerifyException(f"tile.winograd_filter: F(2x2,3x3) needs 3x3 filters, got {kh}x{kw}")
+        want = (WINOGRAD_ALPHA**2, no, ni)
+        if to.get_shape() != want:
+            raise VerifyException(f"tile.winograd_filter: u must be (16, N_o, N_i) = {list(want)}, got {list(to.get_shape())}")
+
+
+def winograd_tiles(ro: int, co: int) -> int:
+    """Tiles per image T = ceil(R_o/2) * ceil(C_o/2) (L1144 [corrected], model §12 #12)."""
+    return -(-ro // WINOGRAD_M) * -(-co // WINOGRAD_M)
+
+
+@irdl_op_definition
+class WinogradInputOp(_MemPrimitive):
+    """``tile.winograd_input %x -> %v {pads, layout, tiles_per_cpe}``: ``v = B^T d B`` for every
+    4x4 input tile (stride 2, overlapping by 2) of every image and channel (Algorithm 5 step 2,
+    L1138-1175). x: (B, N_i, H, W) (nchw) or (B, H, W, N_i) (nhwc); v: (16, P, N_i) with
+    P >= B*T (T = :func:`winograd_tiles` of the 3x3 stride-1 output R_o = H + pt + pb - 2,
+    C_o = W + pl + pr - 2; rows past B*T are zero padding for the GEMM blocking, L1194-1196);
+    row p = b*T + tr*ceil(C_o/2) + tc. ``tiles_per_cpe`` = m' of L1138 (default 1)."""
+
+    name = "tile.winograd_input"
+    pads = opt_prop_def(DenseArrayBase)
+    tiles_per_cpe = opt_prop_def(IntegerAttr[I64])
+
+    def verify_(self) -> None:
+        ti, to = self._common(4, 3)
+        pads = _pairs(self, "pads", _arr(self.pads), 4, 0, 0)
+        if _int(self.tiles_per_cpe, 1) < 1:  # type: ignore[operator]
+            raise VerifyException("tile.winograd_input: tiles_per_cpe must be >= 1")
+        b, ni, h, w = _nchw(ti, self.data_layout)
+        ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+        if ro < 1 or co < 1:
+            raise VerifyException(f"tile.winograd_input: empty output ({ro}x{co})")
+        p_min = b * winograd_tiles(ro, co)
+        a2, p, c = to.get_shape()
+        if a2 != WINOGRAD_ALPHA**2 or c != ni or p < p_min:
+            raise VerifyException(
+                f"tile.winograd_input: v must be (16, P >= B*T = {p_min}, N_i = {ni}), got {list(to.get_shape())}"
+            )
+
+
+@irdl_op_definition
+class WinogradOutputOp(_MemPrimitive):
+    """``tile.winograd_output %m -> %y {layout}``: ``y = A^T m A`` per 2x2 output tile
+    (Algorithm 5 step 4, L1164-1168, L1183); m: (16, P, N_o) (the 16 batched GEMM results,
+    rows as in ``tile.winograd_input``, P >= B*T), y: (B, N_o, R_o, C_o) (nchw) or
+    (B, R_o, C_o, N_o) (nhwc); partial tiles at odd R_o/C_o are clipped."""
+
+    name = "tile.winograd_output"
+
+    def verify_(self) -> None:
+        ti, to = self._common(3, 4)
+        b, no, ro, co = _nchw(to, self.data_layout)
+        a2, p, c = ti.get_shape()
+        p_min = b * winograd_tiles(ro, co)
+        if a2 != WINOGRAD_ALPHA**2 or c != no or p < p_min:
+            raise VerifyException(
+                f"tile.winograd_output: m must be (16, P >= B*T = {p_min}, N_o = {no}), got {list(ti.get_shape())}"
+            )
+
+
+Tile = Dialect(
+    "tile",
+    [
+        KernelOp,
+        ForOp,
+        AllocOp,
+        MoveOp,
+        GemmOp,
+        MapOp,
+        Im2colOp,
+        WinogradFilterOp,
+        WinogradInputOp,
+        WinogradOutputOp,
+    ],
+    [TileBufType, VecDimAttr, MapKindAttr, DataLayoutAttr],
+)
