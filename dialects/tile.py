@@ -1095,8 +1095,9 @@ class GemmOp(IRDLOperation):
                 )
             got = dims[name][rd]
             if got != on_rows[name]:
+                word = {"row": "rows", "col": "columns"}
                 travel = {"A": a_axis, "B": b_axis, "C": None}[name]
-                why = f"{name} travels along mesh {travel}s" if travel else f"A travels along mesh {a_axis}s"
+                why = f"{name} travels along mesh {word[travel]}" if travel else f"A travels along mesh {word[a_axis]}"
                 raise VerifyException(
                     f"{w}: {why} (Table 4.1), so %{_buf_name(v)} needs {on_rows[name].upper()} on mesh rows, "
                     f"but its dims ({', '.join(d.upper() for d in dims[name])}) with dist {t.dist.data} "

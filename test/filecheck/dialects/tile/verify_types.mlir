@@ -1,0 +1,58 @@
+// RUN: %taihu-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// !tile.buf parameters: distribution, layout, shape, element type.
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x64xf64, diag>
+  func.return
+}
+// CHECK: !tile.buf: unknown distribution 'diag' (rc, cr, cpe or rep)
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x64xf64, rc, zigzag>
+  func.return
+}
+// CHECK: !tile.buf: unknown layout 'zigzag' (row or col)
+
+// -----
+
+// rc/cr split both dims 8-way over the mesh (004 L713).
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<60x64xf64, rc>
+  func.return
+}
+// CHECK: !tile.buf: distribution rc needs a rank-2 shape with both dims multiples of 8, got [60, 64]
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<8x64x64xf64, cr>
+  func.return
+}
+// CHECK: !tile.buf: distribution cr needs a rank-2 shape with both dims multiples of 8, got [8, 64, 64]
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x8x8xf32, cpe, col>
+  func.return
+}
+// CHECK: !tile.buf: layout col is only defined for rank-2 tiles
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x8xi32, cpe>
+  func.return
+}
+// CHECK: !tile.buf: element type must be f32 or f64, got i32
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x0xf32, cpe>
+  func.return
+}
+// CHECK: !tile.buf: shape must be non-empty with positive dims, got [64, 0]
