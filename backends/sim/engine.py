@@ -72,6 +72,13 @@ class _Block:
         self.reason = reason
 
 
+class _WaitChildren:
+    __slots__ = ("children",)
+
+    def __init__(self, children: list) -> None:
+        self.children = children
+
+
 PH_AGENT = 5
 PH_MPE = 6
 
@@ -91,7 +98,7 @@ class KernelStats:
     p0_valid: int = 0
     p1_valid: int = 0
     p_cycles: int = 0  # cycles spent issuing micro-kernel bodies (all CPEs)
-    compute_per_cpe: list[int] = field(default_factory=lambda: [0] * 64)
+    compute_per_cpe: np.ndarray = field(default_factory=lambda: np.zeros(64, dtype=np.int64))
     dma_intervals: list[tuple[int, int]] = field(default_factory=list)
     ldm_high_water: int = 0
     uses_rlc: bool = False
@@ -129,7 +136,6 @@ class CPE(Agent):
         super().__init__(engine, cid, f"CPE {cid} ({cid // m.mesh_cols},{cid % m.mesh_cols})")
         self.row, self.col = divmod(cid, m.mesh_cols)
         self.replies: dict[int, int] = {}
-        self.reg_ready = [0] * m.n_regs
         self.kernel: KernelStats | None = None
 
     # -- DMA (spec §4.3) --------------------------------------------------------------
@@ -186,6 +192,11 @@ class CPE(Agent):
         yield from self.engine.run_microkernel(self, mk, trip, bases)
 
     @property
+    def reg_ready(self) -> np.ndarray:
+        """Cycle at which each register's pending result is ready (scoreboard across runs)."""
+        return self.engine.reg_ready[self.id]
+
+    @property
     def regs(self) -> np.ndarray:
         """This CPE's register file ``(32, 4)`` (float64 lanes), after pending numerics ran."""
         self.engine.flush_numerics()
@@ -205,8 +216,11 @@ class MPE(Agent):
         self.current_kernel: KernelStats | None = None
 
     def spawn(self, kernel: Callable[..., Generator], args: tuple = (), name: str = "kernel",
-              ldm_high_water: int = 0) -> Generator:
-        """Start ``kernel(cpe, *args)`` on all 64 CPEs (athread_spawn)."""
+              ldm_high_water: int = 0, group: Callable[..., Generator] | None = None) -> Generator:
+        """Start ``kernel(cpe, *args)`` on all 64 CPEs (athread_spawn).
+
+        ``group``: optional lockstep form ``group(g, *args)`` run by one :class:`GroupAgent` for
+        all 64 CPEs (used for kernels without DMA/barriers; SPMD batching of the timing)."""
         eng = self.engine
         yield from self.sync()
         if self.running:
@@ -214,7 +228,7 @@ class MPE(Agent):
                            f"(missing join)")
         start = self.t + eng.machine.spawn_cycles
         ks = KernelStats(name=name, start=start, ldm_high_water=ldm_high_water)
-        ks.compute_per_cpe = [0] * eng.machine.n_cpes
+        ks.compute_per_cpe = np.zeros(eng.machine.n_cpes, dtype=np.int64)
         eng.kernels.append(ks)
         self.current_kernel = ks
         self.running = []
@@ -224,10 +238,17 @@ class MPE(Agent):
             c.blocked = None
             c.kernel = ks
             c.replies = {}
-            c.reg_ready = [start] * eng.machine.n_regs
-            c.gen = kernel(c, *args)
+            c.gen = None if group is not None else kernel(c, *args)
             self.running.append(c)
-            eng.schedule_agent(c)
+        eng.reg_ready[:] = start
+        if group is not None:
+            g = GroupAgent(eng, np.arange(eng.machine.n_cpes, dtype=np.int64),
+                           np.full(eng.machine.n_cpes, start, dtype=np.int64), None, ks)
+            g.gen = group(g, *args)
+            eng.schedule_agent(g)
+        else:
+            for c in self.running:
+                eng.schedule_agent(c)
 
     def join(self) -> Generator:
         """Wait until every CPE finished (athread_join)."""
@@ -268,6 +289,8 @@ class Engine:
         self.current: Agent | None = None
         self.sender_waiters: dict[int, list[CPE]] = {}
         self.regs = np.zeros((m.n_cpes, m.n_regs, 4))
+        self.reg_ready = np.zeros((m.n_cpes, m.n_regs), dtype=np.int64)
+        self.groups: list[GroupAgent] = []
         self.pending: list[deque] = [deque() for _ in range(m.n_cpes)]
         self.n_pending = 0
         self._run_plans: dict[tuple, _RunPlan] = {}
@@ -307,10 +330,20 @@ class Engine:
                 if isinstance(cmd, _Block):
                     agent.blocked = cmd.reason
                     return
+                if isinstance(cmd, _WaitChildren):
+                    agent.waiting = len(cmd.children)
+                    agent.blocked = "waiting for its divergent branches: " + ", ".join(
+                        ch.name for ch in cmd.children)
+                    for ch in cmd.children:
+                        self.schedule_agent(ch)
+                    return
                 raise SimError(f"{agent.name}: unknown command {cmd!r}")
         except StopIteration:
             agent.done = True
-            self._finished(agent)
+            if isinstance(agent, GroupAgent):
+                self._group_finished(agent)
+            else:
+                self._finished(agent)
         finally:
             self.current = None
 
@@ -320,6 +353,21 @@ class Engine:
             if self.join_waiter is not None and all(c.done for c in self.mpe.running):
                 w, self.join_waiter = self.join_waiter, None
                 self.wake(w, max(c.t for c in self.mpe.running))
+
+    def _group_finished(self, g: GroupAgent) -> None:
+        if g.parent is not None:
+            g.parent.waiting -= 1
+            if g.parent.waiting == 0:
+                self.wake(g.parent)
+            return
+        for i, cid in enumerate(g.lanes):
+            c = self.cpes[int(cid)]
+            c.t = int(g.tl[i])
+            c.done = True
+            self.trace.instant(c.id, "end", c.t)
+        if self.join_waiter is not None and all(c.done for c in self.mpe.running):
+            w, self.join_waiter = self.join_waiter, None
+            self.wake(w, max(c.t for c in self.mpe.running))
 
     def run_host(self, host: Callable[[MPE], Generator]) -> None:
         """Run the host program to completion; raises ``DeadlockError`` if agents get stuck."""
@@ -333,7 +381,15 @@ class Engine:
             fn()
         self.flush_numerics()
         if not mpe.done:
-            blocked = [(c.name, c.blocked) for c in self.cpes if not c.done and c.blocked]
+            why: dict[int, str] = {c.id: c.blocked for c in self.cpes if not c.done and c.blocked}
+            for g in self.groups:
+                if g.done or not g.blocked or g.waiting:
+                    continue  # a parent waiting for its branches is not itself stuck
+                for c in g.lanes:
+                    c = int(c)
+                    why[c] = g.lane_reasons.get(c) or (
+                        f"in lockstep with its group ({g.name}): {g.blocked}")
+            blocked = [(self.cpes[c].name, why[c]) for c in sorted(why)]
             if mpe.blocked:
                 blocked.append((mpe.name, mpe.blocked))
             raise DeadlockError(blocked, self.now)
@@ -414,7 +470,7 @@ class Engine:
         t0 = cpe.t
         rr = cpe.reg_ready
         for r, off in rp.first_use:
-            ready = rr[r] - off
+            ready = int(rr[r]) - off
             if ready > t0:
                 t0 = ready
         cpe.t = t0
@@ -536,12 +592,194 @@ class Engine:
             ins[d] = np.stack(arrs)
         sends = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
                               mk.strides, ins).run()
+        # one (C, n*m, 4) array per distinct group of put instructions, shared by every target
+        # (a broadcast's 7 batches carry the same payload)
+        packed: dict[tuple[int, ...], np.ndarray] = {}
+        C = len(tasks)
         for ci, t in enumerate(tasks):
             for b, js in t[3]:
-                if len(js) == 1:
-                    b.data = np.ascontiguousarray(sends[js[0]][ci])
-                else:
-                    b.data = np.stack([sends[j][ci] for j in js], axis=1).reshape(-1, 4)
+                arr = packed.get(js)
+                if arr is None:
+                    if len(js) == 1:
+                        arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
+                    else:
+                        arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4)) for j in js],
+                                       axis=2).reshape(C, trip * len(js), 4)
+                    packed[js] = arr
+                b.data = arr[ci]
+
+    def run_microkernel_group(self, g: GroupAgent, mk: MicroKernel, trip: int,
+                              bases: np.ndarray) -> Generator:
+        """:meth:`run_microkernel` for all lanes of a lockstep group at once.
+
+        ``bases``: ``(G, P)`` pointer start addresses. Same timing rules per lane (start =
+        max(lane clock, register scoreboard, message arrivals), back-pressure per link); the
+        lanes' numerics are queued exactly like individual runs."""
+        m = self.machine
+        if trip <= 0:
+            return
+        if bases.shape[1] != len(mk.strides):
+            raise SimError(f"{g.name}: micro-kernel '{mk.name}' has {len(mk.strides)} pointers "
+                           f"but {bases.shape[1]} bases were given")
+        rp = self._run_plan(mk, trip)
+        lanes = g.lanes
+        G = len(lanes)
+        rows = [tuple(b) for b in bases.tolist()]
+        for i, row in enumerate(rows):
+            if row not in rp.checked:
+                check_run_addresses(rp.accesses, int(lanes[i]), row, mk.strides, trip,
+                                    m.ldm_bytes, m.vector_ldm_align)
+                rp.checked.add(row)
+        t0 = g.tl.copy()
+        rr = self.reg_ready
+        for r, off in rp.first_use:
+            np.maximum(t0, rr[lanes, r] - off, out=t0)
+        start = t0.copy()
+        rlc = self.rlc
+        inputs: list[dict] = [{} for _ in range(G)]
+        for d, (need, rel) in rp.gets.items():
+            fifos = rlc.fifo[d]
+            while True:
+                missing = [int(c) for c in lanes if fifos[c].available() < need]
+                if not missing:
+                    break
+                g.lane_reasons = {}
+                for c in missing:
+                    fifos[c].waiters.append(g)
+                    g.lane_reasons[c] = (f"get{d[0]} in '{mk.name}': waiting for {need} messages "
+                                         f"on the {d} FIFO ({fifos[c].available()} posted)")
+                yield _Block(f"get{d[0]} in '{mk.name}': CPEs {missing} wait for {need} "
+                             f"messages on their {d} FIFO")
+            for i in range(G):
+                slices = fifos[lanes[i]].take(need)
+                b0, lo0, hi0 = slices[0]
+                arr = b0.arrival[lo0:hi0] if len(slices) == 1 else \
+                    np.concatenate([b.arrival[lo:hi] for b, lo, hi in slices])
+                s_ = int((arr - rel).max())
+                if s_ > start[i]:
+                    start[i] = s_
+                inputs[i][d] = slices
+        if rp.gets:
+            for i in range(G):
+                st = int(start[i])
+                for d, slices in inputs[i].items():
+                    rel = rp.gets[d][1]
+                    pos = 0
+                    for b, lo, hi in slices:
+                        b.got[lo:hi] = st + rel[pos : pos + hi - lo]
+                        pos += hi - lo
+                        if self.trace.enabled:
+                            self.trace.flow(b, int(lanes[i]), st)
+                        ws = self.sender_waiters.pop(id(b), None)
+                        if ws:
+                            for w in ws:
+                                self.wake(w)
+        k = g.kernel
+        outputs: list[list] = [[] for _ in range(G)]
+        if rp.puts:
+            lat = m.rlc_latency
+            for i in range(G):
+                c = int(lanes[i])
+                st = int(start[i])
+                for d, tgt, js, put_rel in rp.targets(c, rlc):
+                    put = put_rel + st
+                    b = Batch(c, tgt, d, put + lat, put, None)
+                    b.flow_id = rlc.next_flow
+                    rlc.next_flow += 1
+                    rlc.post(b)
+                    outputs[i].append((b, js))
+                    if self.trace.enabled:
+                        self.trace.flow_start(b, c, st)
+                    fifo = rlc.fifo[d][tgt]
+                    if fifo.waiters:
+                        ws, fifo.waiters = fifo.waiters, []
+                        for w in ws:
+                            self.wake(w)
+            rlc.messages += rp.n_msgs * G
+            if k is not None:
+                k.rlc_messages += rp.n_msgs * G
+        if k is not None and rp.has_rlc:
+            k.uses_rlc = True
+        pend = self.pending
+        for i in range(G):
+            pend[lanes[i]].append((rp, rows[i], inputs[i], outputs[i]))
+        self.n_pending += G
+        end = start + rp.cycles
+        for r, off in rp.ready_after:
+            rr[lanes, r] = start + off
+        depth = rlc.depth
+        if rp.puts:
+            for i in range(G):
+                for b, _ in outputs[i]:
+                    if b.n <= depth:
+                        continue
+                    while b.consumed < b.n - depth:
+                        self.sender_waiters.setdefault(id(b), []).append(g)
+                        g.lane_reasons = {b.sender: (
+                            f"put{b.direction[0]} in '{mk.name}': send buffer full — CPE "
+                            f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
+                            f"(link depth {depth})")}
+                        yield _Block(f"put{b.direction[0]} in '{mk.name}': send buffer full — "
+                                     f"CPE {b.receiver} has consumed {b.consumed} of {b.n} "
+                                     f"messages from CPE {b.sender} (link depth {depth})")
+                    delta = int((b.got[: b.n - depth] + 1 - b.put[depth:]).max())
+                    if delta > 0:
+                        end[i] += delta
+        np.maximum(g.tl, end, out=g.tl)
+        cyc = end - start
+        if k is not None:
+            k.flops += rp.flops * G
+            k.p0_valid += rp.p0_valid * G
+            k.p1_valid += rp.p1_valid * G
+            k.p_cycles += int(cyc.sum())
+            k.compute_per_cpe[lanes] += cyc
+        if self.trace.enabled:
+            for i in range(G):
+                c = int(lanes[i])
+                if start[i] > t0[i]:
+                    self.trace.span(c, 1, "rlc stall", int(t0[i]), int(start[i]))
+                self.trace.span(c, 1, mk.name, int(start[i]), int(end[i]), {"trip": trip})
+
+
+class GroupAgent(Agent):
+    """A set of CPEs executing a kernel in lockstep (same control path): one generator, one
+    clock per lane (``tl``). Divergent ``scf.if``/``scf.for`` create child groups; the parent
+    waits for them and continues with the merged lanes."""
+
+    def __init__(self, engine: Engine, lanes: np.ndarray, tl: np.ndarray,
+                 parent: GroupAgent | None, kernel: KernelStats | None) -> None:
+        n = len(lanes)
+        label = (f"CPEs {int(lanes[0])}..{int(lanes[-1])} ({n})" if n > 4
+                 else "CPEs " + ", ".join(str(int(c)) for c in lanes))
+        super().__init__(engine, int(lanes[0]), label)
+        self.lanes = lanes
+        self.tl = tl
+        self.parent = parent
+        self.kernel = kernel
+        self.waiting = 0
+        self.result: list = []
+        self.lane_reasons: dict[int, str] = {}  # per-CPE detail of the current block
+        self.t = max(int(tl.min()), engine.now)
+        engine.groups.append(self)
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.lanes // self.engine.machine.mesh_cols
+
+    @property
+    def cols(self) -> np.ndarray:
+        return self.lanes % self.engine.machine.mesh_cols
+
+    def run(self, mk: MicroKernel, trip: int, bases: np.ndarray) -> Generator:
+        yield from self.engine.run_microkernel_group(self, mk, trip, bases)
+
+    def split(self, masks: list[np.ndarray]) -> list[GroupAgent]:
+        """Child groups for the lanes selected by each mask (lane clocks copied)."""
+        return [GroupAgent(self.engine, self.lanes[mk], self.tl[mk].copy(), self, self.kernel)
+                for mk in masks]
+
+    def wait_children(self, children: list[GroupAgent]) -> _WaitChildren:
+        return _WaitChildren(children)
 
 
 class _RunPlan:

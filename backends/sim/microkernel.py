@@ -270,6 +270,11 @@ def check_run_addresses(accesses, cpe: int, bases: tuple[int, ...], strides: tup
 _AR4 = np.arange(4)
 
 
+def _bc(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to`` that returns ``a`` itself when it already has ``shape``."""
+    return a if a.shape == shape else np.broadcast_to(a, shape)
+
+
 def _compute(op: str, x: list[np.ndarray]) -> np.ndarray:
     if op in ("vmad", "fmad"):
         return x[0] * x[1] + x[2]
@@ -328,7 +333,7 @@ class BatchNumerics:
     def _store(self, ins: Instr, val: np.ndarray) -> None:
         a = self._addr(ins)
         n = self.n
-        val = np.broadcast_to(val, (len(self.cpes), n, 4))
+        val = _bc(val, (len(self.cpes), n, 4))
         if n > 1 and self.strides[ins.ptr] == 0:  # same address every iteration: last one wins
             a, val = a[:, -1:], val[:, -1:]
         c = self.cpes[:, None, None]
@@ -398,7 +403,7 @@ class BatchNumerics:
             hit = carried_cache.get(ref)
             if hit is not None:
                 return hit
-            cur = np.broadcast_to(val[plan.last_writer[ref]], (C, n, 4))
+            cur = _bc(val[plan.last_writer[ref]], (C, n, 4))
             out = np.empty((C, n, 4))
             out[:, 0] = regs[cpes, ref]
             out[:, 1:] = cur[:, :-1]
@@ -419,13 +424,13 @@ class BatchNumerics:
                 d = "row" if op == "getr" else "col"
                 val[j] = self.inputs[d][:, :, get_pos[d][j]]
             elif op in PUTS:
-                sends[j] = np.broadcast_to(operand(j, 0), (C, n, 4))
+                sends[j] = _bc(operand(j, 0), (C, n, 4))
             elif j in plan.acc and j not in plan.acc_cumsum:
                 deferred.append(j)
             elif j in plan.acc:
                 ai = _addend_index(ins)
                 xs = [operand(j, k) for k in range(len(ins.src)) if k != ai]
-                inc = np.broadcast_to(self._increment(op, xs), (C, n, 4))
+                inc = _bc(self._increment(op, xs), (C, n, 4))
                 sign = -1.0 if op.startswith(("vsub", "fsub")) else 1.0
                 val[j] = livein(ins.src[ai]) + sign * np.cumsum(inc, axis=1)
             else:
@@ -437,7 +442,7 @@ class BatchNumerics:
             v = val.get(w)
             if v is None:
                 continue
-            v = np.broadcast_to(v, (C, v.shape[1], 4))
+            v = _bc(v, (C, v.shape[1], 4))
             regs[cpes, r] = v[:, -1]
         return sends
 
@@ -469,10 +474,10 @@ class BatchNumerics:
                 keep += [a, b]
                 if id(a) not in lid:
                     lid[id(a)] = len(left)
-                    left.append(np.broadcast_to(a, (C, n, 4)))
+                    left.append(_bc(a, (C, n, 4)))
                 if id(b) not in rid:
                     rid[id(b)] = len(right)
-                    right.append(np.broadcast_to(b, (C, n, 4)))
+                    right.append(_bc(b, (C, n, 4)))
                 pairs.append((lid[id(a)], rid[id(b)]))
             S = np.einsum("canl,cbnl->cabl", np.stack(left, axis=1), np.stack(right, axis=1))
             for j, (ia, ib) in zip(fma, pairs):
@@ -483,7 +488,7 @@ class BatchNumerics:
             ins = body[j]
             ai = _addend_index(ins)
             xs = [operand(j, k) for k in range(len(ins.src)) if k != ai]
-            inc = np.broadcast_to(self._increment(ins.op, xs), (C, n, 4)).sum(axis=1)
+            inc = _bc(self._increment(ins.op, xs), (C, n, 4)).sum(axis=1)
             sign = -1.0 if ins.op.startswith(("vsub", "fsub")) else 1.0
             out = livein(ins.src[ai])[:, 0] + sign * inc
             if ins.op in ("vmas", "fmas") or (ins.op.endswith("s") and ins.op.startswith("v")):

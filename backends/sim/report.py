@@ -35,6 +35,8 @@ import os
 import tempfile
 from typing import Any
 
+import numpy as np
+
 
 def _union_length(intervals: list[tuple[int, int]]) -> int:
     total = 0
@@ -54,7 +56,7 @@ def kernel_report(k, machine) -> dict[str, Any]:
     secs = machine.cycles_to_seconds(cycles)
     gflops = k.flops / secs / 1e9 if secs > 0 else 0.0
     t_dma = _union_length(k.dma_intervals)
-    t_compute = max(k.compute_per_cpe) if k.compute_per_cpe else 0
+    t_compute = int(np.max(k.compute_per_cpe)) if len(k.compute_per_cpe) else 0
     pc = k.p_cycles
     return {
         "name": k.name,

@@ -102,6 +102,25 @@ _INT_BIN = {
     arith.ShLIOp: lambda a, b: a << b,
     arith.ShRSIOp: lambda a, b: a >> b,
 }
+_INT_BIN_NP = {
+    arith.AddiOp: np.add,
+    arith.SubiOp: np.subtract,
+    arith.MuliOp: np.multiply,
+    arith.DivSIOp: lambda a, b: np.fix(np.true_divide(a, b)).astype(np.int64),
+    arith.DivUIOp: np.floor_divide,
+    arith.RemSIOp: np.fmod,
+    arith.RemUIOp: np.mod,
+    arith.FloorDivSIOp: np.floor_divide,
+    arith.MinSIOp: np.minimum,
+    arith.MaxSIOp: np.maximum,
+    arith.AndIOp: np.bitwise_and,
+    arith.OrIOp: np.bitwise_or,
+    arith.XOrIOp: np.bitwise_xor,
+    arith.ShLIOp: np.left_shift,
+    arith.ShRSIOp: np.right_shift,
+}
+_CMP_NP = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+           np.less, np.less_equal, np.greater, np.greater_equal]
 _CMP = [lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, b: a <= b,
         lambda a, b: a > b, lambda a, b: a >= b, lambda a, b: a < b, lambda a, b: a <= b,
         lambda a, b: a > b, lambda a, b: a >= b]
@@ -148,6 +167,115 @@ class KernelProgram:
         self.args = [self._s(a) for a in kernel.body.block.args]
         self.code = self._compile(list(kernel.body.block.ops))
         self.n_slots = len(self._slot)
+        #: no DMA, wait or barrier: the 64 CPEs can run as one lockstep group
+        self.group_ok = not self._has_sync(self.code)
+
+    @classmethod
+    def _has_sync(cls, code: list[tuple]) -> bool:
+        for rec in code:
+            if rec[0] in ("get", "put", "wait", "reset", "barrier"):
+                return True
+            if rec[0] == "for" and cls._has_sync(rec[8]):
+                return True
+            if rec[0] == "if" and (cls._has_sync(rec[2]) or cls._has_sync(rec[3])):
+                return True
+        return False
+
+    # -- lockstep (group) execution ---------------------------------------------------------
+    def run_group(self, g, *args: int) -> Generator:
+        """Per-group generator: env values are scalars (uniform) or (lanes,) int arrays."""
+        env: list[Any] = [None] * self.n_slots
+        for k, v in zip(self.args, args):
+            env[k] = v
+        yield from self._exec_group(self.code, g, env)
+
+    def _child(self, code: list[tuple], g, env: list) -> Generator:
+        g.result = yield from self._exec_group(code, g, env)
+
+    def _diverge(self, g, env: list, parts: list[tuple[np.ndarray, list[tuple]]]) -> Generator:
+        """Run ``code`` on the lanes of each mask as child groups; merge clocks and results."""
+        children = g.split([mk for mk, _ in parts])
+        for ch, (mk, code) in zip(children, parts):
+            sub = [v[mk] if isinstance(v, np.ndarray) else v for v in env]
+            ch.gen = self._child(code, ch, sub)
+        yield g.wait_children(children)
+        G = len(g.lanes)
+        n_res = max(len(ch.result) for ch in children)
+        merged: list[Any] = []
+        for r in range(n_res):
+            out = np.zeros(G, dtype=np.int64)
+            for ch, (mk, _) in zip(children, parts):
+                out[mk] = ch.result[r]
+            merged.append(out)
+        for ch, (mk, _) in zip(children, parts):
+            g.tl[mk] = ch.tl
+        return merged
+
+    def _exec_group(self, code: list[tuple], g, env: list) -> Generator:
+        G = len(g.lanes)
+        for rec in code:
+            tag = rec[0]
+            if tag == "bin":
+                a, b = env[rec[3]], env[rec[4]]
+                if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                    env[rec[1]] = rec[5](a, b)
+                else:
+                    env[rec[1]] = rec[2](a, b)
+            elif tag == "const":
+                env[rec[1]] = rec[2]
+            elif tag == "mk":
+                cols = [np.broadcast_to(np.asarray(env[p], dtype=np.int64), (G,)) for p in rec[3]]
+                bases = np.stack(cols, axis=1) if cols else np.zeros((G, 0), dtype=np.int64)
+                yield from g.run(rec[1], rec[2], bases)
+            elif tag == "for":
+                _, lb, ub, st, iv, inits, bargs, results, body = rec
+                bounds = [env[lb], env[ub], env[st]]
+                if any(isinstance(x, np.ndarray) for x in bounds):
+                    arrs = [np.broadcast_to(np.asarray(x), (G,)) for x in bounds]
+                    keys = np.stack(arrs, axis=1)
+                    uniq = np.unique(keys, axis=0)
+                    if len(uniq) == 1:
+                        bounds = [int(v) for v in uniq[0]]
+                    else:
+                        parts = [((keys == u).all(axis=1), [rec]) for u in uniq]
+                        merged = yield from self._diverge(g, env, parts)
+                        continue
+                carried = [env[a] for a in inits]
+                for i in range(bounds[0], bounds[1], bounds[2]):
+                    env[iv] = i
+                    for a, v in zip(bargs, carried):
+                        env[a] = v
+                    carried = yield from self._exec_group(body, g, env)
+                for r, v in zip(results, carried):
+                    env[r] = v
+            elif tag == "if":
+                cond = env[rec[1]]
+                if isinstance(cond, np.ndarray):
+                    if cond.all():
+                        cond = True
+                    elif not cond.any():
+                        cond = False
+                    else:
+                        merged = yield from self._diverge(g, env, [(cond, rec[2]), (~cond, rec[3])])
+                        for r, v in zip(rec[4], merged):
+                            env[r] = v
+                        continue
+                res = yield from self._exec_group(rec[2] if cond else rec[3], g, env)
+                for r, v in zip(rec[4], res or []):
+                    env[r] = v
+            elif tag == "yield":
+                return [env[a] for a in rec[1]]
+            elif tag == "id":
+                env[rec[1]] = g.lanes if rec[2] == "id" else g.rows if rec[2] == "row" else g.cols
+            elif tag == "select":
+                c = env[rec[2]]
+                env[rec[1]] = np.where(c, env[rec[3]], env[rec[4]]) if isinstance(c, np.ndarray) \
+                    else (env[rec[3]] if c else env[rec[4]])
+            elif tag == "copy":
+                env[rec[1]] = env[rec[2]]
+            else:  # pragma: no cover - group_ok excludes the rest
+                raise SimDecodeError(f"kernel @{self.name}: '{tag}' in lockstep mode")
+        return []
 
     def _s(self, v: SSAValue) -> int:
         k = self._slot.get(v)
@@ -165,9 +293,10 @@ class KernelProgram:
                 v = op.value
                 code.append(("const", S(op.result), v.value.data if hasattr(v, "value") else v))
             elif t in _INT_BIN:
-                code.append(("bin", S(op.result), _INT_BIN[t], S(op.lhs), S(op.rhs)))
+                code.append(("bin", S(op.result), _INT_BIN[t], S(op.lhs), S(op.rhs), _INT_BIN_NP[t]))
             elif t is arith.CmpiOp:
-                code.append(("bin", S(op.result), _CMP[op.predicate.value.data], S(op.lhs), S(op.rhs)))
+                pr = op.predicate.value.data
+                code.append(("bin", S(op.result), _CMP[pr], S(op.lhs), S(op.rhs), _CMP_NP[pr]))
             elif t is arith.SelectOp:
                 code.append(("select", S(op.result), S(op.cond), S(op.lhs), S(op.rhs)))
             elif t in (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp):
@@ -313,8 +442,11 @@ def ensure_swsim(module: ModuleOp, machine_path: str | None = None) -> None:
 
 def simulate(module: ModuleOp, machine_path: str | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, trace: bool = False,
-             seed: int = 0, machine: Machine | None = None) -> SimResult:
-    """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed)."""
+             seed: int = 0, machine: Machine | None = None, lockstep: bool = True) -> SimResult:
+    """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed).
+
+    ``lockstep``: run kernels without DMA/barriers as one lockstep group of 64 CPEs (SPMD
+    batching of the timing; same results as one agent per CPE)."""
     ensure_swsim(module, machine_path)
     target = next(o for o in module.body.block.ops if isinstance(o, TargetOp))
     m = machine or target.get_machine()
@@ -349,7 +481,8 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             elif isinstance(op, sw.SpawnOp):
                 kp = kernels[op.kernel.root_reference.data]
                 args = tuple(env[a] for a in op.args)
-                yield from mpe.spawn(kp.run, args, name=kp.name, ldm_high_water=kp.ldm_high_water)
+                yield from mpe.spawn(kp.run, args, name=kp.name, ldm_high_water=kp.ldm_high_water,
+                                     group=kp.run_group if (kp.group_ok and lockstep) else None)
             elif isinstance(op, sw.JoinOp):
                 yield from mpe.join()
             elif isinstance(op, func.ReturnOp):

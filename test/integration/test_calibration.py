@@ -316,3 +316,48 @@ def test_mesh_gemm_deterministic():
     a, _, _ = _run_gemm(128, 32, 16)
     b, _, _ = _run_gemm(128, 32, 16)
     assert json.dumps(a.report) == json.dumps(b.report)
+
+
+# ---- SPMD batching ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["mesh_gemm.mlir", "rlc_broadcast.mlir", "kloop_listing41.mlir"])
+def test_lockstep_groups_equal_per_cpe_agents(name):
+    """Kernels without DMA/barriers run as lockstep CPE groups; the result, report and trace are
+    those of one agent per CPE."""
+    a = simulate(example(name), trace=True, lockstep=True)
+    b = simulate(example(name), trace=True, lockstep=False)
+    ra, rb = a.report, b.report
+    assert json.dumps(ra) == json.dumps(rb)
+    for k in a.outputs:
+        np.testing.assert_array_equal(a.outputs[k], b.outputs[k])
+    key = lambda ev: (ev[0], ev[1], str(ev[2]), ev[3], ev[4], ev[5])  # noqa: E731
+    spans_a = sorted(key(e) for e in a.engine.trace.events if e[0] == "X")
+    spans_b = sorted(key(e) for e in b.engine.trace.events if e[0] == "X")
+    assert spans_a == spans_b
+
+
+def test_lockstep_deadlock_names_the_blocked_cpe():
+    """spec §13 #9 in lockstep mode: 9 putr to a CPE that never calls getr."""
+    from taihu.backends.sim.engine import DeadlockError
+
+    mod = parse("""
+sw.kernel @nine() {
+  %id = sw.cpe_id
+  %c0 = arith.constant 0 : i64
+  %first = arith.cmpi eq, %id, %c0 : i64
+  scf.if %first {
+    sw.microkernel trip 9 () {
+      sw.putr r0, 1
+    }
+  }
+}
+func.func @main() {
+  sw.spawn @nine()
+  sw.join
+  func.return
+}
+""")
+    with pytest.raises(DeadlockError) as e:
+        simulate(mod)
+    msg = str(e.value)
+    assert "CPE 0 (0,0): putr in" in msg and "send buffer full" in msg
+    assert "CPE 5" not in msg  # finished CPEs are not listed
