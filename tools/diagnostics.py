@@ -7,15 +7,19 @@ print the error message and only the underlined op with a few lines of context.
 
 from __future__ import annotations
 
+import re
 import sys
 
 CONTEXT_LINES = 2
+
+#: xDSL's underline of the failing op: carets then dashes (a block label ``^bb0(...)`` is not one).
+_MARKER = re.compile(r"\s*\^+-*\s*")
 
 
 def excerpt(note: str, context: int = CONTEXT_LINES) -> str:
     """Return the lines of ``note`` around xDSL's ``^^^^`` marker (the failing op)."""
     lines = note.splitlines()
-    marks = [i for i, line in enumerate(lines) if line.lstrip().startswith("^")]
+    marks = [i for i, line in enumerate(lines) if _MARKER.fullmatch(line)]
     if not marks:
         return ""
     first = marks[0]

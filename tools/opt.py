@@ -82,7 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         return report("taihu-opt", OSError(f"{e.strerror}: {e.filename}"))
     if opt.args.output_file is not None:
-        write_atomically(opt.args.output_file, opt.buffered_output.getvalue())
+        try:
+            write_atomically(opt.args.output_file, opt.buffered_output.getvalue())
+        except OSError as e:
+            return report("taihu-opt", OSError(f"cannot write {opt.args.output_file}: {e.strerror or e}"))
     return 0
 
 
