@@ -118,7 +118,6 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl import (
-    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
@@ -138,7 +137,18 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from taihu.backends.sim.machine import default_machine
-from taihu.dialects.mapkind import ALL_PARAMS, KIND_INFO, MapKind, check_map
+from taihu.dialects.common import (
+    GEMM_K_MULTIPLE,
+    GEMM_OTHER_MULTIPLE,
+    GEMM_VEC_MULTIPLE,
+    MapParamsOp,
+    VecDim,
+    make_params,
+    parse_bound_args,
+    print_bound_args,
+    scheme_info,
+)
+from taihu.dialects.mapkind import KIND_INFO, MapKind, check_map
 
 __all__ = [
     "AllocOp",
@@ -307,13 +317,6 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
         return {Dist.RC: 0, Dist.CR: 1}.get(self.dist_kind)
 
 
-class VecDim(StrEnum):
-    """Vectorised GEMM dimension (DSL ``vectorization(op, VecM|VecN)``, 004 L1443, L767)."""
-
-    M = "m"
-    N = "n"
-
-
 @irdl_attr_definition
 class VecDimAttr(EnumAttribute[VecDim], SpacedOpaqueSyntaxAttribute):
     name = "tile.vec"
@@ -421,37 +424,6 @@ def index_range(v: SSAValue) -> tuple[int, int] | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _parse_bound_args(parser: Parser) -> tuple[list[SSAValue], list[Parser.Argument]]:
-    """``(%a = %A : memref<..>, ...)`` -> operands and block arguments."""
-    operands: list[SSAValue] = []
-    args: list[Parser.Argument] = []
-
-    def one() -> None:
-        arg = parser.parse_argument(expect_type=False)
-        parser.parse_punctuation("=")
-        uop = parser.parse_unresolved_operand()
-        parser.parse_punctuation(":")
-        typ = parser.parse_type()
-        operands.append(parser.resolve_operand(uop, typ))
-        args.append(arg.resolve(typ))
-
-    parser.parse_comma_separated_list(Parser.Delimiter.PAREN, one)
-    return operands, args
-
-
-def _print_bound_args(printer: Printer, args: Sequence[BlockArgument], operands: Sequence[SSAValue]) -> None:
-    printer.print_string("(")
-    for i, (a, v) in enumerate(zip(args, operands)):
-        if i:
-            printer.print_string(", ")
-        printer.print_block_argument(a, print_type=False)
-        printer.print_string(" = ")
-        printer.print_ssa_value(v)
-        printer.print_string(" : ")
-        printer.print_attribute(v.type)
-    printer.print_string(")")
-
-
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """``tile.kernel "name" (%a = %A : memref<...>, ...) { body }``: one MPE launch.
@@ -480,7 +452,7 @@ class KernelOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_str_literal()
-        operands, args = _parse_bound_args(parser)
+        operands, args = parse_bound_args(parser)
         attrs = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
         op = cls(name, operands, body)
@@ -492,7 +464,7 @@ class KernelOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_attribute(self.kernel_name)
         printer.print_string(" ")
-        _print_bound_args(printer, self.body.block.args, self.args)
+        print_bound_args(printer, self.body.block.args, self.args)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
@@ -889,34 +861,6 @@ class MoveOp(IRDLOperation):
 # --------------------------------------------------------------------------------------------
 
 
-def scheme_info(scheme: int) -> tuple[VecDim, str, str]:
-    """Table 4.1 (004 L769-775; model §12 #6: the mnemonic suffix gives the direction):
-    (vectorised dim, axis along which A travels, axis along which B travels).
-
-    ====== ====== ====== ====== ====== =============
-    scheme A load B load vec    A axis B axis
-    ====== ====== ====== ====== ====== =============
-    1      VLDC   LDDER  M (A)  col    row
-    2      VLDR   LDDEC  M (A)  row    col
-    3      LDDEC  VLDR   N (B)  col    row
-    4      LDDER  VLDC   N (B)  row    col
-    ====== ====== ====== ====== ====== =============
-    """
-    return {
-        1: (VecDim.M, "col", "row"),
-        2: (VecDim.M, "row", "col"),
-        3: (VecDim.N, "col", "row"),
-        4: (VecDim.N, "row", "col"),
-    }[scheme]
-
-
-#: A5 multiples (004 L784, L885, L1466; model §12 #5): vectorised global dim = 16 elements per
-#: CPE (4 vector registers x 4 lanes) x 8 CPEs, other dim = 4 per CPE x 8, K = 1 per CPE x 8.
-GEMM_VEC_MULTIPLE = 128
-GEMM_OTHER_MULTIPLE = 32
-GEMM_K_MULTIPLE = 8
-
-
 def _alloc_of(v: SSAValue) -> AllocOp | None:
     return v.owner if isinstance(v.owner, AllocOp) else None
 
@@ -1130,61 +1074,8 @@ class GemmOp(IRDLOperation):
 # --------------------------------------------------------------------------------------------
 
 
-_FLOAT_PARAMS = ("value", "alpha", "beta", "bias", "lo", "hi")
-_INT_PARAMS = ("size", "axis")
-_ARRAY_PARAMS = ("kernel", "strides", "perm")
-
-
-class _MapBase(IRDLOperation):
-    """Shared properties and parameter access of ``tile.map`` / ``loop.map``."""
-
-    value = opt_prop_def(FloatAttr)
-    alpha = opt_prop_def(FloatAttr)
-    beta = opt_prop_def(FloatAttr)
-    bias = opt_prop_def(FloatAttr)
-    lo = opt_prop_def(FloatAttr)
-    hi = opt_prop_def(FloatAttr)
-    size = opt_prop_def(IntegerAttr[I64])
-    axis = opt_prop_def(IntegerAttr[I64])
-    kernel = opt_prop_def(DenseArrayBase)
-    strides = opt_prop_def(DenseArrayBase)
-    perm = opt_prop_def(DenseArrayBase)
-
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def params(self) -> dict[str, object]:
-        """Parameters present, as Python values."""
-        out: dict[str, object] = {}
-        for p in ALL_PARAMS:
-            a = self.properties.get(p)
-            if a is None:
-                continue
-            if isinstance(a, FloatAttr):
-                out[p] = a.value.data
-            elif isinstance(a, IntegerAttr):
-                out[p] = a.value.data
-            elif isinstance(a, DenseArrayBase):
-                out[p] = tuple(int(x) for x in a.get_values())
-        return out
-
-
-def make_params(**params: object) -> dict[str, Attribute]:
-    """Python values -> map properties (floats, ints, int tuples)."""
-    props: dict[str, Attribute] = {}
-    for k, v in params.items():
-        if k in _FLOAT_PARAMS:
-            props[k] = FloatAttr(float(v), f64)  # type: ignore[arg-type]
-        elif k in _INT_PARAMS:
-            props[k] = IntegerAttr(int(v), i64)  # type: ignore[arg-type]
-        elif k in _ARRAY_PARAMS:
-            props[k] = _i64_array(list(v))  # type: ignore[arg-type]
-        else:
-            raise ValueError(f"unknown map parameter {k}")
-    return props
-
-
 @irdl_op_definition
-class MapOp(_MapBase):
+class MapOp(MapParamsOp):
     """``tile.map KIND [ins(%x, ... : types)] out(%y : type) {params}``: a data-parallel map on
     LDM tiles, every CPE on its local blocks (memory-bound operators, 004 L1225-1246, L983;
     no RLC, R6). Kinds and shape rules: :mod:`taihu.dialects.mapkind`.

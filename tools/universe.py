@@ -26,6 +26,12 @@ def _tile() -> Dialect:
     return Tile
 
 
+def _loop() -> Dialect:
+    from taihu.dialects.loop import Loop
+
+    return Loop
+
+
 def _sw() -> Dialect:
     from taihu.dialects.sw import Sw
 
@@ -43,6 +49,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     return {
         "graph": _graph,
         "tile": _tile,
+        "loop": _loop,
         "sw": _sw,
         "swsim": _swsim,
     }
