@@ -33,6 +33,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from taihu.dialects.graph import pool_output_size
+
 __all__ = [
     "add",
     "avg_pool",
@@ -101,16 +103,12 @@ def conv_output_shape(
     pads: Sequence[int],
     dilations: Sequence[int],
 ) -> tuple[int, ...]:
-    """Convolution output spatial sizes: ``(S + pb + pe - d*(k-1) - 1) // s + 1`` per dim."""
-    rank = len(spatial)
-    begin, end = _pads(pads, rank)
-    out = tuple(
-        (spatial[i] + begin[i] + end[i] - dilations[i] * (kernel[i] - 1) - 1) // strides[i] + 1
-        for i in range(rank)
-    )
-    if any(o <= 0 for o in out):
-        raise ValueError(f"convolution/pool output spatial shape {out} is empty")
-    return out
+    """Convolution output spatial sizes: ``(S + pb + pe - d*(k-1) - 1) // s + 1`` per dim.
+
+    The formula is :func:`taihu.dialects.graph.pool_output_size` (the one the verifiers use).
+    Raises ``ValueError`` if an output extent would be empty.
+    """
+    return pool_output_shape(spatial, kernel, strides, pads, dilations, ceil_mode=False)
 
 
 def pool_output_shape(
@@ -121,26 +119,22 @@ def pool_output_shape(
     dilations: Sequence[int],
     ceil_mode: bool,
 ) -> tuple[int, ...]:
-    """ONNX pool output sizes.
+    """ONNX pool output sizes, one per spatial dim, from :func:`taihu.dialects.graph.pool_output_size`.
 
     ``floor`` (or ``ceil`` when ``ceil_mode``) of ``(S + pb + pe - d*(k-1) - 1) / s + 1``; with
     ``ceil_mode`` the last window must start inside the input plus its begin padding, otherwise it
-    is dropped (ONNX shape inference / onnxruntime rule).
+    is dropped (ONNX shape inference / onnxruntime rule). Raises ``ValueError`` if an output
+    extent would be empty (the padded input is smaller than the dilated kernel).
     """
-    if not ceil_mode:
-        return conv_output_shape(spatial, kernel, strides, pads, dilations)
     rank = len(spatial)
     begin, end = _pads(pads, rank)
-    out = []
-    for i in range(rank):
-        span = spatial[i] + begin[i] + end[i] - dilations[i] * (kernel[i] - 1) - 1
-        o = -(-span // strides[i]) + 1  # ceil division
-        if (o - 1) * strides[i] >= spatial[i] + begin[i]:
-            o -= 1
-        out.append(o)
+    out = tuple(
+        pool_output_size(spatial[i], kernel[i], strides[i], begin[i], end[i], dilations[i], ceil_mode)
+        for i in range(rank)
+    )
     if any(o <= 0 for o in out):
-        raise ValueError(f"pool output spatial shape {tuple(out)} is empty")
-    return tuple(out)
+        raise ValueError(f"convolution/pool output spatial shape {out} is empty")
+    return out
 
 
 def _pad_spatial(x: np.ndarray, begin: Sequence[int], end: Sequence[int], value: float) -> np.ndarray:

@@ -322,6 +322,14 @@ def test_avg_pool_dilated_vs_reference_evaluator(case, seed, include):
     check(got, run_ref(model, feeds), np.float32)
 
 
+def test_pool_with_kernel_larger_than_padded_input_is_an_error_as_in_the_verifier():
+    # (2 + 0 + 1) < 4: no window fits, also with ceil_mode (the verifier's "output dim is empty").
+    with pytest.raises(ValueError, match="is empty"):
+        K.pool_output_shape((2,), (4,), (2,), (0, 1), (1,), ceil_mode=True)
+    with pytest.raises(ValueError, match="is empty"):
+        K.max_pool(np.zeros((1, 1, 2), np.float32), kernel_shape=(4,), strides=(2,), pads=(0, 1), ceil_mode=True)
+
+
 @SETTINGS
 @given(seed=seeds, dtype=dtypes, shape=st.lists(st.integers(1, 6), min_size=3, max_size=5))
 def test_global_avg_pool(seed, dtype, shape):
