@@ -45,9 +45,6 @@ from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -124,16 +121,6 @@ _NP_TO_ELEM: dict[np.dtype, Any] = {
     np.dtype(np.float16): f16,
     np.dtype(np.float64): f64,
 }
-
-
-def _elem_to_np(elem: Any) -> np.dtype:
-    if isinstance(elem, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(elem, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(elem, Float64Type):
-        return np.dtype(np.float64)
-    raise TypeError(f"no numpy dtype for {elem}")
 
 
 def _onnx_type_name(elem_type: int) -> str:

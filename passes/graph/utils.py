@@ -10,11 +10,12 @@ from collections.abc import Iterable
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, Float16Type, Float32Type, Float64Type, IntegerType, TensorType
+from xdsl.dialects.builtin import Builtin, TensorType
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from taihu.dialects import graph
+from taihu.dialects.resources import element_dtype
 
 
 def defining_constant(value: SSAValue) -> graph.ConstantOp | None:
@@ -38,21 +39,13 @@ def constant_array(value: SSAValue | None) -> np.ndarray | None:
 
 
 def numpy_dtype(t: Attribute) -> np.dtype | None:
-    """numpy dtype of a tensor type's element type (f16/f32/f64/iN), or None if unsupported."""
+    """numpy dtype of a tensor type's element type (f16/f32/f64, i1..i64, ui*), or None if it has
+    none (bf16, index, ...). The mapping is :func:`taihu.dialects.resources.element_dtype`."""
     elem = t.element_type if isinstance(t, TensorType) else t
-    if isinstance(elem, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(elem, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(elem, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(elem, IntegerType):
-        width = elem.width.data
-        if width in (8, 16, 32, 64):
-            return np.dtype(f"int{width}")
-        if width == 1:
-            return np.dtype(np.bool_)
-    return None
+    try:
+        return element_dtype(elem)
+    except ValueError:
+        return None
 
 
 def element_type(value: SSAValue) -> Attribute | None:
