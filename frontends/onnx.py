@@ -864,11 +864,7 @@ def _avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     from taihu.dialects import graph
 
     x = imp.value(ctx, ctx.input_name(0))
-    p = _pool_common(ctx, x)
-    if p.pop("dilations") != (1, 1):
-        raise ctx.error(
-            f"dilations {list(ctx.attr('dilations'))} are not supported (graph.avg_pool has none)"
-        )
+    p = _pool_common(ctx, x)  # dilations: AveragePool-19
     op = graph.AvgPoolOp(x, count_include_pad=bool(ctx.attr("count_include_pad", 0)), **p)
     return [imp.emit(op).results[0]]
 

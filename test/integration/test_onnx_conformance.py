@@ -91,8 +91,6 @@ SKIPPED: dict[str, str] = {
     "test_maxpool_3d_dilations_use_ref_impl": _ND.format(3),
     "test_maxpool_3d_dilations_use_ref_impl_large": _ND.format(3),
     # --- unsupported attributes / outputs ---
-    "test_averagepool_2d_dilations": "AveragePool dilations (opset 19): graph.avg_pool has no"
-    " dilations",
     "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool Indices output (argmax) is not"
     " supported",
     "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool Indices output (argmax) is not"
@@ -138,7 +136,6 @@ def _expected_error(name: str) -> str:
         ("-D input", "only rank 4"),
         ("non-tensor", "is not a tensor"),
         ("-typed input", "is not a tensor"),
-        ("dilations", "dilations"),
         ("Indices", "Indices output"),
         ("Pad mode", "is not supported (only 'constant')"),
         ("allowzero", "zero-size"),

@@ -224,6 +224,20 @@ def test_auto_pad_matches_onnxruntime(op, auto_pad, h, w, k, s) -> None:
     _vs_onnxruntime(m, {"x": _x(1, 2, h, w)})
 
 
+@pytest.mark.parametrize("count_include_pad", [0, 1])
+@pytest.mark.parametrize("dilations,pads", [([2, 2], [0, 0, 0, 0]), ([2, 3], [1, 2, 1, 0])])
+def test_averagepool_19_dilations(dilations, pads, count_include_pad) -> None:
+    node = helper.make_node(
+        "AveragePool", ["x"], ["y"], kernel_shape=[2, 3], strides=[1, 2], dilations=dilations,
+        pads=pads, count_include_pad=count_include_pad,
+    )
+    m = _model([node], [_vi("x", [1, 2, 7, 9])], [_vi("y", None)], opset=19)
+    m = onnx.shape_inference.infer_shapes(m)
+    pool = [op for op in import_model(m).walk() if op.name == "graph.avg_pool"]
+    assert len(pool) == 1 and pool[0].dilations == tuple(dilations)
+    _vs_onnxruntime(m, {"x": _x(1, 2, 7, 9)})
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 
