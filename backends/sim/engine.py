@@ -288,6 +288,7 @@ class Engine:
         self.join_waiter: MPE | None = None
         self.current: Agent | None = None
         self.sender_waiters: dict[int, list[CPE]] = {}
+        self._maxdiff_cache: dict[tuple[int, int, int], tuple] = {}
         self.regs = np.zeros((m.n_cpes, m.n_regs, 4))
         self.reg_ready = np.zeros((m.n_cpes, m.n_regs), dtype=np.int64)
         self.groups: list[GroupAgent] = []
@@ -444,6 +445,51 @@ class Engine:
         while key in self.barriers and self.barriers[key] is st:
             yield _Block(f"barrier {scope}: waiting for CPEs {missing}")
 
+    # -- RLC timing helpers (O(1) for whole batches: cached maxima over the rel. schedules) --
+    def _maxdiff(self, a: np.ndarray, b: np.ndarray, shift: int = 0) -> int:
+        """``max(a[:len(a)-shift] - b[shift:])``, cached by the identity of the arrays."""
+        key = (id(a), id(b), shift)
+        hit = self._maxdiff_cache.get(key)
+        if hit is None:
+            n = a.shape[0]
+            hit = (a, b, int((a[: n - shift] - b[shift:]).max()))
+            self._maxdiff_cache[key] = hit
+        return hit[2]
+
+    def _arrival_start(self, slices: list, rel: np.ndarray) -> int:
+        """Earliest start of a receiving run: every GET issues at or after its message's arrival."""
+        if len(slices) == 1:
+            b, lo, hi = slices[0]
+            if lo == 0 and hi == b.n and hi == rel.shape[0]:
+                return b.arrival_base + self._maxdiff(b.put_rel, rel)
+            return int((b.arrival_base + b.put_rel[lo:hi] - rel).max())
+        arr = np.concatenate([b.arrival_base + b.put_rel[lo:hi] for b, lo, hi in slices])
+        return int((arr - rel).max())
+
+    def _record_gets(self, slices: list, rel: np.ndarray, start: int, cpe: int) -> None:
+        pos = 0
+        for b, lo, hi in slices:
+            if lo == 0 and hi == b.n and pos == 0 and hi == rel.shape[0]:
+                b.got_base, b.got_rel = start, rel
+            else:
+                if b.got is None:
+                    b.got = np.empty(b.n, dtype=np.int64)
+                b.got[lo:hi] = start + rel[pos : pos + hi - lo]
+            pos += hi - lo
+            if self.trace.enabled:
+                self.trace.flow(b, cpe, start)
+            ws = self.sender_waiters.pop(id(b), None)
+            if ws:
+                for w in ws:
+                    self.wake(w)
+
+    def _backpressure_delta(self, b: Batch, depth: int) -> int:
+        """Cycles a sender loses because put ``j`` waits for get ``j - depth`` (+1)."""
+        if b.got_rel is not None:
+            return b.got_base + 1 - b.put_base + self._maxdiff(b.got_rel, b.put_rel, depth)
+        k = b.n - depth
+        return int((b.got[:k] + 1 - (b.put_base + b.put_rel[depth:])).max())
+
     # -- micro-kernels (timing + deferred, SPMD-batched numerics + RLC batches) ---------------
     def _run_plan(self, mk: MicroKernel, trip: int) -> _RunPlan:
         key = (id(mk), trip)
@@ -487,27 +533,17 @@ class Engine:
                 yield _Block(f"get{d[0]} in '{mk.name}': waiting for {need} messages on the "
                              f"{d} FIFO ({fifo.available()} posted)")
             slices = fifo.take(need)
-            arr = slices[0][0].arrival[slices[0][1]:slices[0][2]] if len(slices) == 1 else \
-                np.concatenate([b.arrival[lo:hi] for b, lo, hi in slices])
-            s = int((arr - rel).max())
+            s = self._arrival_start(slices, rel)
             if s > start:
                 start = s
             inputs[d] = slices
         for d, slices in inputs.items():
-            rel = rp.gets[d][1]
-            pos = 0
-            for b, lo, hi in slices:
-                b.got[lo:hi] = start + rel[pos : pos + hi - lo]
-                pos += hi - lo
-                self.trace.flow(b, cpe.id, start)
-                for w in self.sender_waiters.pop(id(b), []):
-                    self.wake(w)
+            self._record_gets(slices, rp.gets[d][1], start, cpe.id)
         k = cpe.kernel
         outputs: list[tuple[Batch, tuple[int, ...]]] = []
         if rp.puts:
             for d, tgt, js, put_rel in rp.targets(cpe.id, rlc):
-                put = put_rel + start
-                b = Batch(cpe.id, tgt, d, put + m.rlc_latency, put, None)
+                b = Batch(cpe.id, tgt, d, start, put_rel, m.rlc_latency)
                 b.flow_id = rlc.next_flow
                 rlc.next_flow += 1
                 rlc.post(b)
@@ -537,7 +573,7 @@ class Engine:
                 yield _Block(f"put{b.direction[0]} in '{mk.name}': send buffer full — CPE "
                              f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
                              f"(link depth {depth})")
-            delta = int((b.got[: b.n - depth] + 1 - b.put[depth:]).max())
+            delta = self._backpressure_delta(b, depth)
             if delta > 0:
                 end += delta
         if end > cpe.t:
@@ -652,10 +688,7 @@ class Engine:
                              f"messages on their {d} FIFO")
             for i in range(G):
                 slices = fifos[lanes[i]].take(need)
-                b0, lo0, hi0 = slices[0]
-                arr = b0.arrival[lo0:hi0] if len(slices) == 1 else \
-                    np.concatenate([b.arrival[lo:hi] for b, lo, hi in slices])
-                s_ = int((arr - rel).max())
+                s_ = self._arrival_start(slices, rel)
                 if s_ > start[i]:
                     start[i] = s_
                 inputs[i][d] = slices
@@ -663,17 +696,7 @@ class Engine:
             for i in range(G):
                 st = int(start[i])
                 for d, slices in inputs[i].items():
-                    rel = rp.gets[d][1]
-                    pos = 0
-                    for b, lo, hi in slices:
-                        b.got[lo:hi] = st + rel[pos : pos + hi - lo]
-                        pos += hi - lo
-                        if self.trace.enabled:
-                            self.trace.flow(b, int(lanes[i]), st)
-                        ws = self.sender_waiters.pop(id(b), None)
-                        if ws:
-                            for w in ws:
-                                self.wake(w)
+                    self._record_gets(slices, rp.gets[d][1], st, int(lanes[i]))
         k = g.kernel
         outputs: list[list] = [[] for _ in range(G)]
         if rp.puts:
@@ -682,8 +705,7 @@ class Engine:
                 c = int(lanes[i])
                 st = int(start[i])
                 for d, tgt, js, put_rel in rp.targets(c, rlc):
-                    put = put_rel + st
-                    b = Batch(c, tgt, d, put + lat, put, None)
+                    b = Batch(c, tgt, d, st, put_rel, lat)
                     b.flow_id = rlc.next_flow
                     rlc.next_flow += 1
                     rlc.post(b)
@@ -722,7 +744,7 @@ class Engine:
                         yield _Block(f"put{b.direction[0]} in '{mk.name}': send buffer full — "
                                      f"CPE {b.receiver} has consumed {b.consumed} of {b.n} "
                                      f"messages from CPE {b.sender} (link depth {depth})")
-                    delta = int((b.got[: b.n - depth] + 1 - b.put[depth:]).max())
+                    delta = self._backpressure_delta(b, depth)
                     if delta > 0:
                         end[i] += delta
         np.maximum(g.tl, end, out=g.tl)

@@ -21,8 +21,6 @@ Messages travel in *batches*: one micro-kernel run posts, per target FIFO, all i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from taihu.backends.sim.memory import SimError
@@ -32,32 +30,50 @@ class RLCError(SimError):
     """An illegal register communication (e.g. a message to oneself or outside row/column)."""
 
 
-@dataclass(eq=False)
 class Batch:
     """Messages of one sender run to one receiver FIFO.
 
-    ``arrival``: (n,) absolute cycles at which each message is visible; ``put``: (n,) issue
-    cycles; ``data``: (n, 4) payloads; ``got``: (n,) issue cycles of the consuming GETs
-    (-1 until consumed); ``consumed``: number consumed so far.
+    Put cycles are ``put_base + put_rel`` (``put_rel``: the body's relative issue cycles, shared
+    by every run of the same micro-kernel), arrival cycles ``arrival_base + put_rel`` with
+    ``arrival_base = put_base + rlc_latency``. ``data``: ``(n, 4)`` payloads (filled when the
+    sender's numerics run). GET issue cycles are recorded as ``got_base + got_rel`` when one run
+    consumed the whole batch, else element-wise in ``got``. ``consumed``: messages taken.
     """
 
-    sender: int
-    receiver: int
-    direction: str
-    arrival: np.ndarray
-    put: np.ndarray
-    data: np.ndarray
-    got: np.ndarray = field(init=False)
-    n: int = field(init=False)
-    consumed: int = 0
-    flow_id: int = 0
-    sender_span: tuple[int, int] = (0, 0)
+    __slots__ = ("sender", "receiver", "direction", "put_base", "put_rel", "arrival_base", "data",
+                 "n", "consumed", "got_base", "got_rel", "got", "flow_id")
 
-    def __post_init__(self) -> None:
-        self.n = int(self.arrival.shape[0])
-        # written by the consuming runs before anyone reads them (back-pressure reads only
-        # consumed entries)
-        self.got = np.empty(self.n, dtype=np.int64)
+    def __init__(self, sender: int, receiver: int, direction: str, put_base: int,
+                 put_rel: np.ndarray, latency: int, data: np.ndarray | None = None) -> None:
+        self.sender = sender
+        self.receiver = receiver
+        self.direction = direction
+        self.put_base = put_base
+        self.put_rel = put_rel
+        self.arrival_base = put_base + latency
+        self.data = data
+        self.n = int(put_rel.shape[0])
+        self.consumed = 0
+        self.got_base: int | None = None
+        self.got_rel: np.ndarray | None = None
+        self.got: np.ndarray | None = None
+        self.flow_id = 0
+
+    @property
+    def put(self) -> np.ndarray:
+        """(n,) absolute put cycles."""
+        return self.put_base + self.put_rel
+
+    @property
+    def arrival(self) -> np.ndarray:
+        """(n,) absolute cycles at which the messages are visible in the FIFO."""
+        return self.arrival_base + self.put_rel
+
+    def got_cycles(self) -> np.ndarray:
+        """(n,) GET issue cycles (valid for consumed messages)."""
+        if self.got_rel is not None:
+            return self.got_base + self.got_rel
+        return self.got
 
 
 class Fifo:

@@ -57,7 +57,8 @@ class Trace:
         m = self.m
         lane = f"row {cpe // m.mesh_cols}" if batch.direction == "row" else f"col {cpe % m.mesh_cols}"
         self.events.append(("X", PID_RLC, lane, f"{batch.n} msgs {cpe}->{batch.receiver}",
-                            int(batch.put[0]), int(batch.arrival[-1]), {"messages": batch.n}))
+                            int(batch.put_base + batch.put_rel[0]),
+                            int(batch.arrival_base + batch.put_rel[-1]), {"messages": batch.n}))
         self.events.append(("s", PID_CPE, cpe, "rlc", t, t, batch.flow_id))
 
     def flow(self, batch, cpe: int, t: int) -> None:
