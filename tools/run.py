@@ -134,6 +134,8 @@ def load_inputs(path: str | None) -> dict[str, np.ndarray]:
     """Arrays of an ``.npz`` file (``{}`` without one); ``RunError`` if unreadable."""
     if path is None:
         return {}
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        raise RunError(f"--inputs {path}: not an .npz archive (write one with numpy.savez)")
     try:
         with np.load(path, allow_pickle=False) as data:
             if not hasattr(data, "files"):

@@ -189,7 +189,9 @@ def test_source_errors(tmp_path, capsys):
     not_npz = tmp_path / "x.npz"
     not_npz.write_text("hello")
     small = small_model(tmp_path / "m.onnx")
-    assert_one_line_error(*run([small, "--inputs", not_npz], capsys), "x.npz")
+    assert_one_line_error(*run([small, "--inputs", not_npz], capsys), "x.npz", "not an .npz archive")
+    not_npz.write_bytes(b"\x93NUMPY")  # a .npy header is not an archive either
+    assert_one_line_error(*run([small, "--inputs", not_npz], capsys), "x.npz", "not an .npz archive")
     assert_one_line_error(*run(["--example", "lenet"], capsys), "unknown example", "resnet50")
 
 
