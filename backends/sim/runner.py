@@ -189,18 +189,21 @@ class KernelProgram:
             env[k] = v
         yield from self._exec_group(self.code, g, env)
 
-    def _child(self, code: list[tuple], g, env: list) -> Generator:
-        g.result = yield from self._exec_group(code, g, env)
+    def _child(self, code: list[tuple], g, env: list, result_slots: tuple | None) -> Generator:
+        res = yield from self._exec_group(code, g, env)
+        g.result = [env[r] for r in result_slots] if result_slots is not None else (res or [])
 
-    def _diverge(self, g, env: list, parts: list[tuple[np.ndarray, list[tuple]]]) -> Generator:
-        """Run ``code`` on the lanes of each mask as child groups; merge clocks and results."""
+    def _diverge(self, g, env: list, parts: list[tuple[np.ndarray, list[tuple]]],
+                 result_slots: tuple | None = None) -> Generator:
+        """Run ``code`` on the lanes of each mask as child groups; merge clocks and results
+        (the region's yielded values, or the env slots ``result_slots``)."""
         children = g.split([mk for mk, _ in parts])
         for ch, (mk, code) in zip(children, parts):
             sub = [v[mk] if isinstance(v, np.ndarray) else v for v in env]
-            ch.gen = self._child(code, ch, sub)
+            ch.gen = self._child(code, ch, sub, result_slots)
         yield g.wait_children(children)
         G = len(g.lanes)
-        n_res = max(len(ch.result) for ch in children)
+        n_res = max((len(ch.result) for ch in children), default=0)
         merged: list[Any] = []
         for r in range(n_res):
             out = np.zeros(G, dtype=np.int64)
@@ -238,7 +241,9 @@ class KernelProgram:
                         bounds = [int(v) for v in uniq[0]]
                     else:
                         parts = [((keys == u).all(axis=1), [rec]) for u in uniq]
-                        merged = yield from self._diverge(g, env, parts)
+                        merged = yield from self._diverge(g, env, parts, results)
+                        for r, v in zip(results, merged):
+                            env[r] = v
                         continue
                 carried = [env[a] for a in inits]
                 for i in range(bounds[0], bounds[1], bounds[2]):
