@@ -463,25 +463,55 @@ class BatchNumerics:
         C, n = len(self.cpes), self.n
         fma = [j for j in deferred if body[j].op == "vmad"]
         if fma:
+            # Split every operand into its iteration-0 value and the values of iterations 1..n-1
+            # (views: a carried operand is the live-in value, then the producer's values of
+            # iterations 0..n-2), so no shifted copy is built. Sum = first*first + rest.rest.
+            plan = self.plan
+            regs, cpes = self.regs, self.cpes
+            parts: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+            keep: list[np.ndarray] = []
+
+            def split(j: int, k: int) -> tuple[tuple, np.ndarray, np.ndarray]:
+                kind, ref = plan.src_kind[j][k]
+                key = (kind, ref)
+                hit = parts.get(key)
+                if hit is None:
+                    if kind == "carried":
+                        cur = _bc(val[plan.last_writer[ref]], (C, n, 4))
+                        hit = (regs[cpes, ref], cur[:, :-1])
+                    else:
+                        x = _bc(operand(j, k), (C, n, 4))
+                        keep.append(x)
+                        hit = (x[:, 0], x[:, 1:])
+                    parts[key] = hit
+                return key, hit[0], hit[1]
+
             left: list[np.ndarray] = []
             right: list[np.ndarray] = []
-            lid: dict[int, int] = {}
-            rid: dict[int, int] = {}
+            first_l: list[np.ndarray] = []
+            first_r: list[np.ndarray] = []
+            lid: dict[tuple, int] = {}
+            rid: dict[tuple, int] = {}
             pairs = []
-            keep = []
             for j in fma:
-                a, b = operand(j, 0), operand(j, 1)
-                keep += [a, b]
-                if id(a) not in lid:
-                    lid[id(a)] = len(left)
-                    left.append(_bc(a, (C, n, 4)))
-                if id(b) not in rid:
-                    rid[id(b)] = len(right)
-                    right.append(_bc(b, (C, n, 4)))
-                pairs.append((lid[id(a)], rid[id(b)]))
-            S = np.einsum("canl,cbnl->cabl", np.stack(left, axis=1), np.stack(right, axis=1))
+                ka, fa, ra = split(j, 0)
+                kb, fb, rb = split(j, 1)
+                if ka not in lid:
+                    lid[ka] = len(left)
+                    left.append(ra)
+                    first_l.append(fa)
+                if kb not in rid:
+                    rid[kb] = len(right)
+                    right.append(rb)
+                    first_r.append(fb)
+                pairs.append((lid[ka], rid[kb]))
+            # S[c, a, b, l] = sum_i L[c, a, i, l] R[c, b, i, l] as one batched matmul over (c, l)
+            Lm = np.stack(left, axis=1).transpose(0, 3, 1, 2)  # (C, l, a, n-1)
+            Rm = np.stack(right, axis=1).transpose(0, 3, 2, 1)  # (C, l, n-1, b)
+            S = np.matmul(Lm, Rm).transpose(0, 2, 3, 1)  # (C, a, b, l)
             for j, (ia, ib) in zip(fma, pairs):
-                val[j] = livein(body[j].src[2]) + S[:, ia, ib][:, None, :]
+                tot = S[:, ia, ib] + first_l[ia] * first_r[ib]
+                val[j] = livein(body[j].src[2]) + tot[:, None, :]
         for j in deferred:
             if j in fma:
                 continue
