@@ -5,19 +5,18 @@ Level 3 of taihu (design.md "Levels"). A ``loop.spmd`` region is executed by eve
 it is what ``convert-tile-to-loop`` makes of a ``tile.kernel`` and what ``convert-loop-to-sw``
 turns into a ``sw.kernel`` + ``sw.spawn``/``sw.join``::
 
-    loop.spmd "mm" ids(%row, %col) (%a = %A : memref<1024x1024xf64>, ...) {
-      %bufA = loop.ldm_buffer "A" : !loop.ldm<8x32xf64, double>     // two LDM slots
-      %bufC = loop.ldm_buffer "C" : !loop.ldm<32x32xf64>
-      ...
-      %t0 = loop.dma_start %a[%r0, %c0] sizes [8, 32] -> %cur : memref<..> -> !loop.ldm<8x32xf64>
-      scf.for %k = ... iter_args(%tok = %t0) -> (!loop.token) {
-        loop.dma_wait %tok                                           // reply word reached
-        %next = loop.dma_start ... -> %other ...                     // prefetch (004 Alg 8)
-        scf.for %T = %c0 to %c8 step %c1 {
-          loop.summa_step %T, %curA, %curB -> %bufC scheme 1 trans_a trans_c : ...
-        }
-        scf.yield %next : !loop.token
-      }
+    loop.spmd "scale" ids(%row, %col) (%x = %X : memref<64x1024xf32>) {
+      %buf = loop.ldm_buffer "x" : !loop.ldm<1x1024xf32, double>   // two LDM slots
+      %c0 = arith.constant 0 : index
+      %c8 = arith.constant 8 : index
+      %r8 = arith.muli %row, %c8 : index
+      %id = arith.addi %r8, %col : index                          // this CPE's row of X
+      %b = loop.slot %buf[%c0] : !loop.ldm<1x1024xf32, double>
+      %t = loop.dma_start %x[%id, %c0] sizes [1, 1024] -> %b : memref<64x1024xf32> -> !loop.ldm<1x1024xf32>
+      loop.dma_wait %t
+      loop.map relu ins(%b : !loop.ldm<1x1024xf32>) out(%b : !loop.ldm<1x1024xf32>)
+      %p = loop.dma_start %b -> %x[%id, %c0] sizes [1, 1024] : !loop.ldm<1x1024xf32> -> memref<64x1024xf32>
+      loop.dma_wait %p
       loop.barrier array
     }
 
@@ -301,10 +300,12 @@ def _elem(t: Attribute) -> str:
 def dma_pattern(mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int) -> tuple[int, int, int] | None:
     """The single athread DMA moving the window ``sizes`` of a row-major array ``mem_shape``:
     ``(size, bsize, stride)`` in bytes (``bsize = stride = 0`` when contiguous; ``stride`` =
-    bytes skipped between blocks, spec §4.2/L597), or None when the window needs more than one
-    level of striding. Blocks are the longest contiguous run (the innermost partial dim and
-    every full dim inside it); at most one outer non-unit dim may repeat it."""
+    bytes skipped between blocks, spec §4.2/L597), or None when the window is not one block
+    repeated with a constant pitch. Blocks are the longest contiguous run (the innermost partial
+    dim and every full dim inside it); the non-unit outer dims must nest exactly (each one's
+    pitch = the next inner one's size x pitch), so that they act as a single repeat count."""
     r = len(mem_shape)
+    pitch = [math.prod(mem_shape[i + 1 :]) for i in range(r)]
     k = r - 1
     while k > 0 and sizes[k] == mem_shape[k]:
         k -= 1
@@ -312,11 +313,14 @@ def dma_pattern(mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int)
     outer = [i for i in range(k) if sizes[i] != 1]
     if not outer:
         return (run * elem_bytes, 0, 0)
-    if len(outer) > 1:
-        return None
-    i = outer[0]
-    pitch = math.prod(mem_shape[i + 1 :])
-    return (sizes[i] * run * elem_bytes, run * elem_bytes, (pitch - run) * elem_bytes)
+    for a, b in zip(outer, outer[1:]):
+        if pitch[a] != sizes[b] * pitch[b]:
+            return None
+    inner = outer[-1]
+    blocks = math.prod(sizes[i] for i in outer)
+    if pitch[inner] == run:  # the repeats are adjacent: contiguous after all
+        return (blocks * run * elem_bytes, 0, 0)
+    return (blocks * run * elem_bytes, run * elem_bytes, (pitch[inner] - run) * elem_bytes)
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,19 +6,18 @@ of 004 §3.3 (L632-651) / Ch.6 DSL (L1395-1489), algorithms.md §A0. Main-memory
 CPE mesh are ``!tile.buf`` buffers. One ``tile.kernel`` is one launch from the MPE (athread
 spawn/join); its body is a nest of ``tile.for`` loops over tiles whose bodies are primitives::
 
-    func.func @mm(%A : memref<1024x1024xf64>, %B : memref<1024x1024xf64>, %C : memref<1024x1024xf64>) {
-      tile.kernel "mm" (%a = %A : memref<1024x1024xf64>, %b = %B : memref<1024x1024xf64>,
-                        %c = %C : memref<1024x1024xf64>) {
-        %ta = tile.alloc double : !tile.buf<256x64xf64, cr, col>    // A block (B_M x B_K)
-        %tb = tile.alloc double : !tile.buf<64x256xf64, cr>         // B block (B_K x B_N)
-        %tc = tile.alloc : !tile.buf<256x256xf64, cr, col>          // C block (B_M x B_N)
-        tile.for %i = 0 to 1024 step 256 {
-          tile.for %j = 0 to 1024 step 256 {
+    func.func @mm(%A: memref<1024x1024xf64>, %B: memref<1024x1024xf64>, %C: memref<1024x1024xf64>) {
+      tile.kernel "mm" (%a = %A : memref<1024x1024xf64>, %b = %B : memref<1024x1024xf64>, %c = %C : memref<1024x1024xf64>) {
+        %ta = tile.alloc double : !tile.buf<256x64xf64, cr, col>   // A block (B_M x B_K), 2 LDM copies
+        %tb = tile.alloc double : !tile.buf<64x256xf64, cr>        // B block (B_K x B_N)
+        %tc = tile.alloc : !tile.buf<256x256xf64, cr, col>         // C block (B_M x B_N)
+        tile.for %i = 0 to 1024 step 256 name "cM" {
+          tile.for %j = 0 to 1024 step 256 name "cN" {
             tile.map fill out(%tc : !tile.buf<256x256xf64, cr, col>) {value = 0.0 : f64}
-            tile.for %k = 0 to 1024 step 64 {                       // K innermost (004 L863)
+            tile.for %k = 0 to 1024 step 64 name "cK" {            // K innermost (004 L863)
               tile.move %a[%i, %k] sizes [256, 64] -> %ta : memref<1024x1024xf64> -> !tile.buf<256x64xf64, cr, col>
               tile.move %b[%k, %j] sizes [64, 256] -> %tb : memref<1024x1024xf64> -> !tile.buf<64x256xf64, cr>
-              tile.gemm %ta, %tb -> %tc m 256 n 256 k 64 scheme 1 vec m : ...
+              tile.gemm %ta, %tb -> %tc m 256 n 256 k 64 scheme 1 vec m : !tile.buf<256x64xf64, cr, col>, !tile.buf<64x256xf64, cr>, !tile.buf<256x256xf64, cr, col>
             }
             tile.move %tc -> %c[%i, %j] sizes [256, 256] : !tile.buf<256x256xf64, cr, col> -> memref<1024x1024xf64>
           }
