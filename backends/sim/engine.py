@@ -28,6 +28,7 @@ Public API (used by ``runner.py`` and the tests)::
 
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 from collections import deque
@@ -376,11 +377,18 @@ class Engine:
         mpe.gen = host(mpe)
         self.schedule_agent(mpe)
         heap = self._heap
-        while heap:
-            time, _, _, _, fn = heapq.heappop(heap)
-            self.now = time
-            fn()
-        self.flush_numerics()
+        # the run allocates many short-lived acyclic objects (events, message batches): a high
+        # first-generation threshold keeps the cyclic collector from rescanning them (~25 %)
+        old_threshold = gc.get_threshold()
+        gc.set_threshold(200_000, old_threshold[1], old_threshold[2])
+        try:
+            while heap:
+                time, _, _, _, fn = heapq.heappop(heap)
+                self.now = time
+                fn()
+            self.flush_numerics()
+        finally:
+            gc.set_threshold(*old_threshold)
         if not mpe.done:
             why: dict[int, str] = {c.id: c.blocked for c in self.cpes if not c.done and c.blocked}
             for g in self.groups:
