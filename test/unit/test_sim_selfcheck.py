@@ -246,3 +246,40 @@ def test_case10_vmad_latency():
     indep = tuple(Instr("vmad", (i,), (20, 21, i)) for i in range(16))
     t = schedule_body(indep, M)
     assert t.cycles(1) == 16 and t.ii == 16
+
+
+def test_dma_bcast_mode_one_request_many_ldms():
+    """spec §4.3 rule 7: BCAST_MODE is one request of the issuer, delivered to the same LDM
+    address of every CPE of the rows selected by the mask."""
+    eng = Engine(M)
+    src = eng.memory.alloc(1024, "src")
+    data = np.arange(128, dtype=np.float64)
+    eng.memory.write(src, data)
+    done = {}
+
+    def k(cpe):
+        if cpe.id == 9:
+            yield from cpe.dma_get(src, 256, 1024, reply=0, mode="bcast", mask=0b101)
+            yield from cpe.dma_wait(0, 1)
+            done["t"] = cpe.t
+
+    run_kernel(k, eng=eng)
+    assert done["t"] == 392  # one 1024-B request
+    got = eng.ldm.f64[:, 32:160]
+    for c in range(64):
+        want = data if c // 8 in (0, 2) else np.zeros(128)
+        np.testing.assert_array_equal(got[c], want)
+
+
+def test_dma_row_mode_is_rejected():
+    from taihu.backends.sim.dma import DMAError
+
+    eng = Engine(M)
+    src = eng.memory.alloc(1024, "src")
+
+    def k(cpe):
+        if cpe.id == 0:
+            yield from cpe.dma_get(src, 0, 1024, reply=0, mode="row")
+
+    with pytest.raises(DMAError, match="mode 'row' is not supported"):
+        run_kernel(k, eng=eng)
