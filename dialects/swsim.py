@@ -32,7 +32,6 @@ from typing import Any
 
 from xdsl.dialects.builtin import (
     I64,
-    BoolAttr,
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
@@ -45,7 +44,7 @@ from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from taihu.backends.sim.machine import InstrTiming, Machine, MachineConfigError, _validated
+from taihu.backends.sim.machine import Machine, MachineConfigError, _validated
 from taihu.dialects.sw import KernelOp, ReplyType, enclosing_kernel
 
 _PIPE_NAMES = {(0,): "P0", (1,): "P1", (0, 1): "P0/P1"}
@@ -190,4 +189,4 @@ def kernel_ldm_high_water(k: KernelOp) -> int:
 Swsim = Dialect("swsim", [TargetOp, LdmAddrOp, ReplySlotOp])
 
 __all__ = ["Swsim", "TargetOp", "LdmAddrOp", "ReplySlotOp", "machine_to_dict", "machine_from_dict",
-           "module_machine", "kernel_ldm_high_water", "BoolAttr"]
+           "module_machine", "kernel_ldm_high_water"]
