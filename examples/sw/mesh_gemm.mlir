@@ -54,257 +54,300 @@ sw.kernel @gemm() {
   %nN = arith.constant 4 : i64
   %nrep = arith.constant 1 : i64
   scf.for %rep = %c0 to %nrep step %c1 : i64 {
-  scf.for %t = %c0 to %c8 step %c1 : i64 {
-    %sa = arith.cmpi eq, %row, %t : i64
-    %sb = arith.cmpi eq, %col, %t : i64
-    scf.if %sa {
-      scf.if %sb {
-        scf.for %cn = %c0 to %nN step %c1 : i64 {
-          scf.for %cm = %c0 to %nM step %c1 : i64 {
-            %ao = arith.muli %cm, %c128 : i64
-            %pa = arith.addi %abuf, %ao : i64
-            %bo = arith.muli %cn, %c32 : i64
-            %pb = arith.addi %bbuf, %bo : i64
-            %co1 = arith.muli %cn, %cC4 : i64
-            %co = arith.addi %co1, %ao : i64
-            %pc = arith.addi %cbuf, %co : i64
-            %paE = arith.addi %pa, %cAE : i64
-            %pbE = arith.addi %pb, %cBE : i64
-            sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
-              sw.vldc r16, 0(p0)
-              sw.ldder r20, 0(p1)
-              sw.vldc r17, 32(p0)
-              sw.ldder r21, 8(p1)
-              sw.vldc r18, 64(p0)
-              sw.ldder r22, 16(p1)
-            }
-            sw.microkernel trip 63 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
-              sw.vmad r20, r16, r0
-              sw.addl r25, r27, r25
-              sw.vmad r20, r17, r1
-              sw.vldc r19, 96(p0, r25)
-              sw.vmad r20, r18, r2
-              sw.ldder r23, 24(p1, r26)
-              sw.vmad r21, r16, r4
-              sw.addl r24, 8, r24
-              sw.vmad r21, r17, r5
-              sw.addl r24, r27, r25
-              sw.vmad r22, r17, r9
-              sw.subw r29, 1, r29
-              sw.vmad r20, r19, r3
-              sw.nop
-              sw.vmad r21, r18, r6
-              sw.addl r26, r28, r26
-              sw.vmad r22, r16, r8
-              sw.ldder r20, 128(p1, r26)
-              sw.vmad r21, r19, r7
-              sw.ldder r21, 136(p1, r26)
-              sw.vmad r23, r16, r12
-              sw.vldc r16, 128(p0, r24)
-              sw.vmad r23, r17, r13
-              sw.vldc r17, 160(p0, r25)
-              sw.vmad r22, r18, r10
-              sw.addl r25, r27, r25
-              sw.vmad r23, r18, r14
-              sw.vldc r18, 192(p0, r25)
-              sw.vmad r22, r19, r11
-              sw.ldder r22, 144(p1, r26)
-              sw.vmad r23, r19, r15
-              sw.bgt r29
-            }
-            sw.microkernel trip 1 (%paE step 0, %pbE step 0, %pc step 0) attributes {name = "epilogue"} {
-              sw.vldc r19, 96(p0)
-              sw.ldder r23, 24(p1)
-              sw.vmad r20, r16, r0
-              sw.vmad r20, r17, r1
-              sw.vmad r20, r18, r2
-              sw.vmad r20, r19, r3
-              sw.vmad r21, r16, r4
-              sw.vmad r21, r17, r5
-              sw.vmad r21, r18, r6
-              sw.vmad r21, r19, r7
-              sw.vmad r22, r16, r8
-              sw.vmad r22, r17, r9
-              sw.vmad r22, r18, r10
-              sw.vmad r22, r19, r11
-              sw.vmad r23, r16, r12
-              sw.vmad r23, r17, r13
-              sw.vmad r23, r18, r14
-              sw.vmad r23, r19, r15
-              sw.vstd r0, 0(p2)
-              sw.vstd r1, 32(p2)
-              sw.vstd r2, 64(p2)
-              sw.vstd r3, 96(p2)
-              sw.vstd r4, 128(p2)
-              sw.vstd r5, 160(p2)
-              sw.vstd r6, 192(p2)
-              sw.vstd r7, 224(p2)
-              sw.vstd r8, 256(p2)
-              sw.vstd r9, 288(p2)
-              sw.vstd r10, 320(p2)
-              sw.vstd r11, 352(p2)
-              sw.vstd r12, 384(p2)
-              sw.vstd r13, 416(p2)
-              sw.vstd r14, 448(p2)
-              sw.vstd r15, 480(p2)
-            }
-          }
+  %s0a = arith.cmpi eq, %row, %c0 : i64
+  %s0b = arith.cmpi eq, %col, %c0 : i64
+  scf.for %cn = %c0 to %nN step %c1 : i64 {
+  scf.for %cm = %c0 to %nM step %c1 : i64 {
+    %ao = arith.muli %cm, %c128 : i64
+    %pa = arith.addi %abuf, %ao : i64
+    %bo = arith.muli %cn, %c32 : i64
+    %pb = arith.addi %bbuf, %bo : i64
+    %co1 = arith.muli %cn, %cC4 : i64
+    %co = arith.addi %co1, %ao : i64
+    %pc = arith.addi %cbuf, %co : i64
+    %paE = arith.addi %pa, %cAE : i64
+    %pbE = arith.addi %pb, %cBE : i64
+    scf.if %s0a {
+      scf.if %s0b {
+        sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
+          sw.vldd r0, 0(p2)
+          sw.vldd r1, 32(p2)
+          sw.vldd r2, 64(p2)
+          sw.vldd r3, 96(p2)
+          sw.vldd r4, 128(p2)
+          sw.vldd r5, 160(p2)
+          sw.vldd r6, 192(p2)
+          sw.vldd r7, 224(p2)
+          sw.vldd r8, 256(p2)
+          sw.vldd r9, 288(p2)
+          sw.vldd r10, 320(p2)
+          sw.vldd r11, 352(p2)
+          sw.vldd r12, 384(p2)
+          sw.vldd r13, 416(p2)
+          sw.vldd r14, 448(p2)
+          sw.vldd r15, 480(p2)
+          sw.vldc r16, 0(p0)
+          sw.ldder r20, 0(p1)
+          sw.vldc r17, 32(p0)
+          sw.ldder r21, 8(p1)
+          sw.vldc r18, 64(p0)
+          sw.ldder r22, 16(p1)
         }
       } else {
-        scf.for %cn = %c0 to %nN step %c1 : i64 {
-          scf.for %cm = %c0 to %nM step %c1 : i64 {
-            %ao = arith.muli %cm, %c128 : i64
-            %pa = arith.addi %abuf, %ao : i64
-            %bo = arith.muli %cn, %c32 : i64
-            %pb = arith.addi %bbuf, %bo : i64
-            %co1 = arith.muli %cn, %cC4 : i64
-            %co = arith.addi %co1, %ao : i64
-            %pc = arith.addi %cbuf, %co : i64
-            %paE = arith.addi %pa, %cAE : i64
-            %pbE = arith.addi %pb, %cBE : i64
-            sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
-              sw.vldc r16, 0(p0)
-              sw.getr r20
-              sw.vldc r17, 32(p0)
-              sw.getr r21
-              sw.vldc r18, 64(p0)
-              sw.getr r22
-            }
-            sw.microkernel trip 63 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
-              sw.vmad r20, r16, r0
-              sw.addl r25, r27, r25
-              sw.vmad r20, r17, r1
-              sw.vldc r19, 96(p0, r25)
-              sw.vmad r20, r18, r2
-              sw.getr r23
-              sw.vmad r21, r16, r4
-              sw.addl r24, 8, r24
-              sw.vmad r21, r17, r5
-              sw.addl r24, r27, r25
-              sw.vmad r22, r17, r9
-              sw.subw r29, 1, r29
-              sw.vmad r20, r19, r3
-              sw.nop
-              sw.vmad r21, r18, r6
-              sw.addl r26, r28, r26
-              sw.vmad r22, r16, r8
-              sw.getr r20
-              sw.vmad r21, r19, r7
-              sw.getr r21
-              sw.vmad r23, r16, r12
-              sw.vldc r16, 128(p0, r24)
-              sw.vmad r23, r17, r13
-              sw.vldc r17, 160(p0, r25)
-              sw.vmad r22, r18, r10
-              sw.addl r25, r27, r25
-              sw.vmad r23, r18, r14
-              sw.vldc r18, 192(p0, r25)
-              sw.vmad r22, r19, r11
-              sw.getr r22
-              sw.vmad r23, r19, r15
-              sw.bgt r29
-            }
-            sw.microkernel trip 1 (%paE step 0, %pbE step 0, %pc step 0) attributes {name = "epilogue"} {
-              sw.vldc r19, 96(p0)
-              sw.getr r23
-              sw.vmad r20, r16, r0
-              sw.vmad r20, r17, r1
-              sw.vmad r20, r18, r2
-              sw.vmad r20, r19, r3
-              sw.vmad r21, r16, r4
-              sw.vmad r21, r17, r5
-              sw.vmad r21, r18, r6
-              sw.vmad r21, r19, r7
-              sw.vmad r22, r16, r8
-              sw.vmad r22, r17, r9
-              sw.vmad r22, r18, r10
-              sw.vmad r22, r19, r11
-              sw.vmad r23, r16, r12
-              sw.vmad r23, r17, r13
-              sw.vmad r23, r18, r14
-              sw.vmad r23, r19, r15
-              sw.vstd r0, 0(p2)
-              sw.vstd r1, 32(p2)
-              sw.vstd r2, 64(p2)
-              sw.vstd r3, 96(p2)
-              sw.vstd r4, 128(p2)
-              sw.vstd r5, 160(p2)
-              sw.vstd r6, 192(p2)
-              sw.vstd r7, 224(p2)
-              sw.vstd r8, 256(p2)
-              sw.vstd r9, 288(p2)
-              sw.vstd r10, 320(p2)
-              sw.vstd r11, 352(p2)
-              sw.vstd r12, 384(p2)
-              sw.vstd r13, 416(p2)
-              sw.vstd r14, 448(p2)
-              sw.vstd r15, 480(p2)
-            }
-          }
+        sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
+          sw.vldd r0, 0(p2)
+          sw.vldd r1, 32(p2)
+          sw.vldd r2, 64(p2)
+          sw.vldd r3, 96(p2)
+          sw.vldd r4, 128(p2)
+          sw.vldd r5, 160(p2)
+          sw.vldd r6, 192(p2)
+          sw.vldd r7, 224(p2)
+          sw.vldd r8, 256(p2)
+          sw.vldd r9, 288(p2)
+          sw.vldd r10, 320(p2)
+          sw.vldd r11, 352(p2)
+          sw.vldd r12, 384(p2)
+          sw.vldd r13, 416(p2)
+          sw.vldd r14, 448(p2)
+          sw.vldd r15, 480(p2)
+          sw.vldc r16, 0(p0)
+          sw.getr r20
+          sw.vldc r17, 32(p0)
+          sw.getr r21
+          sw.vldc r18, 64(p0)
+          sw.getr r22
         }
       }
     } else {
-      scf.if %sb {
-        scf.for %cn = %c0 to %nN step %c1 : i64 {
-          scf.for %cm = %c0 to %nM step %c1 : i64 {
-            %ao = arith.muli %cm, %c128 : i64
-            %pa = arith.addi %abuf, %ao : i64
-            %bo = arith.muli %cn, %c32 : i64
-            %pb = arith.addi %bbuf, %bo : i64
-            %co1 = arith.muli %cn, %cC4 : i64
-            %co = arith.addi %co1, %ao : i64
-            %pc = arith.addi %cbuf, %co : i64
-            %paE = arith.addi %pa, %cAE : i64
-            %pbE = arith.addi %pb, %cBE : i64
-            sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
+      scf.if %s0b {
+        sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
+          sw.vldd r0, 0(p2)
+          sw.vldd r1, 32(p2)
+          sw.vldd r2, 64(p2)
+          sw.vldd r3, 96(p2)
+          sw.vldd r4, 128(p2)
+          sw.vldd r5, 160(p2)
+          sw.vldd r6, 192(p2)
+          sw.vldd r7, 224(p2)
+          sw.vldd r8, 256(p2)
+          sw.vldd r9, 288(p2)
+          sw.vldd r10, 320(p2)
+          sw.vldd r11, 352(p2)
+          sw.vldd r12, 384(p2)
+          sw.vldd r13, 416(p2)
+          sw.vldd r14, 448(p2)
+          sw.vldd r15, 480(p2)
+          sw.getc r16
+          sw.ldder r20, 0(p1)
+          sw.getc r17
+          sw.ldder r21, 8(p1)
+          sw.getc r18
+          sw.ldder r22, 16(p1)
+        }
+      } else {
+        sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
+          sw.vldd r0, 0(p2)
+          sw.vldd r1, 32(p2)
+          sw.vldd r2, 64(p2)
+          sw.vldd r3, 96(p2)
+          sw.vldd r4, 128(p2)
+          sw.vldd r5, 160(p2)
+          sw.vldd r6, 192(p2)
+          sw.vldd r7, 224(p2)
+          sw.vldd r8, 256(p2)
+          sw.vldd r9, 288(p2)
+          sw.vldd r10, 320(p2)
+          sw.vldd r11, 352(p2)
+          sw.vldd r12, 384(p2)
+          sw.vldd r13, 416(p2)
+          sw.vldd r14, 448(p2)
+          sw.vldd r15, 480(p2)
+          sw.getc r16
+          sw.getr r20
+          sw.getc r17
+          sw.getr r21
+          sw.getc r18
+          sw.getr r22
+        }
+      }
+    }
+    scf.for %t = %c0 to %c8 step %c1 : i64 {
+      %t1 = arith.addi %t, %c1 : i64
+      %sa = arith.cmpi eq, %row, %t : i64
+      %sb = arith.cmpi eq, %col, %t : i64
+      %sa1 = arith.cmpi eq, %row, %t1 : i64
+      %sb1 = arith.cmpi eq, %col, %t1 : i64
+      %more = arith.cmpi slt, %t1, %c8 : i64
+      scf.if %sa {
+        scf.if %sb {
+          sw.microkernel trip 64 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
+            sw.vmad r20, r16, r0
+            sw.addl r25, r27, r25
+            sw.vmad r20, r17, r1
+            sw.vldc r19, 96(p0, r25)
+            sw.vmad r20, r18, r2
+            sw.ldder r23, 24(p1, r26)
+            sw.vmad r21, r16, r4
+            sw.addl r24, 8, r24
+            sw.vmad r21, r17, r5
+            sw.addl r24, r27, r25
+            sw.vmad r22, r17, r9
+            sw.subw r29, 1, r29
+            sw.vmad r20, r19, r3
+            sw.nop
+            sw.vmad r21, r18, r6
+            sw.addl r26, r28, r26
+            sw.vmad r22, r16, r8
+            sw.ldder r20, 128(p1, r26)
+            sw.vmad r21, r19, r7
+            sw.ldder r21, 136(p1, r26)
+            sw.vmad r23, r16, r12
+            sw.vldc r16, 128(p0, r24)
+            sw.vmad r23, r17, r13
+            sw.vldc r17, 160(p0, r25)
+            sw.vmad r22, r18, r10
+            sw.addl r25, r27, r25
+            sw.vmad r23, r18, r14
+            sw.vldc r18, 192(p0, r25)
+            sw.vmad r22, r19, r11
+            sw.ldder r22, 144(p1, r26)
+            sw.vmad r23, r19, r15
+            sw.bgt r29
+          }
+        } else {
+          sw.microkernel trip 64 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
+            sw.vmad r20, r16, r0
+            sw.addl r25, r27, r25
+            sw.vmad r20, r17, r1
+            sw.vldc r19, 96(p0, r25)
+            sw.vmad r20, r18, r2
+            sw.getr r23
+            sw.vmad r21, r16, r4
+            sw.addl r24, 8, r24
+            sw.vmad r21, r17, r5
+            sw.addl r24, r27, r25
+            sw.vmad r22, r17, r9
+            sw.subw r29, 1, r29
+            sw.vmad r20, r19, r3
+            sw.nop
+            sw.vmad r21, r18, r6
+            sw.addl r26, r28, r26
+            sw.vmad r22, r16, r8
+            sw.getr r20
+            sw.vmad r21, r19, r7
+            sw.getr r21
+            sw.vmad r23, r16, r12
+            sw.vldc r16, 128(p0, r24)
+            sw.vmad r23, r17, r13
+            sw.vldc r17, 160(p0, r25)
+            sw.vmad r22, r18, r10
+            sw.addl r25, r27, r25
+            sw.vmad r23, r18, r14
+            sw.vldc r18, 192(p0, r25)
+            sw.vmad r22, r19, r11
+            sw.getr r22
+            sw.vmad r23, r19, r15
+            sw.bgt r29
+          }
+        }
+      } else {
+        scf.if %sb {
+          sw.microkernel trip 64 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
+            sw.vmad r20, r16, r0
+            sw.addl r25, r27, r25
+            sw.vmad r20, r17, r1
+            sw.getc r19
+            sw.vmad r20, r18, r2
+            sw.ldder r23, 24(p1, r26)
+            sw.vmad r21, r16, r4
+            sw.addl r24, 8, r24
+            sw.vmad r21, r17, r5
+            sw.addl r24, r27, r25
+            sw.vmad r22, r17, r9
+            sw.subw r29, 1, r29
+            sw.vmad r20, r19, r3
+            sw.nop
+            sw.vmad r21, r18, r6
+            sw.addl r26, r28, r26
+            sw.vmad r22, r16, r8
+            sw.ldder r20, 128(p1, r26)
+            sw.vmad r21, r19, r7
+            sw.ldder r21, 136(p1, r26)
+            sw.vmad r23, r16, r12
+            sw.getc r16
+            sw.vmad r23, r17, r13
+            sw.getc r17
+            sw.vmad r22, r18, r10
+            sw.addl r25, r27, r25
+            sw.vmad r23, r18, r14
+            sw.getc r18
+            sw.vmad r22, r19, r11
+            sw.ldder r22, 144(p1, r26)
+            sw.vmad r23, r19, r15
+            sw.bgt r29
+          }
+        } else {
+          sw.microkernel trip 64 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
+            sw.vmad r20, r16, r0
+            sw.addl r25, r27, r25
+            sw.vmad r20, r17, r1
+            sw.getc r19
+            sw.vmad r20, r18, r2
+            sw.getr r23
+            sw.vmad r21, r16, r4
+            sw.addl r24, 8, r24
+            sw.vmad r21, r17, r5
+            sw.addl r24, r27, r25
+            sw.vmad r22, r17, r9
+            sw.subw r29, 1, r29
+            sw.vmad r20, r19, r3
+            sw.nop
+            sw.vmad r21, r18, r6
+            sw.addl r26, r28, r26
+            sw.vmad r22, r16, r8
+            sw.getr r20
+            sw.vmad r21, r19, r7
+            sw.getr r21
+            sw.vmad r23, r16, r12
+            sw.getc r16
+            sw.vmad r23, r17, r13
+            sw.getc r17
+            sw.vmad r22, r18, r10
+            sw.addl r25, r27, r25
+            sw.vmad r23, r18, r14
+            sw.getc r18
+            sw.vmad r22, r19, r11
+            sw.getr r22
+            sw.vmad r23, r19, r15
+            sw.bgt r29
+          }
+        }
+      }
+      scf.if %more {
+        scf.if %sa1 {
+          scf.if %sb1 {
+            sw.microkernel trip 1 (%pa step 0, %pb step 0) attributes {name = "next_step"} {
+              sw.vldc r16, 0(p0)
+              sw.ldder r20, 0(p1)
+              sw.vldc r17, 32(p0)
+              sw.ldder r21, 8(p1)
+              sw.vldc r18, 64(p0)
+              sw.ldder r22, 16(p1)
+            }
+          } else {
+            sw.microkernel trip 1 (%pa step 0, %pb step 0) attributes {name = "next_step"} {
+              sw.vldc r16, 0(p0)
+              sw.getr r20
+              sw.vldc r17, 32(p0)
+              sw.getr r21
+              sw.vldc r18, 64(p0)
+              sw.getr r22
+            }
+          }
+        } else {
+          scf.if %sb1 {
+            sw.microkernel trip 1 (%pa step 0, %pb step 0) attributes {name = "next_step"} {
               sw.getc r16
               sw.ldder r20, 0(p1)
               sw.getc r17
@@ -312,188 +355,38 @@ sw.kernel @gemm() {
               sw.getc r18
               sw.ldder r22, 16(p1)
             }
-            sw.microkernel trip 63 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
-              sw.vmad r20, r16, r0
-              sw.addl r25, r27, r25
-              sw.vmad r20, r17, r1
-              sw.getc r19
-              sw.vmad r20, r18, r2
-              sw.ldder r23, 24(p1, r26)
-              sw.vmad r21, r16, r4
-              sw.addl r24, 8, r24
-              sw.vmad r21, r17, r5
-              sw.addl r24, r27, r25
-              sw.vmad r22, r17, r9
-              sw.subw r29, 1, r29
-              sw.vmad r20, r19, r3
-              sw.nop
-              sw.vmad r21, r18, r6
-              sw.addl r26, r28, r26
-              sw.vmad r22, r16, r8
-              sw.ldder r20, 128(p1, r26)
-              sw.vmad r21, r19, r7
-              sw.ldder r21, 136(p1, r26)
-              sw.vmad r23, r16, r12
-              sw.getc r16
-              sw.vmad r23, r17, r13
-              sw.getc r17
-              sw.vmad r22, r18, r10
-              sw.addl r25, r27, r25
-              sw.vmad r23, r18, r14
-              sw.getc r18
-              sw.vmad r22, r19, r11
-              sw.ldder r22, 144(p1, r26)
-              sw.vmad r23, r19, r15
-              sw.bgt r29
-            }
-            sw.microkernel trip 1 (%paE step 0, %pbE step 0, %pc step 0) attributes {name = "epilogue"} {
-              sw.getc r19
-              sw.ldder r23, 24(p1)
-              sw.vmad r20, r16, r0
-              sw.vmad r20, r17, r1
-              sw.vmad r20, r18, r2
-              sw.vmad r20, r19, r3
-              sw.vmad r21, r16, r4
-              sw.vmad r21, r17, r5
-              sw.vmad r21, r18, r6
-              sw.vmad r21, r19, r7
-              sw.vmad r22, r16, r8
-              sw.vmad r22, r17, r9
-              sw.vmad r22, r18, r10
-              sw.vmad r22, r19, r11
-              sw.vmad r23, r16, r12
-              sw.vmad r23, r17, r13
-              sw.vmad r23, r18, r14
-              sw.vmad r23, r19, r15
-              sw.vstd r0, 0(p2)
-              sw.vstd r1, 32(p2)
-              sw.vstd r2, 64(p2)
-              sw.vstd r3, 96(p2)
-              sw.vstd r4, 128(p2)
-              sw.vstd r5, 160(p2)
-              sw.vstd r6, 192(p2)
-              sw.vstd r7, 224(p2)
-              sw.vstd r8, 256(p2)
-              sw.vstd r9, 288(p2)
-              sw.vstd r10, 320(p2)
-              sw.vstd r11, 352(p2)
-              sw.vstd r12, 384(p2)
-              sw.vstd r13, 416(p2)
-              sw.vstd r14, 448(p2)
-              sw.vstd r15, 480(p2)
-            }
-          }
-        }
-      } else {
-        scf.for %cn = %c0 to %nN step %c1 : i64 {
-          scf.for %cm = %c0 to %nM step %c1 : i64 {
-            %ao = arith.muli %cm, %c128 : i64
-            %pa = arith.addi %abuf, %ao : i64
-            %bo = arith.muli %cn, %c32 : i64
-            %pb = arith.addi %bbuf, %bo : i64
-            %co1 = arith.muli %cn, %cC4 : i64
-            %co = arith.addi %co1, %ao : i64
-            %pc = arith.addi %cbuf, %co : i64
-            %paE = arith.addi %pa, %cAE : i64
-            %pbE = arith.addi %pb, %cBE : i64
-            sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {name = "prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
+          } else {
+            sw.microkernel trip 1 (%pa step 0, %pb step 0) attributes {name = "next_step"} {
               sw.getc r16
               sw.getr r20
               sw.getc r17
               sw.getr r21
               sw.getc r18
               sw.getr r22
-            }
-            sw.microkernel trip 63 (%pa step 128, %pb step 128) attributes {name = "kloop"} {
-              sw.vmad r20, r16, r0
-              sw.addl r25, r27, r25
-              sw.vmad r20, r17, r1
-              sw.getc r19
-              sw.vmad r20, r18, r2
-              sw.getr r23
-              sw.vmad r21, r16, r4
-              sw.addl r24, 8, r24
-              sw.vmad r21, r17, r5
-              sw.addl r24, r27, r25
-              sw.vmad r22, r17, r9
-              sw.subw r29, 1, r29
-              sw.vmad r20, r19, r3
-              sw.nop
-              sw.vmad r21, r18, r6
-              sw.addl r26, r28, r26
-              sw.vmad r22, r16, r8
-              sw.getr r20
-              sw.vmad r21, r19, r7
-              sw.getr r21
-              sw.vmad r23, r16, r12
-              sw.getc r16
-              sw.vmad r23, r17, r13
-              sw.getc r17
-              sw.vmad r22, r18, r10
-              sw.addl r25, r27, r25
-              sw.vmad r23, r18, r14
-              sw.getc r18
-              sw.vmad r22, r19, r11
-              sw.getr r22
-              sw.vmad r23, r19, r15
-              sw.bgt r29
-            }
-            sw.microkernel trip 1 (%paE step 0, %pbE step 0, %pc step 0) attributes {name = "epilogue"} {
-              sw.getc r19
-              sw.getr r23
-              sw.vmad r20, r16, r0
-              sw.vmad r20, r17, r1
-              sw.vmad r20, r18, r2
-              sw.vmad r20, r19, r3
-              sw.vmad r21, r16, r4
-              sw.vmad r21, r17, r5
-              sw.vmad r21, r18, r6
-              sw.vmad r21, r19, r7
-              sw.vmad r22, r16, r8
-              sw.vmad r22, r17, r9
-              sw.vmad r22, r18, r10
-              sw.vmad r22, r19, r11
-              sw.vmad r23, r16, r12
-              sw.vmad r23, r17, r13
-              sw.vmad r23, r18, r14
-              sw.vmad r23, r19, r15
-              sw.vstd r0, 0(p2)
-              sw.vstd r1, 32(p2)
-              sw.vstd r2, 64(p2)
-              sw.vstd r3, 96(p2)
-              sw.vstd r4, 128(p2)
-              sw.vstd r5, 160(p2)
-              sw.vstd r6, 192(p2)
-              sw.vstd r7, 224(p2)
-              sw.vstd r8, 256(p2)
-              sw.vstd r9, 288(p2)
-              sw.vstd r10, 320(p2)
-              sw.vstd r11, 352(p2)
-              sw.vstd r12, 384(p2)
-              sw.vstd r13, 416(p2)
-              sw.vstd r14, 448(p2)
-              sw.vstd r15, 480(p2)
             }
           }
         }
       }
     }
+    sw.microkernel trip 1 (%pc step 0) attributes {name = "store_c"} {
+      sw.vstd r0, 0(p0)
+      sw.vstd r1, 32(p0)
+      sw.vstd r2, 64(p0)
+      sw.vstd r3, 96(p0)
+      sw.vstd r4, 128(p0)
+      sw.vstd r5, 160(p0)
+      sw.vstd r6, 192(p0)
+      sw.vstd r7, 224(p0)
+      sw.vstd r8, 256(p0)
+      sw.vstd r9, 288(p0)
+      sw.vstd r10, 320(p0)
+      sw.vstd r11, 352(p0)
+      sw.vstd r12, 384(p0)
+      sw.vstd r13, 416(p0)
+      sw.vstd r14, 448(p0)
+      sw.vstd r15, 480(p0)
+    }
+  }
   }
   }
 }

@@ -86,50 +86,72 @@ def _kloop_body(sa: bool, sb: bool, row_a: int) -> list[str]:
     ]
 
 
-def _role(sa: bool, sb: bool, M8: int, N8: int, K8: int, ind: str) -> list[str]:
-    sA, sB, sC = M8 * 8, N8 * 8, M8 * 8  # bytes per row of A^T, B, C^T blocks
-    out: list[str] = []
-    i2 = ind + "  "
-    i3 = i2 + "  "
-    out.append(f"{ind}scf.for %cn = %c0 to %nN step %c1 : i64 {{")
-    out.append(f"{i2}scf.for %cm = %c0 to %nM step %c1 : i64 {{")
-    # pointers: p0 = A^T + cm*128, p1 = B + cn*32, p2 = C^T + (cn*4*M8 + cm*16)*8
-    out.append(f"{i3}%ao = arith.muli %cm, %c128 : i64")
-    out.append(f"{i3}%pa = arith.addi %abuf, %ao : i64")
-    out.append(f"{i3}%bo = arith.muli %cn, %c32 : i64")
-    out.append(f"{i3}%pb = arith.addi %bbuf, %bo : i64")
-    out.append(f"{i3}%co1 = arith.muli %cn, %cC4 : i64")
-    out.append(f"{i3}%co = arith.addi %co1, %ao : i64")
-    out.append(f"{i3}%pc = arith.addi %cbuf, %co : i64")
-    out.append(f"{i3}%paE = arith.addi %pa, %cAE : i64")
-    out.append(f"{i3}%pbE = arith.addi %pb, %cBE : i64")
-    # prologue: load the C tile and the FETCHes of row 0 (A0..A2, B0..B2)
-    out.append(f"{i3}sw.microkernel trip 1 (%pa step 0, %pb step 0, %pc step 0) attributes {{name = \"prologue\"}} {{")
-    for b in range(4):
-        for a in range(4):
-            out.append(f"{i3}  sw.vldd r{REG_C[4 * b + a]}, {b * sC + a * 32}(p2)")
+def _c_tile(op: str, sC: int) -> list[str]:
+    """16 vldd/vstd of the C tile at pointer p2 (register C(4b+a) <-> C^T rows b, M lanes 4a..)."""
+    return [f"sw.{op} r{REG_C[4 * b + a]}, {b * sC + a * 32}(p2)" for b in range(4) for a in range(4)]
+
+
+def _first_fetches(sa: bool, sb: bool, pa: int, pb: int) -> list[str]:
+    """FETCHes of row 0 of a SUMMA step: A0..A2 (pointer ``pa``), B0..B2 (pointer ``pb``)."""
+    out = []
     for j in range(3):
-        out.append(f"{i3}  " + _fetch_a(sa, REG_A[j], 32 * j, None))
-        out.append(f"{i3}  " + _fetch_b(sb, REG_B[j], 8 * j, None))
-    out.append(f"{i3}}}")
-    # the k-loop: K8 - 1 iterations of Listing 4.1
-    out.append(f"{i3}sw.microkernel trip {K8 - 1} (%pa step {sA}, %pb step {sB}) attributes {{name = \"kloop\"}} {{")
-    for line in _kloop_body(sa, sb, (sA, sB)):
-        out.append(f"{i3}  {line}")
-    out.append(f"{i3}}}")
-    # epilogue: last k-step (A3, B3 of row K8-1) and the store of C
-    out.append(f"{i3}sw.microkernel trip 1 (%paE step 0, %pbE step 0, %pc step 0) attributes {{name = \"epilogue\"}} {{")
-    out.append(f"{i3}  " + _fetch_a(sa, REG_A[3], 96, None))
-    out.append(f"{i3}  " + _fetch_b(sb, REG_B[3], 24, None))
-    for b in range(4):
-        for a in range(4):
-            out.append(f"{i3}  {_vmad(b, a, 4 * b + a)}")
-    for b in range(4):
-        for a in range(4):
-            out.append(f"{i3}  sw.vstd r{REG_C[4 * b + a]}, {b * sC + a * 32}(p2)")
-    out.append(f"{i3}}}")
+        out.append(_fetch_a(sa, REG_A[j], 32 * j, None).replace("(p0", f"(p{pa}"))
+        out.append(_fetch_b(sb, REG_B[j], 8 * j, None).replace("(p1", f"(p{pb}"))
+    return out
+
+
+def _mk(ind: str, trip: int, ptrs: list[tuple[str, int]], name: str, body: list[str]) -> list[str]:
+    args = ", ".join(f"{p} step {st}" for p, st in ptrs)
+    out = [f'{ind}sw.microkernel trip {trip} ({args}) attributes {{name = "{name}"}} {{']
+    out += [f"{ind}  {line}" for line in body]
+    out.append(f"{ind}}}")
+    return out
+
+
+def _dispatch(conds: list[str], ind: str, emit, flags: tuple = ()) -> list[str]:
+    """Nested ``scf.if`` on the i1 values ``conds``; ``emit(*flags, ind)`` gives each leaf."""
+    if not conds:
+        return emit(*flags, ind)
+    out = [f"{ind}scf.if {conds[0]} {{"]
+    out += _dispatch(conds[1:], ind + "  ", emit, flags + (True,))
+    out.append(f"{ind}}} else {{")
+    out += _dispatch(conds[1:], ind + "  ", emit, flags + (False,))
+    out.append(f"{ind}}}")
+    return out
+
+
+def _tile(M8: int, N8: int, K8: int, ind: str) -> list[str]:
+    """One 16x4 register tile over the 8 SUMMA steps; C stays in registers across the steps.
+
+    Runs: P (load C + row-0 FETCHes of step 0); per step T the k-loop, K/8 iterations of Listing
+    4.1 with the FETCH expansion of the CPE's role at step T (its last iteration prefetches one
+    row past the block -- harmless in-LDM reads whose values are overwritten, the usual
+    over-fetch of a software-pipelined loop); between steps a run N with the row-0 FETCHes of
+    step T + 1 (role of T + 1); finally E (store of C). Every run receives from one step's
+    senders only, so no two CPEs wait on each other inside one run."""
+    sA, sB, sC = M8 * 8, N8 * 8, M8 * 8
+    out: list[str] = []
+    kl = [("%pa", sA), ("%pb", sB)]
+    out += _dispatch(["%s0a", "%s0b"], ind, lambda sa, sb, i: _mk(
+        i, 1, [("%pa", 0), ("%pb", 0), ("%pc", 0)], "prologue",
+        _c_tile("vldd", sC) + _first_fetches(sa, sb, 0, 1)))
+    out.append(f"{ind}scf.for %t = %c0 to %c8 step %c1 : i64 {{")
+    i2 = ind + "  "
+    out += [f"{i2}%t1 = arith.addi %t, %c1 : i64",
+            f"{i2}%sa = arith.cmpi eq, %row, %t : i64",
+            f"{i2}%sb = arith.cmpi eq, %col, %t : i64",
+            f"{i2}%sa1 = arith.cmpi eq, %row, %t1 : i64",
+            f"{i2}%sb1 = arith.cmpi eq, %col, %t1 : i64",
+            f"{i2}%more = arith.cmpi slt, %t1, %c8 : i64"]
+    out += _dispatch(["%sa", "%sb"], i2, lambda sa, sb, i: _mk(
+        i, K8, kl, "kloop", _kloop_body(sa, sb, (sA, sB))))
+    out.append(f"{i2}scf.if %more {{")
+    out += _dispatch(["%sa1", "%sb1"], i2 + "  ", lambda sa, sb, i: _mk(
+        i, 1, [("%pa", 0), ("%pb", 0)], "next_step", _first_fetches(sa, sb, 0, 1)))
     out.append(f"{i2}}}")
     out.append(f"{ind}}}")
+    out += _mk(ind, 1, [("%pc", 0)], "store_c", [
+        line.replace("(p2)", "(p0)") for line in _c_tile("vstd", sC)])
     return out
 
 
@@ -200,22 +222,17 @@ def mesh_gemm_mlir(M: int, N: int, K: int, reps: int = 1) -> str:
           f"  %nM = arith.constant {M8 // 16} : i64", f"  %nN = arith.constant {N8 // 4} : i64"]
     L.append(f"  %nrep = arith.constant {reps} : i64")
     L.append("  scf.for %rep = %c0 to %nrep step %c1 : i64 {")
-    L.append("  scf.for %t = %c0 to %c8 step %c1 : i64 {")
-    L.append("    %sa = arith.cmpi eq, %row, %t : i64")
-    L.append("    %sb = arith.cmpi eq, %col, %t : i64")
-    L.append("    scf.if %sa {")
-    L.append("      scf.if %sb {")
-    L += _role(True, True, M8, N8, K8, "        ")
-    L.append("      } else {")
-    L += _role(True, False, M8, N8, K8, "        ")
-    L.append("      }")
-    L.append("    } else {")
-    L.append("      scf.if %sb {")
-    L += _role(False, True, M8, N8, K8, "        ")
-    L.append("      } else {")
-    L += _role(False, False, M8, N8, K8, "        ")
-    L.append("      }")
-    L.append("    }")
+    L += ["  %s0a = arith.cmpi eq, %row, %c0 : i64", "  %s0b = arith.cmpi eq, %col, %c0 : i64"]
+    L.append("  scf.for %cn = %c0 to %nN step %c1 : i64 {")
+    L.append("  scf.for %cm = %c0 to %nM step %c1 : i64 {")
+    # pointers: p0 = A^T + cm*128, p1 = B + cn*32, p2 = C^T + (cn*4*M8 + cm*16)*8
+    L += ["    %ao = arith.muli %cm, %c128 : i64", "    %pa = arith.addi %abuf, %ao : i64",
+          "    %bo = arith.muli %cn, %c32 : i64", "    %pb = arith.addi %bbuf, %bo : i64",
+          "    %co1 = arith.muli %cn, %cC4 : i64", "    %co = arith.addi %co1, %ao : i64",
+          "    %pc = arith.addi %cbuf, %co : i64", "    %paE = arith.addi %pa, %cAE : i64",
+          "    %pbE = arith.addi %pb, %cBE : i64"]
+    L += _tile(M8, N8, K8, "    ")
+    L.append("  }")
     L.append("  }")
     L.append("  }")
     L.append("}")
