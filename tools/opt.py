@@ -14,7 +14,7 @@ import sys
 import tempfile
 from typing import IO
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from taihu.tools.diagnostics import report
@@ -71,9 +71,10 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Console entry point (``taihu-opt``); returns the exit status (1 on any error)."""
     try:
         opt = TaihuOptMain(description="taihu modular optimizer driver", args=argv)
-    except ValueError as e:  # unknown pass or malformed pass options
+    except (ValueError, ArgSpecParseError) as e:  # unknown pass or malformed pass options
         return report("taihu-opt", e)
     try:
         opt.run()
@@ -81,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return report("taihu-opt", e)
     except OSError as e:
         return report("taihu-opt", OSError(f"{e.strerror}: {e.filename}"))
+    except Exception as e:  # a bug in a pass or printer: still one diagnostic, not a traceback
+        return report("taihu-opt", RuntimeError(f"internal error ({type(e).__name__}): {e}"))
     if opt.args.output_file is not None:
         try:
             write_atomically(opt.args.output_file, opt.buffered_output.getvalue())
