@@ -56,6 +56,8 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from taihu.dialects import graph
+
 __all__ = [
     "CONSTANT_SLOTS",
     "SUPPORTED_OPS",
@@ -342,7 +344,6 @@ class _Importer:
                 " f16/f32/f64 tensors"
             )
             raise ctx.error(msg) if ctx is not None else OnnxImportError(msg)
-        from taihu.dialects import graph
 
         op = self.emit(graph.constant(arr, name_hint=_hint(name)))
         v = op.results[0]
@@ -675,8 +676,6 @@ def _spatial_attrs(ctx: _NodeCtx, name: str, default: int = 1) -> tuple[int, int
 
 @_converter("Conv", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
 def _conv(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     w = imp.value(ctx, ctx.input_name(1))
     b = imp.opt_value(ctx, 2)
@@ -705,8 +704,6 @@ def _conv(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("MatMul")
 def _matmul(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     a = imp.value(ctx, ctx.input_name(0))
     b = imp.value(ctx, ctx.input_name(1))
     return [imp.emit(graph.MatMulOp(a, b)).results[0]]
@@ -714,8 +711,6 @@ def _matmul(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("Gemm", attrs=("alpha", "beta", "transA", "transB"))
 def _gemm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     a = imp.value(ctx, ctx.input_name(0))
     b = imp.value(ctx, ctx.input_name(1))
     c = imp.opt_value(ctx, 2)
@@ -735,8 +730,6 @@ def _gemm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("Add", "Sub", "Mul", "Div")
 def _binary(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     cls = {"Add": graph.AddOp, "Sub": graph.SubOp, "Mul": graph.MulOp, "Div": graph.DivOp}[
         ctx.node.op_type
     ]
@@ -749,8 +742,6 @@ def _binary(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("Sum")
 def _sum(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     ins = [imp.value(ctx, n) for n in ctx.node.input if n]
     if not ins:
         raise ctx.error("Sum needs at least one input")
@@ -759,8 +750,6 @@ def _sum(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("Relu", "Sigmoid", "Tanh")
 def _unary(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     cls = {"Relu": graph.ReluOp, "Sigmoid": graph.SigmoidOp, "Tanh": graph.TanhOp}[ctx.node.op_type]
     return [imp.emit(cls(imp.value(ctx, ctx.input_name(0)))).results[0]]
 
@@ -771,8 +760,6 @@ def _clip_attrs(since: int) -> frozenset[str]:
 
 @_converter("Clip")
 def _clip(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     if ctx.since < 11:
         lo = float(ctx.attr("min", -np.inf))
@@ -798,8 +785,6 @@ _CONVERTERS["Clip"] = _Conv(_clip, _clip_attrs)
 
 @_converter("LeakyRelu", attrs=("alpha",))
 def _leaky_relu(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     return [imp.emit(graph.LeakyReluOp(x, alpha=float(ctx.attr("alpha", 0.01)))).results[0]]
 
@@ -837,8 +822,6 @@ def _pool_common(ctx: _NodeCtx, x: SSAValue) -> dict[str, Any]:
     ),
 )
 def _max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     if ctx.output_used(1):
         raise ctx.error("the Indices output is not supported")
     if ctx.attr("storage_order", 0) != 0:
@@ -861,8 +844,6 @@ def _max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     ),
 )
 def _avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     p = _pool_common(ctx, x)  # dilations: AveragePool-19
     op = graph.AvgPoolOp(x, count_include_pad=bool(ctx.attr("count_include_pad", 0)), **p)
@@ -871,8 +852,6 @@ def _avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("GlobalAveragePool")
 def _global_avg_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     _require_rank(ctx, x, 4)
     return [imp.emit(graph.GlobalAvgPoolOp(x)).results[0]]
@@ -884,8 +863,6 @@ def _bn_attrs(since: int) -> frozenset[str]:
 
 @_converter("BatchNormalization")
 def _batch_norm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     if ctx.attr("training_mode", 0):
         raise ctx.error("training_mode=1 is not supported (inference only)")
     for i in range(1, len(ctx.node.output)):
@@ -901,8 +878,6 @@ _CONVERTERS["BatchNormalization"] = _Conv(_batch_norm, _bn_attrs)
 
 @_converter("LRN", attrs=("alpha", "beta", "bias", "size"))
 def _lrn(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     size = ctx.attr("size")
     if size is None:
@@ -924,16 +899,12 @@ def _norm_axis(ctx: _NodeCtx, axis: int, rank: int, what: str = "axis") -> int:
 
 
 def _reshape(imp: _Importer, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-    from taihu.dialects import graph
-
     elem = x.type.element_type  # type: ignore[attr-defined]
     return imp.emit(graph.ReshapeOp(x, TensorType(elem, list(shape)))).results[0]
 
 
 @_converter("Softmax", attrs=("axis",))
 def _softmax(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     s = _shape(x)
     rank = len(s)
@@ -955,8 +926,6 @@ def _softmax(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("Concat", attrs=("axis",))
 def _concat(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     ins = [imp.value(ctx, n) for n in ctx.node.input if n]
     if ctx.attr("axis") is None:
         raise ctx.error("axis attribute is required")
@@ -1004,8 +973,6 @@ _CONVERTERS["Reshape"] = _Conv(_reshape_node, _reshape_attrs)
 
 @_converter("Flatten", attrs=("axis",))
 def _flatten(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     rank = len(_shape(x))
     axis = int(ctx.attr("axis", 1))
@@ -1018,8 +985,6 @@ def _flatten(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 @_converter("Transpose", attrs=("perm",))
 def _transpose(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     x = imp.value(ctx, ctx.input_name(0))
     perm = ctx.attr("perm")
     rank = len(_shape(x))
@@ -1035,8 +1000,6 @@ def _unsqueeze_attrs(since: int) -> frozenset[str]:
 
 @_converter("Unsqueeze")
 def _unsqueeze(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     name = ctx.input_name(0)
     if ctx.since < 13:
         axes = ctx.attr("axes")
@@ -1065,8 +1028,6 @@ def _pad_attrs(since: int) -> frozenset[str]:
 
 @_converter("Pad")
 def _pad(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     mode = ctx.attr("mode", "constant")
     if mode != "constant":
         raise ctx.error(f"mode '{mode}' is not supported (only 'constant')")
@@ -1110,8 +1071,6 @@ def _dropout_attrs(since: int) -> frozenset[str]:
 
 @_converter("Dropout")
 def _dropout(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     if ctx.output_used(1):
         raise ctx.error("the mask output is not supported (the graph dialect has no bool tensors)")
     x = imp.value(ctx, ctx.input_name(0))
@@ -1194,8 +1153,6 @@ def _lstm_attrs(since: int) -> frozenset[str]:
 
 @_converter("LSTM")
 def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    from taihu.dialects import graph
-
     direction = ctx.attr("direction", "forward")
     if direction != "forward":
         raise ctx.error(f"direction '{direction}' is not supported (forward only)")
