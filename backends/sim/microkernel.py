@@ -90,6 +90,10 @@ class BodyPlan:
     has_store: bool = False
     has_load: bool = False
     unsupported: str = ""
+    #: loads / stores of the same kind through the same pointer, executed as one gather /
+    #: scatter: ((mnemonic, pointer, ((instr index, offset), ...)), ...), only groups of >= 2
+    load_groups: tuple = ()
+    store_groups: tuple = ()
 
 
 def _addend_index(ins: Instr) -> int | None:
@@ -220,7 +224,29 @@ def plan_body(body: tuple[Instr, ...], zero_reg: int = 31) -> BodyPlan:
         has_store=any(i.op in STORES for i in body),
         has_load=any(i.op in LOADS for i in body),
         unsupported=unsupported,
+        load_groups=_groups(body, LOADS, False),
+        store_groups=_groups(body, STORES, True),
     )
+
+
+def _groups(body: tuple[Instr, ...], kinds: frozenset, disjoint: bool) -> tuple:
+    """Memory instructions of the same mnemonic and pointer (>= 2 per group). For stores the
+    accesses of one iteration must not overlap (their order then does not matter)."""
+    by: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for j, ins in enumerate(body):
+        if ins.op in kinds and ins.ptr is not None:
+            by.setdefault((ins.op, ins.ptr), []).append((j, ins.offset))
+    out = []
+    for (op, ptr), members in by.items():
+        if len(members) < 2:
+            continue
+        if disjoint:
+            offs = sorted(o for _, o in members)
+            w = _width(op)
+            if any(b - a < w for a, b in zip(offs, offs[1:])):
+                continue
+        out.append((op, ptr, tuple(members)))
+    return tuple(out)
 
 
 class NumericsError(SimError):
@@ -330,6 +356,33 @@ class BatchNumerics:
             v = self.ldm.f32[c, a // 4].astype(np.float64)
         return np.repeat(v[:, :, None], 4, axis=2)
 
+    def _group_addr(self, ptr: int, members: tuple) -> np.ndarray:
+        """(C, n, k) byte addresses of k accesses through pointer ``ptr``."""
+        base = self.bases[:, ptr][:, None] + self._it[None, :] * self.strides[ptr]
+        return base[:, :, None] + np.array([o for _, o in members], dtype=np.int64)
+
+    def _load_group(self, op: str, ptr: int, members: tuple) -> np.ndarray:
+        """(C, n, k, 4) values of k loads of kind ``op`` through pointer ``ptr``."""
+        a = self._group_addr(ptr, members)
+        c = self.cpes[:, None, None]
+        if op in LOADS_F64_VEC:
+            return self.ldm.f64[c[..., None], (a // 8)[..., None] + _AR4]
+        if op in LOADS_F32_VEC:
+            return self.ldm.f32[c[..., None], (a // 4)[..., None] + _AR4].astype(np.float64)
+        if op in LOADS_F64_REP:
+            v = self.ldm.f64[c, a // 8]
+        else:
+            v = self.ldm.f32[c, a // 4].astype(np.float64)
+        return np.repeat(v[..., None], 4, axis=3)
+
+    def _store_group(self, op: str, ptr: int, members: tuple, vals: np.ndarray) -> None:
+        a = self._group_addr(ptr, members)
+        c = self.cpes[:, None, None, None]
+        if op == "vstd":
+            self.ldm.f64[c, (a // 8)[..., None] + _AR4] = vals
+        else:
+            self.ldm.f32[c, (a // 4)[..., None] + _AR4] = vals.astype(np.float32)
+
     def _store(self, ins: Instr, val: np.ndarray) -> None:
         a = self._addr(ins)
         n = self.n
@@ -410,10 +463,18 @@ class BatchNumerics:
             carried_cache[ref] = out
             return out
 
+        for op, ptr, members in plan.load_groups:
+            data = self._load_group(op, ptr, members)
+            for k, (j, _) in enumerate(members):
+                val[j] = data[:, :, k]
+                if op in FUSED_SEND:
+                    sends[j] = val[j]
         for j in plan.order:
             ins = body[j]
             op = ins.op
             if op in LOADS:
+                if j in val:
+                    continue
                 v = self._load(ins)
                 val[j] = v
                 if op in FUSED_SEND:
@@ -435,8 +496,16 @@ class BatchNumerics:
                 val[j] = livein(ins.src[ai]) + sign * np.cumsum(inc, axis=1)
             else:
                 val[j] = _compute(op, [operand(j, k) for k in range(len(ins.src))])
+        done: set[int] = set()
+        for op, ptr, members in plan.store_groups:
+            if n > 1 and self.strides[ptr] == 0:
+                continue
+            vals = np.stack([_bc(operand(j, 0), (C, n, 4)) for j, _ in members], axis=2)
+            self._store_group(op, ptr, members, vals)
+            done.update(j for j, _ in members)
         for j in sorted(stores):  # program order: a later store to the same address wins
-            self._store(body[j], operand(j, 0))
+            if j not in done:
+                self._store(body[j], operand(j, 0))
         self._reduce_deferred(deferred, operand, val, livein)
         for r, w in plan.last_writer.items():
             v = val.get(w)
