@@ -314,8 +314,8 @@ class _UnaryFloatOp(GraphOperation):
         return (self.infer_type(self.input.type),)
 
 
-class _BinaryOp(GraphOperation):
-    """Elementwise binary op with numpy broadcasting; both operands share the element type."""
+class _TwoOperandOp(GraphOperation):
+    """``lhs, rhs -> result``; the result type is inferred by the subclass's ``infer_type``."""
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -338,13 +338,22 @@ class _BinaryOp(GraphOperation):
 
     @classmethod
     def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
+        """Result type for operand types ``lhs``, ``rhs``; raises ``VerifyException``."""
+        raise NotImplementedError
+
+    def infer_result_types(self) -> tuple[TensorType, ...]:
+        return (self.infer_type(self.lhs.type, self.rhs.type),)
+
+
+class _BinaryOp(_TwoOperandOp):
+    """Elementwise binary op with numpy broadcasting; both operands share the element type."""
+
+    @classmethod
+    def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
         a = _float_tensor(cls.name, "lhs", lhs)
         b = _float_tensor(cls.name, "rhs", rhs)
         el = _same_element(cls.name, [("lhs", a), ("rhs", b)])
         return TensorType(el, broadcast_shapes([_shape(a), _shape(b)], cls.name, ["lhs", "rhs"]))
-
-    def infer_result_types(self) -> tuple[TensorType, ...]:
-        return (self.infer_type(self.lhs.type, self.rhs.type),)
 
 
 # --------------------------------------------------------------------------------------------
@@ -673,29 +682,10 @@ def _check_spatial_params(
 
 
 @irdl_op_definition
-class MatMulOp(GraphOperation):
+class MatMulOp(_TwoOperandOp):
     """``graph.matmul``: ``numpy.matmul`` (1-D operands promoted, batch dims broadcast)."""
 
     name = "graph.matmul"
-
-    lhs = operand_def(TensorType)
-    rhs = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
-
-    def __init__(
-        self,
-        lhs: SSAValue | Operation,
-        rhs: SSAValue | Operation,
-        *,
-        result_type: Attribute | None = None,
-    ):
-        lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
-        super().__init__(
-            operands=[lhs, rhs],
-            result_types=[result_type or self.infer_type(lhs.type, rhs.type)],
-        )
 
     @classmethod
     def infer_type(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
@@ -721,9 +711,6 @@ class MatMulOp(GraphOperation):
         if len(bs) > 1:
             out.append(b2[-1])
         return TensorType(el, out)
-
-    def infer_result_types(self) -> tuple[TensorType, ...]:
-        return (self.infer_type(self.lhs.type, self.rhs.type),)
 
 
 @irdl_op_definition
