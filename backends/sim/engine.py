@@ -680,11 +680,12 @@ class Engine:
             np.maximum(t0, rr[lanes, r] - off, out=t0)
         start = t0.copy()
         rlc = self.rlc
+        lane_list = g.lane_list
         inputs: list[dict] = [{} for _ in range(G)]
         for d, (need, rel) in rp.gets.items():
             fifos = rlc.fifo[d]
             while True:
-                missing = [int(c) for c in lanes if fifos[c].available() < need]
+                missing = [c for c in lane_list if fifos[c].count < need]
                 if not missing:
                     break
                 g.lane_reasons = {}
@@ -694,24 +695,27 @@ class Engine:
                                          f"on the {d} FIFO ({fifos[c].available()} posted)")
                 yield _Block(f"get{d[0]} in '{mk.name}': CPEs {missing} wait for {need} "
                              f"messages on their {d} FIFO")
-            for i in range(G):
-                slices = fifos[lanes[i]].take(need)
-                s_ = self._arrival_start(slices, rel)
-                if s_ > start[i]:
-                    start[i] = s_
+            arrival_start = self._arrival_start
+            st_list = start.tolist()
+            for i, c in enumerate(lane_list):
+                slices = fifos[c].take(need)
+                s_ = arrival_start(slices, rel)
+                if s_ > st_list[i]:
+                    st_list[i] = s_
                 inputs[i][d] = slices
+            start = np.array(st_list, dtype=np.int64)
         if rp.gets:
-            for i in range(G):
-                st = int(start[i])
+            record = self._record_gets
+            gets = rp.gets
+            for i, st in enumerate(start.tolist()):
                 for d, slices in inputs[i].items():
-                    self._record_gets(slices, rp.gets[d][1], st, int(lanes[i]))
+                    record(slices, gets[d][1], st, lane_list[i])
         k = g.kernel
         outputs: list[list] = [[] for _ in range(G)]
         if rp.puts:
             lat = m.rlc_latency
-            for i in range(G):
-                c = int(lanes[i])
-                st = int(start[i])
+            for i, st in enumerate(start.tolist()):
+                c = lane_list[i]
                 for d, tgt, js, put_rel in rp.targets(c, rlc):
                     b = Batch(c, tgt, d, st, put_rel, lat)
                     b.flow_id = rlc.next_flow
@@ -731,8 +735,8 @@ class Engine:
         if k is not None and rp.has_rlc:
             k.uses_rlc = True
         pend = self.pending
-        for i in range(G):
-            pend[lanes[i]].append((rp, rows[i], inputs[i], outputs[i]))
+        for i, c in enumerate(lane_list):
+            pend[c].append((rp, rows[i], inputs[i], outputs[i]))
         self.n_pending += G
         end = start + rp.cycles
         for r, off in rp.ready_after:
@@ -783,6 +787,7 @@ class GroupAgent(Agent):
                  else "CPEs " + ", ".join(str(int(c)) for c in lanes))
         super().__init__(engine, int(lanes[0]), label)
         self.lanes = lanes
+        self.lane_list: list[int] = lanes.tolist()
         self.tl = tl
         self.parent = parent
         self.kernel = kernel

@@ -83,14 +83,17 @@ class Fifo:
         self.batches: list[Batch] = []
         self.head = 0  # index of the first batch with unconsumed messages
         self.waiters: list = []
+        self.count = 0  # posted and not yet consumed messages
 
     def available(self) -> int:
-        return sum(b.n - b.consumed for b in self.batches[self.head :])
+        """Messages posted and not yet consumed."""
+        return self.count
 
     def take(self, n: int) -> list[tuple[Batch, int, int]]:
         """Consume the next ``n`` messages: a list of (batch, lo, hi) slices in FIFO order."""
         out: list[tuple[Batch, int, int]] = []
         need = n
+        self.count -= n
         while need:
             b = self.batches[self.head]
             k = min(need, b.n - b.consumed)
@@ -139,4 +142,6 @@ class RLCNetwork:
         return [dst * self.cols + c]
 
     def post(self, batch: Batch) -> None:
-        self.fifo[batch.direction][batch.receiver].batches.append(batch)
+        f = self.fifo[batch.direction][batch.receiver]
+        f.batches.append(batch)
+        f.count += batch.n
