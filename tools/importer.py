@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    from taihu.tools.opt import write_atomically
+    from taihu.tools.atomic import write_atomically
 
     try:
         write_atomically(args.output, text)

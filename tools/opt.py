@@ -9,14 +9,13 @@ tool exits with status 1 instead of a Python traceback; ``-o`` is written only o
 from __future__ import annotations
 
 import io
-import os
 import sys
-import tempfile
 from typing import IO
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from taihu.tools.atomic import write_atomically
 from taihu.tools.diagnostics import report
 from taihu.tools.universe import get_all_dialects, get_all_passes
 
@@ -51,23 +50,6 @@ class _KeptStringIO(io.StringIO):
 
     def close(self) -> None:
         pass
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder (no partial file)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".taihu-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)  # mkstemp makes 0600 files; give the usual 0666 & ~umask
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,6 @@ import argparse
 import importlib
 import os
 import sys
-import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Mapping
@@ -41,6 +40,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from taihu.tools.atomic import write_atomically
 from taihu.tools.diagnostics import report
 
 TOOL = "taihu-run"
@@ -170,26 +170,6 @@ def complete_inputs(module: ModuleOp, given: Mapping[str, np.ndarray], seed: int
     return inputs
 
 
-def write_npz_atomically(path: str, arrays: Mapping[str, np.ndarray]) -> None:
-    """``np.savez`` to a temporary file next to ``path``, then rename (no partial file).
-
-    The file gets the usual permissions (0666 minus the umask), not mkstemp's private 0600.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".taihu-run-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def checksums(value: np.ndarray) -> tuple[float, float]:
     """(sum, L2 norm) of ``value``, accumulated in float64."""
     v = np.asarray(value, dtype=np.float64)
@@ -306,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
         outputs = dict(zip(onnx_names, outputs.values()))
     if args.output is not None:
         try:
-            write_npz_atomically(args.output, outputs)
+            write_atomically(args.output, lambda f: np.savez(f, **outputs))
         except OSError as e:
             raise RunError(f"cannot write {args.output}: {e.strerror or e}") from e
     if not args.quiet:
