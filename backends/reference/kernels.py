@@ -29,6 +29,7 @@ import builtins
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -352,21 +353,8 @@ def max_pool(
 
     Padding (explicit and the ceil_mode tail) never wins: it is ``-inf``.
     """
-    rank = x.ndim - 2
-    kernel = _spatial(kernel_shape, rank, 1, "kernel_shape")
-    strides = _spatial(strides, rank, 1, "strides")
-    dilations = _spatial(dilations, rank, 1, "dilations")
-    begin, end = _pads(pads, rank)
-    out = pool_output_shape(x.shape[2:], kernel, strides, (*begin, *end), dilations, ceil_mode)
-    end = _ceil_tail(x.shape[2:], kernel, strides, begin, end, dilations, out)
-    xp = _pad_spatial(x, begin, end, -math.inf)
-    result = None
-    for view in _taps(xp, kernel, strides, dilations, out):
-        if result is None:
-            result = view.copy()
-        else:
-            np.maximum(result, view, out=result)
-    return result
+    g = _PoolGeometry.of(x, kernel_shape, strides, pads, dilations, ceil_mode)
+    return g.reduce_taps(_pad_spatial(x, g.begin, g.tail, -math.inf), np.maximum)
 
 
 def _ceil_tail(spatial, kernel, strides, begin, end, dilations, out) -> tuple[int, ...]:
@@ -375,6 +363,45 @@ def _ceil_tail(spatial, kernel, strides, begin, end, dilations, out) -> tuple[in
         builtins.max(end[i], (out[i] - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1 - spatial[i] - begin[i])
         for i in range(len(spatial))
     )
+
+
+@dataclass(frozen=True)
+class _PoolGeometry:
+    """Normalized window parameters of a pool over x (N, C, *S): ``out`` grid and paddings.
+
+    ``tail`` is the end padding actually needed (explicit end pads plus the ceil_mode tail).
+    """
+
+    spatial: tuple[int, ...]
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    begin: tuple[int, ...]
+    end: tuple[int, ...]
+    out: tuple[int, ...]
+    tail: tuple[int, ...]
+
+    @staticmethod
+    def of(x, kernel_shape, strides, pads, dilations, ceil_mode) -> _PoolGeometry:
+        rank = x.ndim - 2
+        kernel = _spatial(kernel_shape, rank, 1, "kernel_shape")
+        strides = _spatial(strides, rank, 1, "strides")
+        dilations = _spatial(dilations, rank, 1, "dilations")
+        begin, end = _pads(pads, rank)
+        spatial = tuple(x.shape[2:])
+        out = pool_output_shape(spatial, kernel, strides, (*begin, *end), dilations, ceil_mode)
+        tail = _ceil_tail(spatial, kernel, strides, begin, end, dilations, out)
+        return _PoolGeometry(spatial, kernel, strides, dilations, begin, end, out, tail)
+
+    def reduce_taps(self, xp: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
+        """``ufunc``-reduce the kernel taps of the padded input ``xp`` into (N, C, *out)."""
+        result = None
+        for view in _taps(xp, self.kernel, self.strides, self.dilations, self.out):
+            if result is None:
+                result = view.copy()
+            else:
+                ufunc(result, view, out=result)
+        return result
 
 
 def avg_pool(
@@ -394,27 +421,14 @@ def avg_pool(
     are never counted (onnxruntime's rule; ONNX's Python reference recentres that tail instead).
     The divisor is separable, so it is built per dimension and broadcast.
     """
-    rank = x.ndim - 2
-    kernel = _spatial(kernel_shape, rank, 1, "kernel_shape")
-    strides = _spatial(strides, rank, 1, "strides")
-    dilations = _spatial(dilations, rank, 1, "dilations")
-    begin, end = _pads(pads, rank)
-    spatial = x.shape[2:]
-    out = pool_output_shape(spatial, kernel, strides, (*begin, *end), dilations, ceil_mode)
-    tail = _ceil_tail(spatial, kernel, strides, begin, end, dilations, out)
+    g = _PoolGeometry.of(x, kernel_shape, strides, pads, dilations, ceil_mode)
     cdt = _compute_dtype(x.dtype)
-    xp = _pad_spatial(x.astype(cdt, copy=False), begin, tail, 0.0)
-    total = None
-    for view in _taps(xp, kernel, strides, dilations, out):
-        if total is None:
-            total = view.copy()
-        else:
-            np.add(total, view, out=total)
+    total = g.reduce_taps(_pad_spatial(x.astype(cdt, copy=False), g.begin, g.tail, 0.0), np.add)
     count = np.ones((), dtype=cdt)
-    for i in range(rank):
+    for i in range(len(g.spatial)):
         # position (in unpadded coordinates) of tap t of output o along dim i
-        pos = (np.arange(out[i])[:, None] * strides[i] + np.arange(kernel[i])[None, :] * dilations[i]) - begin[i]
-        lo, hi = (-begin[i], spatial[i] + end[i]) if count_include_pad else (0, spatial[i])
+        pos = (np.arange(g.out[i])[:, None] * g.strides[i] + np.arange(g.kernel[i])[None, :] * g.dilations[i]) - g.begin[i]
+        lo, hi = (-g.begin[i], g.spatial[i] + g.end[i]) if count_include_pad else (0, g.spatial[i])
         per_dim = ((pos >= lo) & (pos < hi)).sum(axis=1).astype(cdt)
         count = np.multiply.outer(count, per_dim)
     with np.errstate(divide="ignore", invalid="ignore"):
