@@ -74,14 +74,25 @@ def _names(attrs, count: int, prefix: str) -> list[str]:
 
 
 def input_specs(module_or_func: ModuleOp | func.FuncOp) -> list[TensorSpec]:
-    """Name, shape and dtype of every argument of ``@main`` (names: ``graph.name`` or ``argN``)."""
+    """Name, shape and dtype of every argument of ``@main`` (names: ``graph.name`` or ``argN``).
+
+    Raises ``ReferenceInputError`` for an argument that is not a statically shaped tensor of an
+    element type with a numpy dtype.
+    """
     fn = entry_function(module_or_func) if isinstance(module_or_func, ModuleOp) else module_or_func
     types = fn.function_type.inputs.data
     specs = []
     for i, (name, ty) in enumerate(zip(_names(fn.arg_attrs, len(types), "arg"), types)):
+        where = f"argument {i} ({name}) of @{fn.sym_name.data}"
         if not isinstance(ty, TensorType):
-            raise ReferenceInputError(f"argument {i} ({name}) of @{fn.sym_name.data} is {ty}, not a tensor")
-        specs.append(TensorSpec(name, tuple(ty.get_shape()), element_dtype(ty.element_type)))
+            raise ReferenceInputError(f"{where} is {ty}, not a tensor")
+        if any(d < 0 for d in ty.get_shape()):
+            raise ReferenceInputError(f"{where} has a dynamic shape ({ty}); static shapes are required")
+        try:
+            dtype = element_dtype(ty.element_type)
+        except ValueError as e:
+            raise ReferenceInputError(f"{where}: {e}") from None
+        specs.append(TensorSpec(name, tuple(ty.get_shape()), dtype))
     return specs
 
 

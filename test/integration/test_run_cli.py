@@ -224,6 +224,19 @@ def test_mlir_errors(tmp_path, capsys):
     assert code == 1 and err.startswith("taihu-run: error: ") and "graph.relu" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    "signature, needles",
+    [
+        ("tensor<?x3xf32>", ["argument 0 (arg0) of @main", "dynamic shape", "tensor<?x3xf32>"]),
+        ("tensor<2x3xbf16>", ["argument 0 (arg0) of @main", "bf16"]),
+    ],
+)
+def test_unrunnable_main_arguments_are_one_line_errors(tmp_path, capsys, signature, needles):
+    src = tmp_path / "arg.mlir"
+    src.write_text(f"func.func @main(%x: {signature}) -> {signature} {{\n  func.return %x : {signature}\n}}\n")
+    assert_one_line_error(*run([src], capsys), *needles)
+
+
 def test_positional_names_for_unnamed_mlir(tmp_path, capsys):
     src = tmp_path / "plain.mlir"
     src.write_text(
