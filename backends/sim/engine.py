@@ -676,8 +676,8 @@ class Engine:
                 rp.checked.add(row)
         t0 = g.tl.copy()
         rr = self.reg_ready
-        for r, off in rp.first_use:
-            np.maximum(t0, rr[lanes, r] - off, out=t0)
+        if rp.first_use:
+            np.maximum(t0, (rr[lanes][:, rp.fu_regs] - rp.fu_offs).max(axis=1), out=t0)
         start = t0.copy()
         rlc = self.rlc
         lane_list = g.lane_list
@@ -695,15 +695,31 @@ class Engine:
                                          f"on the {d} FIFO ({fifos[c].available()} posted)")
                 yield _Block(f"get{d[0]} in '{mk.name}': CPEs {missing} wait for {need} "
                              f"messages on their {d} FIFO")
-            arrival_start = self._arrival_start
-            st_list = start.tolist()
+            # common case: every lane consumes one whole batch of the same sender schedule, so
+            # the earliest start is arrival_base + one cached constant (vectorised over lanes)
+            shared = None
+            abases: list[int] = []
             for i, c in enumerate(lane_list):
                 slices = fifos[c].take(need)
-                s_ = arrival_start(slices, rel)
-                if s_ > st_list[i]:
-                    st_list[i] = s_
                 inputs[i][d] = slices
-            start = np.array(st_list, dtype=np.int64)
+                if abases is not None and len(slices) == 1:
+                    b, lo, hi = slices[0]
+                    if lo == 0 and hi == b.n and (shared is None or b.put_rel is shared):
+                        shared = b.put_rel
+                        abases.append(b.arrival_base)
+                        continue
+                abases = None
+            if abases is not None and shared is not None and shared.shape[0] == rel.shape[0]:
+                np.maximum(start, np.array(abases, dtype=np.int64) + self._maxdiff(shared, rel),
+                           out=start)
+            else:
+                arrival_start = self._arrival_start
+                st_list = start.tolist()
+                for i in range(G):
+                    s_ = arrival_start(inputs[i][d], rel)
+                    if s_ > st_list[i]:
+                        st_list[i] = s_
+                start = np.array(st_list, dtype=np.int64)
         if rp.gets:
             record = self._record_gets
             gets = rp.gets
@@ -739,8 +755,8 @@ class Engine:
             pend[c].append((rp, rows[i], inputs[i], outputs[i]))
         self.n_pending += G
         end = start + rp.cycles
-        for r, off in rp.ready_after:
-            rr[lanes, r] = start + off
+        if rp.ready_after:
+            rr[np.ix_(lanes, rp.ra_regs)] = start[:, None] + rp.ra_offs
         depth = rlc.depth
         if rp.puts:
             for i in range(G):
@@ -832,6 +848,10 @@ class _RunPlan:
         issue = np.stack([timing.issue_times(j, trip) for j in range(len(body))], axis=1)
         self.first_use = list(timing.first_use.items())
         self.ready_after = [(r, int(issue[-1, j]) + lat) for r, (j, lat) in timing.last_writer.items()]
+        self.fu_regs = np.array([r for r, _ in self.first_use], dtype=np.int64)
+        self.fu_offs = np.array([o for _, o in self.first_use], dtype=np.int64)
+        self.ra_regs = np.array([r for r, _ in self.ready_after], dtype=np.int64)
+        self.ra_offs = np.array([o for _, o in self.ready_after], dtype=np.int64)
         self.gets = {d: (trip * len(js), issue[:, list(js)].reshape(-1)) for d, js in plan.gets.items()}
         self.puts = plan.puts
         self.has_rlc = plan.has_rlc
