@@ -19,6 +19,8 @@ xDSL stores the blobs in the builtin dialect's ``OpAsmDialectInterface`` (a proc
 ``key -> hex string`` table), prints the referenced ones after the module and parses them back.
 This module encodes/decodes numpy arrays to/from that format and declares/looks up blobs.
 
+Importing it also installs two fixes for xDSL 0.74 parsing of files with blobs (below).
+
 xDSL 0.74 workaround (see ``_install_parser_fix``): its parser renames a resource handle whose
 key is already in the process-wide table (e.g. the same file parsed twice in one process) but
 forgets the renaming for later references and for the ``dialect_resources`` entry, so the
@@ -27,6 +29,8 @@ remembers the renaming per parser.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
@@ -43,6 +47,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.parser.attribute_parser import AttrParser
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 __all__ = [
     "decode_blob",
@@ -261,5 +266,21 @@ def _install_parser_fix() -> None:
     AttrParser._taihu_resource_fix = True  # type: ignore[attr-defined]
 
 
+def _install_lexer_fix() -> None:
+    """Make xDSL 0.74's string-literal regex linear on unterminated strings.
+
+    Its pattern ``"(?:[^"\\...]+|\\(...))*"`` nests ``+`` inside ``*``, so on a string without a
+    closing quote (e.g. a truncated file whose last line is a long hex blob) ``re`` backtracks
+    exponentially and the tools hang instead of reporting "End of file reached before closing
+    string literal". Possessive quantifiers (Python >= 3.11) give the same language, linearly.
+    """
+    try:
+        pattern = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+    except re.error:  # Python 3.10: no possessive quantifiers; single-character steps
+        pattern = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+    MLIRLexer._unescaped_characters_regex = pattern  # type: ignore[attr-defined]
+
+
 _install_parser_fix()
+_install_lexer_fix()
 resource_interface()  # install LazyBlobStorage
