@@ -381,6 +381,7 @@ class Engine:
         # first-generation threshold keeps the cyclic collector from rescanning them (~25 %)
         old_threshold = gc.get_threshold()
         gc.set_threshold(200_000, old_threshold[1], old_threshold[2])
+        gc.freeze()  # the IR and the decoded program are long-lived: keep them out of GC scans
         try:
             while heap:
                 time, _, _, _, fn = heapq.heappop(heap)
@@ -388,6 +389,7 @@ class Engine:
                 fn()
             self.flush_numerics()
         finally:
+            gc.unfreeze()
             gc.set_threshold(*old_threshold)
         if not mpe.done:
             why: dict[int, str] = {c.id: c.blocked for c in self.cpes if not c.done and c.blocked}
