@@ -164,59 +164,23 @@ def _one_line(e: BaseException) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Shape inference on a light skeleton of the model
+# Declared value types
 # --------------------------------------------------------------------------------------------
-
-_SKELETON_KEEP_ELEMS = 64
 
 
 def _declared_types(model: ModelProto) -> dict[str, tuple[int, tuple[int, ...] | None]]:
-    """name -> (onnx elem type, static shape or None) from ONNX shape inference + value_info.
+    """name -> (onnx elem type, static shape or None) of the values the model itself declares
+    (``graph.value_info`` and ``graph.output``).
 
-    Inference runs on a skeleton: large float initializers / Constant tensors are replaced by
-    typed graph inputs, so a 100 MB model is not serialized for it.
+    ONNX's C++ shape inference is deliberately not consulted: it is not the semantics. For
+    example onnx 1.23 infers 4 for a ceil_mode MaxPool/AveragePool whose last window would start
+    in the end padding, where the operator spec's reference implementation, onnxruntime and
+    PyTorch drop that window (3); the graph dialect follows the latter
+    (:func:`taihu.dialects.graph.pool_output_size`).
     """
     g = model.graph
-    sk = onnx.GraphProto(name=g.name)
-    sk.input.extend(g.input)
-    sk.output.extend(g.output)
-    sk.value_info.extend(g.value_info)
-    listed = {i.name for i in g.input}
-    for init in g.initializer:
-        n = math.prod(init.dims)
-        if n <= _SKELETON_KEEP_ELEMS or init.data_type not in _ELEM_TYPES:
-            sk.initializer.append(init)
-        elif init.name not in listed:
-            sk.input.append(
-                helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
-            )
-    for node in g.node:
-        if (
-            node.op_type == "Constant"
-            and node.domain in ("", "ai.onnx")
-            and len(node.attribute) == 1
-        ):
-            a = node.attribute[0]
-            if (
-                a.name == "value"
-                and a.t.data_type in _ELEM_TYPES
-                and math.prod(a.t.dims) > _SKELETON_KEEP_ELEMS
-            ):
-                sk.input.append(
-                    helper.make_tensor_value_info(node.output[0], a.t.data_type, list(a.t.dims))
-                )
-                continue
-        sk.node.append(node)
-    skm = ModelProto(ir_version=model.ir_version, graph=sk)
-    skm.opset_import.extend(model.opset_import)
-    skm.functions.extend(model.functions)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(skm, check_type=False, strict_mode=False)
-        infos = list(inferred.graph.value_info) + list(inferred.graph.output)
-    except Exception:  # inference is advisory; our own checks below still run
-        infos = list(g.value_info) + list(g.output)
     out: dict[str, tuple[int, tuple[int, ...] | None]] = {}
-    for vi in infos:
+    for vi in list(g.value_info) + list(g.output):
         if not vi.type.HasField("tensor_type"):
             continue
         tt = vi.type.tensor_type

@@ -238,6 +238,18 @@ def test_averagepool_19_dilations(dilations, pads, count_include_pad) -> None:
     _vs_onnxruntime(m, {"x": _x(1, 2, 7, 9)})
 
 
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("opset", [12, 19])
+def test_ceil_mode_window_starting_in_end_padding_is_dropped(op: str, opset: int) -> None:
+    # W: size 6, end pad 1, kernel 2, stride 2, ceil_mode: the 4th window would start at 6, in the
+    # end padding; onnxruntime and ONNX's reference drop it (3 outputs). onnx's C++ shape
+    # inference says 4: the importer must follow the semantics, not refuse the model.
+    node = helper.make_node(op, ["x"], ["y"], kernel_shape=[3, 2], strides=[2, 2], ceil_mode=1, pads=[1, 0, 1, 1])
+    m = _model([node], [_vi("x", [2, 3, 7, 6])], [_vi("y", None)], opset=opset)
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    _vs_onnxruntime(m, {"x": _x(2, 3, 7, 6)})
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 
