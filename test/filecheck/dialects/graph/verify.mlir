@@ -646,3 +646,186 @@ func.func @lstm_result_y_c(%x: tensor<7x2x5xf32>, %w: tensor<1x12x5xf32>, %r: te
 }
 
 // CHECK: graph.lstm: result y_c dim 2 is 4 but inferred 3
+
+// -----
+
+// Rules on attribute counts and ranges, operand ranks, and the result shape of ops whose
+// other cases above test other rules.
+
+func.func @conv_group_positive(%x4: tensor<1x4x8x8xf32>, %w4: tensor<4x4x3x3xf32>) {
+  %0 = graph.conv2d %x4, %w4 {group = 0 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// CHECK: graph.conv2d: group must be >= 1, got 0
+
+// -----
+
+func.func @conv_pads_count(%x4: tensor<1x4x8x8xf32>, %w4: tensor<4x4x3x3xf32>) {
+  %0 = graph.conv2d %x4, %w4 {pads = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+  func.return
+}
+
+// CHECK: graph.conv2d: pads has 2 entries, expected 4
+
+// -----
+
+func.func @conv_dilations_count(%x4: tensor<1x4x8x8xf32>, %w4: tensor<4x4x3x3xf32>) {
+  %0 = graph.conv2d %x4, %w4 {dilations = array<i64: 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// CHECK: graph.conv2d: dilations has 3 entries, expected 2
+
+// -----
+
+func.func @conv_strides_positive(%x4: tensor<1x4x8x8xf32>, %w4: tensor<4x4x3x3xf32>) {
+  %0 = graph.conv2d %x4, %w4 {strides = array<i64: 0, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+
+// CHECK: graph.conv2d: strides must be >= 1, got [0, 1]
+
+// -----
+
+func.func @max_pool_kernel_count(%a: tensor<1x4x8x8xf32>) {
+  %0 = graph.max_pool %a {kernel_shape = array<i64: 2>} : tensor<1x4x8x8xf32> -> tensor<1x4x7x7xf32>
+  func.return
+}
+
+// CHECK: graph.max_pool: input rank 4 must be 2 + kernel_shape rank (1) (N, C, spatial...)
+
+// -----
+
+func.func @avg_pool_pads_count(%a: tensor<1x4x8x8xf32>) {
+  %0 = graph.avg_pool %a {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0>} : tensor<1x4x8x8xf32> -> tensor<1x4x7x7xf32>
+  func.return
+}
+
+// CHECK: graph.avg_pool: pads has 3 entries, expected 4
+
+// -----
+
+func.func @matmul_scalar(%a: tensor<f32>, %b: tensor<3xf32>) {
+  %0 = graph.matmul %a, %b : (tensor<f32>, tensor<3xf32>) -> tensor<f32>
+  func.return
+}
+
+// CHECK: graph.matmul: operands must have rank >= 1
+
+// -----
+
+func.func @gemm_b_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  %0 = graph.gemm %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x1xf32>
+  func.return
+}
+
+// CHECK: graph.gemm: b must be 2-D, got rank 1
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<4xf32>, %s: tensor<4xf32>) {
+  %0 = graph.batch_norm %x, %s, %s, %s, %s : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// CHECK: graph.batch_norm: input must have rank >= 2 (N, C, ...), got 1
+
+// -----
+
+func.func @lrn_rank(%a: tensor<4xf32>) {
+  %0 = graph.lrn %a {size = 3 : i64} : tensor<4xf32> -> tensor<4xf32>
+  func.return
+}
+
+// CHECK: graph.lrn: input must have rank >= 2 (N, C, ...), got 1
+
+// -----
+
+func.func @softmax_rank(%a: tensor<f32>) {
+  %0 = graph.softmax %a : tensor<f32> -> tensor<f32>
+  func.return
+}
+
+// CHECK: graph.softmax: input must have rank >= 1
+
+// -----
+
+func.func @concat_empty() {
+  %0 = "graph.concat"() <{axis = 0 : i64}> : () -> tensor<2xf32>
+  func.return
+}
+
+// CHECK: graph.concat: expects at least one input
+
+// -----
+
+func.func @leaky_relu_result_shape(%a: tensor<2x3xf32>) {
+  %0 = graph.leaky_relu %a {alpha = 0.2 : f32} : tensor<2x3xf32> -> tensor<2x4xf32>
+  func.return
+}
+
+// CHECK: graph.leaky_relu: result dim 1 is 4 but inferred 3
+
+// -----
+
+func.func @dropout_result_shape(%a: tensor<2x3xf32>) {
+  %0 = graph.dropout %a : tensor<2x3xf32> -> tensor<3x3xf32>
+  func.return
+}
+
+// CHECK: graph.dropout: result dim 0 is 3 but inferred 2
+
+// -----
+
+func.func @lrn_result_shape(%a: tensor<1x4x2x2xf32>) {
+  %0 = graph.lrn %a {size = 3 : i64} : tensor<1x4x2x2xf32> -> tensor<1x4x2x3xf32>
+  func.return
+}
+
+// CHECK: graph.lrn: result dim 3 is 3 but inferred 2
+
+// -----
+
+func.func @softmax_result_shape(%a: tensor<3x7xf32>) {
+  %0 = graph.softmax %a : tensor<3x7xf32> -> tensor<3x8xf32>
+  func.return
+}
+
+// CHECK: graph.softmax: result dim 1 is 8 but inferred 7
+
+// -----
+
+func.func @batch_norm_result_shape(%x: tensor<1x4x2x2xf32>, %s: tensor<4xf32>) {
+  %0 = graph.batch_norm %x, %s, %s, %s, %s : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x1xf32>
+  func.return
+}
+
+// CHECK: graph.batch_norm: result dim 3 is 1 but inferred 2
+
+// -----
+
+func.func @clip_result_shape(%a: tensor<2x3xf32>) {
+  %0 = graph.clip %a {min = 0.0 : f32} : tensor<2x3xf32> -> tensor<2xf32>
+  func.return
+}
+
+// CHECK: graph.clip: result rank is 1 but inferred 2 (tensor<2x3xf32>)
+
+// -----
+
+func.func @unsqueeze_result_shape(%a: tensor<2x3xf32>) {
+  %0 = graph.unsqueeze %a {axes = array<i64: 0>} : tensor<2x3xf32> -> tensor<2x1x3xf32>
+  func.return
+}
+
+// CHECK: graph.unsqueeze: result dim 0 is 2 but inferred 1
+
+// -----
+
+func.func @gemm_result_shape(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) {
+  %0 = graph.gemm %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x5xf32>
+  func.return
+}
+
+// CHECK: graph.gemm: result dim 1 is 5 but inferred 4
