@@ -108,8 +108,9 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from taihu.backends.sim.machine import default_machine
-from taihu.dialects.mapkind import MapKind, check_map
 from taihu.dialects.common import MapParamsOp, VecDim, make_params, parse_bound_args, print_bound_args, scheme_info
+from taihu.dialects.mapkind import MapKind, check_map
+from taihu.dialects.sw import BarrierScope, DmaMode  # the athread enums (spec §10)
 
 __all__ = [
     "BarrierOp",
@@ -214,23 +215,9 @@ class TokenType(ParametrizedAttribute, TypeAttribute):
     name = "loop.token"
 
 
-class DmaMode(StrEnum):
-    """athread DMA modes (spec §10): pe (own LDM), bcast (a get delivered to every CPE), row."""
-
-    PE = "pe"
-    BCAST = "bcast"
-    ROW = "row"
-
-
 @irdl_attr_definition
 class DmaModeAttr(EnumAttribute[DmaMode], SpacedOpaqueSyntaxAttribute):
     name = "loop.dma_mode"
-
-
-class BarrierScope(StrEnum):
-    ARRAY = "array"
-    ROW = "row"
-    COL = "col"
 
 
 @irdl_attr_definition
