@@ -78,7 +78,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return SwToSwsimPass
 
+    def taihu_lower() -> type[ModulePass]:
+        from taihu.passes.pipelines import TaihuLowerPass
+
+        return TaihuLowerPass
+
     return {
+        "taihu-lower": taihu_lower,
         "sw-to-swsim": sw_to_swsim,
         "graph-fold-constants": fold_constants,
         "graph-fold-batchnorm": fold_batchnorm,

@@ -1,0 +1,288 @@
+"""Named pass pipelines: ``taihu-lower`` (graph -> swsim) and its Python helpers.
+
+xDSL has no first-class "named pipeline": a pipeline is a :class:`xdsl.passes.PassPipeline`
+(a tuple of :class:`~xdsl.passes.ModulePass` instances plus an optional callback run between
+passes), normally parsed from a ``-p`` spec with :meth:`PassPipeline.parse_spec`. taihu's named
+pipeline is therefore a ``ModulePass`` (:class:`TaihuLowerPass`, name ``taihu-lower``) whose
+``apply`` builds that ``PassPipeline`` from the stage names in :data:`TAIHU_LOWER` (resolved
+through :func:`taihu.tools.universe.get_all_passes`) and runs it. So::
+
+    taihu-opt net.mlir -p taihu-lower
+    taihu-opt net.mlir -p 'taihu-lower{conv-algorithm=winograd machine="my.toml"}'
+    xdsl-opt  net.mlir -p taihu-lower          # through the xdsl.universe entry point
+
+are equivalent to ``-p graph-fold-constants,graph-fold-batchnorm,graph-simplify,
+convert-graph-to-tile,convert-tile-to-loop,convert-loop-to-sw,sw-to-swsim`` with each option
+handed to every stage pass that declares a dataclass field of that name (``-`` and ``_`` are the
+same). An option no stage declares is an error listing the options the stages accept.
+
+Python helpers (the module is modified in place and returned):
+
+- :func:`lower_to_sw` — graph -> sw (every stage up to ``convert-loop-to-sw``);
+- :func:`lower_to_swsim` — graph -> swsim (``sw-to-swsim`` bound to ``machine_path``, default
+  ``backends/configs/sw26010.toml``);
+- :func:`build_pipeline` — the ``PassPipeline`` itself, e.g. to run a prefix (``stop_after``).
+
+Progress hook: every helper takes ``callback``, xDSL's ``PassPipelineCallbackType``
+``(previous_pass | None, module, next_pass | None) -> None``, called before the first pass,
+between passes and after the last one (``taihu-run`` drives its progress bar and stage timings
+with it; see :class:`StageTimer`).
+
+Errors: a stage pass that is not registered (or whose module does not import yet) raises
+:class:`PipelineUnavailableError` naming it, before any pass has run; a stage that fails raises
+its own ``DiagnosticException`` / ``VerifyException`` with ``in pass 'NAME'`` appended as a note.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
+from xdsl.utils.arg_spec import ArgSpec, ParameterListType
+from xdsl.utils.exceptions import DiagnosticException
+
+#: The stages of ``taihu-lower``, in order (graph -> graph -> tile -> loop -> sw -> swsim).
+TAIHU_LOWER: tuple[str, ...] = (
+    "graph-fold-constants",
+    "graph-fold-batchnorm",
+    "graph-simplify",
+    "convert-graph-to-tile",
+    "convert-tile-to-loop",
+    "convert-loop-to-sw",
+    "sw-to-swsim",
+)
+
+#: Last stage of :func:`lower_to_sw`.
+SW_STAGE = "convert-loop-to-sw"
+
+
+class PipelineUnavailableError(DiagnosticException):
+    """A stage pass of a named pipeline is not registered / not importable yet."""
+
+
+def _available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    from taihu.tools.universe import get_all_passes
+
+    return get_all_passes()
+
+
+def resolve_stage(name: str, pipeline: str = "taihu-lower") -> type[ModulePass]:
+    """The pass class registered as ``name``; :class:`PipelineUnavailableError` if it is not
+    registered in ``taihu.tools.universe`` or its module cannot be imported."""
+    factory = _available_passes().get(name)
+    if factory is None:
+        raise PipelineUnavailableError(
+            f"{pipeline}: pass '{name}' is not available yet (not registered in "
+            f"taihu.tools.universe)")
+    try:
+        return factory()
+    except ImportError as e:
+        raise PipelineUnavailableError(
+            f"{pipeline}: pass '{name}' is not available yet ({type(e).__name__}: {e})") from e
+
+
+def _field_names(cls: type[ModulePass]) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls) if f.init and f.name != "name"}
+
+
+def _normalize(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {k.replace("-", "_"): v for k, v in options.items()}
+
+
+def _stage_instance(cls: type[ModulePass], name: str, options: Mapping[str, Any]) -> ModulePass:
+    mine = {k: v for k, v in options.items() if k in _field_names(cls)}
+    if not mine:
+        return cls()
+    # through xDSL's ArgSpec conversion, so option types are checked exactly as on the CLI
+    params: dict[str, ParameterListType] = {}
+    for k, v in mine.items():
+        params[k] = tuple(v) if isinstance(v, (tuple, list)) else (() if v is None else (v,))
+    return cls.from_spec(ArgSpec(name, params))
+
+
+def check_options(options: Mapping[str, Any], stages: Sequence[str] = TAIHU_LOWER,
+                  pipeline: str = "taihu-lower") -> None:
+    """Raise ``ValueError`` if an option is declared by none of the (importable) ``stages``."""
+    options = _normalize(options)
+    known: dict[str, list[str]] = {}
+    missing: list[str] = []
+    for stage in stages:
+        try:
+            cls = resolve_stage(stage, pipeline)
+        except PipelineUnavailableError:
+            missing.append(stage)
+            continue
+        for f in _field_names(cls):
+            known.setdefault(f, []).append(stage)
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        accepted = ", ".join(f"{k.replace('_', '-')} ({'/'.join(v)})" for k, v in sorted(known.items()))
+        extra = f"; not yet available: {', '.join(missing)}" if missing else ""
+        raise ValueError(f"{pipeline}: unknown option(s) {', '.join(repr(k.replace('_', '-')) for k in unknown)}"
+                         f" (accepted: {accepted or 'none'}{extra})")
+
+
+def build_pipeline(options: Mapping[str, Any] | None = None, *, stop_after: str | None = None,
+                   stages: Sequence[str] = TAIHU_LOWER,
+                   callback: PassPipelineCallbackType | None = None) -> PassPipeline:
+    """The ``PassPipeline`` of ``stages`` (default :data:`TAIHU_LOWER`) up to and including
+    ``stop_after``, each stage built with the ``options`` it declares.
+
+    Raises :class:`PipelineUnavailableError` (first unavailable stage) and ``ValueError``
+    (unknown ``stop_after``; an option declared by no stage)."""
+    options = _normalize(options or {})
+    stages = tuple(stages)
+    if stop_after is not None:
+        if stop_after not in stages:
+            raise ValueError(f"taihu-lower: unknown stage '{stop_after}' (stages: {', '.join(stages)})")
+        stages = stages[: stages.index(stop_after) + 1]
+    classes = [resolve_stage(s) for s in stages]
+    check_options(options, stages)
+    passes = tuple(_stage_instance(cls, s, options) for cls, s in zip(classes, stages))
+    return PassPipeline(passes, callback)
+
+
+def default_context() -> Context:
+    """A context with xDSL's and taihu's dialects registered (lazily loaded)."""
+    from xdsl.dialects import get_all_dialects as xdsl_dialects
+
+    from taihu.tools.universe import get_all_dialects
+
+    ctx = Context()
+    for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def run_pipeline(pipeline: PassPipeline, module: ModuleOp, ctx: Context | None = None,
+                 verify: bool = True) -> ModuleOp:
+    """Apply ``pipeline`` to ``module`` (in place); a failing stage's exception gets the note
+    ``in pass 'NAME'``. ``verify``: verify the module after the last pass."""
+    ctx = ctx or default_context()
+    current: list[str] = [pipeline.passes[0].name if pipeline.passes else ""]
+    user_cb = pipeline.callback
+
+    def track(prev: ModulePass | None, op: ModuleOp, nxt: ModulePass | None) -> None:
+        current[0] = nxt.name if nxt is not None else ""
+        if user_cb is not None:
+            user_cb(prev, op, nxt)
+
+    try:
+        PassPipeline(pipeline.passes, track).apply(ctx, module)
+        if verify:
+            module.verify()
+    except Exception as e:
+        if current[0]:
+            e.add_note(f"in pass '{current[0]}'")
+        raise
+    return module
+
+
+def lower_to_sw(module: ModuleOp, *, callback: PassPipelineCallbackType | None = None,
+                ctx: Context | None = None, **options: Any) -> ModuleOp:
+    """Lower a ``graph`` module to ``sw`` in place (stages of :data:`TAIHU_LOWER` up to
+    ``convert-loop-to-sw``); ``options`` go to the stages that declare them (e.g.
+    ``conv_algorithm="winograd"``). Returns ``module``."""
+    return run_pipeline(build_pipeline(options, stop_after=SW_STAGE, callback=callback), module, ctx)
+
+
+def lower_to_swsim(module: ModuleOp, machine_path: str | None = None, *,
+                   callback: PassPipelineCallbackType | None = None, ctx: Context | None = None,
+                   **options: Any) -> ModuleOp:
+    """Lower a ``graph`` module to runnable ``swsim`` in place (all of :data:`TAIHU_LOWER`);
+    ``machine_path`` is the machine TOML bound by ``sw-to-swsim`` (None: the shipped
+    ``backends/configs/sw26010.toml``). Returns ``module``."""
+    if machine_path is not None:
+        options = {**options, "machine": str(machine_path)}
+    return run_pipeline(build_pipeline(options, callback=callback), module, ctx)
+
+
+class StageTimer:
+    """A ``PassPipelineCallbackType`` recording the wall time of every pass.
+
+    ``times`` is a list of ``(pass name, seconds)`` in order; ``on_start(name, index, total)``
+    (optional) is called before each pass, ``on_end(name, seconds)`` after it."""
+
+    def __init__(self, total: int,
+                 on_start: Callable[[str, int, int], None] | None = None,
+                 on_end: Callable[[str, float], None] | None = None) -> None:
+        self.total = total
+        self.times: list[tuple[str, float]] = []
+        self.on_start = on_start
+        self.on_end = on_end
+        self._t0 = 0.0
+
+    def __call__(self, prev: ModulePass | None, module: ModuleOp, nxt: ModulePass | None) -> None:
+        now = time.perf_counter()
+        if prev is not None:
+            self.times.append((prev.name, now - self._t0))
+            if self.on_end is not None:
+                self.on_end(prev.name, now - self._t0)
+        if nxt is not None:
+            if self.on_start is not None:
+                self.on_start(nxt.name, len(self.times), self.total)
+            self._t0 = time.perf_counter()
+
+
+@dataclass(frozen=True)
+class TaihuLowerPass(ModulePass):
+    """``taihu-lower``: graph -> swsim through :data:`TAIHU_LOWER` (see the module docstring).
+
+    Options are free-form (``taihu-lower{conv-algorithm=im2col}``) and go to every stage pass
+    declaring a field of that name; ``stop-after=STAGE`` ends the pipeline after ``STAGE``
+    (e.g. ``stop-after=convert-tile-to-loop`` to look at the loop level)."""
+
+    name: ClassVar[str] = "taihu-lower"
+
+    options: tuple[tuple[str, Any], ...] = ()
+    stop_after: str | None = None
+
+    @classmethod
+    def from_spec(cls, spec: ArgSpec) -> Self:
+        if spec.name != cls.name:
+            raise ValueError(f"Spec name mismatch: got '{spec.name}', expected '{cls.name}'.")
+        params = dict(spec.normalize_parameter_names().parameters)
+        stop = params.pop("stop_after", None)
+        if stop is not None and (len(stop) != 1 or not isinstance(stop[0], str)):
+            raise ValueError("taihu-lower: stop-after takes one stage name")
+        if stop is not None and stop[0] not in TAIHU_LOWER:
+            raise ValueError(f"taihu-lower: unknown stage '{stop[0]}' (stages: {', '.join(TAIHU_LOWER)})")
+        opts = tuple((k, v[0] if len(v) == 1 else (None if not v else tuple(v))) for k, v in params.items())
+        check_options(dict(opts))
+        return cls(opts, None if stop is None else stop[0])
+
+    def spec(self, *, include_default: bool = False) -> ArgSpec:
+        params: dict[str, ParameterListType] = {}
+        for k, v in self.options:
+            params[k.replace("_", "-")] = tuple(v) if isinstance(v, tuple) else (() if v is None else (v,))
+        if self.stop_after is not None:
+            params["stop-after"] = (self.stop_after,)
+        return ArgSpec(self.name, params)
+
+    def pipeline(self, callback: PassPipelineCallbackType | None = None) -> PassPipeline:
+        return build_pipeline(dict(self.options), stop_after=self.stop_after, callback=callback)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        run_pipeline(self.pipeline(), op, ctx, verify=False)
+
+
+__all__ = [
+    "TAIHU_LOWER",
+    "PipelineUnavailableError",
+    "StageTimer",
+    "TaihuLowerPass",
+    "build_pipeline",
+    "check_options",
+    "default_context",
+    "lower_to_sw",
+    "lower_to_swsim",
+    "resolve_stage",
+    "run_pipeline",
+]
