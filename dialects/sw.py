@@ -1228,6 +1228,107 @@ class VmasOp(_VFma):
     name = "sw.vmas"
 
 
+# ---- SW-64 fp compare / select / divide / square root ------------------------------------
+# Not in 004 Table 3.2: pipes and latencies are `# param` rows of the machine table. All act on
+# the four 64-bit lanes (fp32 values live in 64-bit lanes, as everywhere in the fp32 model).
+
+
+class _VCmp(_VBin):
+    """``sw.vfcmpeq|vfcmple|vfcmplt rA, rB, rC``: rC lane = 2.0 if (rA op rB) else 0.0,
+    lane-wise (the Alpha / SW-64 fp-compare convention: "true" is the fp value 2.0). A NaN
+    operand compares false. No flops."""
+
+    FLOPS: ClassVar = 0
+
+
+@_meta(MNEMONIC='vfcmpeq', ELEM='f64')
+@irdl_op_definition
+class VfcmpeqOp(_VCmp):
+    name = "sw.vfcmpeq"
+
+
+@_meta(MNEMONIC='vfcmple', ELEM='f64')
+@irdl_op_definition
+class VfcmpleOp(_VCmp):
+    name = "sw.vfcmple"
+
+
+@_meta(MNEMONIC='vfcmplt', ELEM='f64')
+@irdl_op_definition
+class VfcmpltOp(_VCmp):
+    name = "sw.vfcmplt"
+
+
+class _VSel(RegInstr):
+    """``sw.vfseleq|vfsellt rA, rB, rC, rD``: lane-wise select, rD = (rA == 0.0 ? rB : rC)
+    (vfseleq) or (rA < 0.0 ? rB : rC) (vfsellt). With a vfcmp result in rA (0.0 / 2.0) this is
+    the branch-free max/min/relu idiom (max(a, b) = vfseleq(vfcmplt(a, b), a, b)). No flops."""
+
+    ra = _reg_prop()
+    rb = _reg_prop()
+    rc = _reg_prop()
+    rd = _reg_prop()
+    _FIELDS: ClassVar = (("ra", _REG), ("rb", _REG), ("rc", _REG), ("rd", _REG))
+    _READS: ClassVar = ("ra", "rb", "rc")
+    _WRITES: ClassVar = ("rd",)
+    KIND: ClassVar = "fp"
+    FLOPS: ClassVar = 0
+
+
+@_meta(MNEMONIC='vfseleq', ELEM='f64')
+@irdl_op_definition
+class VfseleqOp(_VSel):
+    name = "sw.vfseleq"
+
+
+@_meta(MNEMONIC='vfsellt', ELEM='f64')
+@irdl_op_definition
+class VfselltOp(_VSel):
+    name = "sw.vfsellt"
+
+
+@_meta(MNEMONIC='vdivd', ELEM='f64')
+@irdl_op_definition
+class VdivdOp(_VBin):
+    """``sw.vdivd rA, rB, rC``: rC = rA / rB, 4 x f64 (IEEE: x/0 = +-inf). Non-pipelined
+    divide unit (machine table ``repeat``)."""
+
+    name = "sw.vdivd"
+
+
+@_meta(MNEMONIC='vdivs', ELEM='f32')
+@irdl_op_definition
+class VdivsOp(_VBin):
+    """``sw.vdivs rA, rB, rC``: rC = rA / rB rounded to fp32 in each 64-bit lane."""
+
+    name = "sw.vdivs"
+
+
+class _VUnary(RegInstr):
+    """``sw.vsqrtd|vsqrts rA, rC``: rC = sqrt(rA) lane-wise (vsqrts rounds to fp32; a negative
+    lane gives NaN). Non-pipelined divide/sqrt unit (machine table ``repeat``)."""
+
+    ra = _reg_prop()
+    rc = _reg_prop()
+    _FIELDS: ClassVar = (("ra", _REG), ("rc", _REG))
+    _READS: ClassVar = ("ra",)
+    _WRITES: ClassVar = ("rc",)
+    KIND: ClassVar = "fp"
+    FLOPS: ClassVar = 4
+
+
+@_meta(MNEMONIC='vsqrtd', ELEM='f64')
+@irdl_op_definition
+class VsqrtdOp(_VUnary):
+    name = "sw.vsqrtd"
+
+
+@_meta(MNEMONIC='vsqrts', ELEM='f32')
+@irdl_op_definition
+class VsqrtsOp(_VUnary):
+    name = "sw.vsqrts"
+
+
 class _IntBin(RegInstr):
     """``sw.<op> rA, rB|imm, rC``: scalar integer op on lane 0 (004 L524-528); used for address
     and counter updates (Listing 4.1 ``ADD``/``SUBW``). Timed; micro-kernel addresses come from
@@ -1598,6 +1699,15 @@ Sw = Dialect(
         VmulsOp,
         VmadOp,
         VmasOp,
+        VfcmpeqOp,
+        VfcmpleOp,
+        VfcmpltOp,
+        VfseleqOp,
+        VfselltOp,
+        VdivdOp,
+        VdivsOp,
+        VsqrtdOp,
+        VsqrtsOp,
         AddlOp,
         SublOp,
         AddwOp,

@@ -68,7 +68,10 @@ def machine_to_dict(m: Machine) -> DictionaryAttr:
         else:
             entries[f.name] = StringAttr(str(v))
     table = {
-        k: DictionaryAttr({"pipes": StringAttr(_PIPE_NAMES[t.pipes]), "latency": IntegerAttr(t.latency, i64)})
+        k: DictionaryAttr(
+            {"pipes": StringAttr(_PIPE_NAMES[t.pipes]), "latency": IntegerAttr(t.latency, i64)}
+            | ({"repeat": IntegerAttr(t.repeat, i64)} if t.repeat != 1 else {})
+        )
         for k, t in sorted(m.instructions.items())
     }
     entries["instructions"] = DictionaryAttr(table)

@@ -67,6 +67,10 @@ class InstrTiming:
     #: name of the latency parameter the table row refers to (``"lat_fp"``), if any: a
     #: ``Machine.replace(lat_fp=...)`` re-resolves it
     latency_param: str | None = field(default=None, compare=False)
+    #: issue interval, cycles: 1 = fully pipelined; ``repeat > 1`` = the instruction occupies the
+    #: CPE's one non-pipelined fp divide/sqrt unit for ``repeat`` cycles (every such instruction
+    #: waits for it; other instructions are unaffected). Optional table field, default 1.
+    repeat: int = 1
 
     @property
     def pipe_name(self) -> str:
@@ -294,7 +298,7 @@ def _check_scalar(key: str, value: Any, where: str) -> Any:
 def _parse_instructions(raw: Any, scalars: Mapping[str, Any], where: str) -> dict[str, InstrTiming]:
     if isinstance(raw, Mapping) and all(isinstance(v, InstrTiming) for v in raw.values()):
         return {
-            k: InstrTiming(v.pipes, scalars[v.latency_param], v.latency_param)
+            k: InstrTiming(v.pipes, scalars[v.latency_param], v.latency_param, v.repeat)
             if v.latency_param
             else v
             for k, v in raw.items()
@@ -306,7 +310,7 @@ def _parse_instructions(raw: Any, scalars: Mapping[str, Any], where: str) -> dic
         key = f"instructions.{name}"
         if not isinstance(entry, Mapping):
             raise MachineConfigError(f"{where}: key {key!r}: expected {{ pipes = ..., latency = ... }}")
-        unknown = set(entry) - {"pipes", "latency"}
+        unknown = set(entry) - {"pipes", "latency", "repeat"}
         if unknown:
             raise MachineConfigError(f"{where}: key {key!r}: unknown field(s) {sorted(unknown)}")
         if "pipes" not in entry or "latency" not in entry:
@@ -328,7 +332,10 @@ def _parse_instructions(raw: Any, scalars: Mapping[str, Any], where: str) -> dic
             raise MachineConfigError(
                 f"{where}: key {key}.latency: expected cycles >= 0 or a parameter name, got {lat!r}"
             )
-        table[name.lower()] = InstrTiming(pipes, lat, param)
+        rep = entry.get("repeat", 1)
+        if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
+            raise MachineConfigError(f"{where}: key {key}.repeat: expected cycles >= 1, got {rep!r}")
+        table[name.lower()] = InstrTiming(pipes, lat, param, rep)
     return table
 
 

@@ -33,6 +33,8 @@ from taihu.backends.sim.memory import MemoryBoundsError, SimError
 from taihu.backends.sim.pipeline import (
     FMA,
     FP_BINARY,
+    FP_OTHER,
+    FP_UNARY,
     FUSED_SEND,
     GETS,
     LOADS,
@@ -71,6 +73,8 @@ def flops_of(ins: Instr) -> int:
         return 2
     if op in FP_BINARY:
         return LANES if op.startswith("v") else 1
+    if op in FP_UNARY:
+        return LANES
     return 0
 
 
@@ -112,7 +116,7 @@ def numeric_sources(ins: Instr) -> tuple[int, ...]:
     op = ins.op
     if op in STORES or op in PUTS:
         return ins.src[:1]
-    if op in FMA or op in FP_BINARY:
+    if op in FMA or op in FP_BINARY or op in FP_OTHER:
         return ins.src
     return ()
 
@@ -120,7 +124,8 @@ def numeric_sources(ins: Instr) -> tuple[int, ...]:
 def is_numeric(ins: Instr) -> bool:
     """True for instructions with a numeric effect (loads, stores, fp, RLC)."""
     op = ins.op
-    return op in LOADS or op in STORES or op in FMA or op in FP_BINARY or op in PUTS or op in GETS
+    return (op in LOADS or op in STORES or op in FMA or op in FP_BINARY or op in FP_OTHER
+            or op in PUTS or op in GETS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -301,6 +306,20 @@ def _bc(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return a if a.shape == shape else np.broadcast_to(a, shape)
 
 
+#: SW-64 fp compare (true = 2.0), select, divide, square root (lane-wise; IEEE inf/NaN rules)
+_SW64_FP = {
+    "vfcmpeq": lambda x: np.where(x[0] == x[1], 2.0, 0.0),
+    "vfcmple": lambda x: np.where(x[0] <= x[1], 2.0, 0.0),
+    "vfcmplt": lambda x: np.where(x[0] < x[1], 2.0, 0.0),
+    "vfseleq": lambda x: np.where(x[0] == 0.0, x[1], x[2]),
+    "vfsellt": lambda x: np.where(x[0] < 0.0, x[1], x[2]),
+    "vdivd": lambda x: x[0] / x[1],
+    "vdivs": lambda x: x[0] / x[1],
+    "vsqrtd": lambda x: np.sqrt(x[0]),
+    "vsqrts": lambda x: np.sqrt(x[0]),
+}
+
+
 def _compute(op: str, x: list[np.ndarray]) -> np.ndarray:
     if op in ("vmad", "fmad"):
         return x[0] * x[1] + x[2]
@@ -314,6 +333,9 @@ def _compute(op: str, x: list[np.ndarray]) -> np.ndarray:
         r = x[0] - x[1]
     elif op.startswith(("vmul", "fmul")):
         r = x[0] * x[1]
+    elif op in _SW64_FP:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = _SW64_FP[op](x)
     else:
         raise NumericsError(f"no numerics for '{op}'")
     return r.astype(np.float32).astype(np.float64) if single else r
@@ -630,7 +652,7 @@ class BatchNumerics:
                         regs[ins.dst[0]] = self.inputs[d][ci, i, get_pos[d][j]]
                     elif op in PUTS:
                         sends.setdefault(j, np.zeros((C, n, 4)))[ci, i] = regs[ins.src[0]]
-                    elif op in FMA or op in FP_BINARY:
+                    elif op in FMA or op in FP_BINARY or op in FP_OTHER:
                         x = [regs[r] if r != 31 else np.zeros(4) for r in numeric_sources(ins)]
                         regs[ins.dst[0]] = _compute(op, x)
         return sends

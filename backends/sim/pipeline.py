@@ -16,6 +16,9 @@ Issue rules (spec §6.1):
   trailer chooses first; if both can enter both, leader -> P1, trailer -> P0
   (``dual_tie = "leader-p1"``).  The trailer never issues with a leader it depends on (RAW).
 * ``nop`` takes an issue slot but counts as idle (spec §6.3).
+* Instructions whose table row has ``repeat > 1`` (fp divide / sqrt, ``param``) share one
+  non-pipelined unit: such an instruction cannot issue before ``repeat`` cycles after the
+  previous one issued; other instructions are unaffected.
 * Fused load-and-send (``vldr/vldc/ldder/lddec``): the local destination is ready after
   ``lat_ldm_load`` (spec §5 rule 6 [reconstructed]); the table latency is the issue latency.
 
@@ -45,8 +48,14 @@ GETS = frozenset({"getr", "getc"})
 FMA = frozenset({"vmad", "vmas", "fmad", "fmas"})
 FP_BINARY = frozenset(
     {"vaddd", "vadds", "vsubd", "vsubs", "vmuld", "vmuls", "faddd", "fadds", "fsubd", "fsubs",
-     "fmuld", "fmuls", "vadd", "vsub", "vmul"}
+     "fmuld", "fmuls", "vadd", "vsub", "vmul", "vdivd", "vdivs"}
 )
+#: fp compare (lane = 2.0 if true else 0.0), select (4 operands), unary (sqrt): SW-64 ops
+#: outside Table 3.2 (machine table ``param`` rows); divides are in FP_BINARY.
+FP_CMP = frozenset({"vfcmpeq", "vfcmple", "vfcmplt"})
+FP_SEL = frozenset({"vfseleq", "vfsellt"})
+FP_UNARY = frozenset({"vsqrtd", "vsqrts"})
+FP_OTHER = FP_CMP | FP_SEL | FP_UNARY
 ROW_OPS = frozenset({"putr", "getr", "vldr", "ldder"})
 COL_OPS = frozenset({"putc", "getc", "vldc", "lddec"})
 
@@ -157,6 +166,8 @@ def simulate_issue(
     ready = [0] * machine.n_regs
     pipes = [_pipes(machine, ins.op) for ins in body]
     lats = [_latency(machine, ins) for ins in body]
+    reps = [machine.instruction(ins.op).repeat for ins in body]
+    unit_free = 0  # cycle at which the non-pipelined divide/sqrt unit accepts the next op
     issue = np.zeros((n_iter, nb), dtype=np.int64)
     pipe_of = np.zeros(nb, dtype=np.int64)
     total = n_iter * nb
@@ -172,7 +183,7 @@ def simulate_issue(
     while i < total:
         li = i % nb
         leader = body[li]
-        if not srcs_ready(leader):
+        if not srcs_ready(leader) or (reps[li] > 1 and unit_free > cycle):
             cycle += 1
             continue
         lp = pipes[li]
@@ -184,7 +195,7 @@ def simulate_issue(
             trailer = body[ti]
             tp = pipes[ti]
             dep = any(r in leader.dst for r in trailer.src if r != zero)
-            t_ok = (not dep) and srcs_ready(trailer)
+            t_ok = (not dep) and srcs_ready(trailer) and (reps[ti] == 1 or (reps[li] == 1 and unit_free <= cycle))
         else:
             ti, tp, t_ok = -1, (), False
         if len(lp) == 1:
@@ -209,12 +220,16 @@ def simulate_issue(
         pipe_of[li] = taken_leader
         for r in leader.dst:
             ready[r] = cycle + lats[li]
+        if reps[li] > 1:
+            unit_free = cycle + reps[li]
         i += 1
         if issued_trailer:
             issue[(i) // nb, ti] = cycle
             pipe_of[ti] = t_pipe
             for r in body[ti].dst:
                 ready[r] = cycle + lats[ti]
+            if reps[ti] > 1:
+                unit_free = cycle + reps[ti]
             i += 1
         cycle += 1
     return issue, pipe_of
