@@ -102,6 +102,7 @@ class KernelStats:
     compute_per_cpe: np.ndarray = field(default_factory=lambda: np.zeros(64, dtype=np.int64))
     dma_intervals: list[tuple[int, int]] = field(default_factory=list)
     ldm_high_water: int = 0
+    rlc_wait: int = 0  # cycles CPEs waited for RLC messages / send back-pressure (all CPEs)
     uses_rlc: bool = False
     uses_sync: bool = False
 
@@ -586,6 +587,8 @@ class Engine:
             delta = self._backpressure_delta(b, depth)
             if delta > 0:
                 end += delta
+                if k is not None:
+                    k.rlc_wait += delta
         if end > cpe.t:
             cpe.t = end
         if k is not None:
@@ -595,6 +598,7 @@ class Engine:
             k.p1_valid += rp.p1_valid
             k.p_cycles += cyc
             k.compute_per_cpe[cpe.id] += cyc
+            k.rlc_wait += start - t0
         if self.trace.enabled:
             if start > t0:
                 self.trace.span(cpe.id, 1, "rlc stall", t0, start)
@@ -777,6 +781,8 @@ class Engine:
                     delta = self._backpressure_delta(b, depth)
                     if delta > 0:
                         end[i] += delta
+                        if k is not None:
+                            k.rlc_wait += delta
         np.maximum(g.tl, end, out=g.tl)
         cyc = end - start
         if k is not None:
@@ -785,6 +791,8 @@ class Engine:
             k.p1_valid += rp.p1_valid * G
             k.p_cycles += int(cyc.sum())
             k.compute_per_cpe[lanes] += cyc
+            if rp.gets:
+                k.rlc_wait += int((start - t0).sum())
         if self.trace.enabled:
             for i in range(G):
                 c = int(lanes[i])

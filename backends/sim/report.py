@@ -23,7 +23,23 @@ JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFL
                                                #   in start-up or data phase (union of intervals)
         "t_compute": int,                      # max over CPEs of micro-kernel run cycles
         "t_overlap": int,                      # t_dma + t_compute - cycles (eq 3-3), >= 0
-        "ldm_high_water": int                  # bytes of LDM allocated per CPE (max)
+        "ldm_high_water": int,                 # bytes of LDM allocated per CPE (max)
+        "rlc_wait": int,                       # cycles CPEs waited for RLC messages or send
+                                               #   back-pressure, summed over CPEs
+        "dma_gbps": float,                     # dma_bytes / (cycles / f_clk) / 1e9
+        "arithmetic_intensity": float | None,  # flops / dma_bytes (None without DMA)
+        "bound": "compute" | "DMA" | "RLC",    # the largest of t_compute, t_dma, rlc_wait / n_cpes
+        "breakdown": {                         # the span ``cycles`` split per CPE (mean), sums
+          "compute": int,                      #   to cycles: micro-kernel run cycles / n_cpes,
+          "rlc": int,                          #   RLC waits / n_cpes,
+          "dma": int,                          #   DMA not hidden behind them (<= t_dma),
+          "idle": int                          #   the rest (spawn, scalar code, imbalance)
+        },
+        # from the sw.kernel's discardable attributes (contract-lower.md; null when absent):
+        "layer": str | None,                   # taihu.layer: graph layer (ONNX node output name)
+        "op": str | None,                      # taihu.op: graph op, e.g. "graph.conv2d"
+        "algorithm": str | None,               # taihu.algorithm: "implicit", "im2col", "gemm", ...
+        "shape": str | None                    # taihu.shape: "1x64x56x56 <- 1x64x56x56 * 64x64x3x3"
       }, ...]
     }
 """
@@ -51,7 +67,27 @@ def _union_length(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
-def kernel_report(k, machine) -> dict[str, Any]:
+#: the discardable attributes of ``sw.kernel`` copied into each report entry (key -> attribute)
+KERNEL_INFO_ATTRS = {"layer": "taihu.layer", "op": "taihu.op", "algorithm": "taihu.algorithm",
+                     "shape": "taihu.shape"}
+
+
+def breakdown(cycles: int, p_cycles: int, rlc_wait: int, t_dma: int, n_cpes: int) -> dict[str, int]:
+    """Split a kernel's span into mean per-CPE compute / RLC wait / exposed DMA / idle cycles
+    (in that priority; the parts sum to ``cycles``)."""
+    compute = min(cycles, round(p_cycles / n_cpes))
+    rlc = min(cycles - compute, round(rlc_wait / n_cpes))
+    dma = min(cycles - compute - rlc, t_dma)
+    return {"compute": compute, "rlc": rlc, "dma": dma, "idle": cycles - compute - rlc - dma}
+
+
+def bound_of(t_compute: int, t_dma: int, rlc_per_cpe: float) -> str:
+    """"compute", "DMA" or "RLC": the resource with the longest time (ties: compute first)."""
+    best = max(t_compute, t_dma, rlc_per_cpe)
+    return "compute" if t_compute == best else "DMA" if t_dma == best else "RLC"
+
+
+def kernel_report(k, machine, info: dict[str, Any] | None = None) -> dict[str, Any]:
     cycles = max(0, k.end - k.start)
     secs = machine.cycles_to_seconds(cycles)
     gflops = k.flops / secs / 1e9 if secs > 0 else 0.0
@@ -77,13 +113,23 @@ def kernel_report(k, machine) -> dict[str, Any]:
         "t_compute": t_compute,
         "t_overlap": max(0, t_dma + t_compute - cycles),
         "ldm_high_water": k.ldm_high_water,
+        "rlc_wait": k.rlc_wait,
+        "dma_gbps": k.dma_bytes / secs / 1e9 if secs > 0 else 0.0,
+        "arithmetic_intensity": k.flops / k.dma_bytes if k.dma_bytes else None,
+        "bound": bound_of(t_compute, t_dma, k.rlc_wait / machine.n_cpes),
+        "breakdown": breakdown(cycles, k.p_cycles, k.rlc_wait, t_dma, machine.n_cpes),
+        **{key: (info or {}).get(key) for key in KERNEL_INFO_ATTRS},
     }
 
 
-def build_report(engine) -> dict[str, Any]:
-    """The report dictionary of a finished :class:`~taihu.backends.sim.engine.Engine`."""
+def build_report(engine, kernel_info: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The report dictionary of a finished :class:`~taihu.backends.sim.engine.Engine`.
+
+    ``kernel_info``: kernel name -> ``{"layer", "op", "algorithm", "shape"}`` (from the
+    ``sw.kernel`` attributes, see :data:`KERNEL_INFO_ATTRS`)."""
     m = engine.machine
-    kernels = [kernel_report(k, m) for k in engine.kernels]
+    info = kernel_info or {}
+    kernels = [kernel_report(k, m, info.get(k.name)) for k in engine.kernels]
     total = max([engine.mpe.t] + [k.end for k in engine.kernels])
     secs = m.cycles_to_seconds(total)
     flops = sum(k.flops for k in engine.kernels)

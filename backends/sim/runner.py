@@ -18,7 +18,7 @@ dictionary, engine). Decoding:
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -447,11 +447,14 @@ def ensure_swsim(module: ModuleOp, machine_path: str | None = None) -> None:
 
 def simulate(module: ModuleOp, machine_path: str | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, trace: bool = False,
-             seed: int = 0, machine: Machine | None = None, lockstep: bool = True) -> SimResult:
+             seed: int = 0, machine: Machine | None = None, lockstep: bool = True,
+             progress: Callable[[int, int, str], None] | None = None) -> SimResult:
     """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed).
 
     ``lockstep``: run kernels without DMA/barriers as one lockstep group of 64 CPEs (SPMD
-    batching of the timing; same results as one agent per CPE)."""
+    batching of the timing; same results as one agent per CPE).
+    ``progress(done, total, kernel_name)``: called after each ``sw.join`` (``total`` = number
+    of ``sw.spawn`` in ``@main``), e.g. to drive a progress bar."""
     ensure_swsim(module, machine_path)
     target = next(o for o in module.body.block.ops if isinstance(o, TargetOp))
     m = machine or target.get_machine()
@@ -473,6 +476,8 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             main = op
     if main is None:
         raise SimDecodeError("no func.func @main (the MPE host program)")
+    n_spawns = sum(isinstance(o, sw.SpawnOp) for o in main.body.block.ops)
+    joined = [0, ""]
 
     def host(mpe: MPE) -> Generator:
         env: dict[SSAValue, Any] = {}
@@ -488,8 +493,12 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                 args = tuple(env[a] for a in op.args)
                 yield from mpe.spawn(kp.run, args, name=kp.name, ldm_high_water=kp.ldm_high_water,
                                      group=kp.run_group if (kp.group_ok and lockstep) else None)
+                joined[1] = kp.name
             elif isinstance(op, sw.JoinOp):
                 yield from mpe.join()
+                joined[0] += 1
+                if progress is not None:
+                    progress(joined[0], n_spawns, joined[1])
             elif isinstance(op, func.ReturnOp):
                 break
             else:
@@ -504,7 +513,22 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
         t = g.type
         dt = _np_dtype(t.get_element_type())
         outputs[g.sym_name.data] = eng.memory.read(addr, g.nbytes).view(dt).reshape(tuple(t.get_shape()))
-    return SimResult(outputs, build_report(eng), eng)
+    return SimResult(outputs, build_report(eng, kernel_info(module)), eng)
+
+
+def kernel_info(module: ModuleOp) -> dict[str, dict[str, Any]]:
+    """``sw.kernel`` name -> its ``taihu.layer/op/algorithm/shape`` attributes (strings)."""
+    from taihu.backends.sim.report import KERNEL_INFO_ATTRS
+
+    out: dict[str, dict[str, Any]] = {}
+    for op in module.body.block.ops:
+        if isinstance(op, sw.KernelOp):
+            info = {}
+            for key, attr in KERNEL_INFO_ATTRS.items():
+                a = op.attributes.get(attr)
+                info[key] = a.data if a is not None and isinstance(getattr(a, "data", None), str) else None
+            out[op.sym_name.data] = info
+    return out
 
 
 def is_sw_module(module: ModuleOp) -> bool:
