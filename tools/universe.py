@@ -83,9 +83,29 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TaihuLowerPass
 
+    def convert_sw_to_swsim() -> type[ModulePass]:
+        from dataclasses import dataclass
+
+        from taihu.passes.conversion.sw_to_swsim import SwToSwsimPass
+
+        @dataclass(frozen=True)
+        class ConvertSwToSwsimPass(SwToSwsimPass):
+            """Alias of ``sw-to-swsim`` named like the other conversions (contract)."""
+
+            name = "convert-sw-to-swsim"
+
+        return ConvertSwToSwsimPass
+
+    def convert_loop_to_sw() -> type[ModulePass]:
+        from taihu.passes.conversion.loop_to_sw import ConvertLoopToSwPass
+
+        return ConvertLoopToSwPass
+
     return {
         "taihu-lower": taihu_lower,
         "sw-to-swsim": sw_to_swsim,
+        "convert-sw-to-swsim": convert_sw_to_swsim,
+        "convert-loop-to-sw": convert_loop_to_sw,
         "graph-fold-constants": fold_constants,
         "graph-fold-batchnorm": fold_batchnorm,
         "graph-simplify": simplify,
