@@ -909,6 +909,10 @@ class GemmOp(IRDLOperation):
       (vector loads/stores read 4 consecutive elements; register tile of §A3);
     * LDM footprint of A, B, C per CPE (double-buffered operands twice) <= ldm_user_bytes (§A5);
     * C is a different buffer from A and B.
+
+    **Overlapping distribution** (004 L708, §A1; :attr:`is_overlapping`): B ``rep`` and A, C
+    ``cpe`` (split 64-way along M) -- every CPE multiplies its own rows with its private copy of B,
+    no RLC; checked by :meth:`_verify_overlapping` instead of the SUMMA rules above (f32 allowed).
     """
 
     name = "tile.gemm"
@@ -979,8 +983,19 @@ class GemmOp(IRDLOperation):
         m, n, k = self.mnk
         return 2 * m * n * k
 
+    @property
+    def is_overlapping(self) -> bool:
+        """True for the overlapping distribution (004 L708, algorithms.md §A1): B ``rep`` on every
+        CPE, A and C ``cpe``-distributed along M; lowered to one CPE-local ``loop.gemm_block``."""
+        ta, tb, tc = (v.type for v in (self.a, self.b, self.c))
+        assert isinstance(ta, TileBufType) and isinstance(tb, TileBufType) and isinstance(tc, TileBufType)
+        return tb.dist_kind == Dist.REP and ta.dist_kind == Dist.CPE and tc.dist_kind == Dist.CPE
+
     def verify_(self) -> None:
         _require_kernel(self)
+        if self.is_overlapping:
+            self._verify_overlapping()
+            return
         w = f"tile.gemm scheme {self.scheme_value}"
         ops = {"A": self.a, "B": self.b, "C": self.c}
         types: dict[str, TileBufType] = {}
@@ -1034,7 +1049,8 @@ class GemmOp(IRDLOperation):
             v = ops[name]
             if rd is None:
                 raise VerifyException(
-                    f"{w}: operand {name} (%{_buf_name(v)}) must be distributed rc or cr over the mesh, got {t.dist.data}"
+                    f"{w}: operand {name} (%{_buf_name(v)}) must be distributed rc or cr over the mesh, got {t.dist.data} "
+                    "(or use the overlapping distribution: A and C cpe, B rep)"
                 )
             got = dims[name][rd]
             if got != on_rows[name]:
@@ -1049,6 +1065,71 @@ class GemmOp(IRDLOperation):
         vec_operand = "A" if vec == VecDim.M else "B"
         for name in (vec_operand, "C"):
             t = types[name]
+            cd = dims[name][t.contiguous_dim()]
+            if cd != vname:
+                raise VerifyException(
+                    f"{w}: %{_buf_name(ops[name])} must store the vectorised dim {vname.upper()} contiguously in LDM "
+                    f"(vector loads of 4 consecutive elements), but layout {t.layout.data} makes {cd.upper()} contiguous"
+                )
+        if self.c is self.a or self.c is self.b:
+            raise VerifyException("tile.gemm: C must be a different buffer from A and B")
+        limit = default_machine().ldm_user_bytes
+        fp = footprint_of([self.a, self.b, self.c])
+        total = sum(b for _, b in fp)
+        if total > limit:
+            listing = ", ".join(f"%{nm} {b} B" for nm, b in fp)
+            raise VerifyException(
+                f"{w}: LDM footprint of A, B, C is {total} bytes per CPE > ldm_user_bytes = {limit} "
+                f"(double buffers counted twice): {listing}"
+            )
+
+    def _verify_overlapping(self) -> None:
+        """Rules of the overlapping distribution (004 L708): every CPE holds all of B (``rep``)
+        and its ``ceil(M/64)`` rows of A and C (``cpe``), so A must not be transposed (dim 0 = M);
+        no RLC, so f32 (vmas) and f64 (vmad) are both legal, all three the same; shapes agree;
+        ``vec`` agrees with ``scheme``; the vectorised dim is contiguous in the vector-loaded operand
+        and C and its per-CPE extent is a multiple of 4 lanes; LDM footprint <= ldm_user_bytes."""
+        w = f"tile.gemm scheme {self.scheme_value} (overlapping distribution)"
+        ops = {"A": self.a, "B": self.b, "C": self.c}
+        types = {n: v.type for n, v in ops.items()}
+        elems = {_elem_name(t.element_type) for t in types.values()}  # type: ignore[union-attr]
+        if len(elems) != 1:
+            raise VerifyException(f"{w}: A, B and C must share the element type (f32 or f64), got {sorted(elems)}")
+        m, n, k = self.mnk
+        size = {"m": m, "n": n, "k": k}
+        dims = self.operand_dims()
+        for name, t in types.items():
+            assert isinstance(t, TileBufType)
+            if len(t.get_shape()) != 2:
+                raise VerifyException(f"tile.gemm: operand {name} must be rank 2, got {t}")
+            want = tuple(size[d] for d in dims[name])
+            if t.get_shape() != want:
+                raise VerifyException(
+                    f"tile.gemm: operand {name} has shape {list(t.get_shape())}, expected "
+                    f"{list(want)} = ({', '.join(d.upper() for d in dims[name])})"
+                )
+        if self.scheme_value not in (1, 2, 3, 4):
+            raise VerifyException(f"tile.gemm: scheme must be 1, 2, 3 or 4 (Table 4.1), got {self.scheme_value}")
+        vec = scheme_info(self.scheme_value)[0]
+        if self.vec_dim != vec:
+            raise VerifyException(f"{w}: vectorises {vec.value.upper()} (Table 4.1), but vec = {self.vec_dim.value}")
+        if self.trans_a is not None:
+            raise VerifyException(
+                f"{w}: A (%{_buf_name(self.a)}) is split over the CPEs along its dim 0, which must be M (no trans_a)"
+            )
+        vname = vec.value
+        ta = types["A"]
+        assert isinstance(ta, TileBufType)
+        local = {"m": ta.local_shape()[0], "n": n}
+        if local[vname] % 4:
+            raise VerifyException(
+                f"{w}: the per-CPE extent of the vectorised dim {vname.upper()} is {local[vname]}, "
+                "not a multiple of 4 (vector lanes)"
+            )
+        vec_operand = "A" if vec == VecDim.M else "B"
+        for name in (vec_operand, "C"):
+            t = types[name]
+            assert isinstance(t, TileBufType)
             cd = dims[name][t.contiguous_dim()]
             if cd != vname:
                 raise VerifyException(

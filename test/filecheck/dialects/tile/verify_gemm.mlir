@@ -201,3 +201,109 @@ func.func @f(%X: memref<8xf64>) {
   func.return
 }
 // CHECK: tile.gemm scheme 1: LDM footprint of A, B, C is 65536 bytes per CPE > ldm_user_bytes = 57344 (double buffers counted twice): %a 32768 B, %b 16384 B, %c 16384 B
+
+// -----
+
+// Overlapping distribution (004 L708): B rep, A and C cpe along M; one CPE-local GEMM each.
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %a = tile.alloc : !tile.buf<256x64xf32, cpe>
+    %b = tile.alloc : !tile.buf<64x32xf32, rep>
+    %c = tile.alloc : !tile.buf<256x32xf32, cpe>
+    tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 3 vec n : !tile.buf<256x64xf32, cpe>, !tile.buf<64x32xf32, rep>, !tile.buf<256x32xf32, cpe>
+  }
+  func.return
+}
+// CHECK: tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 3 vec n : !tile.buf<256x64xf32, cpe>, !tile.buf<64x32xf32, rep>, !tile.buf<256x32xf32, cpe>
+
+// -----
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %a = tile.alloc : !tile.buf<256x64xf32, cpe>
+    %b = tile.alloc : !tile.buf<64x32xf64, rep>
+    %c = tile.alloc : !tile.buf<256x32xf32, cpe>
+    tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 3 vec n : !tile.buf<256x64xf32, cpe>, !tile.buf<64x32xf64, rep>, !tile.buf<256x32xf32, cpe>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 3 (overlapping distribution): A, B and C must share the element type (f32 or f64), got ['f32', 'f64']
+
+// -----
+
+func.func @f(%X: memref<8xf64>) {
+  tile.kernel "k" (%x = %X : memref<8xf64>) {
+    %a = tile.alloc : !tile.buf<64x256xf64, cpe>
+    %b = tile.alloc : !tile.buf<64x32xf64, rep>
+    %c = tile.alloc : !tile.buf<256x32xf64, cpe>
+    tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 3 vec n trans_a : !tile.buf<64x256xf64, cpe>, !tile.buf<64x32xf64, rep>, !tile.buf<256x32xf64, cpe>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 3 (overlapping distribution): A (%a) is split over the CPEs along its dim 0, which must be M (no trans_a)
+
+// -----
+
+func.func @f(%X: memref<8xf64>) {
+  tile.kernel "k" (%x = %X : memref<8xf64>) {
+    %a = tile.alloc : !tile.buf<128x64xf64, cpe, col>
+    %b = tile.alloc : !tile.buf<64x32xf64, rep>
+    %c = tile.alloc : !tile.buf<128x32xf64, cpe, col>
+    tile.gemm %a, %b -> %c m 128 n 32 k 64 scheme 1 vec m : !tile.buf<128x64xf64, cpe, col>, !tile.buf<64x32xf64, rep>, !tile.buf<128x32xf64, cpe, col>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 1 (overlapping distribution): the per-CPE extent of the vectorised dim M is 2, not a multiple of 4 (vector lanes)
+
+// -----
+
+func.func @f(%X: memref<8xf64>) {
+  tile.kernel "k" (%x = %X : memref<8xf64>) {
+    %a = tile.alloc : !tile.buf<256x64xf64, cpe>
+    %b = tile.alloc : !tile.buf<64x32xf64, rep>
+    %c = tile.alloc : !tile.buf<256x32xf64, cpe>
+    tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 1 vec m : !tile.buf<256x64xf64, cpe>, !tile.buf<64x32xf64, rep>, !tile.buf<256x32xf64, cpe>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 1 (overlapping distribution): %a must store the vectorised dim M contiguously in LDM (vector loads of 4 consecutive elements), but layout row makes K contiguous
+
+// -----
+
+func.func @f(%X: memref<8xf64>) {
+  tile.kernel "k" (%x = %X : memref<8xf64>) {
+    %a = tile.alloc : !tile.buf<256x64xf64, cpe>
+    %b = tile.alloc : !tile.buf<64x32xf64, rep>
+    %c = tile.alloc : !tile.buf<256x32xf64, cpe, col>
+    tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 4 vec n : !tile.buf<256x64xf64, cpe>, !tile.buf<64x32xf64, rep>, !tile.buf<256x32xf64, cpe, col>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 4 (overlapping distribution): %c must store the vectorised dim N contiguously in LDM (vector loads of 4 consecutive elements), but layout col makes M contiguous
+
+// -----
+
+func.func @f(%X: memref<8xf64>) {
+  tile.kernel "k" (%x = %X : memref<8xf64>) {
+    %a = tile.alloc : !tile.buf<256x64xf64, cpe>
+    %b = tile.alloc : !tile.buf<64x32xf64, rep>
+    %c = tile.alloc : !tile.buf<256x32xf64, cpe>
+    tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 3 vec m : !tile.buf<256x64xf64, cpe>, !tile.buf<64x32xf64, rep>, !tile.buf<256x32xf64, cpe>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 3 (overlapping distribution): vectorises N (Table 4.1), but vec = m
+
+// -----
+
+func.func @f(%X: memref<8xf64>) {
+  tile.kernel "k" (%x = %X : memref<8xf64>) {
+    %a = tile.alloc : !tile.buf<256x64xf64, cpe>
+    %b = tile.alloc : !tile.buf<64x7000xf64, rep>
+    %c = tile.alloc : !tile.buf<256x7000xf64, cpe>
+    tile.gemm %a, %b -> %c m 256 n 7000 k 64 scheme 3 vec n : !tile.buf<256x64xf64, cpe>, !tile.buf<64x7000xf64, rep>, !tile.buf<256x7000xf64, cpe>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 3 (overlapping distribution): LDM footprint of A, B, C is 3810048 bytes per CPE > ldm_user_bytes = 57344 (double buffers counted twice): %a 2048 B, %b 3584000 B, %c 224000 B
