@@ -284,20 +284,26 @@ def _elem(t: Attribute) -> str:
     return "f64" if isinstance(t, Float64Type) else "f32" if isinstance(t, Float32Type) else str(t)
 
 
-def dma_pattern(mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int) -> tuple[int, int, int] | None:
-    """The single athread DMA moving the window ``sizes`` of a row-major array ``mem_shape``:
-    ``(size, bsize, stride)`` in bytes (``bsize = stride = 0`` when contiguous; ``stride`` =
-    bytes skipped between blocks, spec §4.2/L597), or None when the window is not one block
-    repeated with a constant pitch. Blocks are the longest contiguous run (the innermost partial
-    dim and every full dim inside it); the non-unit outer dims must nest exactly (each one's
-    pitch = the next inner one's size x pitch), so that they act as a single repeat count."""
+def dma_pattern(
+    mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int, strides: Sequence[int] | None = None
+) -> tuple[int, int, int] | None:
+    """The single athread DMA moving the window ``sizes`` (element ``strides`` per dim, default
+    1) of a row-major array ``mem_shape``: ``(size, bsize, stride)`` in bytes (``bsize = stride =
+    0`` when contiguous; ``stride`` = bytes skipped between blocks, spec §4.2/L597), or None when
+    the window is not one block repeated with a constant pitch. Blocks are the longest contiguous
+    run (the innermost non-unit dims whose element pitch continues the run: stride 1 and every
+    dim inside it full); the other non-unit dims must nest exactly (each one's pitch = the next
+    inner one's size x pitch), so that they act as a single repeat count."""
     r = len(mem_shape)
-    pitch = [math.prod(mem_shape[i + 1 :]) for i in range(r)]
-    k = r - 1
-    while k > 0 and sizes[k] == mem_shape[k]:
+    st = tuple(strides) if strides is not None else (1,) * r
+    pitch = [math.prod(mem_shape[i + 1 :]) * st[i] for i in range(r)]
+    dims = [i for i in range(r) if sizes[i] != 1]
+    run = 1
+    k = len(dims)
+    while k > 0 and pitch[dims[k - 1]] == run:
+        run *= sizes[dims[k - 1]]
         k -= 1
-    run = math.prod(sizes[k:])
-    outer = [i for i in range(k) if sizes[i] != 1]
+    outer = dims[:k]
     if not outer:
         return (run * elem_bytes, 0, 0)
     for a, b in zip(outer, outer[1:]):
@@ -305,8 +311,8 @@ def dma_pattern(mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int)
             return None
     inner = outer[-1]
     blocks = math.prod(sizes[i] for i in outer)
-    if pitch[inner] == run:  # the repeats are adjacent: contiguous after all
-        return (blocks * run * elem_bytes, 0, 0)
+    if pitch[inner] < run:  # overlapping repeats (cannot happen for in-bounds windows)
+        return None
     return (blocks * run * elem_bytes, run * elem_bytes, (pitch[inner] - run) * elem_bytes)
 
 
@@ -508,12 +514,14 @@ class SlotOp(IRDLOperation):
 class DmaStartOp(IRDLOperation):
     """Start an asynchronous block DMA between main memory and this CPE's LDM; returns a token.
 
-    Get: ``%t = loop.dma_start %A[%i, %j] sizes [8, 32] [mode bcast] -> %buf : memref<..> -> !loop.ldm<..>``
+    Get: ``%t = loop.dma_start %A[%i, %j] sizes [8, 32] [strides [1, 2]] [mode bcast] -> %buf : memref<..> -> !loop.ldm<..>``
     Put: ``%t = loop.dma_start %buf -> %C[%i, %j] sizes [8, 32] : !loop.ldm<..> -> memref<..>``
 
-    The window (offsets = ``index`` values, static sizes) is copied packed, in row-major order,
-    to/from the start of the buffer. Verified: one memref and one single-slot LDM buffer of the
-    same element type; offsets/sizes = memref rank; the window has at most as many elements as
+    The window ``{offset_d + i*stride_d : 0 <= i < size_d}`` (offsets = ``index`` values, static
+    sizes, static element strides, default 1) is copied packed, in row-major order, to/from the
+    start of the buffer. Verified: one memref and one single-slot LDM buffer of the same element
+    type; offsets/sizes/strides = memref rank; the window extent fits the memref dims; the
+    window has at most as many elements as
     the buffer; the window is one athread DMA (:func:`dma_pattern`; 004 L657 wants blocks of
     >= 256 B, a performance matter left to the passes); ``bcast``/``row`` only for gets.
     """
@@ -523,6 +531,7 @@ class DmaStartOp(IRDLOperation):
     dst = operand_def(LdmBufType | MemRefType)
     offsets = var_operand_def(IndexType())
     sizes = prop_def(DenseArrayBase)
+    strides = opt_prop_def(DenseArrayBase)
     mode = opt_prop_def(DmaModeAttr)
     token = result_def(TokenType())
 
@@ -533,8 +542,11 @@ class DmaStartOp(IRDLOperation):
         offsets: Sequence[SSAValue | Operation],
         sizes: Sequence[int],
         mode: DmaMode | None = None,
+        strides: Sequence[int] | None = None,
     ):
         props: dict[str, Attribute] = {"sizes": DenseArrayBase.from_list(i64, list(sizes))}
+        if strides is not None and any(x != 1 for x in strides):
+            props["strides"] = DenseArrayBase.from_list(i64, list(strides))
         if mode is not None:
             props["mode"] = DmaModeAttr(mode)
         super().__init__(operands=[src, dst, offsets], properties=props, result_types=[TokenType()])
@@ -556,6 +568,13 @@ class DmaStartOp(IRDLOperation):
         return tuple(int(x) for x in self.sizes.get_values())
 
     @property
+    def stride_values(self) -> tuple[int, ...]:
+        """Element strides of the window per memref dim (1 when absent)."""
+        if self.strides is None:
+            return (1,) * len(self.size_values)
+        return tuple(int(x) for x in self.strides.get_values())
+
+    @property
     def dma_mode(self) -> DmaMode:
         return DmaMode.PE if self.mode is None else self.mode.data
 
@@ -565,7 +584,7 @@ class DmaStartOp(IRDLOperation):
         assert isinstance(mt, MemRefType)
         et = mt.get_element_type()
         assert isinstance(et, (Float32Type, Float64Type))
-        pat = dma_pattern(mt.get_shape(), self.size_values, et.bitwidth // 8)
+        pat = dma_pattern(mt.get_shape(), self.size_values, et.bitwidth // 8, self.stride_values)
         assert pat is not None
         return pat
 
@@ -576,6 +595,9 @@ class DmaStartOp(IRDLOperation):
             parser.parse_keyword("sizes")
             sizes = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parser.parse_integer)
             props["sizes"] = DenseArrayBase.from_list(i64, sizes)
+            if parser.parse_optional_keyword("strides") is not None:
+                st = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parser.parse_integer)
+                props["strides"] = DenseArrayBase.from_list(i64, st)
             if parser.parse_optional_keyword("mode") is not None:
                 props["mode"] = DmaModeAttr(DmaMode(parser.parse_identifier()))
             return props
@@ -612,6 +634,8 @@ class DmaStartOp(IRDLOperation):
             printer.print_string("[")
             printer.print_list(self.offsets, printer.print_ssa_value)
             printer.print_string("] sizes [" + ", ".join(map(str, self.size_values)) + "]")
+            if self.strides is not None:
+                printer.print_string(" strides [" + ", ".join(map(str, self.stride_values)) + "]")
             if self.mode is not None:
                 printer.print_string(f" mode {self.mode.data.value}")
 
@@ -650,14 +674,23 @@ class DmaStartOp(IRDLOperation):
                 f"loop.dma_start: memref rank {len(shape)} needs {len(shape)} offsets and sizes "
                 f"(got {len(self.offsets)}, {len(sizes)})"
             )
+        strides = self.stride_values
+        if len(strides) != len(shape) or any(x < 1 for x in strides):
+            raise VerifyException(
+                f"loop.dma_start: strides {list(strides)} must be {len(shape)} values >= 1 (one per memref dim)"
+            )
         if any(s < 1 or s > d for s, d in zip(sizes, shape)):
             raise VerifyException(f"loop.dma_start: sizes {list(sizes)} must be in 1..dim of {mt}")
+        if any((s - 1) * x + 1 > d for s, x, d in zip(sizes, strides, shape)):
+            raise VerifyException(
+                f"loop.dma_start: window sizes {list(sizes)} with strides {list(strides)} span more than the dims of {mt}"
+            )
         n = math.prod(sizes)
         if n > bt.n_elems:
             raise VerifyException(
                 f"loop.dma_start: window of {n} elements does not fit buffer %{_name(self.buffer)} ({bt.n_elems} elements)"
             )
-        if dma_pattern(shape, sizes, bt.elem_bytes) is None:
+        if dma_pattern(shape, sizes, bt.elem_bytes, strides) is None:
             raise VerifyException(
                 f"loop.dma_start: window sizes {list(sizes)} of {mt} is not one strided DMA "
                 "(more than one outer dim repeats the contiguous block); split it"

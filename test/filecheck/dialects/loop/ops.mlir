@@ -79,6 +79,8 @@ builtin.module {
       %t1 = loop.dma_start %w[%c0] sizes [128] mode bcast -> %bias : memref<128xf32> -> !loop.ldm<128xf32>
       %t2 = loop.dma_start %x[%row, %c0] sizes [1, 128] -> %in : memref<64x128xf32> -> !loop.ldm<1x128xf32>
       loop.dma_wait %t1, %t2
+      %t4 = loop.dma_start %x[%row, %c0] sizes [4, 32] strides [8, 1] -> %ga : memref<64x128xf32> -> !loop.ldm<8x16xf32>
+      loop.dma_wait %t4
       loop.map add ins(%in, %bias : !loop.ldm<1x128xf32>, !loop.ldm<128xf32>) out(%out : !loop.ldm<1x128xf32>)
       loop.map relu ins(%out : !loop.ldm<1x128xf32>) out(%out : !loop.ldm<1x128xf32>)
       loop.gemm_block %ga, %gb -> %gc vec m trans_a trans_c : !loop.ldm<8x16xf32>, !loop.ldm<8x4xf32>, !loop.ldm<4x16xf32>
@@ -96,6 +98,7 @@ builtin.module {
 
 // CHECK-LABEL: func.func @misc
 // CHECK:      %t1 = loop.dma_start %w[%c0] sizes [128] mode bcast -> %bias : memref<128xf32> -> !loop.ldm<128xf32>
+// CHECK:      %t4 = loop.dma_start %x[%row, %c0] sizes [4, 32] strides [8, 1] -> %ga : memref<64x128xf32> -> !loop.ldm<8x16xf32>
 // CHECK:      loop.map add ins(%in, %bias : !loop.ldm<1x128xf32>, !loop.ldm<128xf32>) out(%out : !loop.ldm<1x128xf32>)
 // CHECK-NEXT: loop.map relu ins(%out : !loop.ldm<1x128xf32>) out(%out : !loop.ldm<1x128xf32>)
 // CHECK-NEXT: loop.gemm_block %ga, %gb -> %gc vec m trans_a trans_c : !loop.ldm<8x16xf32>, !loop.ldm<8x4xf32>, !loop.ldm<4x16xf32>

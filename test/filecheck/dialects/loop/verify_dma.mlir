@@ -119,3 +119,39 @@ func.func @f(%X: memref<64x64xf64>) {
   func.return
 }
 // CHECK: loop.dma_wait: needs at least one token
+
+// -----
+
+func.func @f(%X: memref<64x64xf64>) {
+  loop.spmd "k" ids(%r, %c) (%x = %X : memref<64x64xf64>) {
+    %b = loop.ldm_buffer "b" : !loop.ldm<8x8xf64>
+    %c0 = arith.constant 0 : index
+    %t = loop.dma_start %x[%c0, %c0] sizes [8, 8] strides [1, 0] -> %b : memref<64x64xf64> -> !loop.ldm<8x8xf64>
+  }
+  func.return
+}
+// CHECK: loop.dma_start: strides [1, 0] must be 2 values >= 1 (one per memref dim)
+
+// -----
+
+func.func @f(%X: memref<64x64xf64>) {
+  loop.spmd "k" ids(%r, %c) (%x = %X : memref<64x64xf64>) {
+    %b = loop.ldm_buffer "b" : !loop.ldm<8x8xf64>
+    %c0 = arith.constant 0 : index
+    %t = loop.dma_start %x[%c0, %c0] sizes [8, 8] strides [10, 1] -> %b : memref<64x64xf64> -> !loop.ldm<8x8xf64>
+  }
+  func.return
+}
+// CHECK: loop.dma_start: window sizes [8, 8] with strides [10, 1] span more than the dims of memref<64x64xf64>
+
+// -----
+
+func.func @f(%X: memref<64x64xf64>) {
+  loop.spmd "k" ids(%r, %c) (%x = %X : memref<64x64xf64>) {
+    %b = loop.ldm_buffer "b" : !loop.ldm<8x8xf64>
+    %c0 = arith.constant 0 : index
+    %t = loop.dma_start %x[%c0, %c0] sizes [8, 8] strides [2, 2] -> %b : memref<64x64xf64> -> !loop.ldm<8x8xf64>
+  }
+  func.return
+}
+// CHECK: loop.dma_start: window sizes [8, 8] of memref<64x64xf64> is not one strided DMA
