@@ -21,7 +21,8 @@ turns into a ``sw.kernel`` + ``sw.spawn``/``sw.join``::
     }
 
 Ops: ``loop.spmd``, ``loop.ldm_buffer`` (LDM allocation: name, shape, element type, double
-flag), ``loop.slot`` (one half of a double buffer), ``loop.dma_start`` (asynchronous block DMA
+flag), ``loop.slot`` (one half of a double buffer), ``loop.view`` (a sub-range of a buffer),
+``loop.dma_start`` (asynchronous block DMA
 of one strided window -> a ``!loop.token``), ``loop.dma_wait``, ``loop.summa_step`` (one step T
 of the SUMMA mesh GEMM: row/column broadcast of LDM blocks + local accumulate, algorithms.md
 §A2/A3), ``loop.rlc_bcast`` (broadcast an LDM block along a mesh row/column), ``loop.gemm_block``
@@ -128,6 +129,7 @@ __all__ = [
     "SpmdOp",
     "SummaStepOp",
     "TokenType",
+    "ViewOp",
     "dma_pattern",
 ]
 
@@ -503,6 +505,61 @@ class SlotOp(IRDLOperation):
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             if owner.value.value.data < 0:
                 raise VerifyException("loop.slot: slot index must be >= 0")
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """``%v = loop.view %buf[%off] : !loop.ldm<S x T> -> !loop.ldm<S2 x T>``: the elements
+    ``[off, off + prod(S2))`` of a single-slot buffer, reinterpreted as a row-major buffer of shape
+    ``S2`` (like ``memref.subview`` + reshape): e.g. the interior of a zero-padded row as a DMA
+    target, or one row of a multi-row buffer as a DMA source. ``%off`` is an ``index`` (elements;
+    may be dynamic). loop-to-sw: the byte address ``addr(buf) + off * elem_bytes``. Consumers that
+    use vector loads/stores (maps, GEMMs) need ``off * elem_bytes % 32 == 0`` (LDM_ALIGN); DMAs take
+    any offset.
+
+    Verified: the source is a single-slot buffer (select a slot of a double buffer first), the
+    result single-slot with the same element type and at most as many elements; a constant offset
+    is >= 0 and the view ends inside the source.
+    """
+
+    name = "loop.view"
+    buffer = operand_def(LdmBufType)
+    offset = operand_def(IndexType())
+    result = result_def(LdmBufType)
+
+    assembly_format = "$buffer `[` $offset `]` attr-dict `:` type($buffer) `->` type($result)"
+
+    def __init__(self, buffer: SSAValue | Operation, offset: SSAValue | Operation, t: LdmBufType):
+        super().__init__(operands=[buffer, offset], result_types=[t])
+
+    def static_offset(self) -> int | None:
+        """The offset (elements) when it is an ``arith.constant``, else None."""
+        owner = self.offset.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data
+        return None
+
+    def verify_(self) -> None:
+        _require_spmd(self)
+        src = _buf(self, "source", self.buffer)
+        res = self.result.type
+        assert isinstance(res, LdmBufType)
+        if res.is_double:
+            raise VerifyException("loop.view: the result must be a single-slot buffer")
+        if res.element_type != src.element_type:
+            raise VerifyException(
+                f"loop.view: element types differ (source {_elem(src.element_type)}, view {_elem(res.element_type)})"
+            )
+        if res.n_elems > src.n_elems:
+            raise VerifyException(
+                f"loop.view: a view of {res.n_elems} elements does not fit %{_name(self.buffer)} ({src.n_elems} elements)"
+            )
+        off = self.static_offset()
+        if off is not None and (off < 0 or off + res.n_elems > src.n_elems):
+            raise VerifyException(
+                f"loop.view: elements [{off}, {off + res.n_elems}) lie outside %{_name(self.buffer)} "
+                f"({src.n_elems} elements)"
+            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -975,6 +1032,7 @@ Loop = Dialect(
         SpmdOp,
         LdmBufferOp,
         SlotOp,
+        ViewOp,
         DmaStartOp,
         DmaWaitOp,
         SummaStepOp,
