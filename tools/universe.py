@@ -73,6 +73,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return GraphSimplifyPass
 
+    def convert_graph_to_tile() -> type[ModulePass]:
+        from taihu.passes.conversion.graph_to_tile import ConvertGraphToTilePass
+
+        return ConvertGraphToTilePass
+
     def sw_to_swsim() -> type[ModulePass]:
         from taihu.passes.conversion.sw_to_swsim import SwToSwsimPass
 
@@ -103,6 +108,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     return {
         "taihu-lower": taihu_lower,
+        "convert-graph-to-tile": convert_graph_to_tile,
         "sw-to-swsim": sw_to_swsim,
         "convert-sw-to-swsim": convert_sw_to_swsim,
         "convert-loop-to-sw": convert_loop_to_sw,
