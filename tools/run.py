@@ -1,47 +1,79 @@
-"""``taihu-run``: run a network at one level of the taihu stack and print checksums of its outputs.
+"""``taihu-run``: run a network on the simulated Sunway core group (or the reference) and report.
 
 Usage::
 
     taihu-run MODEL.onnx | IN.mlir | --example NAME
-              [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N] [--quiet]
+              [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N]
+              [--report r.json] [--trace t.json] [--plot DIR] [--machine FILE.toml]
+              [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--quiet]
 
-- ``MODEL.onnx`` is imported with :func:`taihu.frontends.onnx.import_model`; ``IN.mlir`` is a
-  ``graph`` module (e.g. written by ``taihu-import``; its ``dialect_resources`` hold the weights);
-  ``--example NAME`` picks one of the light models shipped in the onnx package's backend test
-  data (``resnet50``, ``vgg19``, ``alexnet``, ``squeezenet``, ``inception_v1``).
-- ``--level graph`` runs the numpy reference interpreter (:mod:`taihu.backends.reference`), the
-  golden model. ``--level swsim`` runs the Sunway core-group simulator
-  (``taihu.backends.sim.runner``); see :func:`run_level`.
-- ``--inputs x.npz`` holds one array per graph input keyed by its ONNX input name (the
-  ``graph.name`` argument attribute) or positionally ``arg0``, ``arg1``...; inputs it does not
-  hold are drawn from a standard normal distribution seeded by ``--seed`` (default 0; input ``i``
-  uses ``numpy.random.default_rng([seed, i])``, so it does not depend on which others are given).
-- ``--output y.npz`` writes one array per graph output, in output order, keyed by the ONNX output
-  name; the file is written atomically (temporary file + rename): it never exists half-written.
-- Prints a table of output name / shape / dtype / checksum (sum and L2 norm, accumulated in
-  float64) — a rich table on a terminal, plain aligned text otherwise; ``--quiet`` prints nothing.
+Sources:
 
-Every error (missing file, malformed ONNX or MLIR, verification error, bad ``--inputs`` key or
-shape, unavailable level) is reported as ``taihu-run: error: ...`` on stderr with exit status 1,
-never as a Python traceback.
+- ``MODEL.onnx`` is imported with :func:`taihu.frontends.onnx.import_model`; ``--example NAME``
+  picks one of the light models shipped in the onnx package's backend test data (``resnet50``,
+  ``vgg19``, ``alexnet``, ``squeezenet``, ``inception_v1``; no download);
+- ``IN.mlir`` holding a ``graph`` module (e.g. written by ``taihu-import``; its
+  ``dialect_resources`` hold the weights) is treated like an imported model;
+- ``IN.mlir`` holding an ``sw`` or ``swsim`` module (``sw.kernel`` / ``swsim.target``) runs
+  directly on the simulator (``--level`` does not apply).
+
+Levels (``graph`` and ONNX inputs):
+
+- ``swsim`` (default): lower with the ``taihu-lower`` pipeline (:mod:`taihu.passes.pipelines`;
+  ``--option KEY=VALUE`` is handed to the stage passes declaring ``KEY``, e.g.
+  ``--option conv-algorithm=winograd``; ``--machine`` is bound by ``sw-to-swsim``), then run the
+  swsim program on the core-group simulator (:func:`taihu.backends.sim.runner.simulate`), print a
+  per-layer table — layer, algorithm, shape, cycles, ms at ``f_clk`` (1.45 GHz), GFLOPS, % of the
+  742.4 GFLOPS peak, DMA GB/s, bound (compute / DMA / RLC) — plus the network total;
+- ``graph``: the numpy reference interpreter (:mod:`taihu.backends.reference`), the golden model.
+
+Inputs/outputs: ``--inputs x.npz`` holds one array per graph input keyed by its ONNX input name
+(the ``graph.name`` argument attribute) or positionally ``arg0``, ``arg1``...; inputs it does not
+hold are drawn from a standard normal distribution seeded by ``--seed`` (default 0; input ``i``
+uses ``numpy.random.default_rng([seed, i])``). ``--output y.npz`` writes one array per graph
+output, in order, keyed by the ONNX output name, atomically. A table of output name / shape /
+dtype / checksum (sum and L2 norm, accumulated in float64) is printed — rich on a terminal, plain
+aligned text otherwise; ``--quiet`` prints nothing on success.
+
+Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
+:mod:`taihu.backends.sim.report`), ``--trace t.json`` (Chrome trace events for Perfetto),
+``--plot DIR`` (``roofline.png`` and ``layers.png``, :mod:`taihu.tools.plots`).
+
+``--random-weights SEED`` re-initializes the ONNX model's weights with seeded random values
+(:func:`taihu.frontends.onnx.randomize_weights`) before anything else, so the run, the reference
+and onnxruntime see the same model. ``--check`` compares the outputs with the graph reference
+(swsim level) and, for ONNX sources when onnxruntime is installed, with onnxruntime on the same
+model and inputs: every element must satisfy ``|a - b| <= atol + rtol |b|`` (rtol 1e-4,
+atol 1e-5); the check table prints the max absolute and relative errors; a mismatch is an error.
+
+Progress: a rich progress bar on stderr through import, each pass of ``taihu-lower`` and the
+simulation (per kernel), shown only when stderr is a terminal and without ``--quiet``.
+
+Every error (missing file, malformed ONNX or MLIR, unsupported op, verification or lowering
+error such as an LDM overflow, simulator deadlock, bad ``--inputs``, check mismatch) is reported
+as ``taihu-run: error: ...`` on stderr with exit status 1, never as a Python traceback, and no
+output file is left half-written.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
+import re
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from taihu.tools.atomic import write_atomically
-from taihu.tools.diagnostics import report
+from taihu.tools.diagnostics import format_error, report
 
 TOOL = "taihu-run"
 
@@ -54,13 +86,74 @@ EXAMPLES: dict[str, str] = {
     "inception_v1": "light_inception_v1",
 }
 
-#: Levels accepted by ``--level``. ``graph`` is the default until the simulator runner lands.
+#: Levels accepted by ``--level``.
 LEVELS = ("graph", "swsim")
-DEFAULT_LEVEL = "graph"
+DEFAULT_LEVEL = "swsim"
+
+#: ``--check`` tolerances: ``|a - b| <= ATOL + RTOL * |b|`` element-wise (f32 outputs).
+RTOL = 1e-4
+ATOL = 1e-5
 
 
 class RunError(Exception):
     """A user-facing ``taihu-run`` error (printed as one line, exit status 1)."""
+
+
+# --------------------------------------------------------------------------------------------
+# progress
+
+
+class Progress:
+    """Rich progress bars on stderr (no-ops when disabled): one task per stage."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar = None
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress as RichProgress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self._bar = RichProgress(
+                SpinnerColumn(), TextColumn("[bold]{task.fields[stage]:<9}"),
+                TextColumn("{task.description}", style="cyan"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+            self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+            self._bar = None
+
+    def add(self, stage: str, description: str, total: int) -> int | None:
+        if self._bar is None:
+            return None
+        return self._bar.add_task(description, total=total, stage=stage)
+
+    def update(self, task: int | None, description: str | None = None, completed: int | None = None) -> None:
+        if self._bar is None or task is None:
+            return
+        kw: dict[str, Any] = {}
+        if description is not None:
+            kw["description"] = description
+        if completed is not None:
+            kw["completed"] = completed
+        self._bar.update(task, **kw)
+
+    @contextmanager
+    def step(self, stage: str, description: str) -> Iterator[None]:
+        task = self.add(stage, description, 1)
+        yield
+        self.update(task, completed=1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -79,51 +172,62 @@ def example_path(name: str) -> Path:
     return path
 
 
-def load_onnx(path: str | os.PathLike[str]) -> tuple[ModuleOp, list[str]]:
-    """Import an ONNX file; returns the module and the ONNX output names in order."""
-    from taihu.frontends.onnx import OnnxImportError, import_model, load_model
+@dataclass
+class Source:
+    """What ``taihu-run`` runs: the module, the ONNX model it came from (if any), display name."""
+
+    module: ModuleOp
+    shown: str
+    model: Any = None  # onnx.ModelProto (randomized if asked) or None for .mlir input
+    onnx_names: list[str] | None = None
+
+
+def load_onnx(path: str | os.PathLike[str], random_weights: int | None = None) -> Source:
+    """Read (optionally re-initialize the weights of) and import an ONNX file."""
+    from taihu.frontends.onnx import OnnxImportError, import_model, load_model, randomize_weights
 
     try:
         model = load_model(path)
+        if random_weights is not None:
+            model = randomize_weights(model, random_weights)
         module = import_model(model)
     except OnnxImportError as e:
         raise RunError(str(e) if str(path) in str(e) else f"{path}: {e}") from e
-    return module, [o.name for o in model.graph.output]
+    return Source(module, str(path), model, [o.name for o in model.graph.output])
 
 
 def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
-    """Parse (and verify) an MLIR file containing ``graph`` (and builtin/func) ops."""
-    from xdsl.context import Context
-    from xdsl.dialects import get_all_dialects as xdsl_dialects
+    """Parse (and verify) an MLIR file (any taihu or xDSL dialect)."""
     from xdsl.parser import Parser
 
-    from taihu.tools.universe import get_all_dialects
+    from taihu.passes.pipelines import default_context
 
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise RunError(f"cannot read {path}: {e.strerror}") from e
-    ctx = Context()
-    for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, factory)
-    module = Parser(ctx, text, str(path)).parse_module()
+    except UnicodeDecodeError as e:
+        raise RunError(f"{path}: not a text MLIR file ({e.reason})") from e
+    module = Parser(default_context(), text, str(path)).parse_module()
     module.verify()
     return module
 
 
-def load_source(args: argparse.Namespace) -> tuple[ModuleOp, list[str] | None, str]:
-    """The module to run, the ONNX output names (None for .mlir input) and a display name."""
+def load_source(args: argparse.Namespace) -> Source:
+    """The module to run (see the module docstring)."""
     if args.example is not None:
-        path = example_path(args.example)
-        module, names = load_onnx(path)
-        return module, names, args.example
+        return load_onnx(example_path(args.example), args.random_weights)
     path = Path(args.model)
     if not path.exists():
         raise RunError(f"no such file: {args.model}")
+    if path.is_dir():
+        raise RunError(f"{args.model} is a directory, not a model")
     if path.suffix == ".mlir":
-        return load_mlir(path), None, str(path)
-    return (*load_onnx(path), str(path))
+        if args.random_weights is not None:
+            raise RunError("--random-weights applies to ONNX models (for .mlir files use "
+                           "taihu-import --randomize-weights when importing)")
+        return Source(load_mlir(path), str(path))
+    return load_onnx(path, args.random_weights)
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,127 +274,477 @@ def complete_inputs(module: ModuleOp, given: Mapping[str, np.ndarray], seed: int
     return inputs
 
 
+def named_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``inputs`` keyed by graph input name (``argN`` keys resolved), shapes/dtypes checked."""
+    from taihu.backends.reference import bind_inputs, input_specs
+
+    specs = input_specs(module)
+    return {s.name: v for s, v in zip(specs, bind_inputs(specs, inputs))}
+
+
 def checksums(value: np.ndarray) -> tuple[float, float]:
     """(sum, L2 norm) of ``value``, accumulated in float64."""
     v = np.asarray(value, dtype=np.float64)
     return float(v.sum()), float(np.sqrt(np.square(v).sum()))
 
 
-def print_table(outputs: Mapping[str, np.ndarray], title: str) -> None:
-    """Output name / shape / dtype / sum / L2 norm: rich table on a terminal, plain text otherwise."""
-    from rich import box
+def _console():
     from rich.console import Console
+
+    terminal = sys.stdout.isatty()
+    return Console(file=sys.stdout, width=None if terminal else 200, no_color=not terminal,
+                   highlight=False), terminal
+
+
+def _table(title: str | None, columns: list[tuple[str, str]]):
+    from rich import box
     from rich.table import Table
 
     terminal = sys.stdout.isatty()
-    console = Console(file=sys.stdout, width=None if terminal else 200, no_color=not terminal, highlight=False)
     table = Table(title=title if terminal else None, box=box.SIMPLE_HEAVY if terminal else None,
                   show_edge=terminal, pad_edge=False)
-    for col, justify in (("output", "left"), ("shape", "left"), ("dtype", "left"), ("sum", "right"), ("l2", "right")):
+    for col, justify in columns:
         table.add_column(col, justify=justify, no_wrap=True)
-    for name, value in outputs.items():
-        s, l2 = checksums(value)
-        shape = "x".join(str(d) for d in value.shape) or "scalar"
-        table.add_row(name, shape, str(value.dtype), f"{s:.6g}", f"{l2:.6g}")
+    return table
+
+
+def _print(table, title: str) -> None:
+    console, terminal = _console()
     if not terminal:
         console.print(title)
     console.print(table)
 
 
+def print_table(outputs: Mapping[str, np.ndarray], title: str) -> None:
+    """Output name / shape / dtype / sum / L2 norm: rich table on a terminal, plain text otherwise."""
+    table = _table(title, [("output", "left"), ("shape", "left"), ("dtype", "left"), ("sum", "right"),
+                           ("l2", "right")])
+    for name, value in outputs.items():
+        s, l2 = checksums(value)
+        shape = "x".join(str(d) for d in value.shape) or "scalar"
+        table.add_row(name, shape, str(value.dtype), f"{s:.6g}", f"{l2:.6g}")
+    _print(table, title)
+
+
 # --------------------------------------------------------------------------------------------
-# levels
+# the per-layer table
 
 
-def _run_graph(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def layer_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Aggregate the report's kernels by ``layer`` (kernels without one: by kernel name), in
+    order of first appearance. Each row: layer, algorithm ("+"-joined distinct), shape, op,
+    kernels, cycles, flops, dma_bytes, t_compute, t_dma, rlc_wait, breakdown (summed), and the
+    derived ms, gflops, percent_of_peak, dma_gbps, bound."""
+    from taihu.backends.sim.report import bound_of
+
+    f_clk = report.get("f_clk_ghz", 1.45)
+    peak = report.get("peak_gflops", 742.4)
+    n_cpes = report.get("n_cpes", 64)
+    rows: dict[str, dict[str, Any]] = {}
+    for k in report["kernels"]:
+        key = k.get("layer") or k["name"]
+        r = rows.get(key)
+        if r is None:
+            r = rows[key] = {"layer": key, "algorithms": [], "shape": None, "op": k.get("op"),
+                             "kernels": 0, "cycles": 0, "flops": 0, "dma_bytes": 0, "t_compute": 0,
+                             "t_dma": 0, "rlc_wait": 0,
+                             "breakdown": {"compute": 0, "rlc": 0, "dma": 0, "idle": 0}}
+        alg = k.get("algorithm")
+        if alg and alg not in r["algorithms"]:
+            r["algorithms"].append(alg)
+        if r["shape"] is None or (k.get("shape") and k["flops"] >= r.get("_shape_flops", -1)):
+            if k.get("shape"):
+                r["shape"], r["_shape_flops"] = k["shape"], k["flops"]
+        r["kernels"] += 1
+        for f in ("cycles", "flops", "dma_bytes", "t_compute", "t_dma", "rlc_wait"):
+            r[f] += k[f]
+        for part, v in k.get("breakdown", {}).items():
+            r["breakdown"][part] += v
+    out = []
+    for r in rows.values():
+        r.pop("_shape_flops", None)
+        secs = r["cycles"] / (f_clk * 1e9)
+        r["algorithm"] = "+".join(r.pop("algorithms")) or None
+        r["ms"] = secs * 1e3
+        r["gflops"] = r["flops"] / secs / 1e9 if secs > 0 else 0.0
+        r["percent_of_peak"] = 100.0 * r["gflops"] / peak
+        r["dma_gbps"] = r["dma_bytes"] / secs / 1e9 if secs > 0 else 0.0
+        r["bound"] = bound_of(r["t_compute"], r["t_dma"], r["rlc_wait"] / n_cpes)
+        out.append(r)
+    return out
+
+
+def print_layer_table(report: Mapping[str, Any], title: str) -> None:
+    """The per-layer table (see :func:`layer_rows`) with the network total as last row."""
+    table = _table(title, [("layer", "left"), ("algorithm", "left"), ("shape", "left"),
+                           ("cycles", "right"), ("ms", "right"), ("GFLOPS", "right"),
+                           ("% peak", "right"), ("DMA GB/s", "right"), ("bound", "left")])
+    rows = layer_rows(report)
+    for r in rows:
+        table.add_row(r["layer"], r["algorithm"] or "-", r["shape"] or "-", str(r["cycles"]),
+                      f"{r['ms']:.3f}", f"{r['gflops']:.1f}", f"{r['percent_of_peak']:.1f}",
+                      f"{r['dma_gbps']:.2f}", r["bound"])
+    secs = report["seconds"]
+    dma = sum(k["dma_bytes"] for k in report["kernels"])
+    table.add_section()
+    tot_bound = max(("compute", sum(r["t_compute"] for r in rows)), ("DMA", sum(r["t_dma"] for r in rows)),
+                    ("RLC", sum(r["rlc_wait"] for r in rows) / report.get("n_cpes", 64)),
+                    key=lambda x: x[1])[0] if rows else "-"
+    table.add_row(f"total ({len(rows)} layers, {len(report['kernels'])} kernels)", "", "",
+                  str(report["total_cycles"]), f"{secs * 1e3:.3f}", f"{report['gflops']:.1f}",
+                  f"{report['percent_of_peak']:.1f}", f"{dma / secs / 1e9 if secs else 0.0:.2f}",
+                  tot_bound)
+    _print(table, title)
+
+
+# --------------------------------------------------------------------------------------------
+# running
+
+
+@dataclass
+class RunResult:
+    """One run: outputs keyed by graph/ONNX output name, the simulator report (None at the graph
+    level), per-stage wall times ``[(stage, seconds)]`` and the simulator engine."""
+
+    outputs: dict[str, np.ndarray]
+    level: str
+    report: dict[str, Any] | None = None
+    stages: list[tuple[str, float]] = field(default_factory=list)
+    engine: Any = None
+    module: ModuleOp | None = None
+
+
+def _sanitise(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.]", "_", name)
+
+
+def _io_globals(module: ModuleOp, kind: str) -> list[str]:
+    from taihu.dialects import sw
+
+    names = []
+    for op in module.body.block.ops:
+        if isinstance(op, sw.GlobalOp) and op.io is not None and str(op.io.data.value) == kind:
+            names.append(op.sym_name.data)
+    return names
+
+
+def match_globals(names: list[str], globals_: list[str], kind: str) -> dict[str, str]:
+    """Graph name -> io global name: exact, then sanitised ([A-Za-z0-9_.]), then by position
+    when the counts agree. ``RunError`` if a name has no global."""
+    out: dict[str, str] = {}
+    free = list(globals_)
+    for n in names:
+        for cand in (n, _sanitise(n)):
+            if cand in free:
+                out[n] = cand
+                free.remove(cand)
+                break
+    rest = [n for n in names if n not in out]
+    if rest and len(rest) == len(free):
+        out.update(zip(rest, free))
+    elif rest:
+        raise RunError(f"the lowered program has no {kind} global for graph {kind}(s) "
+                       f"{', '.join(repr(n) for n in rest)} (io {kind} globals: {', '.join(globals_) or 'none'})")
+    return out
+
+
+def _pass_error(e: BaseException, stage: str) -> RunError:
+    msg = format_error(e)
+    if isinstance(e, (ImportError, AttributeError, KeyError, TypeError, IndexError, AssertionError,
+                      ZeroDivisionError, NotImplementedError, RecursionError)):
+        msg = f"internal error ({type(e).__name__}): {msg}"
+    return RunError(msg if msg.startswith(stage) else f"{stage}: {msg}")
+
+
+def lower(module: ModuleOp, machine: str | None, options: Mapping[str, Any],
+          progress: Progress | None = None) -> list[tuple[str, float]]:
+    """Apply ``taihu-lower`` in place; returns the per-pass wall times. Errors -> ``RunError``
+    naming the pass (``PipelineUnavailableError`` names the missing pass)."""
+    from taihu.passes.pipelines import (
+        TAIHU_LOWER,
+        PipelineUnavailableError,
+        StageTimer,
+        build_pipeline,
+        run_pipeline,
+    )
+
+    progress = progress or Progress(False)
+    task = progress.add("lower", "taihu-lower", len(TAIHU_LOWER))
+    timer = StageTimer(len(TAIHU_LOWER),
+                       on_start=lambda name, i, n: progress.update(task, name, i))
+    opts = dict(options)
+    if machine is not None:
+        opts["machine"] = str(machine)
+    try:
+        pipeline = build_pipeline(opts, callback=timer)
+    except PipelineUnavailableError as e:
+        raise RunError(f"cannot lower to swsim: {e}") from e
+    except ValueError as e:
+        raise RunError(f"--option: {e}") from e
+    try:
+        run_pipeline(pipeline, module)
+    except Exception as e:
+        failed = TAIHU_LOWER[len(timer.times)] if len(timer.times) < len(TAIHU_LOWER) else "taihu-lower"
+        raise _pass_error(e, failed) from e
+    progress.update(task, "done", len(TAIHU_LOWER))
+    return timer.times
+
+
+def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
+                    trace: bool = False, seed: int = 0, progress: Progress | None = None):
+    """Run an sw/swsim module on the simulator with a per-kernel progress bar; the
+    :class:`~taihu.backends.sim.runner.SimResult`."""
+    from taihu.backends.sim.runner import simulate
+
+    progress = progress or Progress(False)
+    task = progress.add("simulate", "", 1)
+
+    def on_kernel(done: int, total: int, name: str) -> None:
+        if task is not None:
+            progress._bar.update(task, total=total, completed=done, description=name)
+
+    return simulate(module, machine_path=machine, inputs=inputs, trace=trace, seed=seed,
+                    progress=on_kernel)
+
+
+def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
+              trace: bool = False, options: Mapping[str, Any] | None = None,
+              progress: Progress | None = None) -> RunResult:
+    """Lower a graph ``module`` (in place) with ``taihu-lower`` and simulate it. ``inputs`` keyed
+    by graph input name; outputs keyed by graph output name (``graph.name`` / ``outN``)."""
+    from taihu.backends.reference import input_specs, output_names
+
+    in_names = [s.name for s in input_specs(module)]
+    in_shapes = {s.name: s.shape for s in input_specs(module)}
+    out_names = output_names(module)
+    stages = lower(module, machine, options or {}, progress)
+    in_map = match_globals(in_names, _io_globals(module, "input"), "input")
+    out_map = match_globals(out_names, _io_globals(module, "output"), "output")
+    t0 = time.perf_counter()
+    res = simulate_module(module, {in_map[n]: np.asarray(inputs[n]).reshape(in_shapes[n]) for n in in_names},
+                          trace=trace, progress=progress)
+    stages.append(("simulate", time.perf_counter() - t0))
+    outputs = {n: res.outputs[out_map[n]] for n in out_names}
+    return RunResult(outputs, "swsim", res.report, stages, res.engine, module)
+
+
+def run_graph(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> RunResult:
+    """Run a graph module on the numpy reference."""
     from taihu.backends.reference import run_module
 
-    return run_module(module, inputs)
+    t0 = time.perf_counter()
+    outputs = run_module(module, inputs)
+    return RunResult(outputs, "graph", stages=[("reference", time.perf_counter() - t0)], module=module)
 
 
-def _run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+# --------------------------------------------------------------------------------------------
+# --check
+
+
+@dataclass
+class Comparison:
+    output: str
+    against: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+
+
+def compare(outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], against: str,
+            rtol: float = RTOL, atol: float = ATOL) -> list[Comparison]:
+    """Element-wise ``|a - b| <= atol + rtol |b|`` per output (same order, shapes must agree)."""
+    rows = []
+    for (name, a), b in zip(outputs.items(), expected.values(), strict=True):
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        if a.shape != b.shape:
+            rows.append(Comparison(name, against, float("inf"), float("inf"), False))
+            continue
+        diff = np.abs(a - b)
+        max_abs = float(diff.max()) if diff.size else 0.0
+        rel = diff / np.maximum(np.abs(b), np.finfo(np.float32).tiny)
+        max_rel = float(rel.max()) if rel.size else 0.0
+        finite = ~(np.isnan(a) | np.isnan(b))
+        ok = bool(np.array_equal(np.isnan(a), np.isnan(b))) and bool(
+            np.all(diff[finite] <= atol + rtol * np.abs(b[finite])))
+        rows.append(Comparison(name, against, max_abs, max_rel, ok))
+    return rows
+
+
+def onnxruntime_outputs(model, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """Outputs of onnxruntime (CPU) on ``model`` (None if onnxruntime is not installed)."""
     try:
-        runner = importlib.import_module("taihu.backends.sim.runner")
-    except ModuleNotFoundError as e:
-        if e.name not in ("taihu.backends.sim.runner", "taihu.backends.sim"):
-            raise
-        raise RunError("--level swsim: the simulator runner (taihu.backends.sim.runner) is not available yet") from e
-    return runner.run_module(module, inputs)
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    feed = {i.name: np.asarray(inputs[i.name]) for i in sess.get_inputs()}
+    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
 
 
-#: level name -> runner ``(module, inputs) -> outputs``; see :func:`run_level`.
-RUNNERS: dict[str, Callable[[ModuleOp, Mapping[str, np.ndarray]], dict[str, np.ndarray]]] = {
-    "graph": _run_graph,
-    "swsim": _run_swsim,
-}
-
-
-def run_level(level: str, module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run ``module`` (a ``graph``-level module, as imported) at ``level``; outputs keyed by name.
-
-    Extension point for new levels: add an entry to :data:`RUNNERS` (and to :data:`LEVELS`).
-    Every runner takes the ``graph`` module and the complete input dict (keyed by the
-    ``graph.name`` of ``@main``'s arguments, shapes and dtypes already checked by the caller's
-    runner) and returns ``{output name: array}`` in ``@main``'s result order, like
-    :func:`taihu.backends.reference.run_module`. ``swsim`` expects
-    ``taihu.backends.sim.runner.run_module(module, inputs)`` with that signature (it lowers the
-    module through the pipeline itself); until that module exists the level is a one-line error.
-    Runners report user errors by raising :class:`RunError`, ``ValueError`` or an xDSL
-    ``DiagnosticException``; :func:`main` turns them into one line on stderr.
-    """
-    try:
-        runner = RUNNERS[level]
-    except KeyError:
-        raise RunError(f"unknown level '{level}' (choose from {', '.join(RUNNERS)})") from None
-    return runner(module, inputs)
+def print_check(rows: list[Comparison], title: str) -> None:
+    table = _table(title, [("output", "left"), ("against", "left"), ("max abs err", "right"),
+                           ("max rel err", "right"), ("result", "left")])
+    for r in rows:
+        table.add_row(r.output, r.against, f"{r.max_abs:.3g}", f"{r.max_rel:.3g}",
+                      "ok" if r.ok else "MISMATCH")
+    _print(table, title)
 
 
 # --------------------------------------------------------------------------------------------
 # driver
 
 
+def _parse_options(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise RunError(f"--option {item!r}: expected KEY=VALUE")
+        v: Any = value
+        if value.lower() in ("true", "false"):
+            v = value.lower() == "true"
+        else:
+            for conv in (int, float):
+                try:
+                    v = conv(value)
+                    break
+                except ValueError:
+                    pass
+        out[key] = v
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=TOOL, description="Run a network on a taihu level and print output checksums.")
+    p = argparse.ArgumentParser(prog=TOOL, description="Run a network on the simulated SW26010 core "
+                                "group (or the reference) and report per layer.")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("model", nargs="?", help="ONNX model (.onnx) or graph-dialect module (.mlir)")
+    src.add_argument("model", nargs="?", help="ONNX model (.onnx) or graph / sw / swsim module (.mlir)")
     src.add_argument("--example", metavar="NAME", help=f"a light ONNX test model: {', '.join(EXAMPLES)}")
-    p.add_argument("--level", choices=LEVELS, default=DEFAULT_LEVEL, help=f"execution level (default: {DEFAULT_LEVEL})")
+    p.add_argument("--level", choices=LEVELS, default=None,
+                   help=f"graph/ONNX inputs: execution level (default: {DEFAULT_LEVEL})")
     p.add_argument("--inputs", metavar="X.npz", help="input arrays keyed by ONNX input name or argN")
     p.add_argument("--output", metavar="Y.npz", help="write the outputs, keyed by ONNX output name")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs not given by --inputs (default: 0)")
-    p.add_argument("--quiet", action="store_true", help="print nothing on success")
-    p.add_argument("--report", metavar="R.json", help="sw/swsim modules: write the simulator report (JSON)")
-    p.add_argument("--trace", metavar="T.json", help="sw/swsim modules: write a Chrome/Perfetto trace")
-    p.add_argument("--machine", metavar="FILE.toml", help="sw/swsim modules: machine description "
+    p.add_argument("--random-weights", type=int, metavar="SEED", default=None,
+                   help="re-initialize the ONNX model's weights with seeded random values")
+    p.add_argument("--check", action="store_true",
+                   help=f"compare with the graph reference and onnxruntime (rtol {RTOL:g}, atol {ATOL:g})")
+    p.add_argument("--report", metavar="R.json", help="write the simulator report (JSON)")
+    p.add_argument("--trace", metavar="T.json", help="write a Chrome/Perfetto trace")
+    p.add_argument("--plot", metavar="DIR", help="write roofline.png and layers.png into DIR")
+    p.add_argument("--machine", metavar="FILE.toml", help="machine description "
                    "(default: backends/configs/sw26010.toml or the module's swsim.target)")
+    p.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
+                   help="taihu-lower option for the passes declaring KEY (e.g. conv-algorithm=winograd)")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
     return p
+
+
+def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
+    """--output / --report / --trace / --plot (each atomically)."""
+    if args.output is not None:
+        try:
+            write_atomically(args.output, lambda f: np.savez(f, **result.outputs))
+        except OSError as e:
+            raise RunError(f"cannot write {args.output}: {e.strerror or e}") from e
+    sim_only = [o for o in ("report", "trace", "plot") if getattr(args, o) is not None]
+    if result.report is None:
+        if sim_only:
+            raise RunError(f"--{sim_only[0]} needs a simulated run (--level swsim or an sw module)")
+        return
+    from taihu.backends.sim.report import write_json_atomically
+
+    try:
+        if args.report is not None:
+            write_json_atomically(args.report, result.report)
+        if args.trace is not None:
+            result.engine.trace.write(args.trace)
+        if args.plot is not None:
+            from taihu.tools.plots import write_plots
+
+            write_plots(result.report, args.plot, title=Path(args.shown).stem if hasattr(args, "shown") else "")
+    except OSError as e:
+        raise RunError(f"cannot write {e.filename or ''}: {e.strerror or e}") from e
 
 
 def run(args: argparse.Namespace) -> int:
     from taihu.backends.reference import ReferenceInputError
+    from taihu.backends.sim.runner import is_sw_module
 
-    try:
-        module, onnx_names, shown = load_source(args)
-        from taihu.backends.sim.runner import is_sw_module
-
-        if is_sw_module(module):  # sw / swsim programs run directly on the simulated core group
-            from taihu.backends.sim.runner import run_cli
-
-            return run_cli(module, args, shown)
-        inputs = complete_inputs(module, load_inputs(args.inputs), args.seed)
-        start = time.perf_counter()
-        outputs = run_level(args.level, module, inputs)
-        elapsed = time.perf_counter() - start
-    except ReferenceInputError as e:
-        raise RunError(f"{'--inputs ' + args.inputs + ': ' if args.inputs else ''}{e}") from e
-    if onnx_names is not None and len(onnx_names) == len(outputs):
-        outputs = dict(zip(onnx_names, outputs.values()))
-    if args.output is not None:
-        try:
-            write_atomically(args.output, lambda f: np.savez(f, **outputs))
-        except OSError as e:
-            raise RunError(f"cannot write {args.output}: {e.strerror or e}") from e
+    progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
+    options = _parse_options(args.option)
+    if args.plot is not None and os.path.exists(args.plot) and not os.path.isdir(args.plot):
+        raise RunError(f"--plot {args.plot}: not a directory")
+    with progress:
+        t0 = time.perf_counter()
+        with progress.step("import", args.example or args.model):
+            source = load_source(args)
+        t_import = time.perf_counter() - t0
+        args.shown = source.shown
+        module = source.module
+        if is_sw_module(module):
+            if args.check:
+                raise RunError("--check compares a graph or ONNX model with its reference; "
+                               f"{source.shown} is an sw/swsim program")
+            if args.option:
+                raise RunError("--option applies to the taihu-lower pipeline (graph or ONNX input)")
+            given = load_inputs(args.inputs)
+            t1 = time.perf_counter()
+            res = simulate_module(module, given, machine=args.machine, trace=args.trace is not None,
+                                  seed=args.seed, progress=progress)
+            result = RunResult(res.outputs, "swsim", res.report,
+                               [("import", t_import), ("simulate", time.perf_counter() - t1)], res.engine, module)
+        else:
+            level = args.level or DEFAULT_LEVEL
+            try:
+                inputs = named_inputs(module, complete_inputs(module, load_inputs(args.inputs), args.seed))
+            except ReferenceInputError as e:
+                raise RunError(f"{'--inputs ' + args.inputs + ': ' if args.inputs else ''}{e}") from e
+            reference = module.clone() if (args.check and level == "swsim") else None
+            if level == "graph":
+                result = run_graph(module, inputs)
+            else:
+                result = run_swsim(module, inputs, machine=args.machine, trace=args.trace is not None,
+                                   options=options, progress=progress)
+            result.stages.insert(0, ("import", t_import))
+    if source.onnx_names is not None and len(source.onnx_names) == len(result.outputs):
+        result.outputs = dict(zip(source.onnx_names, result.outputs.values()))
+    checks: list[Comparison] = []
+    if args.check:
+        if reference is not None:
+            ref = run_graph(reference, inputs)
+            result.stages.append(("reference", ref.stages[0][1]))
+            checks += compare(result.outputs, ref.outputs, "reference")
+        if source.model is not None:
+            t1 = time.perf_counter()
+            ort_out = onnxruntime_outputs(source.model, inputs)
+            if ort_out is not None:
+                result.stages.append(("onnxruntime", time.perf_counter() - t1))
+                checks += compare(result.outputs, ort_out, "onnxruntime")
+        if not checks:
+            raise RunError("--check: nothing to compare with (graph level on an .mlir file: the "
+                           "reference is the run itself; onnxruntime needs an ONNX model)")
+    _write_outputs(args, result)
     if not args.quiet:
-        print_table(outputs, f"{shown} at level {args.level}: {len(outputs)} output(s) in {elapsed:.3f} s")
+        total = sum(t for _, t in result.stages)
+        if result.report is not None:
+            print_layer_table(result.report, f"{source.shown} on the simulated core group "
+                              f"({result.report['machine']}): {result.report['total_cycles']} cycles "
+                              f"= {result.report['seconds'] * 1e3:.3f} ms")
+        print_table(result.outputs, f"{source.shown} at level {result.level}: {len(result.outputs)} "
+                                    f"output(s) in {total:.3f} s")
+        if checks:
+            print_check(checks, f"--check (rtol {RTOL:g}, atol {ATOL:g})")
+        print("wall time: " + ", ".join(f"{n} {t:.3f} s" for n, t in result.stages) + f"; total {total:.3f} s")
+    bad = [c for c in checks if not c.ok]
+    if bad:
+        worst = max(bad, key=lambda c: c.max_abs)
+        raise RunError(f"--check failed: {len(bad)} of {len(checks)} comparisons exceed rtol {RTOL:g} / "
+                       f"atol {ATOL:g}; worst: output '{worst.output}' vs {worst.against}: max abs err "
+                       f"{worst.max_abs:.3g}, max rel err {worst.max_rel:.3g}")
     return 0
 
 
@@ -298,22 +752,31 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point (``taihu-run``); returns the exit status."""
     from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
 
-    try:
-        from taihu.backends.sim.memory import SimError
-    except ImportError:  # pragma: no cover - the simulator is part of the package
-        SimError = RunError  # noqa: N806
+    from taihu.backends.sim.machine import MachineConfigError
+    from taihu.backends.sim.memory import SimError
 
     args = _parser().parse_args(argv)
     try:
         return run(args)
-    except (RunError, SimError) as e:
+    except SimError as e:
+        shown = getattr(args, "shown", None)
+        msg = str(e).replace("\n", "\n  ")
+        return report(TOOL, RuntimeError(f"{shown}: {msg}" if shown else msg))
+    except (RunError, MachineConfigError) as e:
         return report(TOOL, e)
     except (ParseError, DiagnosticException, InterpretationError) as e:
         return report(TOOL, e)
     except (ValueError, KeyError, OSError) as e:
         return report(TOOL, RuntimeError(f"{type(e).__name__}: {e}"))
+    except KeyboardInterrupt:
+        print(f"{TOOL}: interrupted", file=sys.stderr)
+        return 130
     except Exception as e:  # never a traceback: an internal error is still one diagnostic line
         return report(TOOL, RuntimeError(f"internal error ({type(e).__name__}): {e}"))
+
+
+__all__ = ["main", "run_swsim", "run_graph", "lower", "simulate_module", "layer_rows", "compare",
+           "onnxruntime_outputs", "load_source", "RunResult", "RunError", "EXAMPLES", "example_path"]
 
 
 if __name__ == "__main__":

@@ -4,6 +4,10 @@ JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFL
 
     {
       "machine": str,             # machine description file
+      "f_clk_ghz": float,         # CPE clock (1.45 GHz, 004 L453)
+      "n_cpes": int,              # CPEs of the core group (64)
+      "peak_gflops": float,       # fp64 peak of the core group (742.4 GFLOPS, 004 L453)
+      "peak_dma_gbps": float,     # measured DMA peak bandwidth (30.94 GB/s, 004 L597)
       "total_cycles": int,        # end of the last kernel (host program time)
       "seconds": float,           # total_cycles / f_clk
       "flops": int,               # floating-point operations executed by micro-kernels
@@ -136,6 +140,10 @@ def build_report(engine, kernel_info: dict[str, dict[str, Any]] | None = None) -
     gflops = flops / secs / 1e9 if secs > 0 else 0.0
     return {
         "machine": os.path.basename(m.source),
+        "f_clk_ghz": m.f_clk_ghz,
+        "n_cpes": m.n_cpes,
+        "peak_gflops": m.peak_cg_gflops,
+        "peak_dma_gbps": m.peak_bw_cg,
         "total_cycles": total,
         "seconds": secs,
         "flops": flops,

@@ -85,7 +85,7 @@ def assert_one_line_error(code: int, out: str, err: str, *needles: str) -> None:
 
 def test_onnx_with_inputs_and_output_matches_onnxruntime(model, tmp_path, capsys):
     np.savez(tmp_path / "x.npz", **inputs())
-    code, out, err = run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "y.npz"], capsys)
+    code, out, err = run([model, "--level", "graph", "--inputs", tmp_path / "x.npz", "--output", tmp_path / "y.npz"], capsys)
     assert code == 0, err
     sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     expected = sess.run(None, inputs())
@@ -109,14 +109,14 @@ def test_onnx_with_inputs_and_output_matches_onnxruntime(model, tmp_path, capsys
 def test_positional_input_names_and_random_fill(model, tmp_path, capsys):
     given = inputs()
     np.savez(tmp_path / "x.npz", arg1=given["z"])  # x is missing: random from the seed
-    code, _, err = run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "a.npz", "--quiet"], capsys)
+    code, _, err = run([model, "--level", "graph", "--inputs", tmp_path / "x.npz", "--output", tmp_path / "a.npz", "--quiet"], capsys)
     assert code == 0, err
     with np.load(tmp_path / "a.npz") as a:
         np.testing.assert_allclose(a["y1"], 3 * given["z"], rtol=1e-6)
         y0 = a["y0"]
     # same seed, same random x; another seed, another x
-    run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "b.npz", "--quiet"], capsys)
-    run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "c.npz", "--quiet", "--seed", "5"], capsys)
+    run([model, "--level", "graph", "--inputs", tmp_path / "x.npz", "--output", tmp_path / "b.npz", "--quiet"], capsys)
+    run([model, "--level", "graph", "--inputs", tmp_path / "x.npz", "--output", tmp_path / "c.npz", "--quiet", "--seed", "5"], capsys)
     with np.load(tmp_path / "b.npz") as b, np.load(tmp_path / "c.npz") as c:
         np.testing.assert_array_equal(b["y0"], y0)
         assert not np.array_equal(c["y0"], y0)
@@ -127,7 +127,7 @@ def test_positional_input_names_and_random_fill(model, tmp_path, capsys):
 
 
 def test_quiet_prints_nothing(model, capsys):
-    code, out, err = run([model, "--quiet"], capsys)
+    code, out, err = run([model, "--level", "graph", "--quiet"], capsys)
     assert (code, out, err) == (0, "", "")
 
 
@@ -138,8 +138,8 @@ def test_mlir_input_round_trips_through_taihu_import(model, tmp_path, capsys):
     assert importer.main([str(model), "-o", str(mlir)]) == 0
     capsys.readouterr()
     np.savez(tmp_path / "x.npz", **inputs())
-    assert run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "a.npz", "--quiet"], capsys)[0] == 0
-    assert run([mlir, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "b.npz", "--quiet"], capsys)[0] == 0
+    assert run([model, "--level", "graph", "--inputs", tmp_path / "x.npz", "--output", tmp_path / "a.npz", "--quiet"], capsys)[0] == 0
+    assert run([mlir, "--level", "graph", "--inputs", tmp_path / "x.npz", "--output", tmp_path / "b.npz", "--quiet"], capsys)[0] == 0
     with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
         assert a.files == b.files
         for k in a.files:
@@ -248,13 +248,13 @@ def test_positional_names_for_unnamed_mlir(tmp_path, capsys):
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = np.array([1, 2, 3], np.float32)
     np.savez(tmp_path / "in.npz", arg0=a, arg1=b)
-    code, out, err = run([src, "--inputs", tmp_path / "in.npz", "--output", tmp_path / "o.npz"], capsys)
+    code, out, err = run([src, "--level", "graph", "--inputs", tmp_path / "in.npz", "--output", tmp_path / "o.npz"], capsys)
     assert code == 0, err
     with np.load(tmp_path / "o.npz") as o:
         assert o.files == ["out0"]
         np.testing.assert_array_equal(o["out0"], a - b)
     assert "out0" in out and "2x3" in out
-    code, out, err = run([src], capsys)
+    code, out, err = run([src, "--level", "graph"], capsys)
     assert code == 0 and "out0" in out
 
 
@@ -292,3 +292,144 @@ def test_console_script_light_squeezenet_matches_shipped_output(tmp_path):
     expected.ParseFromString((LIGHT / "light_squeezenet_output_0.pb").read_bytes())
     with np.load(out_file) as y:
         np.testing.assert_allclose(y["softmaxout_1"], numpy_helper.to_array(expected), rtol=1e-4, atol=1e-5)
+
+
+# ---- issue 5: default level, --random-weights, --check, --plot, sw programs, errors ----------------
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def pipeline_available() -> bool:
+    from taihu.passes.pipelines import TAIHU_LOWER, PipelineUnavailableError, resolve_stage
+
+    try:
+        for stage in TAIHU_LOWER:
+            resolve_stage(stage)
+    except PipelineUnavailableError:
+        return False
+    return True
+
+
+def test_default_level_lowers_and_simulates_or_names_the_missing_pass(model, tmp_path, capsys):
+    """Without --level an ONNX model goes through taihu-lower and the simulator: a one-line error
+    naming the first unavailable pass while the pipeline is incomplete, else the per-layer table
+    and outputs that agree with the reference."""
+    np.savez(tmp_path / "x.npz", **inputs())
+    code, out, err = run([model, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "sim.npz",
+                          "--check"], capsys)
+    if not pipeline_available():
+        assert_one_line_error(code, out, err, "taihu-lower: pass '", "is not available yet")
+        assert not (tmp_path / "sim.npz").exists()
+        return
+    assert code == 0, err
+    assert "total (" in out and "bound" in out and "GFLOPS" in out
+    assert "reference" in out and "onnxruntime" in out and "MISMATCH" not in out
+    ref = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, inputs())
+    with np.load(tmp_path / "sim.npz") as sim:
+        assert sim.files == ["y0", "y1"]
+        for k, e in zip(sim.files, ref):
+            np.testing.assert_allclose(sim[k], e, rtol=1e-4, atol=1e-5)
+
+
+def test_random_weights_change_the_model_deterministically(model, tmp_path, capsys):
+    from taihu.frontends.onnx import randomize_weights
+
+    outs = {}
+    for tag, extra in (("plain", []), ("r0", ["--random-weights", "0"]), ("r0b", ["--random-weights", "0"]),
+                       ("r1", ["--random-weights", "1"])):
+        np.savez(tmp_path / "x.npz", **inputs())
+        code, _, err = run([model, "--level", "graph", "--inputs", tmp_path / "x.npz", "--output",
+                            tmp_path / f"{tag}.npz", "--quiet", *extra], capsys)
+        assert code == 0, err
+        with np.load(tmp_path / f"{tag}.npz") as f:
+            outs[tag] = f["y0"]
+    np.testing.assert_array_equal(outs["r0"], outs["r0b"])
+    assert not np.allclose(outs["r0"], outs["plain"]) and not np.allclose(outs["r0"], outs["r1"])
+    randomized = randomize_weights(onnx.load(model), 0)
+    sess = ort.InferenceSession(randomized.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(outs["r0"], sess.run(["y0"], inputs())[0], rtol=1e-5, atol=1e-6)
+
+
+def test_check_at_graph_level_compares_with_onnxruntime(model, capsys):
+    code, out, err = run([model, "--level", "graph", "--check", "--random-weights", "3"], capsys)
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["y0"], ["y1"])]
+    checked = [r for r in rows if len(r) == 5 and r[1] == "onnxruntime"]
+    assert [r[0] for r in checked] == ["y0", "y1"] and all(r[4] == "ok" for r in checked)
+    assert all(float(r[2]) <= 1e-5 for r in checked)  # max abs err
+
+
+def test_check_mismatch_is_an_error_with_max_errors(model, capsys, monkeypatch):
+    real = run_tool.onnxruntime_outputs
+
+    def perturbed(m, feed):
+        out = real(m, feed)
+        out["y1"] = out["y1"] + np.float32(0.5)
+        return out
+
+    monkeypatch.setattr(run_tool, "onnxruntime_outputs", perturbed)
+    code, out, err = run([model, "--level", "graph", "--check"], capsys)
+    assert_one_line_error(code, out, err, "--check failed", "1 of 2", "'y1'", "onnxruntime",
+                          "max abs err 0.5")
+    assert "MISMATCH" in out
+
+
+def test_check_needs_something_to_compare(tmp_path, capsys):
+    assert_one_line_error(*run([EXAMPLES / "graph" / "small_cnn.mlir", "--level", "graph", "--check"], capsys),
+                          "nothing to compare")
+    assert_one_line_error(*run([EXAMPLES / "sw" / "dma_contiguous.mlir", "--check"], capsys),
+                          "sw/swsim program")
+
+
+def test_simulator_outputs_need_a_simulated_run(model, tmp_path, capsys):
+    for flag, value in (("--report", "r.json"), ("--trace", "t.json"), ("--plot", "plots")):
+        code, out, err = run([model, "--level", "graph", flag, tmp_path / value], capsys)
+        assert_one_line_error(code, out, err, flag, "simulated run")
+        assert not (tmp_path / value).exists()
+
+
+def test_sw_program_layer_table_report_and_plots(tmp_path, capsys):
+    code, out, err = run([EXAMPLES / "sw" / "overlap.mlir", "--report", tmp_path / "r.json",
+                          "--plot", tmp_path / "plots"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("layer "))
+    assert lines[header].split() == ["layer", "algorithm", "shape", "cycles", "ms", "GFLOPS", "%", "peak",
+                                     "DMA", "GB/s", "bound"]
+    rows = {line.split()[0]: line.split() for line in lines[header + 1:header + 6]}
+    assert set(rows) == {"dma_only", "compute_only", "overlap_nosync", "overlap_sync", "overlap_rlc"}
+    assert rows["dma_only"][-1] == "DMA" and rows["compute_only"][-1] == "compute"
+    import json
+
+    rep = json.loads((tmp_path / "r.json").read_text())
+    total = next(line for line in lines if line.startswith("total ("))
+    assert str(rep["total_cycles"]) in total.split()
+    ms = {k["name"]: k["cycles"] / 1.45e6 for k in rep["kernels"]}
+    assert int(rows["overlap_rlc"][3]) == next(k["cycles"] for k in rep["kernels"] if k["name"] == "overlap_rlc")
+    assert float(rows["overlap_rlc"][4]) == pytest.approx(ms["overlap_rlc"], abs=1e-3)
+    for png in ("roofline.png", "layers.png"):
+        data = (tmp_path / "plots" / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_sw_program_errors_are_one_line(tmp_path, capsys):
+    code, out, err = run([EXAMPLES / "sw" / "deadlock_getr.mlir"], capsys)
+    assert code == 1 and "deadlock" in err and "CPE 1 (0,1): getr" in err and "Traceback" not in err
+    overflow = tmp_path / "ldm.mlir"
+    overflow.write_text(
+        "sw.kernel @big() {\n  %a = sw.ldm_alloc 40000 align 128\n  %b = sw.ldm_alloc 30000 align 128\n}\n"
+        "func.func @main() {\n  sw.spawn @big()\n  sw.join\n  func.return\n}\n")
+    code, out, err = run([overflow, "--report", tmp_path / "r.json"], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "LDM" in err and "@big" in err
+    assert not (tmp_path / "r.json").exists()
+    assert_one_line_error(*run([EXAMPLES / "sw" / "overlap.mlir", "--option", "x=1"], capsys), "--option")
+
+
+def test_bad_option_and_missing_plot_folder(model, tmp_path, capsys):
+    assert_one_line_error(*run([model, "--option", "novalue"], capsys), "--option", "KEY=VALUE")
+    not_dir = tmp_path / "file"
+    not_dir.write_text("")
+    assert_one_line_error(*run([model, "--plot", not_dir], capsys), "--plot", "not a directory")
+    if pipeline_available():
+        assert_one_line_error(*run([model, "--option", "bogus-knob=1"], capsys), "unknown option", "bogus-knob")

@@ -1,6 +1,6 @@
 // taihu-run on a graph-dialect file and on a shipped light ONNX model: output table and errors.
-// RUN: %taihu-run %s --seed 3 | filecheck %s
-// RUN: %taihu-run %s --quiet | filecheck %s --allow-empty --check-prefix=QUIET
+// RUN: %taihu-run %s --level graph --seed 3 | filecheck %s
+// RUN: %taihu-run %s --level graph --quiet | filecheck %s --allow-empty --check-prefix=QUIET
 // RUN: %taihu-run %onnx-light/light_bvlc_alexnet.onnx --level graph | filecheck %s --check-prefix=ALEXNET
 // RUN: not %taihu-run %S/does-not-exist.onnx 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not %taihu-run --example lenet 2>&1 | filecheck %s --check-prefix=EXAMPLE
