@@ -369,6 +369,10 @@ class KernelLowering:
         self._map_results(op, new)
 
     def _lower_for(self, op: scf.ForOp) -> None:
+        from taihu.passes.conversion.loop_to_sw import gemm
+
+        if gemm.try_fuse_summa_loop(self, op):
+            return
         keep = [i for i, a in enumerate(op.iter_args) if not _is_token(a)]
         inits = [self.value(op.iter_args[i]) for i in keep]
         old_args = op.body.block.args

@@ -1,10 +1,500 @@
-"""Register micro-kernels of the mesh GEMM (placeholder until the generator lands)."""
+"""Register micro-kernels of the mesh GEMM: ``loop.summa_step``, ``loop.gemm_block``,
+``loop.rlc_bcast`` -> ``sw.microkernel`` runs (004 §4.1, Algorithm 2, Listing 4.1;
+algorithms.md §A2-§A6).
+
+Register tile (§A3, 004 L777): 4 vector registers V0..V3 (r16..r19) of the vector-loaded
+operand (16 elements along the vectorised dim) x 4 replicated scalars S0..S3 (r20..r23) of the
+other operand (4 elements along the other dim) -> 16 accumulators C(4b + a) = r(4b + a) (row b
+of the other dim, lanes 4a..4a+3 of the vectorised dim). r24..r29 are the address/counter
+registers of Listing 4.1 (timed, no numeric effect), r31 reads 0.
+
+Operand geometry (:class:`Geometry`, bytes): the vector operand V (A when vectorising M, stored
+(k, m) = ``trans_a``; B when vectorising N, stored (k, n)) advances ``v_k`` per k; the scalar
+operand S (the other one, either storage) advances ``s_k`` per k and ``s_o`` per element of the
+other dim; C is stored with the vectorised dim contiguous (``trans_c`` for M), rows ``c_row``
+apart. Pointers of every run: p0 = V tile, p1 = S tile, p2 = C tile.
+
+k-loop body (:func:`listing41`): 004 Listing 4.1 with corrected lines 11-12 (algorithms.md §A6):
+16 VMAD on P0, 8 FETCH + 5 ADD + SUBW + NOP + BGT on P1 = 16 cycles per k-step, EE = 100 %.
+FETCH expands per role (004 L792): the CPE that broadcasts V at this step uses the fused
+load-and-send of the scheme (VLDC/VLDR, Table 4.1), the CPE that broadcasts S uses LDDEC/LDDER,
+the receivers GETC/GETR; ``loop.gemm_block`` uses plain VLDD/LDDE (f64, VMAD) or VLDS/LDSE (f32,
+VMAS). The body is software-pipelined: each iteration fetches V3/S3 of its own k and V0-2/S0-2 of
+the next one.
+
+Runs (each ``sw.microkernel`` run costs simulator Python time, so runs are few and long):
+
+* ``loop.summa_step`` inside ``scf.for %T`` whose body is only that op (the usual form, and
+  ``examples/sw/mesh_gemm.py``): the 8 steps are fused per register tile with C kept in
+  registers: P (load C + first FETCHes of the first step), then per step a k-loop run of k
+  iterations with the role of that step (its last iteration fetches one k past the block: the
+  senders send it and the receivers receive it, so the message counts match; the values are
+  overwritten) and, between steps, a run with the first FETCHes of the next step; finally E
+  (store C). 1 + 2 x steps runs per tile. The over-read stays inside the 64 KB LDM (checked:
+  the kernel's LDM footprint + one k-row <= ldm_bytes, else a diagnostic).
+* a single ``loop.summa_step``: P, k-loop, E per tile (3 runs).
+* ``loop.gemm_block``: P (C + first k), k - 1 iterations, E (last k without next-k fetches +
+  store C): no over-read. Partial register tiles (vectorised dim % 16 != 0, other dim % 4 != 0)
+  use a generic body (:func:`generic_body`).
+* ``loop.rlc_bcast``: one run per role: the root streams the source with VLDR/VLDC (fused load
+  and broadcast, 32 B per message, 004 L763-765) and stores its own copy; the others GETR/GETC +
+  VSTD. Up to 4 messages per iteration.
+
+Roles: the CPE in mesh row T (column axis) / column T (row axis) sends at step T (algorithms.md
+§A2, :func:`taihu.dialects.common.scheme_info`); ``scf.if`` on ``sw.row_id``/``sw.col_id``
+selects one of the 4 role variants (004 L792).
+"""
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from taihu.backends.sim.machine import default_machine
+from taihu.dialects import loop, sw
+from taihu.dialects.common import VecDim, scheme_info
 
-def lower(k, op: Operation) -> None:
-    raise DiagnosticException(f"convert-loop-to-sw: '{op.name}': not yet lowered")
+if TYPE_CHECKING:  # pragma: no cover
+    from taihu.passes.conversion.loop_to_sw import KernelLowering
+
+__all__ = ["Geometry", "geometry", "listing41", "generic_body", "lower", "try_fuse_summa_loop"]
+
+REG_C = tuple(range(16))
+REG_V = (16, 17, 18, 19)
+REG_S = (20, 21, 22, 23)
+LDM_V, LDM_V_P, LDM_S, RK, RM, CK = 24, 25, 26, 27, 28, 29
+
+Fetch = Callable[[int, int, "int | None"], Operation]
+
+
+def _ins(cls: type[sw.RegInstr], **fields: int | None) -> Operation:
+    return cls.build(properties={k: IntegerAttr(v, i64) for k, v in fields.items() if v is not None})
+
+
+def _err(op: Operation, msg: str) -> DiagnosticException:
+    return DiagnosticException(f"convert-loop-to-sw: '{op.name}': {msg}")
+
+
+# --------------------------------------------------------------------------------------------
+# Geometry
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Byte geometry of a local GEMM ``C += A x B`` with one dim vectorised (module docstring)."""
+
+    eb: int  # element bytes: 8 (f64) or 4 (f32)
+    vlen: int  # local vectorised dim
+    olen: int  # local other dim
+    k: int
+    v_k: int  # bytes between consecutive k of V
+    s_k: int  # bytes between consecutive k of S
+    s_o: int  # bytes between consecutive other-dim elements of S
+    c_row: int  # bytes between rows (other dim) of C
+
+    @property
+    def g(self) -> int:
+        """Bytes of one vector register's elements (4 lanes)."""
+        return 4 * self.eb
+
+    @property
+    def f64(self) -> bool:
+        return self.eb == 8
+
+
+def geometry(vec: VecDim, flags: tuple[bool, bool, bool], a: loop.LdmBufType, b: loop.LdmBufType,
+             c: loop.LdmBufType, op: Operation) -> Geometry:
+    """Geometry of ``op`` (a summa_step / gemm_block) from its buffer types and trans flags."""
+    ta, tb, tc = flags
+    m, n, k = loop._gemm_dims(op, ta, tb, tc, a, b, c)  # noqa: SLF001 - the dialect's shape rule
+    eb = a.elem_bytes
+    if vec == VecDim.M:
+        if not ta or not tc:
+            raise _err(op, "vectorising M needs A stored (k, m) and C stored (n, m) (trans_a, trans_c)")
+        s_k, s_o = (eb, k * eb) if tb else (n * eb, eb)
+        return Geometry(eb, m, n, k, m * eb, s_k, s_o, m * eb)
+    if tb or tc:
+        raise _err(op, "vectorising N needs B stored (k, n) and C stored (m, n) (no trans_b, no trans_c)")
+    s_k, s_o = (m * eb, eb) if ta else (eb, k * eb)
+    return Geometry(eb, n, m, k, n * eb, s_k, s_o, n * eb)
+
+
+# --------------------------------------------------------------------------------------------
+# Instruction selection
+# --------------------------------------------------------------------------------------------
+
+
+def _load_cls(vector: bool, f64: bool) -> type[sw.RegInstr]:
+    if vector:
+        return sw.VlddOp if f64 else sw.VldsOp
+    return sw.LddeOp if f64 else sw.LdseOp
+
+
+def fetcher(kind: str, vector: bool, axis: str | None, f64: bool, ptr: int) -> Fetch:
+    """FETCH expansion (004 L792): ``kind`` "load" (plain LDM load), "send" (fused
+    load-and-broadcast along ``axis``) or "recv" (GETR/GETC, the address is ignored)."""
+    if kind == "recv":
+        cls = sw.GetcOp if axis == "col" else sw.GetrOp
+        return lambda reg, off, areg: _ins(cls, rd=reg)
+    if kind == "send":
+        if vector:
+            cls = sw.VldcOp if axis == "col" else sw.VldrOp
+        else:
+            cls = sw.LddecOp if axis == "col" else sw.LdderOp
+    else:
+        cls = _load_cls(vector, f64)
+    return lambda reg, off, areg: _ins(cls, rd=reg, ptr=ptr, offset=off, areg=areg)
+
+
+def _fma(f64: bool) -> Callable[[int, int, int], Operation]:
+    cls = sw.VmadOp if f64 else sw.VmasOp
+    return lambda b, a, c: _ins(cls, ra=REG_S[b], rb=REG_V[a], rc=REG_C[c])
+
+
+def listing41(geo: Geometry, fv: Fetch, fs: Fetch, next_k: bool = True) -> list[Operation]:
+    """One k-step of 004 Listing 4.1 (corrected lines 11-12, algorithms.md §A6) on a full 4x4
+    tile: VMAD (S_b, V_a, C_4b+a); FETCH V3/S3 of this k and (``next_k``) V0-2/S0-2 of the next
+    k. Without ``next_k`` (the last k-step): no next-k FETCHes and no loop-closing BGT."""
+    g, fma = geo.g, _fma(geo.f64)
+    nk: Callable[[Operation], list[Operation]] = (lambda o: [o]) if next_k else (lambda o: [])
+    body: list[Operation] = [
+        fma(0, 0, 0), _ins(sw.AddlOp, ra=LDM_V_P, rb=RK, rc=LDM_V_P),
+        fma(0, 1, 1), fv(REG_V[3], 3 * g, LDM_V_P),
+        fma(0, 2, 2), fs(REG_S[3], 3 * geo.s_o, LDM_S),
+        fma(1, 0, 4), _ins(sw.AddlOp, ra=LDM_V, imm=8, rc=LDM_V),
+        fma(1, 1, 5), _ins(sw.AddlOp, ra=LDM_V, rb=RK, rc=LDM_V_P),
+        fma(2, 1, 9), _ins(sw.SubwOp, ra=CK, imm=1, rc=CK),
+        fma(0, 3, 3), _ins(sw.NopOp),
+        fma(1, 2, 6), _ins(sw.AddlOp, ra=LDM_S, rb=RM, rc=LDM_S),
+        fma(2, 0, 8), *nk(fs(REG_S[0], geo.s_k, LDM_S)),
+        fma(1, 3, 7), *nk(fs(REG_S[1], geo.s_k + geo.s_o, LDM_S)),
+        fma(3, 0, 12), *nk(fv(REG_V[0], geo.v_k, LDM_V)),
+        fma(3, 1, 13), *nk(fv(REG_V[1], geo.v_k + g, LDM_V_P)),
+        fma(2, 2, 10), _ins(sw.AddlOp, ra=LDM_V_P, rb=RK, rc=LDM_V_P),
+        fma(3, 2, 14), *nk(fv(REG_V[2], geo.v_k + 2 * g, LDM_V_P)),
+        fma(2, 3, 11), *nk(fs(REG_S[2], geo.s_k + 2 * geo.s_o, LDM_S)),
+        fma(3, 3, 15),
+    ]
+    if next_k:
+        body.append(_ins(sw.BgtOp, ra=CK))
+    return body
+
+
+def first_fetches(geo: Geometry, fv: Fetch, fs: Fetch, nv: int = 3, ns: int = 3) -> list[Operation]:
+    """FETCHes of k = 0: V0..V(nv-1), S0..S(ns-1) (Listing 4.1 fetches V3/S3 in the body)."""
+    out: list[Operation] = []
+    for j in range(max(nv, ns)):
+        if j < nv:
+            out.append(fv(REG_V[j], j * geo.g, None))
+        if j < ns:
+            out.append(fs(REG_S[j], j * geo.s_o, None))
+    return out
+
+
+def c_tile(geo: Geometry, store: bool, nv: int = 4, ns: int = 4, ptr: int = 2) -> list[Operation]:
+    """Load/store of the C register tile: C(4b + a) <-> row b, lanes 4a.. at pointer ``ptr``."""
+    if store:
+        cls = sw.VstdOp if geo.f64 else sw.VstsOp
+        return [_ins(cls, rs=REG_C[4 * b + a], ptr=ptr, offset=b * geo.c_row + a * geo.g)
+                for b in range(ns) for a in range(nv)]
+    cls = _load_cls(True, geo.f64)
+    return [_ins(cls, rd=REG_C[4 * b + a], ptr=ptr, offset=b * geo.c_row + a * geo.g)
+            for b in range(ns) for a in range(nv)]
+
+
+def generic_body(geo: Geometry, nv: int, ns: int, fv: Fetch, fs: Fetch, next_k: bool = True) -> list[Operation]:
+    """One k-step of an ``nv`` x ``ns`` register tile (partial tiles of ``loop.gemm_block``):
+    FMAs row by row; each register is refetched for the next k right after its last use; the
+    address/counter updates and BGT of a real loop are included (timing)."""
+    fma = _fma(geo.f64)
+    last_s = {b: (b, nv - 1) for b in range(ns)}
+    last_v = {a: (ns - 1, a) for a in range(nv)}
+    body: list[Operation] = []
+    for b in range(ns):
+        for a in range(nv):
+            body.append(fma(b, a, 4 * b + a))
+            if not next_k:
+                continue
+            if last_s[b] == (b, a):
+                body.append(fs(REG_S[b], geo.s_k + b * geo.s_o, LDM_S))
+            if last_v[a] == (b, a):
+                body.append(fv(REG_V[a], geo.v_k + a * geo.g, LDM_V))
+    if next_k:
+        body += [_ins(sw.AddlOp, ra=LDM_V, rb=RK, rc=LDM_V), _ins(sw.AddlOp, ra=LDM_S, rb=RM, rc=LDM_S),
+                 _ins(sw.SubwOp, ra=CK, imm=1, rc=CK), _ins(sw.BgtOp, ra=CK)]
+    return body
+
+
+# --------------------------------------------------------------------------------------------
+# IR building helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _mk(k: KernelLowering, trip: int, ptrs: Sequence[tuple[SSAValue, int]], name: str,
+        body: list[Operation]) -> None:
+    op = sw.MicrokernelOp(trip, [p for p, _ in ptrs], [s for _, s in ptrs], Region(Block(body)))
+    op.attributes["name"] = StringAttr(name)
+    k.emit(op)
+    k.n_microkernels += 1
+
+
+def _dispatch(k: KernelLowering, conds: Sequence[SSAValue], leaf: Callable[..., None],
+              flags: tuple[bool, ...] = ()) -> None:
+    """Nested ``scf.if`` on the i1 values ``conds``; ``leaf(*flags)`` emits each variant."""
+    if not conds:
+        leaf(*flags)
+        return
+    blocks = []
+    for v in (True, False):
+        blk = Block()
+        saved, k.block = k.block, blk
+        _dispatch(k, conds[1:], leaf, flags + (v,))
+        k.block = saved
+        blk.add_op(scf.YieldOp())
+        blocks.append(blk)
+    k.emit(scf.IfOp(conds[0], [], Region(blocks[0]), Region(blocks[1])))
+
+
+def _for(k: KernelLowering, lb: SSAValue, ub: SSAValue, step: SSAValue, body: Callable[[SSAValue], None],
+         name: str = "i") -> None:
+    blk = Block(arg_types=[i64])
+    blk.args[0].name_hint = name
+    k.emit(scf.ForOp(lb, ub, step, [], blk))
+    saved, k.block = k.block, blk
+    body(blk.args[0])
+    k.block = saved
+    blk.add_op(scf.YieldOp())
+
+
+def _range(k: KernelLowering, n: int, body: Callable[[SSAValue], None], name: str) -> None:
+    """``for i in range(n)`` as scf.for on i64 (inlined when n == 1)."""
+    if n == 1:
+        body(k.const(0))
+    elif n > 1:
+        _for(k, k.const(0), k.const(n), k.const(1), body, name)
+
+
+def _eq(k: KernelLowering, a: SSAValue, b: SSAValue) -> SSAValue:
+    return k.emit(arith.CmpiOp(a, b, "eq")).results[0]
+
+
+def _tile_ptrs(k: KernelLowering, geo: Geometry, V: SSAValue, S: SSAValue, C: SSAValue,
+               io: SSAValue, iv: SSAValue, nvt: int = 4, nst: int = 4) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """p0 = V + iv*nvt*g, p1 = S + io*nst*s_o, p2 = C + io*nst*c_row + iv*nvt*g."""
+    vo = k.mul(iv, nvt * geo.g)
+    pv = k.add(V, vo)
+    ps = k.add(S, k.mul(io, nst * geo.s_o))
+    pc = k.add(k.add(C, k.mul(io, nst * geo.c_row)), vo)
+    return pv, ps, pc
+
+
+# --------------------------------------------------------------------------------------------
+# loop.summa_step
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Summa:
+    geo: Geometry
+    axis_v: str  # axis V travels along
+    axis_s: str
+    V: SSAValue
+    S: SSAValue
+    C: SSAValue
+
+
+def _summa(k: KernelLowering, op: loop.SummaStepOp) -> _Summa:
+    s = op.scheme.value.data
+    vec, ax_a, ax_b = scheme_info(s)
+    geo = geometry(vec, op.flags(), op.a.type, op.b.type, op.c.type, op)  # type: ignore[arg-type]
+    if not geo.f64:
+        raise _err(op, "the mesh GEMM is fp64 only (004 L823)")
+    if geo.vlen % 16 or geo.olen % 4:
+        raise _err(op, f"local dims ({geo.vlen}, {geo.olen}) are not multiples of the 16 x 4 register tile")
+    a, b, c = k.addr(op.a), k.addr(op.b), k.addr(op.c)
+    if vec == VecDim.M:
+        return _Summa(geo, ax_a, ax_b, a, b, c)
+    return _Summa(geo, ax_b, ax_a, b, a, c)
+
+
+def _check_overread(k: KernelLowering, op: Operation, geo: Geometry) -> None:
+    """The k-loop's last iteration reads one k-row past the V and S blocks (see module
+    docstring); make sure that stays inside the LDM whatever the buffer placement."""
+    m = default_machine()
+    worst = k.spmd.ldm_bytes() + max(geo.v_k, geo.s_k) + 4 * geo.g
+    if worst > m.ldm_bytes:
+        raise _err(op, f"the software-pipelined k-loop over-reads one k-row ({max(geo.v_k, geo.s_k)} B) "
+                       f"past its blocks and the kernel's LDM footprint ({k.spmd.ldm_bytes()} B) leaves no "
+                       f"room for it in the {m.ldm_bytes}-B LDM: use a smaller vectorised block")
+
+
+def _coord(k: KernelLowering, axis: str) -> SSAValue:
+    """The mesh coordinate that selects the sender along ``axis``: a column broadcast is sent by
+    the CPE of mesh row T, a row broadcast by the CPE of mesh column T (§A2)."""
+    return k.row if axis == "col" else k.col
+
+
+def _summa_steps(k: KernelLowering, op: loop.SummaStepOp, lb: SSAValue, ub: SSAValue | None,
+                 step: SSAValue | None) -> None:
+    """Lower SUMMA steps T = lb, lb+step, ... < ub (or only T = lb when ``ub`` is None) with C
+    in registers across the steps of each register tile."""
+    sm = _summa(k, op)
+    geo = sm.geo
+    _check_overread(k, op, geo)
+    cv, cs = _coord(k, sm.axis_v), _coord(k, sm.axis_s)
+    nvt, not_ = geo.vlen // 16, geo.olen // 4
+
+    def fetchers(send_v: bool, send_s: bool) -> tuple[Fetch, Fetch]:
+        return (fetcher("send" if send_v else "recv", True, sm.axis_v, True, 0),
+                fetcher("send" if send_s else "recv", False, sm.axis_s, True, 1))
+
+    def tile(io: SSAValue, iv: SSAValue) -> None:
+        pv, ps, pc = _tile_ptrs(k, geo, sm.V, sm.S, sm.C, io, iv)
+        all3 = [(pv, 0), (ps, 0), (pc, 0)]
+        kl = [(pv, geo.v_k), (ps, geo.s_k)]
+
+        def prologue(sv: bool, ss: bool) -> None:
+            fv, fs = fetchers(sv, ss)
+            _mk(k, 1, all3, "summa_prologue", c_tile(geo, False) + first_fetches(geo, fv, fs))
+
+        def kloop(sv: bool, ss: bool) -> None:
+            fv, fs = fetchers(sv, ss)
+            _mk(k, geo.k, kl, "summa_kloop", listing41(geo, fv, fs))
+
+        def next_step(sv: bool, ss: bool) -> None:
+            fv, fs = fetchers(sv, ss)
+            _mk(k, 1, kl, "summa_next_step", first_fetches(geo, fv, fs))
+
+        _dispatch(k, [_eq(k, cv, lb), _eq(k, cs, lb)], prologue)
+        if ub is None:
+            _dispatch(k, [_eq(k, cv, lb), _eq(k, cs, lb)], kloop)
+        else:
+            assert step is not None
+
+            def one_step(t: SSAValue) -> None:
+                _dispatch(k, [_eq(k, cv, t), _eq(k, cs, t)], kloop)
+                t1 = k.emit(arith.AddiOp(t, step)).results[0]
+                more = k.emit(arith.CmpiOp(t1, ub, "slt")).results[0]
+                blk = Block()
+                saved, k.block = k.block, blk
+                _dispatch(k, [_eq(k, cv, t1), _eq(k, cs, t1)], next_step)
+                k.block = saved
+                blk.add_op(scf.YieldOp())
+                k.emit(scf.IfOp(more, [], Region(blk), Region(Block([scf.YieldOp()]))))
+
+            _for(k, lb, ub, step, one_step, "t")
+        _mk(k, 1, [(pc, 0)], "summa_store_c", c_tile(geo, True, ptr=0))
+
+    _range(k, not_, lambda io: _range(k, nvt, lambda iv: tile(io, iv), "iv"), "io")
+
+
+def try_fuse_summa_loop(k: KernelLowering, op: scf.ForOp) -> bool:
+    """Lower ``scf.for %T = lb to ub step s { loop.summa_step %T, ... }`` (nothing else in the
+    body, no iter_args, buffers defined outside) as one fused nest; False if not that form."""
+    if op.iter_args:
+        return False
+    body = [o for o in op.body.block.ops if not isinstance(o, scf.YieldOp)]
+    if len(body) != 1 or not isinstance(body[0], loop.SummaStepOp):
+        return False
+    st = body[0]
+    if st.step is not op.body.block.args[0]:
+        return False
+    for v in (st.a, st.b, st.c):
+        if v.owner is not None and isinstance(v.owner, Operation) and op.is_ancestor(v.owner):
+            return False
+    _summa_steps(k, st, k.value(op.lb), k.value(op.ub), k.value(op.step))
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# loop.gemm_block
+# --------------------------------------------------------------------------------------------
+
+
+def _gemm_block(k: KernelLowering, op: loop.GemmBlockOp) -> None:
+    vec = op.vec.data
+    geo = geometry(vec, op.flags(), op.a.type, op.b.type, op.c.type, op)  # type: ignore[arg-type]
+    a, b, c = k.addr(op.a), k.addr(op.b), k.addr(op.c)
+    V, S = (a, b) if vec == VecDim.M else (b, a)
+    fv = fetcher("load", True, None, geo.f64, 0)
+    fs = fetcher("load", False, None, geo.f64, 1)
+    nv_full, v_rem = divmod(geo.vlen // 4, 4)  # vector registers per tile
+    ns_full, s_rem = divmod(geo.olen, 4)
+
+    def tile(io: SSAValue, iv: SSAValue, nv: int, ns: int, vbase: int, sbase: int) -> None:
+        pv, ps, pc = _tile_ptrs(k, geo, V, S, C, io, iv)
+        pv, ps = k.add(pv, vbase * geo.g), k.add(ps, sbase * geo.s_o)
+        pc = k.add(pc, sbase * geo.c_row + vbase * geo.g)
+        full = nv == 4 and ns == 4
+        first = first_fetches(geo, fv, fs, 3, 3) if full else first_fetches(geo, fv, fs, nv, ns)
+        _mk(k, 1, [(pv, 0), (ps, 0), (pc, 0)], "gemm_prologue", c_tile(geo, False, nv, ns) + first)
+        if geo.k > 1:
+            body = listing41(geo, fv, fs) if full else generic_body(geo, nv, ns, fv, fs)
+            _mk(k, geo.k - 1, [(pv, geo.v_k), (ps, geo.s_k)], "gemm_kloop", body)
+        last = listing41(geo, fv, fs, next_k=False) if full else generic_body(geo, nv, ns, fv, fs, False)
+        lk = (geo.k - 1)
+        _mk(k, 1, [(k.add(pv, lk * geo.v_k), 0), (k.add(ps, lk * geo.s_k), 0), (pc, 0)], "gemm_epilogue",
+            last + c_tile(geo, True, nv, ns))
+
+    C = c
+    # full tiles, then the remainder column/row strips of partial tiles
+    parts = [(nv_full, 4, 0, ns_full, 4, 0)]
+    if v_rem:
+        parts.append((1, v_rem, nv_full * 4, ns_full, 4, 0))
+    if s_rem:
+        parts.append((nv_full, 4, 0, 1, s_rem, ns_full * 4))
+    if v_rem and s_rem:
+        parts.append((1, v_rem, nv_full * 4, 1, s_rem, ns_full * 4))
+    for n_vt, nv, vbase, n_st, ns, sbase in parts:
+        if n_vt and n_st:
+            _range(k, n_st, lambda io, nv=nv, ns=ns, vb=vbase, sb=sbase, n_vt=n_vt: _range(
+                k, n_vt, lambda iv: tile(io, iv, nv, ns, vb, sb), "iv"), "io")
+
+
+# --------------------------------------------------------------------------------------------
+# loop.rlc_bcast
+# --------------------------------------------------------------------------------------------
+
+
+def _rlc_bcast(k: KernelLowering, op: loop.RlcBcastOp) -> None:
+    t = op.src.type
+    assert isinstance(t, loop.LdmBufType)
+    n = t.slot_bytes // 32
+    axis = op.axis.data.value
+    src, dst = k.addr(op.src), k.addr(op.dst)
+    root = _eq(k, _coord(k, axis), k.value(op.root))
+    send_cls = sw.VldrOp if axis == "row" else sw.VldcOp
+    get_cls = sw.GetrOp if axis == "row" else sw.GetcOp
+    u = 4 if n % 4 == 0 else 2 if n % 2 == 0 else 1
+
+    def leaf(is_root: bool) -> None:
+        if is_root:
+            body = [_ins(send_cls, rd=i, ptr=0, offset=32 * i) for i in range(u)]
+        else:
+            body = [_ins(get_cls, rd=i) for i in range(u)]
+        body += [_ins(sw.VstdOp, rs=i, ptr=1, offset=32 * i) for i in range(u)]
+        _mk(k, n // u, [(src, 32 * u), (dst, 32 * u)], f"rlc_bcast_{axis}", body)
+
+    _dispatch(k, [root], leaf)
+
+
+def lower(k: KernelLowering, op: Operation) -> None:
+    """Lower one ``loop.summa_step`` / ``loop.gemm_block`` / ``loop.rlc_bcast`` into ``k``."""
+    if isinstance(op, loop.SummaStepOp):
+        _summa_steps(k, op, k.value(op.step), None, None)
+    elif isinstance(op, loop.GemmBlockOp):
+        _gemm_block(k, op)
+    elif isinstance(op, loop.RlcBcastOp):
+        _rlc_bcast(k, op)
+    else:  # pragma: no cover - dispatch table in __init__
+        raise _err(op, "not a GEMM op")
+
+
+
