@@ -78,6 +78,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertGraphToTilePass
 
+    def convert_tile_to_loop() -> type[ModulePass]:
+        from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
+
+        return ConvertTileToLoopPass
+
     def sw_to_swsim() -> type[ModulePass]:
         from taihu.passes.conversion.sw_to_swsim import SwToSwsimPass
 
@@ -109,6 +114,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         "taihu-lower": taihu_lower,
         "convert-graph-to-tile": convert_graph_to_tile,
+        "convert-tile-to-loop": convert_tile_to_loop,
         "sw-to-swsim": sw_to_swsim,
         "convert-sw-to-swsim": convert_sw_to_swsim,
         "convert-loop-to-sw": convert_loop_to_sw,

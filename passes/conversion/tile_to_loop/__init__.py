@@ -1,0 +1,1051 @@
+"""``convert-tile-to-loop``: tile-level kernels -> the per-CPE (SPMD) ``loop`` dialect.
+
+Input: ``tile.kernel`` ops (dialects/tile.py) anywhere in the module (the host function keeps its
+memrefs). Output: one ``loop.spmd`` per kernel, same name, the kernel's discardable attributes
+(``taihu.layer``/``op``/``algorithm``/``shape``) copied; every op verifies under the ``loop``
+dialect (LDM footprint <= ``ldm_user_bytes``, naming the buffers)::
+
+    tile.kernel "relu" (%x = %X : memref<64x4096xf32>) {           loop.spmd "relu" ids(%row, %col) (%x = %X : ...) {
+      %t = tile.alloc double : !tile.buf<64x512xf32, cpe>              %t = loop.ldm_buffer "t" : !loop.ldm<1x512xf32, double>
+      tile.for %j = 0 to 4096 step 512 {                    ==>        (prologue DMA into slot 0, scf.for with the prefetch
+        tile.move %x[%c0, %j] sizes [64, 512] -> %t ...                 of the next tile into the other slot, tokens
+        tile.map relu ins(%t ...) out(%t ...)                           through iter_args, peeled last iteration)
+        tile.move %t -> %x[%c0, %j] sizes [64, 512] ...
+      }
+    }
+
+Lowering rules:
+
+* ``tile.kernel`` -> ``loop.spmd`` (ids ``%row``, ``%col``; ``id = 8*row + col``, 004 L734).
+* ``tile.alloc`` -> ``loop.ldm_buffer`` of the CPE-local block (:meth:`TileBufType.local_shape`;
+  layout ``col`` = the two dims swapped; ``double`` -> two slots, every consumer gets a
+  ``loop.slot`` view). Names: the SSA name hint, made unique.
+* ``tile.for`` -> ``scf.for`` (1:1), or the double-buffered form below.
+* ``tile.move`` -> DMA inference (004 Alg. 7 L1514-1534, algorithms.md §E4; helpers in
+  :mod:`.dma`): each CPE's piece of the window (its local block) is split into ``loop.dma_start``
+  windows that are each ONE athread DMA (a contiguous run repeated with a constant gap), the LDM
+  side contiguous (``loop.view`` at the element offset inside the block). Boundary windows of
+  non-divisible shapes (``pad`` loads, ``clip`` stores, algorithms.md §E6, 004 §4.2.4 L883-889):
+  the possible in-bounds sub-ranges of each piece are enumerated statically from the loop bounds;
+  a piece that may cross the array border is dispatched (``scf.if`` on its start) to the variant
+  for its case: loads fill the LDM block with the pad value and transfer only the valid part;
+  stores transfer only the valid part (clipping: no extra main memory at all, nothing outside the
+  array is read or written). The ``cpe`` distribution's ragged last CPE and the empty CPEs after
+  it are dispatched on the CPE id the same way. ``rep`` loads use one broadcast DMA (``mode
+  bcast``) when the piece is one DMA; ``rep`` stores are done by CPE 0 only.
+* Waits: DMAs of a move are waited lazily, just before the first later op that touches the
+  buffer (or the memref, for read/write hazards), and at the latest at the end of the region that
+  started them (tokens never escape a region except through the prefetch iter_args).
+* Double buffering (004 Alg. 8 L1544-1562, algorithms.md §E5, DLIR G7): in a ``tile.for`` whose
+  body directly contains a load ``tile.move`` into a ``double`` tile (the first op of the body
+  that touches it, the tile used nowhere else), the first tile is fetched before the loop
+  (prologue), iteration ``n`` waits for its tile in slot ``n mod 2`` and immediately starts the
+  DMA of iteration ``n+1`` (address = the offsets re-evaluated at ``iv + step``) into the other
+  slot; the tokens and the iteration counter flow through ``scf.for`` iter_args; the last
+  iteration is peeled (no prefetch). Stores from a ``double`` tile (its last use in the body)
+  are waited one iteration later (first iteration peeled), so the put overlaps the next compute.
+* ``tile.map`` -> ``loop.map`` on the local buffers (same kind and parameters; window maps keep
+  their halos because the tile already holds them). A ``copy`` that changes the layout becomes a
+  ``transpose`` (perm [1, 0]).
+* ``tile.gemm`` -> :func:`.gemm.lower_gemm`; ``tile.im2col`` / ``tile.winograd_*`` ->
+  :mod:`.mem_prims` (engineer E2's modules, called with :class:`LowerCtx`).
+* Barriers: a ``loop.barrier array`` precedes a load from a memref that this kernel may already
+  have written (a store earlier in program order, or anywhere in an enclosing loop), after the
+  pending puts are waited: another CPE may have written the data.
+
+Options: ``double_buffer`` (default true; false = every move synchronous in slot 0),
+``max_unrolled_dmas`` (DMAs of one move emitted inline before a ``scf.for`` is used, default 16),
+``rep_bcast`` (default true: rep loads as one broadcast DMA).
+
+Errors: :class:`xdsl.utils.exceptions.PassFailedException` naming the op and the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException, VerifyException
+
+from taihu.dialects import loop, tile
+from taihu.dialects.loop import DmaMode, LdmBufType
+from taihu.dialects.mapkind import MapKind
+from taihu.dialects.tile import Dist, Layout, TileBufType
+
+from . import dma as dmaplan
+
+__all__ = ["ConvertTileToLoopPass", "LowerCtx", "local_buffer_shape"]
+
+MESH = dmaplan.MESH
+_MAX_ENUM = 1 << 16  # possible offsets enumerated per dim before giving up
+
+
+def local_buffer_shape(t: TileBufType) -> tuple[int, ...]:
+    """``!loop.ldm`` shape of one CPE's block: :meth:`TileBufType.local_shape`, the two dims
+    swapped for layout ``col``."""
+    s = t.local_shape()
+    return (s[1], s[0]) if t.layout_kind == Layout.COL else s
+
+
+def _fail(op: Operation, msg: str) -> PassFailedException:
+    where = op.name
+    if isinstance(op, tile.KernelOp):
+        where = f'tile.kernel "{op.kernel_name.data}"'
+    return PassFailedException(f"convert-tile-to-loop: {where}: {msg}")
+
+
+# --------------------------------------------------------------------------------------------
+# Static facts about tile-level index values
+# --------------------------------------------------------------------------------------------
+
+
+def index_values(v: SSAValue, limit: int = _MAX_ENUM) -> list[int] | None:
+    """Superset of the values an ``index`` value takes (from ``tile.for`` bounds, constants and
+    ``arith.addi/subi/muli``), sorted; None when unknown or larger than ``limit``."""
+    owner = v.owner
+    if isinstance(v, BlockArgument):
+        op = owner.parent_op() if isinstance(owner, Block) else None
+        if isinstance(op, tile.ForOp):
+            vals = list(range(op.lb_value, op.ub_value, op.step_value))
+            return vals if len(vals) <= limit else None
+        return None
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return [owner.value.value.data]
+    if isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+        a, b = index_values(owner.lhs, limit), index_values(owner.rhs, limit)
+        if a is None or b is None or len(a) * len(b) > limit * 4:
+            return None
+        f: Callable[[int, int], int] = {
+            arith.AddiOp: lambda x, y: x + y,
+            arith.SubiOp: lambda x, y: x - y,
+            arith.MuliOp: lambda x, y: x * y,
+        }[type(owner)]
+        out = sorted({f(x, y) for x in a for y in b})
+        return out if len(out) <= limit else None
+    r = tile.index_range(v)
+    if r is not None and r[1] - r[0] < limit:
+        return list(range(r[0], r[1] + 1))
+    return None
+
+
+def _uses_in(v: SSAValue, root: Operation) -> bool:
+    """Is every use of ``v`` inside ``root``?"""
+    return all(root.is_ancestor(u.operation) for u in v.uses)
+
+
+def _touches(op: Operation, v: SSAValue) -> bool:
+    return any(o is v for o in op.operands) or any(
+        any(o is v for o in inner.operands) for r in op.regions for inner in r.walk()
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Move planning
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    """One variant of a move: CPE class + per-dim valid box (piece coordinates)."""
+
+    cls: dmaplan.CpeClass
+    n: tuple[int, ...]  # piece extent per memref dim
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+    guards: tuple[tuple[int, int, int], ...]  # (memref dim, s_lo, s_hi) start intervals to test
+
+
+@dataclass
+class _MovePlan:
+    op: tile.MoveOp
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    tdims: list[int | None]
+    blocks: list[dmaplan.DimBlock]
+    order: tuple[int, ...]
+    elem_bytes: int
+    # per class: list of per-dim case lists (each ClipCase), only dims with >1 case are tested
+    classes: list[tuple[dmaplan.CpeClass, tuple[int, ...], list[list[dmaplan.ClipCase]]]]
+    full_n: tuple[int, ...] = ()  # extents of the full local block per memref dim (LDM layout)
+    bcast: bool = False
+
+    @property
+    def uniform(self) -> bool:
+        """One variant for every CPE: no dispatch (DMAs may be asynchronous)."""
+        if len(self.classes) != 1:
+            return False
+        cls, _, cases = self.classes[0]
+        return cls.id_lo == 0 and cls.id_hi == dmaplan.N_CPE - 1 and all(len(c) == 1 for c in cases)
+
+    def cpe_coef(self, d: int) -> tuple[int, int]:
+        """(a, b): the piece start along memref dim d is offset_d + stride_d*(a*row + b*col)."""
+        t = self.tdims[d]
+        if t is None:
+            return (0, 0)
+        blk = self.blocks[t]
+        return (blk.a * self.strides[d], blk.b * self.strides[d])
+
+
+def plan_move(op: tile.MoveOp, rep_bcast: bool = True) -> _MovePlan:
+    """Static analysis of a ``tile.move`` (see module docstring)."""
+    mt = op.memref.type
+    tt = op.tile.type
+    assert isinstance(mt, MemRefType) and isinstance(tt, TileBufType)
+    shape = tuple(mt.get_shape())
+    sizes = op.size_values
+    strides = op.stride_values
+    r = len(shape)
+    try:
+        tdims = dmaplan.tile_dims_of_window(sizes, tt.get_shape())
+        blocks, classes = dmaplan.cpe_blocks(tt.dist.data, tt.get_shape())
+    except dmaplan.DmaInferenceError as e:
+        raise _fail(op, str(e)) from e
+    dist = tt.dist_kind
+    if dist == Dist.REP and not op.is_load:
+        classes = [dmaplan.CpeClass(0, 0, tt.get_shape()[0]), dmaplan.CpeClass(1, dmaplan.N_CPE - 1, 0)]
+    order = list(range(r))
+    if tt.layout_kind == Layout.COL:
+        d0 = tdims.index(0) if 0 in tdims else None
+        d1 = tdims.index(1) if 1 in tdims else None
+        if d0 is not None and d1 is not None:
+            order[d0], order[d1] = order[d1], order[d0]
+    boundary = op.pad is not None or op.clip is not None
+    offs_vals: list[list[int] | None] = [None] * r
+    if boundary:
+        for d, o in enumerate(op.offsets):
+            offs_vals[d] = index_values(o)
+            if offs_vals[d] is None:
+                raise _fail(op, f"cannot bound offset #{d} of a boundary (pad/clip) move statically")
+    out_classes = []
+    for cls in classes:
+        n = []
+        for d in range(r):
+            t = tdims[d]
+            if t is None:
+                ext = sizes[d]
+                if cls.dim0_n == 0 and dist == Dist.CPE and tt.get_shape()[0] == 1:
+                    ext = 0
+            elif t == 0 and dist in (Dist.CPE, Dist.REP):
+                ext = cls.dim0_n
+            else:
+                ext = blocks[t].n
+            n.append(ext)
+        if dist == Dist.REP and not op.is_load and cls.dim0_n == 0:
+            n = [0] * r
+        if any(e == 0 for e in n):
+            out_classes.append((cls, tuple(n), [[dmaplan.ClipCase(0, 0, 0, 0)] for _ in range(r)]))
+            continue
+        cases: list[list[dmaplan.ClipCase]] = []
+        for d in range(r):
+            if not boundary:
+                cases.append([dmaplan.ClipCase(0, 0, 0, n[d])])
+                continue
+            t = tdims[d]
+            cpe_offs = [0] if t is None else dmaplan.class_cpe_offsets(blocks[t], cls)
+            starts = sorted({o + c * strides[d] for o in offs_vals[d] or [0] for c in cpe_offs})
+            cases.append(dmaplan.clip_cases(starts, n[d], strides[d], shape[d]))
+        out_classes.append((cls, tuple(n), cases))
+    eb = mt.get_element_type().bitwidth // 8  # type: ignore[attr-defined]
+    full_n = tuple(sizes[d] if tdims[d] is None else blocks[tdims[d]].n for d in range(r))  # type: ignore[index]
+    plan = _MovePlan(op, shape, strides, tdims, blocks, tuple(order), eb, out_classes, full_n)
+    if rep_bcast and dist == Dist.REP and op.is_load and plan.uniform:
+        _, n, cases = out_classes[0]
+        lo = tuple(c[0].lo for c in cases)
+        hi = tuple(c[0].hi for c in cases)
+        if all(h > l for l, h in zip(lo, hi)):
+            sp = dmaplan.split_box(shape, strides, full_n, lo, hi, order, eb)
+            plan.bcast = sp.count(lo, hi) == 1
+    return plan
+
+
+# --------------------------------------------------------------------------------------------
+# Lowering context
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    token: SSAValue
+    buf: SSAValue | None  # tile-level buffer value
+    mem: SSAValue | None  # loop-level memref value
+    is_get: bool
+
+
+@dataclass
+class _Scope:
+    views: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    pending: list[_Pending] = field(default_factory=list)
+
+
+class LowerCtx:
+    """State of one kernel's lowering (the object handed to :mod:`.gemm` / :mod:`.mem_prims`).
+
+    ``row``/``col``/``cpe_id``: ``index`` values of the spmd; ``value(v)``: tile value -> loop
+    value (a ``tile.alloc`` result -> its current single-slot buffer); ``const(n)``: hoisted
+    ``index`` constant; ``new_buffer(name, t)``: a fresh ``loop.ldm_buffer``;
+    ``note_memref_write(m)``: the lowered op writes memref ``m`` (barrier before later reads);
+    ``emit(op)``: append an op at the current insertion point.
+    """
+
+    def __init__(self, kernel: tile.KernelOp, spmd: loop.SpmdOp, options: ConvertTileToLoopPass):
+        self.kernel = kernel
+        self.spmd = spmd
+        self.options = options
+        self.block: Block = spmd.body.block
+        self.vmap: dict[SSAValue, SSAValue] = {}
+        self.cval: dict[SSAValue, int] = {}
+        self._consts: dict[int, SSAValue] = {}
+        self._const_ops: list[Operation] = []
+        self._prelude: list[Operation] = []
+        self._buffer_ops: list[Operation] = []
+        self._names: set[str] = set()
+        self._cpe_terms: dict[tuple[int, int], SSAValue] = {}
+        self._cpe_id: SSAValue | None = None
+        self.ldm: dict[SSAValue, SSAValue] = {}  # tile alloc value -> loop.ldm_buffer value
+        self.slot0: dict[SSAValue, SSAValue] = {}
+        self.scopes: list[_Scope] = [_Scope()]
+        self.written: set[SSAValue] = set()  # loop memrefs written since the last barrier
+        self._plans: dict[tile.MoveOp, _MovePlan] = {}
+        # memrefs written anywhere inside each tile.for (for barriers in loops)
+        self.loop_writes: dict[tile.ForOp, set[SSAValue]] = {}
+        self.for_stack: list[tile.ForOp] = []
+
+    # -- public API (E2) ---------------------------------------------------------------------
+    @property
+    def row(self) -> SSAValue:
+        return self.spmd.row
+
+    @property
+    def col(self) -> SSAValue:
+        return self.spmd.col
+
+    @property
+    def cpe_id(self) -> SSAValue:
+        if self._cpe_id is None:
+            r8 = arith.MuliOp(self.row, self.const(MESH))
+            i = arith.AddiOp(r8.result, self.col)
+            i.result.name_hint = "id"
+            self._prelude += [r8, i]
+            self._cpe_id = i.result
+        return self._cpe_id
+
+    def emit(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def const(self, n: int) -> SSAValue:
+        if n not in self._consts:
+            c = arith.ConstantOp.from_int_and_width(n, IndexType())
+            c.result.name_hint = f"c{n}" if n >= 0 else f"cm{-n}"
+            self._const_ops.append(c)
+            self._consts[n] = c.result
+            self.cval[c.result] = n
+        return self._consts[n]
+
+    def new_buffer(self, name: str, t: LdmBufType) -> SSAValue:
+        base = "".join(ch if ch.isalnum() or ch in "_." else "_" for ch in name) or "buf"
+        nm, i = base, 1
+        while nm in self._names:
+            nm = f"{base}_{i}"
+            i += 1
+        self._names.add(nm)
+        op = loop.LdmBufferOp(nm, t)
+        op.result.name_hint = nm
+        self._buffer_ops.append(op)
+        return op.result
+
+    def value(self, v: SSAValue) -> SSAValue:
+        for sc in reversed(self.scopes):
+            if v in sc.views:
+                return sc.views[v]
+        if v in self.slot0:
+            return self.slot0[v]
+        if v in self.ldm:
+            buf = self.ldm[v]
+            bt = buf.type
+            assert isinstance(bt, LdmBufType)
+            if bt.is_double:  # outside a prefetching loop: slot 0
+                s = loop.SlotOp(buf, self.const(0))
+                s.result.name_hint = f"{buf.name_hint}0"
+                self._prelude.append(s)
+                self.slot0[v] = s.result
+                return s.result
+            return buf
+        if v in self.vmap:
+            return self.vmap[v]
+        owner = v.owner
+        raise _fail(owner if isinstance(owner, Operation) else self.kernel, f"no loop-level value for %{v.name_hint or '?'}")
+
+    def note_memref_write(self, m: SSAValue) -> None:
+        self.written.add(self.vmap.get(m, m))
+
+    # -- arithmetic helpers ------------------------------------------------------------------
+    def add(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        cx, cy = self.cval.get(x), self.cval.get(y)
+        if cx is not None and cy is not None:
+            return self.const(cx + cy)
+        if cx == 0:
+            return y
+        if cy == 0:
+            return x
+        return self.emit(arith.AddiOp(x, y)).results[0]
+
+    def addc(self, x: SSAValue, c: int) -> SSAValue:
+        return self.add(x, self.const(c)) if c else x
+
+    def mulc(self, x: SSAValue, c: int) -> SSAValue:
+        cx = self.cval.get(x)
+        if cx is not None:
+            return self.const(cx * c)
+        if c == 1:
+            return x
+        if c == 0:
+            return self.const(0)
+        return self.emit(arith.MuliOp(x, self.const(c))).results[0]
+
+    def cpe_term(self, a: int, b: int) -> SSAValue:
+        """``a*row + b*col`` (hoisted to the spmd prelude)."""
+        if a == 0 and b == 0:
+            return self.const(0)
+        key = (a, b)
+        if key not in self._cpe_terms:
+            ops: list[Operation] = []
+            parts: list[SSAValue] = []
+            for coef, v in ((a, self.row), (b, self.col)):
+                if coef == 0:
+                    continue
+                if coef == 1:
+                    parts.append(v)
+                else:
+                    m = arith.MuliOp(v, self.const(coef))
+                    ops.append(m)
+                    parts.append(m.result)
+            if len(parts) == 2:
+                s = arith.AddiOp(parts[0], parts[1])
+                ops.append(s)
+                parts = [s.result]
+            self._prelude += ops
+            self._cpe_terms[key] = parts[0]
+        return self._cpe_terms[key]
+
+    # -- regions and pending DMAs ------------------------------------------------------------
+    def push(self, block: Block) -> tuple[Block, int]:
+        saved = (self.block, len(self.scopes))
+        self.block = block
+        self.scopes.append(_Scope())
+        return saved
+
+    def pop(self, saved: tuple[Block, int]) -> None:
+        self.flush()
+        self.block = saved[0]
+        del self.scopes[saved[1] :]
+
+    def _wait(self, entries: list[_Pending]) -> None:
+        if entries:
+            self.emit(loop.DmaWaitOp([p.token for p in entries]))
+
+    def flush(self, pred: Callable[[_Pending], bool] | None = None) -> None:
+        """Wait for the pending DMAs of the current scope (those matching ``pred``)."""
+        sc = self.scopes[-1]
+        hit = [p for p in sc.pending if pred is None or pred(p)]
+        sc.pending = [p for p in sc.pending if not (pred is None or pred(p))]
+        self._wait(hit)
+
+    def sync_buffers(self, bufs: Iterable[SSAValue]) -> None:
+        s = set(bufs)
+        self.flush(lambda p: p.buf in s)
+
+    def sync_memrefs_for(self, mem: SSAValue, is_get: bool) -> None:
+        """Read/write hazards on main memory: a get waits for pending puts to the memref, a put
+        for pending gets and puts of it."""
+        self.flush(lambda p: p.mem is mem and (not p.is_get or not is_get))
+
+    def add_pending(self, tokens: Sequence[SSAValue], buf: SSAValue | None, mem: SSAValue | None, is_get: bool) -> None:
+        self.scopes[-1].pending += [_Pending(t, buf, mem, is_get) for t in tokens]
+
+    def barrier_before_read(self, mem_tile: SSAValue) -> None:
+        """Barrier before reading a memref that may have been written by another CPE."""
+        mem = self.vmap.get(mem_tile, mem_tile)
+        written = mem in self.written or any(mem_tile in self.loop_writes.get(f, ()) for f in self.for_stack)
+        if written:
+            self.flush(lambda p: not p.is_get)
+            self.emit(loop.BarrierOp())
+            self.written.clear()
+
+    def plan(self, op: tile.MoveOp) -> _MovePlan:
+        if op not in self._plans:
+            self._plans[op] = plan_move(op, self.options.rep_bcast)
+        return self._plans[op]
+
+    def finish(self) -> None:
+        """Put buffers, constants and the prelude at the top of the spmd body."""
+        self.flush()
+        blk = self.spmd.body.block
+        head = self._buffer_ops + self._const_ops + self._prelude
+        first = blk.first_op
+        if first is None:
+            blk.add_ops(head)
+        else:
+            blk.insert_ops_before(head, first)
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel lowering
+# --------------------------------------------------------------------------------------------
+
+
+def _written_memrefs(region_op: Operation) -> set[SSAValue]:
+    out: set[SSAValue] = set()
+    for o in region_op.walk():
+        if isinstance(o, tile.MoveOp) and not o.is_load:
+            out.add(o.memref)
+        elif isinstance(o, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
+            out.add(o.output)
+    return out
+
+
+def lower_kernel(k: tile.KernelOp, options: ConvertTileToLoopPass) -> loop.SpmdOp:
+    """Build the ``loop.spmd`` of a ``tile.kernel`` (not inserted)."""
+    spmd = loop.SpmdOp(k.kernel_name.data, list(k.args))
+    spmd.attributes |= dict(k.attributes)
+    spmd.row.name_hint = "row"
+    spmd.col.name_hint = "col"
+    ctx = LowerCtx(k, spmd, options)
+    for a, b in zip(k.body.block.args, spmd.memref_args):
+        ctx.vmap[a] = b
+        b.name_hint = a.name_hint
+    for f in k.walk():
+        if isinstance(f, tile.ForOp):
+            ctx.loop_writes[f] = _written_memrefs(f)
+    for i, al in enumerate(k.allocs()):
+        t = al.tile_type
+        lt = LdmBufType(local_buffer_shape(t), t.element_type, al.is_double and options.double_buffer)
+        buf = ctx.new_buffer(al.result.name_hint or f"buf{i}", lt)
+        ctx.ldm[al.result] = buf
+    lower_block(ctx, k.body.block)
+    ctx.finish()
+    return spmd
+
+
+def lower_block(ctx: LowerCtx, block: Block) -> None:
+    for op in block.ops:
+        lower_op(ctx, op)
+
+
+def lower_op(ctx: LowerCtx, op: Operation) -> None:
+    if isinstance(op, tile.AllocOp):
+        return
+    if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, IndexType):
+        assert isinstance(op.value, IntegerAttr)
+        ctx.vmap[op.result] = ctx.const(op.value.value.data)
+        return
+    if isinstance(op, tile.ForOp):
+        _lower_for(ctx, op)
+        return
+    if isinstance(op, tile.MoveOp):
+        _lower_move_sync_or_async(ctx, op)
+        return
+    if isinstance(op, tile.MapOp):
+        _lower_map(ctx, op)
+        return
+    if isinstance(op, tile.GemmOp):
+        ctx.sync_buffers([op.a, op.b, op.c])
+        try:
+            from . import gemm
+        except ImportError as e:  # pragma: no cover - E2's module missing
+            raise _fail(op, "tile.gemm lowering (gemm.py) is not available") from e
+        for o in gemm.lower_gemm(op, ctx):
+            ctx.emit(o)
+        return
+    if isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
+        _lower_mem_prim(ctx, op)
+        return
+    if op.dialect_name() == "arith" and not op.regions:
+        new = op.clone(value_mapper={o: ctx.value(o) for o in op.operands})
+        ctx.emit(new)
+        for a, b in zip(op.results, new.results):
+            ctx.vmap[a] = b
+        return
+    raise _fail(op, "unsupported op inside a tile.kernel")
+
+
+def _lower_mem_prim(ctx: LowerCtx, op: Operation) -> None:
+    try:
+        from . import mem_prims
+    except ImportError as e:
+        raise _fail(op, "memory primitives lowering (mem_prims.py) is not available yet") from e
+    fn_name = {
+        tile.Im2colOp: "lower_im2col",
+        tile.WinogradFilterOp: "lower_winograd_filter",
+        tile.WinogradInputOp: "lower_winograd_input",
+        tile.WinogradOutputOp: "lower_winograd_output",
+    }[type(op)]
+    fn = getattr(mem_prims, fn_name, None)
+    if fn is None:
+        raise _fail(op, f"mem_prims.{fn_name} is not available yet")
+    assert isinstance(op, tile._MemPrimitive)
+    ctx.flush()
+    ctx.barrier_before_read(op.input)
+    for o in fn(op, ctx):
+        ctx.emit(o)
+    ctx.note_memref_write(op.output)
+
+
+def _lower_map(ctx: LowerCtx, op: tile.MapOp) -> None:
+    bufs = list(op.inputs) + [op.out]
+    ctx.sync_buffers(bufs)
+    ins = [ctx.value(v) for v in op.inputs]
+    out = ctx.value(op.out)
+    kind = op.map_kind
+    props = {k: v for k, v in op.properties.items() if k != "kind"}
+    ot = op.out.type
+    assert isinstance(ot, TileBufType)
+    if kind in (MapKind.COPY, MapKind.CONVERT) and len(ot.get_shape()) == 2:
+        it = op.inputs[0].type
+        assert isinstance(it, TileBufType)
+        if it.layout_kind != ot.layout_kind:
+            if kind == MapKind.CONVERT:
+                raise _fail(op, "convert with a layout change needs a transposing convert map (not in the loop dialect yet)")
+            new = loop.MapOp(MapKind.TRANSPOSE, ins, out, perm=(1, 0))
+            ctx.emit(new)
+            return
+    new = loop.MapOp.build(
+        operands=[ins, out], properties={"kind": loop.MapKindAttr(kind), **props}
+    )
+    ctx.emit(new)
+
+
+# --------------------------------------------------------------------------------------------
+# tile.move
+# --------------------------------------------------------------------------------------------
+
+
+def _piece_starts(ctx: LowerCtx, plan: _MovePlan, offsets: Sequence[SSAValue]) -> list[SSAValue]:
+    out = []
+    for d, o in enumerate(offsets):
+        a, b = plan.cpe_coef(d)
+        out.append(ctx.add(o, ctx.cpe_term(a, b)))
+    return out
+
+
+def _view(ctx: LowerCtx, buf: SSAValue, off: int | SSAValue, count: int, whole: bool) -> SSAValue:
+    bt = buf.type
+    assert isinstance(bt, LdmBufType)
+    if whole and isinstance(off, int) and off == 0:
+        return buf
+    o = ctx.const(off) if isinstance(off, int) else off
+    v = loop.ViewOp(buf, o, LdmBufType([count], bt.element_type))
+    ctx.emit(v)
+    return v.result
+
+
+def _emit_box(
+    ctx: LowerCtx,
+    plan: _MovePlan,
+    n: Sequence[int],
+    lo: Sequence[int],
+    hi: Sequence[int],
+    starts: Sequence[SSAValue],
+    mem: SSAValue,
+    buf: SSAValue,
+    mode: DmaMode | None = None,
+) -> tuple[list[SSAValue], bool]:
+    """DMAs of the valid box of one piece. Returns (tokens, complete): when the DMAs are in an
+    ``scf.for`` (more than ``max_unrolled_dmas``), they are waited inside and no token is
+    returned."""
+    op = plan.op
+    r = len(plan.shape)
+    sp = dmaplan.split_box(plan.shape, plan.strides, plan.full_n, lo, hi, plan.order, plan.elem_bytes)
+    per = math.prod(sp.sizes)
+    bt = buf.type
+    assert isinstance(bt, LdmBufType)
+    whole = per == bt.n_elems
+    lead = list(sp.lead)
+    # the innermost lead dims are unrolled (up to max_unrolled_dmas), the others become scf.for
+    unrolled: list[int] = []
+    cnt = 1
+    for d in reversed(lead):
+        e = hi[d] - lo[d]
+        if cnt * e > ctx.options.max_unrolled_dmas:
+            break
+        unrolled.insert(0, d)
+        cnt *= e
+    looped = [d for d in lead if d not in unrolled]
+
+    def issue(idx_vals: dict[int, SSAValue]) -> list[SSAValue]:
+        toks = []
+        for combo in dmaplan._product([range(lo[d], hi[d]) for d in unrolled]):
+            idx: dict[int, int] = {d: lo[d] for d in range(r)}
+            for d, i in zip(unrolled, combo):
+                idx[d] = i
+            offs = []
+            ldm_static = 0
+            ldm_dyn: list[SSAValue] = []
+            for d in range(r):
+                if d in idx_vals:
+                    iv = idx_vals[d]
+                    offs.append(ctx.add(starts[d], ctx.mulc(iv, plan.strides[d])))
+                    ldm_dyn.append(ctx.mulc(iv, sp.ldm_pitch[d]))
+                else:
+                    offs.append(ctx.addc(starts[d], idx[d] * plan.strides[d]))
+                    ldm_static += idx[d] * sp.ldm_pitch[d]
+            ldm_off: int | SSAValue = ldm_static
+            if ldm_dyn:
+                acc = ctx.const(ldm_static)
+                for x in ldm_dyn:
+                    acc = ctx.add(acc, x)
+                ldm_off = acc
+            v = _view(ctx, buf, ldm_off, per, whole)
+            if op.is_load:
+                d_op = loop.DmaStartOp(mem, v, offs, sp.sizes, mode=mode, strides=plan.strides)
+            else:
+                d_op = loop.DmaStartOp(v, mem, offs, sp.sizes, strides=plan.strides)
+            ctx.emit(d_op)
+            toks.append(d_op.token)
+        return toks
+
+    if not looped:
+        return issue({}), True
+    # scf.for nest over the looped lead dims; each iteration waits its own DMAs
+    saved_block = ctx.block
+    idx_vals: dict[int, SSAValue] = {}
+    fors: list[tuple[scf.ForOp, Block]] = []
+    for d in looped:
+        body = Block(arg_types=[IndexType()])
+        body.args[0].name_hint = f"s{d}"
+        f = scf.ForOp(ctx.const(lo[d]), ctx.const(hi[d]), ctx.const(1), [], body)
+        ctx.emit(f)
+        ctx.block = body
+        idx_vals[d] = body.args[0]
+        fors.append((f, body))
+    toks = issue(idx_vals)
+    ctx.emit(loop.DmaWaitOp(toks))
+    for _, body in reversed(fors):
+        body.add_op(scf.YieldOp())
+    ctx.block = saved_block
+    return [], False
+
+
+def _cmp(ctx: LowerCtx, x: SSAValue, pred: str, c: int) -> SSAValue:
+    return ctx.emit(arith.CmpiOp(x, ctx.const(c), pred)).results[0]
+
+
+def _emit_if(ctx: LowerCtx, cond: SSAValue, then: Callable[[], None], other: Callable[[], None] | None) -> None:
+    tb = Block()
+    eb = Block()
+    saved = ctx.push(tb)
+    then()
+    ctx.pop(saved)
+    tb.add_op(scf.YieldOp())
+    if other is not None:
+        saved = ctx.push(eb)
+        other()
+        ctx.pop(saved)
+    eb.add_op(scf.YieldOp())
+    ctx.emit(scf.IfOp(cond, [], Region(tb), Region(eb)))
+
+
+def _emit_leaf(
+    ctx: LowerCtx, plan: _MovePlan, n: Sequence[int], lo: Sequence[int], hi: Sequence[int],
+    starts: Sequence[SSAValue], mem: SSAValue, buf: SSAValue, sync: bool,
+) -> list[SSAValue]:
+    op = plan.op
+    full = all(l == 0 and h == e for l, h, e in zip(lo, hi, n))
+    empty = any(h <= l for l, h in zip(lo, hi))
+    if op.is_load and op.pad is not None and not full:
+        ctx.emit(loop.MapOp(MapKind.FILL, [], buf, value=op.pad.value.data))
+    if empty:
+        return []
+    mode = DmaMode.BCAST if plan.bcast else None
+    toks, _ = _emit_box(ctx, plan, n, lo, hi, starts, mem, buf, mode)
+    if sync and toks:
+        ctx.emit(loop.DmaWaitOp(toks))
+        return []
+    return toks
+
+
+def emit_move(ctx: LowerCtx, op: tile.MoveOp, offsets: Sequence[SSAValue], buf: SSAValue, sync: bool) -> list[SSAValue]:
+    """Emit the DMAs of ``op`` with the given loop-level offsets into/from LDM buffer ``buf``.
+    Returns the tokens still in flight (only for uniform plans with ``sync`` False)."""
+    plan = ctx.plan(op)
+    mem = ctx.value(op.memref)
+    starts = _piece_starts(ctx, plan, offsets)
+    if plan.uniform:
+        cls, n, cases = plan.classes[0]
+        lo = tuple(c[0].lo for c in cases)
+        hi = tuple(c[0].hi for c in cases)
+        return _emit_leaf(ctx, plan, n, lo, hi, starts, mem, buf, sync)
+
+    def by_dims(n: tuple[int, ...], cases: list[list[dmaplan.ClipCase]], d: int, lo: list[int], hi: list[int]) -> None:
+        if d == len(cases):
+            _emit_leaf(ctx, plan, n, lo, hi, starts, mem, buf, True)
+            return
+        cs = cases[d]
+
+        def one(k: int) -> None:
+            c = cs[k]
+            by_dims(n, cases, d + 1, lo + [c.lo], hi + [c.hi])
+            return None
+
+        def chain(k: int) -> None:
+            if k == len(cs) - 1:
+                one(k)
+                return
+            cond = _cmp(ctx, starts[d], "sle", cs[k].s_hi)
+            _emit_if(ctx, cond, lambda: one(k), lambda: chain(k + 1))
+
+        chain(0)
+
+    classes = [c for c in plan.classes]
+
+    def by_class(k: int) -> None:
+        cls, n, cases = classes[k]
+        if k == len(classes) - 1:
+            by_dims(n, cases, 0, [], [])
+            return
+        cond = _cmp(ctx, ctx.cpe_id, "sle", cls.id_hi)
+        _emit_if(ctx, cond, lambda: by_dims(n, cases, 0, [], []), lambda: by_class(k + 1))
+
+    if len(classes) == 1:
+        by_dims(*classes[0][1:], 0, [], [])
+    else:
+        by_class(0)
+    return []
+
+
+def _move_prologue_checks(ctx: LowerCtx, op: tile.MoveOp) -> None:
+    ctx.sync_buffers([op.tile])
+    ctx.sync_memrefs_for(ctx.value(op.memref), op.is_load)
+    if op.is_load:
+        ctx.barrier_before_read(op.memref)
+
+
+def _lower_move_sync_or_async(ctx: LowerCtx, op: tile.MoveOp) -> None:
+    _move_prologue_checks(ctx, op)
+    offsets = [ctx.value(o) for o in op.offsets]
+    buf = ctx.value(op.tile)
+    plan = ctx.plan(op)
+    toks = emit_move(ctx, op, offsets, buf, sync=not plan.uniform)
+    mem = ctx.value(op.memref)
+    ctx.add_pending(toks, op.tile, mem, op.is_load)
+    if not op.is_load:
+        ctx.note_memref_write(op.memref)
+
+
+# --------------------------------------------------------------------------------------------
+# tile.for (plain and double-buffered)
+# --------------------------------------------------------------------------------------------
+
+
+def _remat(ctx: LowerCtx, v: SSAValue, loop_op: tile.ForOp, iv: SSAValue, memo: dict[SSAValue, SSAValue]) -> SSAValue:
+    """Loop-level value of tile index ``v`` with ``loop_op``'s iterator replaced by ``iv``
+    (arith ops inside the loop body are re-materialised at the insertion point)."""
+    if v is loop_op.iv:
+        return iv
+    if v in memo:
+        return memo[v]
+    owner = v.owner
+    if isinstance(owner, Operation) and loop_op.is_ancestor(owner):
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            res = ctx.const(owner.value.value.data)
+        elif owner.dialect_name() == "arith" and not owner.regions:
+            new = owner.clone(value_mapper={o: _remat(ctx, o, loop_op, iv, memo) for o in owner.operands})
+            ctx.emit(new)
+            res = new.results[list(owner.results).index(v)]
+        else:
+            raise _fail(owner, "offset of a double-buffered move depends on an unsupported op")
+        memo[v] = res
+        return res
+    return ctx.value(v)
+
+
+def _prefetch_candidates(ctx: LowerCtx, f: tile.ForOp) -> tuple[list[tile.MoveOp], list[tile.MoveOp]]:
+    loads: list[tile.MoveOp] = []
+    stores: list[tile.MoveOp] = []
+    if not ctx.options.double_buffer:
+        return loads, stores
+    body_ops = list(f.body.block.ops)
+    for i, m in enumerate(body_ops):
+        if not isinstance(m, tile.MoveOp):
+            continue
+        al = m.tile.owner
+        if not isinstance(al, tile.AllocOp) or not al.is_double or not _uses_in(m.tile, f):
+            continue
+        if not ctx.plan(m).uniform or ctx.plan(m).bcast:
+            continue
+        if any(isinstance(x, tile.MoveOp) and x is not m and x.tile is m.tile for x in f.walk()):
+            continue
+        if m.is_load:
+            if any(_touches(x, m.tile) for x in body_ops[:i]):
+                continue
+            loads.append(m)
+        else:
+            if any(_touches(x, m.tile) for x in body_ops[i + 1 :]):
+                continue
+            stores.append(m)
+    return loads, stores
+
+
+def _lower_for(ctx: LowerCtx, f: tile.ForOp) -> None:
+    loads, stores = _prefetch_candidates(ctx, f)
+    ctx.flush()
+    ctx.for_stack.append(f)
+    try:
+        if not loads and not stores:
+            _plain_for(ctx, f)
+        else:
+            _double_buffered_for(ctx, f, loads, stores)
+    finally:
+        ctx.for_stack.pop()
+
+
+def _plain_for(ctx: LowerCtx, f: tile.ForOp) -> None:
+    body = Block(arg_types=[IndexType()])
+    body.args[0].name_hint = f.iv.name_hint
+    ctx.vmap[f.iv] = body.args[0]
+    saved = ctx.push(body)
+    lower_block(ctx, f.body.block)
+    ctx.pop(saved)
+    body.add_op(scf.YieldOp())
+    ctx.emit(scf.ForOp(ctx.const(f.lb_value), ctx.const(f.ub_value), ctx.const(f.step_value), [], body))
+
+
+def _double_buffered_for(ctx: LowerCtx, f: tile.ForOp, loads: list[tile.MoveOp], stores: list[tile.MoveOp]) -> None:
+    lb, step, n = f.lb_value, f.step_value, f.trip_count
+    bufs = [m.tile for m in loads + stores]
+
+    def slot(b: SSAValue, c: SSAValue) -> SSAValue:
+        s = loop.SlotOp(ctx.ldm[b], c)
+        s.result.name_hint = f"{ctx.ldm[b].name_hint}_cur"
+        ctx.emit(s)
+        return s.result
+
+    # prologue: the first tile of every prefetched load into slot 0
+    load_toks: dict[tile.MoveOp, list[SSAValue]] = {}
+    for m in loads:
+        _move_prologue_checks(ctx, m)
+        offs = [_remat(ctx, o, f, ctx.const(lb), {}) for o in m.offsets]
+        load_toks[m] = emit_move(ctx, m, offs, slot(m.tile, ctx.const(0)), sync=False)
+    store_toks: dict[tile.MoveOp, list[SSAValue]] = {m: [] for m in stores}
+
+    def iteration(iv: SSAValue, c: SSAValue, prefetch: bool, store_async: bool) -> None:
+        """Lower one iteration of the body at the current insertion point."""
+        ctx.vmap[f.iv] = iv
+        sc = ctx.scopes[-1]
+        saved_views = dict(sc.views)
+        for b in bufs:
+            sc.views[b] = slot(b, c)
+        for op in f.body.block.ops:
+            if isinstance(op, tile.MoveOp) and op in load_toks:
+                ctx.emit(loop.DmaWaitOp(load_toks[op])) if load_toks[op] else None
+                load_toks[op] = []
+                if prefetch:
+                    memo: dict[SSAValue, SSAValue] = {}
+                    nxt = ctx.addc(iv, step)
+                    offs = [_remat(ctx, o, f, nxt, memo) for o in op.offsets]
+                    load_toks[op] = emit_move(ctx, op, offs, slot(op.tile, ctx.addc(c, 1)), sync=False)
+                continue
+            if isinstance(op, tile.MoveOp) and op in store_toks:
+                ctx.sync_buffers([op.tile])
+                if store_toks[op]:
+                    ctx.emit(loop.DmaWaitOp(store_toks[op]))
+                offs = [ctx.value(o) for o in op.offsets]
+                toks = emit_move(ctx, op, offs, ctx.value(op.tile), sync=False)
+                ctx.note_memref_write(op.memref)
+                if store_async:
+                    store_toks[op] = toks
+                else:
+                    store_toks[op] = []
+                    ctx.add_pending(toks, op.tile, ctx.value(op.memref), False)
+                continue
+            lower_op(ctx, op)
+        ctx.flush()
+        sc.views = saved_views
+
+    if n == 1:
+        iteration(ctx.const(lb), ctx.const(0), False, False)
+        return
+    peel_first = bool(stores)
+    peel_last = bool(loads)
+    k0 = 0
+    if peel_first:
+        iteration(ctx.const(lb), ctx.const(0), prefetch=True, store_async=True)
+        k0 = 1
+    k1 = n - 1 if peel_last else n
+    if k1 > k0:
+        carried: list[tuple[tile.MoveOp, int]] = []
+        inits: list[SSAValue] = []
+        for m, toks in list(load_toks.items()) + list(store_toks.items()):
+            for j, t in enumerate(toks):
+                carried.append((m, j))
+                inits.append(t)
+        body = Block(arg_types=[IndexType()] + [loop.TokenType()] * len(inits) + [IndexType()])
+        body.args[0].name_hint = f.iv.name_hint
+        body.args[-1].name_hint = "slot"
+        inits.append(ctx.const(k0))
+        saved = ctx.push(body)
+        targs = body.args[1:-1]
+        for (m, j), a in zip(carried, targs):
+            (load_toks if m in load_toks else store_toks)[m][j] = a
+        iteration(body.args[0], body.args[-1], prefetch=True, store_async=True)
+        outs: list[SSAValue] = []
+        for m, j in carried:
+            outs.append((load_toks if m in load_toks else store_toks)[m][j])
+        for m, j in carried:
+            d = load_toks if m in load_toks else store_toks
+            if len(d[m]) != len([1 for mm, _ in carried if mm is m]):
+                raise _fail(m, "token count changed between iterations")
+        nc = ctx.addc(body.args[-1], 1)
+        ctx.pop(saved)
+        body.add_op(scf.YieldOp(*outs, nc))
+        loop_op = scf.ForOp(
+            ctx.const(lb + k0 * step), ctx.const(lb + k1 * step), ctx.const(step), inits, body
+        )
+        ctx.emit(loop_op)
+        res = list(loop_op.results)
+        for (m, j), r in zip(carried, res[:-1]):
+            (load_toks if m in load_toks else store_toks)[m][j] = r
+    if peel_last:
+        iteration(ctx.const(lb + (n - 1) * step), ctx.const(n - 1), prefetch=False, store_async=True)
+    rest = [t for toks in store_toks.values() for t in toks] + [t for toks in load_toks.values() for t in toks]
+    if rest:
+        ctx.emit(loop.DmaWaitOp(rest))
+
+
+# --------------------------------------------------------------------------------------------
+# The pass
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvertTileToLoopPass(ModulePass):
+    """Lower every ``tile.kernel`` to a ``loop.spmd`` (module docstring).
+
+    Options: ``double_buffer`` (bool, default true), ``max_unrolled_dmas`` (int, default 16),
+    ``rep_bcast`` (bool, default true)."""
+
+    name = "convert-tile-to-loop"
+
+    double_buffer: bool = True
+    max_unrolled_dmas: int = 16
+    rep_bcast: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = [k for k in op.walk() if isinstance(k, tile.KernelOp)]
+        for k in kernels:
+            spmd = lower_kernel(k, self)
+            try:
+                spmd.verify()
+            except VerifyException as e:
+                raise _fail(k, f"the lowered kernel does not verify: {e}") from e
+            parent = k.parent_block()
+            assert parent is not None
+            parent.insert_op_before(spmd, k)
+            k.detach()
+            k.erase(safe_erase=False)
