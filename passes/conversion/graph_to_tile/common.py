@@ -213,7 +213,7 @@ class LoweringState:
         g = _make_global(sym, memref_type(ttype), value)
         self.module.body.block.insert_op_before(g, _first_func(self.module))
         get = memref.GetGlobalOp(sym, memref_type(ttype))
-        get.result.name_hint = sym
+        get.memref.name_hint = sym
         if insert_before is not None:
             Rewriter.insert_op(get, InsertPoint.before(insert_before))
         else:
@@ -271,8 +271,8 @@ def constant_to_global(state: LoweringState, op: graph.ConstantOp) -> None:
     mtype = memref_type(t)
     state.module.body.block.insert_op_before(_make_global(sym, mtype, op.value), _first_func(state.module))
     get = memref.GetGlobalOp(sym, mtype)
-    get.result.name_hint = sym
-    tt = bufferization.ToTensorOp(get.result, restrict=True)
+    get.memref.name_hint = sym
+    tt = bufferization.ToTensorOp(get.memref, restrict=True)
     Rewriter.insert_op([get, tt], InsertPoint.before(op))
     op.result.replace_all_uses_with(tt.tensor)
     Rewriter.erase_op(op)

@@ -141,9 +141,16 @@ def _rewrite_all_broadcast(steps: list[Step], inputs: Sequence[Access]) -> list[
 
 @dataclass
 class _Plan:
-    s: int
-    tiles: tuple[int, ...]  # tile size per dim (1 for dims < s)
-    q: int
+    s: int  # the dim split over the CPEs (tile dim 0)
+    tiles: tuple[int, ...]  # tile size per dim (1 for dims < s, whole or chunked after s)
+
+
+def _footprint(tiles: Sequence[int], s: int, operands: Sequence[Sequence[bool]], n_out_bufs: int,
+               elem_bytes: int) -> int:
+    """Per-CPE LDM bytes of the double-buffered operand tiles + ``n_out_bufs`` output tiles."""
+    total = sum(_local_elems(p, tiles, s) for p in operands)
+    total += n_out_bufs * _local_elems([True] * len(tiles), tiles, s)
+    return 2 * elem_bytes * total
 
 
 def _local_elems(full: Sequence[bool], tiles: Sequence[int], s: int) -> int:
@@ -156,45 +163,60 @@ def _local_elems(full: Sequence[bool], tiles: Sequence[int], s: int) -> int:
 
 def plan_elementwise(D: Sequence[int], operands: Sequence[Sequence[bool]], n_out_bufs: int,
                      elem_bytes: int, budget: int) -> _Plan:
-    """Choose the split dim ``s`` and the tile (module docstring). ``operands``: the
-    full/broadcast pattern of every LDM buffer (double-buffered) except the ``n_out_bufs``
-    full-shape output buffers."""
+    """Choose the split dim ``s`` and the tile (module docstring): for every s, either the inner
+    dims whole and ``q`` rows per CPE as large as fits, or (inner dims too large) one row per
+    CPE with dim s+1 chunked; the cheapest by ``iterations * (512 + per-CPE elements)``.
+    ``operands``: the full/broadcast pattern of every double-buffered LDM operand tile besides
+    the ``n_out_bufs`` output tiles."""
     k = len(D)
+
+    def fits(tiles: Sequence[int], s: int) -> bool:
+        return _footprint(tiles, s, operands, n_out_bufs, elem_bytes) <= budget
+
+    def cost(tiles: Sequence[int], s: int) -> float:
+        iters = math.prod(math.ceil(d / t) for d, t in zip(D, tiles))
+        return iters * (_TILE_OVERHEAD + _local_elems([True] * k, tiles, s))
+
     best: tuple[float, _Plan] | None = None
+
+    def consider(tiles: list[int], s: int) -> None:
+        nonlocal best
+        c = cost(tiles, s)
+        if best is None or c < best[0]:
+            best = (c, _Plan(s, tuple(tiles)))
+
     for s in range(k):
-        inner = math.prod(D[s + 1 :])
-        # bytes per unit of q: full-along-s buffers scale with q, rep buffers do not
-        per_q = 0
-        fixed = 0
-        for pat in operands:
-            sub = math.prod(d if f else 1 for d, f in zip(D[s + 1 :], pat[s + 1 :]))
-            if pat[s]:
-                per_q += sub
-            else:
-                fixed += sub
-        per_q += n_out_bufs * inner
-        per_q *= 2 * elem_bytes  # double buffers
-        fixed *= 2 * elem_bytes
-        if per_q == 0:
-            continue
-        q_max = (budget - fixed) // per_q
-        if q_max < 1:
-            continue
         q_need = math.ceil(D[s] / N_CPE)
-        if q_max >= q_need:
-            q = q_need
-            ts = D[s]
-        else:
-            n = math.ceil(q_need / q_max)
+        base = [1] * s + [0] + list(D[s + 1 :])
+        chosen = None
+        for n in range(1, q_need + 1):  # n tiles along s, balanced
             q = math.ceil(q_need / n)
-            if s == k - 1 and q >= 32:
-                q = min(q_max, math.ceil(q / 32) * 32)  # 128-B aligned per-CPE runs (R1)
-            ts = N_CPE * q
-        iters = math.prod(D[:s]) * math.ceil(D[s] / ts)
-        cost = iters * (_TILE_OVERHEAD + q * inner)
-        plan = _Plan(s, tuple([1] * s + [ts] + list(D[s + 1 :])), q)
-        if best is None or cost < best[0]:
-            best = (cost, plan)
+            if n > 1 and q == math.ceil(q_need / (n - 1)):
+                continue
+            ts = D[s] if n == 1 else N_CPE * q
+            if s == k - 1 and n > 1 and q >= 32:
+                ts = N_CPE * (math.ceil(q / 32) * 32)  # 128-B aligned per-CPE runs (R1)
+                if ts >= D[s]:
+                    ts = D[s]
+            tiles = list(base)
+            tiles[s] = ts
+            if fits(tiles, s):
+                chosen = tiles
+                break
+        if chosen is not None:
+            consider(chosen, s)
+        elif s + 1 < k:
+            # one row per CPE, chunk dim s+1 (balanced chunks)
+            for n in range(2, D[s + 1] + 1):
+                c = math.ceil(D[s + 1] / n)
+                if c == math.ceil(D[s + 1] / (n - 1)):
+                    continue
+                tiles = list(base)
+                tiles[s] = min(D[s], N_CPE)
+                tiles[s + 1] = c
+                if fits(tiles, s):
+                    consider(tiles, s)
+                    break
     if best is None:
         raise ValueError(f"no tile of {list(D)} fits {budget} B of LDM")
     return best[1]
@@ -250,9 +272,10 @@ def emit_elementwise(
 
     # the loop level each input's window depends on (-1: none -> loaded once before the loops)
     def depth(a: Access) -> int:
-        dims = [j for j in range(s + 1) if a.full[j] and D[j] > tiles[j]]
+        dims = [j for j in range(k) if a.full[j] and D[j] > tiles[j]]
         return max(dims) if dims else -1
 
+    last = max([j for j in range(k) if D[j] > tiles[j]], default=-1)  # innermost loop
     ivs: list[Idx] = [0] * k
 
     def window(a: Access) -> tuple[list[Idx], list[int]]:
@@ -260,7 +283,7 @@ def emit_elementwise(
         sizes: list[int] = []
         for j in range(k):
             if a.full[j]:
-                offs.append(kb.affine(ivs[j], 1, a.shift[j]) if j <= s else a.shift[j])
+                offs.append(kb.affine(ivs[j], 1, a.shift[j]))
                 sizes.append(tiles[j])
             else:
                 offs.append(0)
@@ -274,7 +297,7 @@ def emit_elementwise(
 
     def body() -> None:
         for i in used:
-            if depth(inputs[i]) == s:
+            if depth(inputs[i]) == last and last >= 0:
                 load(i)
         for st in steps:
             ins = [acc if a == "acc" else bufs[a] for a in st.args]  # type: ignore[index]
@@ -284,14 +307,15 @@ def emit_elementwise(
         kb.store(acc, out.mem, offs, sizes)
 
     def level(j: int) -> None:
-        if j > s:
+        if j > last:
             body()
             return
         with kb.loop(0, D[j], tiles[j], name=f"i{j}") as iv:
             ivs[j] = iv
-            for i in used:
-                if depth(inputs[i]) == j and j < s:
-                    load(i)
+            if j < last:
+                for i in used:
+                    if depth(inputs[i]) == j:
+                        load(i)
             level(j + 1)
 
     for i in used:  # windows that depend on no loop: loaded once, before the loops
@@ -457,6 +481,456 @@ class ViewPattern(GraphToTilePattern):
 
 
 # --------------------------------------------------------------------------------------------
+# Data movement: concat, pad
+# --------------------------------------------------------------------------------------------
+
+
+class ConcatPattern(_EwPattern):
+    """``graph.concat`` -> one copy kernel per input into its slice of the output (same
+    ``taihu.layer``): (outer, R_i) -> (outer, R) at column offset sum(R_<i), with
+    outer = prod(dims before axis), R_i = prod(input dims from axis)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ConcatOp, rewriter: PatternRewriter) -> None:
+        out_shape = shape_of(op.result)
+        ax = op.axis % len(out_shape)
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        name = self.state.layer_name(op)
+        out_mem = self.alloc_like(rewriter, op.result, name)
+        outer = math.prod(out_shape[:ax])
+        total = math.prod(out_shape[ax:])
+        off = 0
+        for i, v in enumerate(op.inputs):
+            r_i = math.prod(shape_of(v)[ax:])
+            if r_i == 0:
+                continue
+            mem = self.buffer(rewriter, v)
+            if outer == 1:
+                D: tuple[int, ...] = (r_i,)
+                in_view, out_view, shift = self.view(rewriter, mem, D), self.view(rewriter, out_mem, (total,)), (off,)
+            else:
+                D = (outer, r_i)
+                in_view, out_view, shift = (
+                    self.view(rewriter, mem, D), self.view(rewriter, out_mem, (outer, total)), (0, off))
+            kb = KernelBuilder(self.state, name, op, algorithm="copy", fused=fused, layer=name,
+                               shape=f"{_x(out_shape)}[{off}:{off + r_i}] <- {_x(shape_of(v))}")
+            x = Access(kb.arg(in_view, "x"), (True,) * len(D))
+            y = Access(kb.arg(out_view, "y"), (True,) * len(D), shift)
+            emit_elementwise(self.state, kb, D, [x], y, [], fused)
+            kb.finish(rewriter)
+            off += r_i
+        self.replace(rewriter, op, [out_mem], fused)
+
+
+def canonicalize_pad(in_shape: Sequence[int], pads: Sequence[int]
+                     ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(input dims, begin pads, output dims) after merging every unpadded dim into its left
+    neighbour (``(a, b)`` with b unpadded: index ``a*B + b``, pads scaled by B)."""
+    r = len(in_shape)
+    begin, end = list(pads[:r]), list(pads[r:])
+    ins, bs, es = [], [], []
+    for j in range(r):
+        if ins and begin[j] == 0 and end[j] == 0:
+            d = in_shape[j]
+            ins[-1] *= d
+            bs[-1] *= d
+            es[-1] *= d
+        else:
+            ins.append(in_shape[j])
+            bs.append(begin[j])
+            es.append(end[j])
+    if not ins:
+        ins, bs, es = [1], [0], [0]
+    outs = tuple(i + b + e for i, b, e in zip(ins, bs, es))
+    return tuple(ins), tuple(bs), outs
+
+
+class PadPattern(_EwPattern):
+    """Constant-mode ``graph.pad`` (negative pads crop) -> a shifted copy: output tiles are
+    loaded from ``x[iv - begin]`` with ``pad value`` outside x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.PadOp, rewriter: PatternRewriter) -> None:
+        out_shape = shape_of(op.result)
+        if math.prod(out_shape) == 0:
+            raise self.fail(op, "empty result")
+        ins, begin, outs = canonicalize_pad(shape_of(op.input), op.pads)
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        name = self.state.layer_name(op)
+        mem = self.buffer(rewriter, op.input)
+        out_mem = self.alloc_like(rewriter, op.result, name)
+        kb = KernelBuilder(self.state, name, op, algorithm="copy", fused=fused,
+                           shape=f"{_x(out_shape)} <- {_x(shape_of(op.input))}")
+        x = Access(kb.arg(self.view(rewriter, mem, ins), "x"), (True,) * len(ins),
+                   tuple(-b for b in begin), pad=op.value)
+        y = Access(kb.arg(self.view(rewriter, out_mem, outs), "y"), (True,) * len(outs))
+        emit_elementwise(self.state, kb, outs, [x], y, [], fused)
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [out_mem], fused)
+
+
+# --------------------------------------------------------------------------------------------
+# Transpose / layout_transform
+# --------------------------------------------------------------------------------------------
+
+
+def canonicalize_perm(in_shape: Sequence[int], perm: Sequence[int]
+                      ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(canonical input dims, canonical perm): unit dims dropped, input dims that stay adjacent
+    and in order in the output merged. ``out dim i = in dim perm[i]``."""
+    keep = [j for j in range(len(in_shape)) if in_shape[j] != 1]
+    if not keep:
+        return (1,), (0,)
+    out_order = [j for j in perm if in_shape[j] != 1]  # input dims in output order
+    # groups of input dims (in input order) that are consecutive in both orders
+    pos = {j: i for i, j in enumerate(out_order)}
+    groups: list[list[int]] = []
+    for j in keep:
+        if groups and pos[j] == pos[groups[-1][-1]] + 1 and keep.index(j) == keep.index(groups[-1][-1]) + 1:
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    dims = tuple(math.prod(in_shape[j] for j in g) for g in groups)
+    gid = {g[0]: i for i, g in enumerate(groups)}
+    cperm = tuple(gid[j] for j in out_order if j in gid)
+    return dims, cperm
+
+
+@dataclass
+class _TransposePlan:
+    d: int
+    window: list[int]  # input dims in the tile (input order), d first
+    tile_d: int
+
+
+def plan_transpose(dims: Sequence[int], perm: Sequence[int], elem_bytes: int, budget: int) -> _TransposePlan:
+    """Choose the split dim d (first in the tile in both orders) maximising the contiguous run
+    min(run_in, run_out) of the per-CPE DMAs, then the tile (module docstring)."""
+    k = len(dims)
+    pinv = [0] * k
+    for i, j in enumerate(perm):
+        pinv[j] = i
+    best = None
+    for d in range(k):
+        win = [j for j in range(k) if j == d or (j > d and pinv[j] > pinv[d])]
+        while True:
+            others = math.prod(dims[j] for j in win if j != d)
+            q_max = budget // (2 * 2 * elem_bytes * others)
+            if q_max >= 1 or len(win) == 1:
+                break
+            # drop the outermost non-split dim of the window (it becomes a loop)
+            drop = min((j for j in win if j != d), key=lambda j: min(j, perm.index(j)))
+            win.remove(drop)
+        q_max = max(1, budget // (2 * 2 * elem_bytes * math.prod(dims[j] for j in win if j != d)))
+        run_in = 1
+        for j in range(k - 1, -1, -1):
+            if j not in win:
+                break
+            run_in *= dims[j]
+        run_out = 1
+        for i in range(k - 1, -1, -1):
+            if perm[i] not in win:
+                break
+            run_out *= dims[perm[i]]
+        q_need = math.ceil(dims[d] / N_CPE)
+        q = min(q_need, q_max)
+        tile_d = dims[d] if q == q_need else N_CPE * q
+        vol = tile_d * math.prod(dims[j] for j in win if j != d)
+        score = (min(run_in, run_out), min(dims[d], N_CPE), vol)
+        if best is None or score > best[0]:
+            best = (score, _TransposePlan(d, win, tile_d))
+    assert best is not None
+    return best[1]
+
+
+class TransposePattern(GraphToTilePattern):
+    """``graph.transpose`` / ``graph.layout_transform`` -> loads of tiles over the dims that
+    follow the split dim in both orders, ``tile.map transpose`` (when the order changes inside
+    the tile), stores into the permuted window."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, (graph.TransposeOp, graph.LayoutTransformOp)):
+            return
+        in_shape = shape_of(op.input)
+        out_shape = shape_of(op.result)
+        dims, perm = canonicalize_perm(in_shape, op.perm)
+        mem = self.buffer(rewriter, op.input)
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        name = self.state.layer_name(op)
+        out_mem = self.alloc_like(rewriter, op.result, name)
+        t = op.input.type
+        assert isinstance(t, TensorType)
+        elem = t.element_type
+        k = len(dims)
+        kb = KernelBuilder(self.state, name, op, algorithm="transpose", fused=fused,
+                           shape=f"{_x(out_shape)} <- {_x(in_shape)} perm {list(op.perm)}")
+        x = kb.arg(self.view(rewriter, mem, dims), "x")
+        out_dims = tuple(dims[j] for j in perm)
+        y = kb.arg(self.view(rewriter, out_mem, out_dims), "y")
+        if perm == tuple(range(k)):
+            plan_d, win, tile_d = 0, list(range(k)), 0
+            emit_elementwise(self.state, kb, dims, [Access(x, (True,) * k)], Access(y, (True,) * k), [], fused)
+            kb.finish(rewriter)
+            self.replace(rewriter, op, [out_mem], fused)
+            return
+        plan = plan_transpose(dims, perm, _elem_bytes(elem), self.state.ldm_budget)
+        d, win = plan.d, plan.window
+        tiles = [dims[j] if j in win else 1 for j in range(k)]
+        tiles[d] = plan.tile_d
+        in_tile = [tiles[j] for j in win]  # input order (d first)
+        out_win = [j for j in perm if j in win]  # output order (d first)
+        out_tile = [tiles[j] for j in out_win]
+        tin = kb.alloc(in_tile, elem, Dist.CPE, double=True, name="tin")
+        needs_map = out_win != win
+        tout = kb.alloc(out_tile, elem, Dist.CPE, double=True, name="tout") if needs_map else tin
+        ivs: list[Idx] = [0] * k
+        loop_dims = [j for j in range(k) if tiles[j] < dims[j]]
+
+        def body() -> None:
+            kb.load(x, list(ivs), tiles, tin)
+            if needs_map:
+                kb.map(MapKind.TRANSPOSE, [tin], tout, perm=tuple(win.index(j) for j in out_win))
+            kb.apply_fused(fused, tout)
+            kb.store(tout, y, [ivs[j] for j in perm], [tiles[j] for j in perm])
+
+        def level(n: int) -> None:
+            if n == len(loop_dims):
+                body()
+                return
+            j = loop_dims[n]
+            with kb.loop(0, dims[j], tiles[j], name=f"i{j}") as iv:
+                ivs[j] = iv
+                level(n + 1)
+
+        level(0)
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [out_mem], fused)
+
+
+# --------------------------------------------------------------------------------------------
+# Window ops: pools, global average pool; axis ops: softmax, lrn
+# --------------------------------------------------------------------------------------------
+
+
+def _balanced(n: int, parts: int) -> int:
+    return math.ceil(n / parts)
+
+
+def pool_counts(size: int, k: int, s: int, pb: int, pe: int, out: int, include_pad: bool) -> np.ndarray:
+    """Taps of each output position inside [0, size) (or [-pb, size+pe) with include_pad)
+    along one dim: the avg_pool divisor is the product over the dims (reference semantics)."""
+    pos = np.arange(out)[:, None] * s + np.arange(k)[None, :] - pb
+    lo, hi = (-pb, size + pe) if include_pad else (0, size)
+    return ((pos >= lo) & (pos < hi)).sum(axis=1)
+
+
+class PoolPattern(GraphToTilePattern):
+    """max_pool / avg_pool on (N, C, H, W) (or (N, C, L)) -> planes N*C split over the CPEs,
+    ``tho`` output rows per tile; loads of the padded input rows (``pad -inf`` / ``pad 0.0``
+    for the pads and the ceil_mode tail); ``tile.map max_pool|avg_pool``."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, (graph.MaxPoolOp, graph.AvgPoolOp)):
+            return
+        xs, ys = shape_of(op.input), shape_of(op.result)
+        nk = len(op.kernel_shape)
+        if nk not in (1, 2):
+            raise self.fail(op, f"{nk}-D pooling is not supported (1-D or 2-D)")
+        if any(dl != 1 for dl in op.dilations):
+            raise self.fail(op, "dilated pooling is not supported")
+        if nk == 1:
+            kh, kw, sh, sw = 1, op.kernel_shape[0], 1, op.strides[0]
+            pt, pl, pb, pr = 0, op.pads[0], 0, op.pads[1]
+            H, W, Ho, Wo = 1, xs[2], 1, ys[2]
+        else:
+            (kh, kw), (sh, sw) = op.kernel_shape, op.strides
+            pt, pl, pb, pr = op.pads
+            H, W, Ho, Wo = xs[2], xs[3], ys[2], ys[3]
+        P = xs[0] * xs[1]
+        is_max = isinstance(op, graph.MaxPoolOp)
+        inv = None
+        if not is_max:
+            inc = op.count_include_pad  # type: ignore[attr-defined]
+            ch = pool_counts(H, kh, sh, pt, pb, Ho, inc)
+            cw = pool_counts(W, kw, sw, pl, pr, Wo, inc)
+            counts = np.multiply.outer(ch, cw)
+            if not np.all(counts == kh * kw):
+                inv = (1.0 / counts).astype(np.float32 if _elem_bytes(op.input.type.element_type) == 4 else np.float64)  # type: ignore[attr-defined]
+        t = op.input.type
+        assert isinstance(t, TensorType)
+        elem = t.element_type
+        eb = _elem_bytes(elem)
+        Wi = (Wo - 1) * sw + kw
+        budget = self.state.ldm_budget
+        q_need = math.ceil(P / N_CPE)
+        best = None
+        for m in range(1, q_need + 1):
+            q = _balanced(q_need, m)
+            if m > 1 and q == _balanced(q_need, m - 1):
+                continue
+            for n in range(1, Ho + 1):
+                tho = _balanced(Ho, n)
+                if n > 1 and tho == _balanced(Ho, n - 1):
+                    continue
+                thi = (tho - 1) * sh + kh
+                byts = 2 * eb * (q * thi * Wi + q * tho * Wo + (tho * Wo if inv is not None else 0))
+                if byts > budget:
+                    continue
+                tp = P if q == q_need else N_CPE * q
+                iters = math.ceil(P / tp) * math.ceil(Ho / tho)
+                cost = iters * (_TILE_OVERHEAD + q * (thi * Wi + tho * Wo))
+                if best is None or cost < best[0]:
+                    best = (cost, tp, tho)
+                break  # larger n only shrinks the tile further
+        if best is None:
+            raise self.fail(op, f"one output row of a {W}-wide plane does not fit {budget} B of LDM")
+        _, tp, tho = best
+        thi = (tho - 1) * sh + kh
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        name = self.state.layer_name(op)
+        mem = self.buffer(rewriter, op.input)
+        out_mem = self.alloc_like(rewriter, op.result, name)
+        inv_mem = self.state.new_global(rewriter, inv, f"{name}_inv_count").memref if inv is not None else None
+        kb = KernelBuilder(self.state, name, op, algorithm="window", fused=fused,
+                           shape=f"{_x(ys)} <- {_x(xs)} k{kh}x{kw} s{sh}x{sw}")
+        x = kb.arg(self.view(rewriter, mem, (P, H, W)), "x")
+        y = kb.arg(self.view(rewriter, out_mem, (P, Ho, Wo)), "y")
+        ic = kb.arg(inv_mem, "inv_count") if inv_mem is not None else None
+        tin = kb.alloc([tp, thi, Wi], elem, Dist.CPE, double=True, name="tin")
+        tout = kb.alloc([tp, tho, Wo], elem, Dist.CPE, double=True, name="tout")
+        tinv = kb.alloc([tho, Wo], elem, Dist.REP, double=True, name="tinv") if ic is not None else None
+        pad = -math.inf if is_max else 0.0
+        kind = MapKind.MAX_POOL if is_max else MapKind.AVG_POOL
+        with kb.loop(0, P, tp, "p") as p:
+            with kb.loop(0, Ho, tho, "h") as h:
+                kb.load(x, [p, kb.affine(h, sh, -pt), -pl], [tp, thi, Wi], tin, pad=pad)
+                ins = [tin]
+                if ic is not None and tinv is not None:
+                    kb.load(ic, [h, 0], [tho, Wo], tinv, pad=1.0)
+                    ins.append(tinv)
+                kb.map(kind, ins, tout, kernel=(kh, kw), strides=(sh, sw))
+                kb.apply_fused(fused, tout)
+                kb.store(tout, y, [p, h, 0], [tp, tho, Wo])
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [out_mem], fused)
+
+
+class GlobalAvgPoolPattern(GraphToTilePattern):
+    """``graph.global_avg_pool`` (N, C, *S) -> (P = N*C, HW) planes split over the CPEs,
+    ``reduce_mean`` over HW (or ``reduce_sum`` partials + ``add`` + ``mul 1/HW`` when a plane
+    does not fit in LDM)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.GlobalAvgPoolOp, rewriter: PatternRewriter) -> None:
+        xs = shape_of(op.input)
+        P, HW = xs[0] * xs[1], math.prod(xs[2:])
+        t = op.input.type
+        assert isinstance(t, TensorType)
+        elem = t.element_type
+        eb = _elem_bytes(elem)
+        budget = self.state.ldm_budget
+        q_need = math.ceil(P / N_CPE)
+        # whole planes: in (q, HW) double + out (q, 1) double
+        q_fit = budget // (2 * eb * (HW + 1))
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        name = self.state.layer_name(op)
+        mem = self.buffer(rewriter, op.input)
+        out_mem = self.alloc_like(rewriter, op.result, name)
+        kb = KernelBuilder(self.state, name, op, algorithm="reduce", fused=fused,
+                           shape=f"{_x(shape_of(op.result))} <- {_x(xs)}")
+        x = kb.arg(self.view(rewriter, mem, (P, HW)), "x")
+        y = kb.arg(self.view(rewriter, out_mem, (P, 1)), "y")
+        if q_fit >= 1:
+            q = min(q_need, q_fit)
+            tp = P if q == q_need else N_CPE * q
+            tin = kb.alloc([tp, HW], elem, Dist.CPE, double=True, name="tin")
+            tout = kb.alloc([tp, 1], elem, Dist.CPE, double=True, name="tout")
+            with kb.loop(0, P, tp, "p") as p:
+                kb.load(x, [p, 0], [tp, HW], tin)
+                kb.map(MapKind.REDUCE_MEAN, [tin], tout, axis=1)
+                kb.apply_fused(fused, tout)
+                kb.store(tout, y, [p, 0], [tp, 1])
+        else:
+            q = 1
+            tp = min(P, N_CPE)
+            # in (1, hc) double + part, acc (1, 1) + inv (1, 1) rep
+            hc = max(1, (budget - 2 * eb * 4) // (2 * eb))
+            hc = _balanced(HW, math.ceil(HW / hc))
+            tin = kb.alloc([tp, hc], elem, Dist.CPE, double=True, name="tin")
+            part = kb.alloc([tp, 1], elem, Dist.CPE, name="part")
+            acc = kb.alloc([tp, 1], elem, Dist.CPE, name="acc")
+            tinv = kb.alloc([1, 1], elem, Dist.REP, name="inv")
+            kb.map(MapKind.FILL, [], tinv, value=1.0 / HW)
+            with kb.loop(0, P, tp, "p") as p:
+                kb.map(MapKind.FILL, [], acc, value=0.0)
+                with kb.loop(0, HW, hc, "hw") as c:
+                    kb.load(x, [p, c], [tp, hc], tin, pad=0.0)
+                    kb.map(MapKind.REDUCE_SUM, [tin], part, axis=1)
+                    kb.map(MapKind.ADD, [acc, part], acc)
+                kb.map(MapKind.MUL, [acc, tinv], acc)
+                kb.apply_fused(fused, acc)
+                kb.store(acc, y, [p, 0], [tp, 1])
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [out_mem], fused)
+
+
+class AxisPattern(GraphToTilePattern):
+    """softmax (any axis) and lrn (channels) -> (outer, A, inner) views with rows of ``outer``
+    split over the CPEs and the whole axis A in each tile (``inner`` chunked if needed)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, graph.SoftmaxOp):
+            kind = MapKind.SOFTMAX
+            shape = shape_of(op.input)
+            ax = op.axis % len(shape)
+            params: dict[str, object] = {}
+        elif isinstance(op, graph.LRNOp):
+            kind = MapKind.LRN
+            shape = shape_of(op.input)
+            ax = 1
+            params = {"size": op.size, "alpha": op.alpha, "beta": op.beta, "bias": op.bias}
+        else:
+            return
+        outer, A, inner = math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1 :])
+        t = op.input.type
+        assert isinstance(t, TensorType)
+        elem = t.element_type
+        eb = _elem_bytes(elem)
+        budget = self.state.ldm_budget
+        q_need = math.ceil(outer / N_CPE)
+        # in + out tiles (q, A, ti), double-buffered
+        per = 2 * 2 * eb * A
+        if per > budget:
+            raise self.fail(op, f"axis of {A} elements does not fit {budget} B of LDM per CPE")
+        ti_max = budget // per
+        if inner <= ti_max:
+            ti = inner
+            q = min(q_need, max(1, ti_max // inner))
+        else:
+            ti = _balanced(inner, math.ceil(inner / ti_max))
+            q = 1
+        tp = outer if q == q_need else N_CPE * q
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        name = self.state.layer_name(op)
+        mem = self.buffer(rewriter, op.input)
+        out_mem = self.alloc_like(rewriter, op.result, name)
+        kb = KernelBuilder(self.state, name, op, algorithm="axis", fused=fused,
+                           shape=f"{_x(shape)} axis {ax}")
+        x = kb.arg(self.view(rewriter, mem, (outer, A, inner)), "x")
+        y = kb.arg(self.view(rewriter, out_mem, (outer, A, inner)), "y")
+        tin = kb.alloc([tp, A, ti], elem, Dist.CPE, double=True, name="tin")
+        tout = kb.alloc([tp, A, ti], elem, Dist.CPE, double=True, name="tout")
+        with kb.loop(0, outer, tp, "o") as o:
+            with kb.loop(0, inner, ti, "i") as i:
+                kb.load(x, [o, 0, i], [tp, A, ti], tin)
+                kb.map(kind, [tin], tout, axis=1, **params)
+                kb.apply_fused(fused, tout)
+                kb.store(tout, y, [o, 0, i], [tp, A, ti])
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [out_mem], fused)
+
+
+# --------------------------------------------------------------------------------------------
 # Copy kernel (returned arguments / globals / views)
 # --------------------------------------------------------------------------------------------
 
@@ -496,4 +970,10 @@ def patterns(state: LoweringState) -> list[RewritePattern]:
         SumPattern(state),
         BatchNormPattern(state),
         ViewPattern(state),
+        ConcatPattern(state),
+        PadPattern(state),
+        TransposePattern(state),
+        PoolPattern(state),
+        GlobalAvgPoolPattern(state),
+        AxisPattern(state),
     ]

@@ -1,0 +1,357 @@
+"""``graph.conv2d`` -> ``tile.kernel``s: implicit GEMM, explicit im2col + GEMM, Winograd F(2x2,3x3).
+
+The algorithm is chosen per layer by the analytic model
+(:func:`taihu.backends.model.conv.choose_conv`, algorithms.md §C5, 004 L1320/L1674) unless the
+pass option ``conv-algorithm`` forces one; forcing an algorithm that cannot run the layer is a
+diagnostic naming the op and the reason (e.g. "implicit GEMM convolution needs >= 64 input and
+output channels ... 004 L1266"). Layouts are the graph's: NCHW activations, (M, C/g, kh, kw)
+weights, f32 (or f64) in main memory; the mesh GEMM runs in fp64 on converted LDM tiles (A7).
+
+**implicit** (§C3, Algorithms 3/4; kernel ``NAME``, ``taihu.algorithm = "implicit"``)::
+
+    for n0 (images, step b_B) / ro0 (output rows, step b_Ro) / m0 (out channels, step BM) / co0 (out columns, step BN):
+      fill C_g                                            g < b_B*b_Ro C tiles (BM x BN) in LDM
+      for kr, kc, k0 (input channels, step BK):           K innermost (004 L863)
+        W   <- wt[m0:+BM, kr, kc, k0:+BK]                 weights re-laid (M, kh, kw, C)
+        for g: D_i <- x[n_g, k0:+BK, ro_g*s + kr*d - p, co0*s + kc*d - p : stride s]  (pad 0.0)
+               C_g += W x D_i                             tile.gemm
+      for g: [+ bias] [fused relu ...] -> y[n_g, m0:+BM, ro_g, co0:+BN]  (clip)
+
+  One weight tile is shared by the b_B x b_Ro C tiles: over images (``b_B`` > 1, the
+  Batch-Size-Aware reuse of Algorithm 3, RBW ~ 1/N_o + 1/B, eq 5-5) or over output rows
+  (Image-Size-Aware, Algorithm 4, RBW ~ 1/(b_Co b_B) + 1/N_o, eq 5-6). Constant weights are
+  re-laid at compile time; otherwise a ``NAME_weights`` kernel transposes them
+  (``tile.map transpose``). Needs group = 1 and >= 64 channels (004 L1266).
+
+**im2col** (§C2; kernels ``NAME_im2col`` (``tile.im2col``) + ``NAME`` (GEMM)): col
+(C*kh*kw, N*Ho*Wo) viewed (group, C/g*kh*kw, N, Ho*Wo); for every group g and image n the
+memory-level GEMM (:func:`~taihu.passes.conversion.graph_to_tile.gemm.emit_gemm`)
+W_g (M/g, C/g*kh*kw) x col[g, :, n, :] -> y[n, g*M/g : (g+1)*M/g] (M/g, Ho*Wo), bias and fused
+activations in its epilogue. Every layer: groups (depthwise too), strides, pads, dilations.
+
+**winograd** (§C4, Algorithm 5; kernels ``NAME_filter`` (when the weights are not constants,
+else U is computed at compile time), ``NAME_input``, ``NAME`` (16 GEMMs), ``NAME_output``,
+and ``NAME_bias`` when there is a bias or an absorbed activation): U = G w G^T (16, M, C),
+V = B^T d B (16, P_pad, C), M^(xi) = V^(xi) U^(xi)^T (P_pad, M) per xi, y = A^T m A. P = N *
+ceil(Ho/2) * ceil(Wo/2) is padded to the GEMM's M block (004 L1194-1196). 3x3, stride 1,
+dilation 1, group 1.
+
+Errors: ``PassFailedException`` "convert-graph-to-tile: graph.conv2d: <reason>".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IntegerAttr, MemRefType, f64, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.dialects.builtin import StringAttr
+
+from taihu.backends.model.conv import (
+    ConvShape,
+    ExplicitPlan,
+    ImplicitPlan,
+    NotApplicable,
+    WinogradPlan,
+    choose_conv,
+    gemm_operand_layouts,
+)
+from taihu.dialects import graph, tile
+from taihu.dialects.mapkind import MapKind
+from taihu.passes.conversion.graph_to_tile.common import (
+    FusedMap,
+    GraphToTilePattern,
+    Idx,
+    KernelBuilder,
+    LoweringState,
+    absorb_elementwise_consumers,
+    constant_array,
+    shape_of,
+)
+from taihu.passes.conversion.graph_to_tile.gemm import GemmAccess, GemmEpilogue, emit_gemm
+
+__all__ = ["ConvPattern", "patterns", "winograd_filter_transform"]
+
+N_CPE = 64
+
+# Lavin & Gray 2016 F(2x2, 3x3) (algorithms.md §C4)
+_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+
+
+def winograd_filter_transform(w: np.ndarray) -> np.ndarray:
+    """U = G w G^T for every 3x3 filter of ``w`` (M, C, 3, 3) -> (16, M, C), U[xi*4 + nu, k, c]
+    (tile.winograd_filter semantics, Algorithm 5 step 1; done at compile time for constants)."""
+    u = np.einsum("ai,kcij,bj->abkc", _G, w.astype(np.float64), _G)
+    return u.reshape(16, w.shape[0], w.shape[1]).astype(w.dtype)
+
+
+def _i64s(v: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(v))
+
+
+def _add(kb: KernelBuilder, *terms: Idx) -> Idx:
+    """Sum of index terms (ints folded, SSA values added with arith.addi)."""
+    const = sum(t for t in terms if isinstance(t, int))
+    vals = [t for t in terms if not isinstance(t, int)]
+    if not vals:
+        return const
+    cur: SSAValue = vals[0]
+    for v in vals[1:]:
+        cur = kb.builder.insert(arith.AddiOp(cur, v)).result
+    return kb.affine(cur, 1, const)
+
+
+def _elem(mem: SSAValue) -> Attribute:
+    t = mem.type
+    assert isinstance(t, MemRefType)
+    return t.get_element_type()
+
+
+class ConvPattern(GraphToTilePattern):
+    """``graph.conv2d`` -> the kernels of the chosen algorithm (module docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.Conv2dOp, rewriter: PatternRewriter) -> None:
+        xs, ws = shape_of(op.input), shape_of(op.weight)
+        el = op.input.type.get_element_type()  # type: ignore[union-attr]
+        name = self.state.layer_name(op)
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        w_np = constant_array(op.weight)
+        shape = ConvShape(
+            xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3],
+            strides=tuple(op.strides), pads=tuple(op.pads), dilations=tuple(op.dilations),  # type: ignore[arg-type]
+            group=op.group, bias=op.bias is not None, relu=bool(fused),
+            dtype="f64" if isinstance(el, Float64Type) else "f32", const_weights=w_np is not None,
+        )
+        algorithm = str(self.state.options.get("conv_algorithm", "auto"))
+        try:
+            choice = choose_conv(shape, algorithm)
+        except NotApplicable as e:
+            raise self.fail(op, f"conv-algorithm={algorithm}: {e}") from e
+        plan = choice.plan
+        X = self.buffer(rewriter, op.input)
+        Y = self.alloc_like(rewriter, op.result, name)
+        bias = self.buffer(rewriter, op.bias) if op.bias is not None else None
+        if isinstance(plan, ImplicitPlan):
+            self._implicit(rewriter, op, name, plan, X, Y, bias, w_np, fused)
+        elif isinstance(plan, ExplicitPlan):
+            W = self.buffer(rewriter, op.weight)
+            self._explicit(rewriter, op, name, plan, X, W, Y, bias, fused)
+        else:
+            assert isinstance(plan, WinogradPlan)
+            self._winograd(rewriter, op, name, plan, X, Y, bias, w_np, fused)
+        self.replace(rewriter, op, [Y], fused)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _kb(self, name: str, op, shape: ConvShape, algorithm: str, layer: str, fused: Sequence[FusedMap] = (),
+            suffix: str = "") -> KernelBuilder:
+        kb = KernelBuilder(self.state, name + suffix, op, algorithm=algorithm, shape=shape.describe(),
+                           layer=layer, fused=fused)
+        return kb
+
+    # -- explicit ------------------------------------------------------------------------------
+
+    def _explicit(self, rewriter: PatternRewriter, op, name: str, plan: ExplicitPlan, X: SSAValue, W: SSAValue,
+                  Y: SSAValue, bias: SSAValue | None, fused: Sequence[FusedMap]) -> None:
+        s = plan.shape
+        el = _elem(X)
+        kk = s.cg * s.kh * s.kw
+        hw = s.ho * s.wo
+        col = self.alloc(rewriter, (s.c * s.kh * s.kw, s.n * hw), el, f"{name}_col")
+        kb = self._kb(name, op, s, "im2col", name, suffix="_im2col")
+        x, c = kb.arg(X, "x"), kb.arg(col, "col")
+        props: dict[str, Attribute] = {"kernel": _i64s((s.kh, s.kw))}
+        if s.strides != (1, 1):
+            props["strides"] = _i64s(s.strides)
+        if any(s.pads):
+            props["pads"] = _i64s(s.pads)
+        if s.dilations != (1, 1):
+            props["dilations"] = _i64s(s.dilations)
+        kb.insert(tile.Im2colOp.build(operands=[x, c], properties=props))
+        kb.finish(rewriter)
+
+        g = plan.gemm
+        wv = self.view(rewriter, W, (s.group, s.mg, kk))
+        cv = self.view(rewriter, col, (s.group, kk, s.n, hw))
+        yv = self.view(rewriter, Y, (s.n, s.group, s.mg, hw))
+        kb = self._kb(name, op, s, "im2col", name, fused)
+        kb.attrs["taihu.blocking"] = StringAttr(
+            f"bm={g.bm} bn={g.bn} bk={g.bk} scheme={g.scheme} vec={g.vec}" + (" hoist_a" if g.hoist_a else "")
+            + (" hoist_b" if g.hoist_b else ""))
+        w, cm, y = kb.arg(wv, "w"), kb.arg(cv, "col"), kb.arg(yv, "y")
+        # outer loops: (group, image); ivs[0] = group, ivs[1] = image
+        acc_a = GemmAccess(w, lambda iv, r, k: [iv[0], r, k], [1, g.bm, g.bk])
+        acc_b = GemmAccess(cm, lambda iv, k, j: [iv[0], k, iv[1], j], [1, g.bk, 1, g.bn])
+        acc_c = GemmAccess(y, lambda iv, r, j: [iv[1], iv[0], r, j], [1, 1, g.bm, g.bn])
+        epi = GemmEpilogue(fused=fused)
+        if bias is not None:
+            bv = kb.arg(self.view(rewriter, bias, (s.group, s.mg, 1)), "bias")
+            epi.bias = GemmAccess(bv, lambda iv, r, j: [iv[0], r, 0], [1, g.bm, 1])
+            epi.bias_shape = (g.bm, 1)
+        emit_gemm(kb, g, acc_a, acc_b, acc_c, outer=[(s.group, "g"), (s.n, "n")], epilogue=epi, elem=el)
+        kb.finish(rewriter)
+
+    # -- implicit ------------------------------------------------------------------------------
+
+    def _weights_mkkc(self, rewriter: PatternRewriter, op, name: str, s: ConvShape, w_np: np.ndarray | None) -> SSAValue:
+        """Weights as (M, kh, kw, C): a compile-time transpose of constants, else a
+        ``NAME_weights`` kernel (per-CPE output channels, ``tile.map transpose`` in LDM)."""
+        W = self.buffer(rewriter, op.weight)
+        if s.kh * s.kw == 1:
+            return self.view(rewriter, W, (s.m, 1, 1, s.c))
+        if w_np is not None:
+            arr = np.ascontiguousarray(np.transpose(w_np, (0, 2, 3, 1)))
+            return self.state.new_global(rewriter, arr, f"{name}_wt").memref
+        el = _elem(W)
+        kk = s.kh * s.kw
+        wt = self.alloc(rewriter, (s.m, kk, s.c), el, f"{name}_wt")
+        wv = self.view(rewriter, W, (s.m, s.c, kk))
+        kb = KernelBuilder(self.state, f"{name}_weights", op, algorithm="relayout",
+                           shape=f"{s.m}x{s.kh}x{s.kw}x{s.c} <- {s.m}x{s.c}x{s.kh}x{s.kw}", layer=name)
+        src, dst = kb.arg(wv, "w"), kb.arg(wt, "wt")
+        eb = 4 if s.dtype == "f32" else 8
+        # q output channels per CPE, whole (C, kk) planes; 2 buffers (in, out), double-buffered
+        per = s.c * kk * eb
+        q = max(1, min(math.ceil(s.m / N_CPE), self.state.ldm_budget // (4 * per)))
+        cb = s.c
+        if 4 * per > self.state.ldm_budget:  # split C
+            cb = max(1, self.state.ldm_budget // (4 * kk * eb))
+            q = 1
+        tm = N_CPE * q
+        t_in = kb.alloc((tm, cb, kk), el, tile.Dist.CPE, double=True, name="t_in")
+        t_out = kb.alloc((tm, kk, cb), el, tile.Dist.CPE, double=True, name="t_out")
+        with kb.loop(0, s.m, tm, "m") as m0:
+            with kb.loop(0, s.c, cb, "c") as c0:
+                kb.load(src, [m0, c0, 0], [tm, cb, kk], t_in)
+                kb.map(MapKind.TRANSPOSE, [t_in], t_out, perm=(0, 2, 1))
+                kb.store(t_out, dst, [m0, 0, c0], [tm, kk, cb])
+        kb.finish(rewriter)
+        return self.view(rewriter, wt, (s.m, s.kh, s.kw, s.c))
+
+    def _implicit(self, rewriter: PatternRewriter, op, name: str, plan: ImplicitPlan, X: SSAValue, Y: SSAValue,
+                  bias: SSAValue | None, w_np: np.ndarray | None, fused: Sequence[FusedMap]) -> None:
+        s = plan.shape
+        el = _elem(X)
+        wt = self._weights_mkkc(rewriter, op, name, s, w_np)
+        kb = self._kb(name, op, s, "implicit", name, fused)
+        kb.attrs["taihu.blocking"] = StringAttr(
+            f"bm={plan.bm} bn={plan.bn} bk={plan.bk} b_b={plan.b_b} b_ro={plan.b_ro} scheme={plan.scheme} "
+            f"vec={plan.vec} variant={plan.variant}")
+        x, w, y = kb.arg(X, "x"), kb.arg(wt, "w"), kb.arg(Y, "y")
+        bv = kb.arg(self.view(rewriter, bias, (s.m, 1)), "bias") if bias is not None else None
+        lay = gemm_operand_layouts(plan.vec, False, False)
+        bm, bn, bk, G = plan.bm, plan.bn, plan.bk, plan.groups
+        a_s = kb.alloc((bm, bk), el, lay["A"][0], double=True, name="w_s")
+        a = kb.alloc((bm, bk), f64, lay["A"][0], layout=lay["A"][1], name="w_t")
+        b_s = kb.alloc((bk, bn), el, lay["B"][0], double=True, name="x_s")
+        b = kb.alloc((bk, bn), f64, lay["B"][0], layout=lay["B"][1], name="x_t")
+        cs = [kb.alloc((bm, bn), f64, lay["C"][0], layout=lay["C"][1], name=f"y{g}") for g in range(G)]
+        c_s = kb.alloc((bm, bn), el, lay["C"][0], name="y_s")
+        bias_s = bias_t = None
+        if bv is not None:
+            bias_s = kb.alloc((bm, 1), el, tile.Dist.REP, name="bias_s")
+            bias_t = kb.alloc((bm, 1), f64, tile.Dist.REP, name="bias")
+        conv = MapKind.CONVERT if s.dtype == "f32" else MapKind.COPY
+        sh, sw = s.strides
+        dh, dw = s.dilations
+        pt, pl = s.pads[0], s.pads[1]
+        members = [(gb, gr) for gb in range(plan.b_b) for gr in range(plan.b_ro)]
+        with kb.loop(0, s.n, plan.b_b, "cB") as n0:
+            with kb.loop(0, s.ho, plan.b_ro, "cRo") as ro0:
+                with kb.loop(0, s.m, bm, "cNo") as m0:
+                    with kb.loop(0, s.wo, bn, "cCo") as co0:
+                        for c in cs:
+                            kb.map(MapKind.FILL, [], c, value=0.0)
+                        with kb.loop(0, s.kh, 1, "cKr") as kr:
+                            with kb.loop(0, s.kw, 1, "cKc") as kc:
+                                with kb.loop(0, s.c, bk, "cNi") as k0:
+                                    kb.load(w, [m0, kr, kc, k0], [bm, 1, 1, bk], a_s)
+                                    kb.map(conv, [a_s], a)
+                                    ci = _add(kb, kb.affine(co0, sw), kb.affine(kc, dw), -pl)
+                                    for (gb, gr), c in zip(members, cs):
+                                        n = _add(kb, n0, gb)
+                                        ri = _add(kb, kb.affine(ro0, sh), gr * sh - pt, kb.affine(kr, dh))
+                                        kb.load(x, [n, k0, ri, ci], [1, bk, 1, bn], b_s,
+                                                strides=[1, 1, 1, sw])
+                                        kb.map(conv, [b_s], b)
+                                        kb.insert(tile.GemmOp(a, b, c, bm, bn, bk, plan.scheme))
+                        if bv is not None:
+                            assert bias_s is not None and bias_t is not None
+                            kb.load(bv, [m0, 0], [bm, 1], bias_s)
+                            kb.map(conv, [bias_s], bias_t)
+                        for (gb, gr), c in zip(members, cs):
+                            if bias_t is not None:
+                                kb.map(MapKind.ADD, [c, bias_t], c)
+                            kb.apply_fused(fused, c)
+                            kb.map(conv, [c], c_s)
+                            kb.store(c_s, y, [_add(kb, n0, gb), m0, _add(kb, ro0, gr), co0], [1, bm, 1, bn])
+        kb.finish(rewriter)
+
+    # -- winograd ------------------------------------------------------------------------------
+
+    def _winograd(self, rewriter: PatternRewriter, op, name: str, plan: WinogradPlan, X: SSAValue, Y: SSAValue,
+                  bias: SSAValue | None, w_np: np.ndarray | None, fused: Sequence[FusedMap]) -> None:
+        s = plan.shape
+        el = _elem(X)
+        # 1. filter transform U (16, M, C)
+        if w_np is not None:
+            U = self.state.new_global(rewriter, winograd_filter_transform(w_np), f"{name}_u").memref
+        else:
+            W = self.buffer(rewriter, op.weight)
+            U = self.alloc(rewriter, (16, s.m, s.c), el, f"{name}_u")
+            kb = self._kb(name, op, s, "winograd", name, suffix="_filter")
+            kb.insert(tile.WinogradFilterOp.build(operands=[kb.arg(W, "w"), kb.arg(U, "u")]))
+            kb.finish(rewriter)
+        # 2. input transform V (16, P_pad, C)
+        V = self.alloc(rewriter, (16, plan.p_pad, s.c), el, f"{name}_v")
+        kb = self._kb(name, op, s, "winograd", name, suffix="_input")
+        props: dict[str, Attribute] = {"tiles_per_cpe": IntegerAttr(plan.tiles_per_cpe, i64)}
+        if any(s.pads):
+            props["pads"] = _i64s(s.pads)
+        kb.insert(tile.WinogradInputOp.build(operands=[kb.arg(X, "x"), kb.arg(V, "v")], properties=props))
+        kb.finish(rewriter)
+        # 3. 16 GEMMs M^(xi) (P_pad, M) = V^(xi) (P_pad, C) x U^(xi)^T
+        g = plan.gemm
+        Mw = self.alloc(rewriter, (16, plan.p_pad, s.m), el, f"{name}_m")
+        kb = self._kb(name, op, s, "winograd", name)
+        kb.attrs["taihu.blocking"] = StringAttr(
+            f"bm={g.bm} bn={g.bn} bk={g.bk} scheme={g.scheme} vec={g.vec}" + (" hoist_a" if g.hoist_a else "")
+            + (" hoist_b" if g.hoist_b else "") + f" p_pad={plan.p_pad}")
+        v, u, m = kb.arg(V, "v"), kb.arg(U, "u"), kb.arg(Mw, "m")
+        emit_gemm(
+            kb, g,
+            GemmAccess(v, lambda iv, r, k: [iv[0], r, k], [1, g.bm, g.bk]),
+            GemmAccess(u, lambda iv, j, k: [iv[0], j, k], [1, g.bn, g.bk]),
+            GemmAccess(m, lambda iv, r, j: [iv[0], r, j], [1, g.bm, g.bn]),
+            outer=[(16, "xi")], elem=el,
+        )
+        kb.finish(rewriter)
+        # 4. output transform y = A^T m A
+        kb = self._kb(name, op, s, "winograd", name, suffix="_output")
+        kb.insert(tile.WinogradOutputOp.build(operands=[kb.arg(Mw, "m"), kb.arg(Y, "y")]))
+        kb.finish(rewriter)
+        # 5. bias and absorbed activations (the output is no longer in LDM): one in-place map
+        if bias is not None or fused:
+            from taihu.passes.conversion.graph_to_tile.maps import Access, Step, emit_elementwise
+
+            hw = s.ho * s.wo
+            yv = self.view(rewriter, Y, (s.n, s.m, hw))
+            kb = self._kb(name, op, s, "map", name, fused, suffix="_bias")
+            ya = Access(kb.arg(yv, "y"), (True, True, True))
+            ins = [ya]
+            steps = []
+            if bias is not None:
+                ins.append(Access(kb.arg(self.view(rewriter, bias, (1, s.m, 1)), "bias"), (False, True, False)))
+                steps.append(Step(MapKind.ADD, (0, 1)))
+            emit_elementwise(self.state, kb, (s.n, s.m, hw), ins, ya, steps, fused)
+            kb.finish(rewriter)
+
+
+def patterns(state: LoweringState) -> list[RewritePattern]:
+    """The patterns of this module."""
+    return [ConvPattern(state)]

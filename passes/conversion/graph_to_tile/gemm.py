@@ -1,0 +1,416 @@
+"""``graph.matmul`` / ``graph.gemm`` (FC) / ``graph.lstm`` -> memory-level GEMM ``tile.kernel``s.
+
+The memory-level GEMM of swGEMM (004 §4.2, algorithms.md §B): C (M, N) is blocked by
+(B_M, B_N, B_K) with **K innermost** (004 L856-863: the C block stays in LDM, A and B blocks
+stream; RBW = 1/(2B_M) + 1/(2B_N)), every block step runs the mesh GEMM primitive ``tile.gemm``
+(§A) on LDM tiles::
+
+    tile.kernel "fc" (%a = %A : memref<MxKxf32>, %b = %B : memref<KxNxf32>, %c = %C : memref<MxNxf32>) {
+      %a32 = tile.alloc double : !tile.buf<BMxBKxf32, rc>         // DMA targets, double-buffered (004 L674)
+      %a = tile.alloc : !tile.buf<BMxBKxf64, rc>                   // fp64 copies for the primitive (004 L823)
+      ...
+      tile.for %i = 0 to M step BM name "cM" {
+        tile.for %j = 0 to N step BN name "cN" {
+          tile.map fill out(%c ...) {value = 0.0}
+          tile.for %k = 0 to K step BK name "cK" {
+            tile.move %a[%i, %k] sizes [BM, BK] [pad 0.0] -> %a32
+            tile.move %b[%k, %j] sizes [BK, BN] [pad 0.0] -> %b32
+            tile.map convert ins(%a32) out(%a)
+            tile.map convert ins(%b32) out(%b)
+            tile.gemm %a, %b -> %c m BM n BN k BK scheme 4 vec n
+          }
+          [alpha, bias / beta*C, fused relu ... on %c]
+          tile.map convert ins(%c) out(%c32)
+          tile.move %c32 -> %c[%i, %j] sizes [BM, BN] [clip]
+        }
+      }
+    }
+
+* **Blocking and vector scheme** come from the model (:func:`taihu.backends.model.conv.plan_gemm`,
+  §B item 7 / E7: minimum modelled ``max(T_DMA, T_prim)`` per step over every feasible
+  (B_M, B_N, B_K) of the §A5 multiples and vec in {n, m}); scheme 4 (vec N, all tiles ``rc``,
+  row-major: the natural layout of row-major B and C) or scheme 2 (vec M: A and C stored
+  column-major in LDM, re-laid by the conversion). GEMM / GEMP / GEPB (004 L835, Fig 4.4) are the
+  same nest: a dimension that fits one block has a single-trip loop, which is not emitted; an
+  operand whose block is then loop-invariant (one K block and one N resp. M block) is loaded
+  once, outside the M/N loops (weight-DMA hoisting).
+* **fp32** data are DMA'd into fp32 staging tiles and converted to fp64 in LDM
+  (``tile.map convert``, 004 L823, §A7); fp64 data go straight into the primitive's tiles unless
+  their LDM layout must differ from main memory.
+* **Non-divisible shapes** (004 §4.2.4, L883-889): the block loops run to the true dims and the
+  boundary tiles are moved with ``pad 0.0`` (loads) / ``clip`` (stores): tile-to-loop reads only
+  the valid part of each boundary window and zero-fills the rest in LDM, and stores only the
+  valid part of C -- the lightweight padding of the seed with no auxiliary copy at all (O(0)
+  extra memory instead of O(M + K), never O(M K)).
+* **FC epilogue** (ONNX Gemm ``alpha op(A) op(B) + beta C``): ``alpha`` is a ``mul`` by a
+  ``rep`` scalar tile; a broadcast C (bias row (1, N), column (M, 1) or scalar) is loaded per C
+  block as a ``rep`` tile, scaled by ``beta`` and added; a full (M, N) C initialises the C block
+  (scaled by beta/alpha) before the K loop. A single-use trailing relu/clip/sigmoid... is
+  absorbed and applied to the C block while it is in LDM.
+* ``graph.matmul`` batch dims (numpy broadcasting) become outer ``tile.for`` loops (a broadcast
+  operand keeps index 0); when only A has batch dims they fold into M (one larger GEMM).
+
+LSTM (004 §5.2, Algorithm 6, algorithms.md §D): see :class:`LstmPattern`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType, f64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from taihu.backends.model.conv import GemmPlan, plan_gemm
+from taihu.dialects import graph, tile
+from taihu.dialects.mapkind import MapKind
+from taihu.passes.conversion.graph_to_tile.common import (
+    FusedMap,
+    GraphToTilePattern,
+    Idx,
+    KernelBuilder,
+    LoweringState,
+    absorb_elementwise_consumers,
+    shape_of,
+)
+
+__all__ = [
+    "GemmAccess",
+    "GemmEpilogue",
+    "GemmPattern",
+    "MatMulPattern",
+    "emit_gemm",
+    "patterns",
+]
+
+# --------------------------------------------------------------------------------------------
+# The GEMM emitter (shared with the convolution patterns)
+# --------------------------------------------------------------------------------------------
+
+#: offsets of an operand window: (outer ivs, row0, col0) -> one index per memref dim; row0/col0
+#: are the element offsets of the tile's dim 0 / dim 1 (in the operand's storage order).
+Offsets = Callable[[Sequence[Idx], Idx, Idx], Sequence[Idx]]
+
+
+@dataclass
+class GemmAccess:
+    """How the kernel reads (A, B, bias, full C) or writes (C) one operand: memref ``mem`` (a
+    kernel argument), the window ``offsets`` function and ``sizes`` (memref rank; their product
+    equals the tile's) and optional element ``strides``."""
+
+    mem: SSAValue
+    offsets: Offsets
+    sizes: Sequence[int]
+    strides: Sequence[int] | None = None
+
+
+def dense2d(mem: SSAValue, rows: int, cols: int, outer: Sequence[bool] = ()) -> GemmAccess:
+    """A (rows x cols) window of a memref of shape ``(*batch, R, C)``; ``outer[d]`` tells
+    whether batch dim d follows outer loop d (True) or is broadcast (False: index 0)."""
+    nb = len(shape_of(mem)) - 2
+
+    def offs(ivs: Sequence[Idx], r: Idx, c: Idx) -> list[Idx]:
+        b = [ivs[d] if (d < len(outer) and outer[d]) else 0 for d in range(nb)]
+        return [*b, r, c]
+
+    return GemmAccess(mem, offs, [1] * nb + [rows, cols])
+
+
+@dataclass
+class GemmEpilogue:
+    """Work on each C block after the K loop: ``alpha`` scale, ``bias`` (a broadcast operand
+    whose window covers ``bias_shape`` = (BM or 1, BN or 1)) scaled by ``beta``, ``c_init``
+    (a full C, loaded before the K loop and scaled by beta/alpha), ``fused`` element-wise maps."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    bias: GemmAccess | None = None
+    bias_shape: tuple[int, int] | None = None
+    c_init: GemmAccess | None = None
+    fused: Sequence[FusedMap] = field(default_factory=tuple)
+
+
+def _elem_type(mem: SSAValue) -> Attribute:
+    t = mem.type
+    assert isinstance(t, MemRefType)
+    return t.get_element_type()
+
+
+def _dtype(elem: Attribute) -> str:
+    return "f64" if isinstance(elem, Float64Type) else "f32"
+
+
+def emit_gemm(
+    kb: KernelBuilder,
+    plan: GemmPlan,
+    a: GemmAccess,
+    b: GemmAccess,
+    c: GemmAccess,
+    outer: Sequence[tuple[int, str]] = (),
+    epilogue: GemmEpilogue | None = None,
+    elem: Attribute | None = None,
+) -> None:
+    """Emit the K-innermost blocked GEMM nest of ``plan`` into ``kb`` (module docstring):
+    ``outer`` = (extent, name) of the batch loops around it (their ivs are passed to every
+    access's offsets). ``elem`` = main-memory element type (default: A's)."""
+    epi = epilogue or GemmEpilogue()
+    elem = elem or _elem_type(a.mem)
+    lay = plan.layouts
+    bm, bn, bk = plan.bm, plan.bn, plan.bk
+    shapes = {
+        "A": (bk, bm) if plan.trans_a else (bm, bk),
+        "B": (bn, bk) if plan.trans_b else (bk, bn),
+        "C": (bm, bn),
+    }
+    names = {"A": "a", "B": "b", "C": "c"}
+    stream = {"A": not plan.hoist_a, "B": not plan.hoist_b, "C": False}
+    stage: dict[str, SSAValue | None] = {}
+    buf: dict[str, SSAValue] = {}
+    for o in ("A", "B", "C"):
+        dist, layout = lay[o]
+        if o in plan.staged:
+            stage[o] = kb.alloc(shapes[o], elem, dist, double=stream[o], name=f"{names[o]}_s")
+            buf[o] = kb.alloc(shapes[o], f64, dist, layout=layout, name=names[o])
+        else:
+            stage[o] = None
+            buf[o] = kb.alloc(shapes[o], f64, dist, layout=layout, double=stream[o], name=names[o])
+    alpha_t = beta_t = None
+    if epi.alpha != 1.0:
+        alpha_t = kb.alloc((1, 1), f64, tile.Dist.REP, name="alpha")
+    scale_init = epi.beta / epi.alpha if epi.alpha != 0.0 else epi.beta
+    need_beta = (epi.bias is not None and epi.beta != 1.0) or (epi.c_init is not None and scale_init != 1.0)
+    if need_beta:
+        beta_t = kb.alloc((1, 1), f64, tile.Dist.REP, name="beta")
+    bias_s = bias_t = None
+    if epi.bias is not None:
+        assert epi.bias_shape is not None
+        bias_s = kb.alloc(epi.bias_shape, elem, tile.Dist.REP, name="bias_s")
+        bias_t = kb.alloc(epi.bias_shape, f64, tile.Dist.REP, name="bias")
+    if alpha_t is not None:
+        kb.map(MapKind.FILL, [], alpha_t, value=epi.alpha)
+    if beta_t is not None:
+        kb.map(MapKind.FILL, [], beta_t, value=epi.beta if epi.c_init is None else scale_init)
+
+    def load(o: str, acc: GemmAccess, ivs: Sequence[Idx], r: Idx, col: Idx) -> None:
+        target = stage[o] if stage[o] is not None else buf[o]
+        kb.load(acc.mem, acc.offsets(ivs, r, col), acc.sizes, target, strides=acc.strides)
+        if stage[o] is not None:
+            kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [stage[o]], buf[o])
+
+    def a_pos(i: Idx, k: Idx) -> tuple[Idx, Idx]:
+        return (k, i) if plan.trans_a else (i, k)
+
+    def b_pos(k: Idx, j: Idx) -> tuple[Idx, Idx]:
+        return (j, k) if plan.trans_b else (k, j)
+
+    def nest(ivs: list[Idx], depth: int) -> None:
+        if depth < len(outer):
+            extent, nm = outer[depth]
+            with kb.loop(0, extent, 1, nm) as g:
+                nest(ivs + [g], depth + 1)
+            return
+        if plan.hoist_b:
+            load("B", b, ivs, *b_pos(0, 0))
+        if plan.hoist_a:
+            load("A", a, ivs, *a_pos(0, 0))
+        with kb.loop(0, plan.m, bm, "cM") as i:
+            with kb.loop(0, plan.n, bn, "cN") as j:
+                if epi.c_init is not None:
+                    acc = epi.c_init
+                    kb.load(acc.mem, acc.offsets(ivs, i, j), acc.sizes, stage["C"] or buf["C"], strides=acc.strides)
+                    if stage["C"] is not None:
+                        kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [stage["C"]], buf["C"])
+                    if beta_t is not None:
+                        kb.map(MapKind.MUL, [buf["C"], beta_t], buf["C"])
+                else:
+                    kb.map(MapKind.FILL, [], buf["C"], value=0.0)
+                if epi.alpha != 0.0:
+                    with kb.loop(0, plan.k, bk, "cK") as k:
+                        if not plan.hoist_a:
+                            load("A", a, ivs, *a_pos(i, k))
+                        if not plan.hoist_b:
+                            load("B", b, ivs, *b_pos(k, j))
+                        kb.insert(tile.GemmOp(buf["A"], buf["B"], buf["C"], bm, bn, bk, plan.scheme,
+                                              trans_a=plan.trans_a, trans_b=plan.trans_b))
+                if alpha_t is not None:
+                    kb.map(MapKind.MUL, [buf["C"], alpha_t], buf["C"])
+                if epi.bias is not None:
+                    assert bias_s is not None and bias_t is not None
+                    bias = epi.bias
+                    kb.load(bias.mem, bias.offsets(ivs, i, j), bias.sizes, bias_s, strides=bias.strides)
+                    kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [bias_s], bias_t)
+                    if beta_t is not None and epi.c_init is None:
+                        kb.map(MapKind.MUL, [bias_t, beta_t], bias_t)
+                    kb.map(MapKind.ADD, [buf["C"], bias_t], buf["C"])
+                kb.apply_fused(epi.fused, buf["C"])
+                out = buf["C"]
+                if stage["C"] is not None:
+                    kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [buf["C"]], stage["C"])
+                    out = stage["C"]
+                kb.store(out, c.mem, c.offsets(ivs, i, j), c.sizes, strides=c.strides)
+
+    nest([], 0)
+
+
+def gemm_attrs_shape(m: int, n: int, k: int, trans_a: bool, trans_b: bool, batch: Sequence[int] = ()) -> str:
+    """``taihu.shape`` of a GEMM: ``[B x] M x N <- M x K * K x N`` (transposed operands as stored)."""
+    pre = "x".join(map(str, batch)) + " x " if batch else ""
+    sa = f"{k}x{m}^T" if trans_a else f"{m}x{k}"
+    sb = f"{n}x{k}^T" if trans_b else f"{k}x{n}"
+    return f"{pre}{m}x{n} <- {sa} * {sb}"
+
+
+# --------------------------------------------------------------------------------------------
+# Patterns
+# --------------------------------------------------------------------------------------------
+
+
+def _check_float(p: GraphToTilePattern, op, *values: SSAValue) -> Attribute:
+    elems = {v.type.get_element_type() for v in values}  # type: ignore[union-attr]
+    if len(elems) != 1:
+        raise p.fail(op, f"operands must share one element type, got {sorted(map(str, elems))}")
+    el = elems.pop()
+    if not isinstance(el, (Float32Type, Float64Type)):
+        raise p.fail(op, f"element type {el} is not supported (f32 or f64)")
+    return el
+
+
+class GemmPattern(GraphToTilePattern):
+    """``graph.gemm`` (ONNX Gemm, the FC layer, 004 §5.2 / Table 4.2 row 6) -> one GEMM kernel."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.GemmOp, rewriter: PatternRewriter) -> None:
+        el = _check_float(self, op, op.a, op.b, *([op.c] if op.c is not None else []))
+        sa, sb = shape_of(op.a), shape_of(op.b)
+        m, k = (sa[1], sa[0]) if op.trans_a else sa
+        n = sb[0] if op.trans_b else sb[1]
+        name = self.state.layer_name(op)
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        A = self.buffer(rewriter, op.a)
+        B = self.buffer(rewriter, op.b)
+        Cin = self.buffer(rewriter, op.c) if op.c is not None else None
+        Y = self.alloc_like(rewriter, op.result, name)
+        c_shape = shape_of(op.c) if op.c is not None else None
+        c_full = c_shape is not None and tuple(c_shape) == (m, n)
+        bias_along = None
+        if c_shape is not None and not c_full:
+            c2 = (1,) * (2 - len(c_shape)) + tuple(c_shape)
+            bias_along = "n" if c2 == (1, n) and n > 1 else ("m" if c2 == (m, 1) and m > 1 else "scalar")
+        maps = len(fused) + (1 if op.alpha != 1.0 else 0)
+        try:
+            plan = plan_gemm(m, n, k, _dtype(el), op.trans_a, op.trans_b, c_full=c_full,
+                             bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
+                             machine=None, name=name)
+        except ValueError as e:
+            raise self.fail(op, str(e)) from e
+        kb = KernelBuilder(self.state, name, op, algorithm="gemm",
+                           shape=gemm_attrs_shape(m, n, k, op.trans_a, op.trans_b) + f" ({plan.shape_class})",
+                           layer=name, fused=fused)
+        kb.attrs["taihu.blocking"] = _blocking_attr(plan)
+        a = kb.arg(A, "a")
+        b = kb.arg(B, "b")
+        y = kb.arg(Y, "y")
+        ra, ca = (k, m) if op.trans_a else (m, k)
+        rb, cb = (n, k) if op.trans_b else (k, n)
+        ta = shape_of(A)
+        accA = dense2d(a, *( (plan.bk, plan.bm) if op.trans_a else (plan.bm, plan.bk) ))
+        accB = dense2d(b, *( (plan.bn, plan.bk) if op.trans_b else (plan.bk, plan.bn) ))
+        assert ta == (ra, ca) and shape_of(B) == (rb, cb)
+        accC = dense2d(y, plan.bm, plan.bn)
+        epi = GemmEpilogue(alpha=op.alpha, beta=op.beta, fused=fused)
+        if Cin is not None and op.beta != 0.0:
+            if c_full:
+                epi.c_init = dense2d(kb.arg(Cin, "c"), plan.bm, plan.bn)
+            else:
+                c2 = (1,) * (2 - len(c_shape)) + tuple(c_shape)  # type: ignore[arg-type]
+                cv = kb.arg(self.view(rewriter, Cin, c2), "c")
+                bs = (plan.bm if c2[0] != 1 else 1, plan.bn if c2[1] != 1 else 1)
+                epi.bias = GemmAccess(
+                    cv,
+                    lambda ivs, r, col, c2=c2: [r if c2[0] != 1 else 0, col if c2[1] != 1 else 0],
+                    list(bs),
+                )
+                epi.bias_shape = bs
+        emit_gemm(kb, plan, accA, accB, accC, epilogue=epi, elem=el)
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [Y], fused)
+
+
+def _blocking_attr(plan: GemmPlan):
+    from xdsl.dialects.builtin import StringAttr
+
+    return StringAttr(
+        f"bm={plan.bm} bn={plan.bn} bk={plan.bk} scheme={plan.scheme} vec={plan.vec}"
+        + (" hoist_a" if plan.hoist_a else "") + (" hoist_b" if plan.hoist_b else "")
+    )
+
+
+class MatMulPattern(GraphToTilePattern):
+    """``graph.matmul`` (numpy semantics) -> one GEMM kernel: 1-D operands are viewed as
+    (1, K) / (K, 1); batch dims become outer loops (broadcast operands keep index 0), or fold
+    into M when only A has batch dims."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.MatMulOp, rewriter: PatternRewriter) -> None:
+        el = _check_float(self, op, op.lhs, op.rhs)
+        sa, sb, so = shape_of(op.lhs), shape_of(op.rhs), shape_of(op.result)
+        a2 = (1, *sa) if len(sa) == 1 else sa
+        b2 = (*sb, 1) if len(sb) == 1 else sb
+        m, k, n = a2[-2], a2[-1], b2[-1]
+        batch = tuple(so[: len(so) - (len(sa) > 1) - (len(sb) > 1)])
+        nb = len(batch)
+        ab = (1,) * (nb - len(a2[:-2])) + tuple(a2[:-2])
+        bb = (1,) * (nb - len(b2[:-2])) + tuple(b2[:-2])
+        name = self.state.layer_name(op)
+        fused = absorb_elementwise_consumers(self.state, op.result)
+        A = self.buffer(rewriter, op.lhs)
+        B = self.buffer(rewriter, op.rhs)
+        Y = self.alloc_like(rewriter, op.result, name)
+        fold = nb > 0 and all(d == 1 for d in bb)
+        if fold:  # (..., M, K) x (K, N): one GEMM with M' = prod(batch) * M
+            mm = math.prod(ab) * m
+            av = self.view(rewriter, A, (mm, k))
+            bv = self.view(rewriter, B, (k, n))
+            yv = self.view(rewriter, Y, (mm, n))
+            outer: list[tuple[int, str]] = []
+            a_out: tuple[bool, ...] = ()
+            b_out: tuple[bool, ...] = ()
+            m_eff, batch_eff = mm, ()
+        else:
+            av = self.view(rewriter, A, (*ab, m, k))
+            bv = self.view(rewriter, B, (*bb, k, n))
+            yv = self.view(rewriter, Y, (*batch, m, n))
+            outer = [(d, f"g{i}") for i, d in enumerate(batch)]
+            a_out = tuple(d != 1 for d in ab)
+            b_out = tuple(d != 1 for d in bb)
+            m_eff, batch_eff = m, batch
+        try:
+            plan = plan_gemm(m_eff, n, k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)), name=name)
+        except ValueError as e:
+            raise self.fail(op, str(e)) from e
+        kb = KernelBuilder(self.state, name, op, algorithm="gemm",
+                           shape=gemm_attrs_shape(m_eff, n, k, False, False, batch_eff) + f" ({plan.shape_class})",
+                           layer=name, fused=fused)
+        kb.attrs["taihu.blocking"] = _blocking_attr(plan)
+        a = kb.arg(av, "a")
+        b = kb.arg(bv, "b")
+        y = kb.arg(yv, "y")
+        emit_gemm(
+            kb, plan,
+            dense2d(a, plan.bm, plan.bk, a_out),
+            dense2d(b, plan.bk, plan.bn, b_out),
+            dense2d(y, plan.bm, plan.bn, (True,) * len(batch_eff)),
+            outer=outer,
+            epilogue=GemmEpilogue(fused=fused),
+            elem=el,
+        )
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [Y], fused)
+
+
+def patterns(state: LoweringState) -> list[RewritePattern]:
+    """The patterns of this module."""
+    return [GemmPattern(state), MatMulPattern(state)]
