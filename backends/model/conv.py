@@ -1,0 +1,891 @@
+"""Per-layer lowering plans and their analytic cost: memory-level GEMM (FC, explicit/Winograd
+convolution GEMMs) and the three tensorised convolution algorithms (algorithms.md §B, §C, §E7;
+004 §4.2, §5.1).
+
+This module is the *model* half of ``convert-graph-to-tile``'s GEMM and convolution patterns
+(``passes/conversion/graph_to_tile/{gemm,conv}.py``): every plan here describes exactly the loop
+nest those patterns emit (block sizes, vector scheme, which operands are staged in fp32 and
+converted in LDM, which DMAs are hoisted), and its cost is the seed's model of that nest:
+
+* DMA: eq 3-2 (004 L597; spec model §9.1) with the 128-B transaction waste of every per-CPE
+  block (:func:`taihu.backends.model.gemm_blocking.tile_moved_bytes`, spec §4.4), one start-up
+  latency per step (``dma_latency_overlap``);
+* compute: the structural mesh-GEMM primitive model
+  (:class:`~taihu.backends.model.gemm_blocking.StructuralPrimitiveModel`, eq 4-2 form, 004 L876),
+  fp32<->fp64 conversion in LDM at 2 P1 slots per 4 elements (A7, 004 L823), element-wise maps
+  at the same rate;
+* overlap: double-buffered A/B streams, ``max(T_DMA, T_compute)`` per step (004 L674, swAutoDNN's
+  ``T_overall = max(T_DMA, T_compute)``, L1566), prologue DMA and epilogues (C fill, convert, put)
+  exposed;
+* memory-bound kernels (im2col, Winograd transforms, relayouts): ``#DMA per CPE x T_latency +
+  moved / PEAK_BW`` (eq 3-1/3-2 summed over one CPE's sequential DMAs, 64 CPEs in parallel) with
+  the expected transaction waste of each block.
+
+Units: seconds, bytes, flop; GFLOPS = 1e9 flop/s. All machine numbers come from a
+:class:`~taihu.backends.sim.machine.Machine` (default ``backends/configs/sw26010.toml``).
+
+Algorithm choice (§C5, 004 L1320, L1674: "select per layer ... by the analytic model"):
+:func:`choose_conv` costs every applicable algorithm and keeps the minimum; ``algorithm=`` forces
+one and raises :class:`NotApplicable` (with the reason) when it cannot run the layer:
+
+* ``im2col`` (explicit GEMM, §C2): every layer (groups, strides, dilations, any kernel);
+* ``implicit`` (§C3, Algorithms 3/4): ``group == 1`` and both channel counts >= 64 (the
+  primitive needs them, 004 L1266);
+* ``winograd`` (§C4, Algorithm 5): 3x3 kernels, stride 1, dilation 1, ``group == 1``.
+
+Winograd performance is reported in "effective" GFLOPS = direct-convolution flops / time
+(004 L1268-1270), so it may exceed the machine peak.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from taihu.backends.model.gemm_blocking import (
+    K_UNIT,
+    OTHER_UNIT,
+    VEC_UNIT,
+    StructuralPrimitiveModel,
+    candidate_sizes,
+    shape_class,
+    t_dma_tiles,
+    tile_moved_bytes,
+)
+from taihu.backends.sim.machine import Machine, default_machine
+
+__all__ = [
+    "ALGORITHMS",
+    "ConvChoice",
+    "ConvShape",
+    "ExplicitPlan",
+    "GemmPlan",
+    "ImplicitPlan",
+    "KernelCost",
+    "NotApplicable",
+    "WinogradPlan",
+    "applicability",
+    "choose_conv",
+    "gemm_operand_layouts",
+    "plan_explicit",
+    "plan_gemm",
+    "plan_implicit",
+    "plan_winograd",
+    "winograd_tiles",
+]
+
+MESH = 8
+N_CPE = MESH * MESH
+LDM_ALIGN = 32  # bytes, per-buffer rounding (loop.ldm_buffer, vector alignment)
+#: P1 cycles per element of an element-wise map / conversion in LDM: one vector load and one
+#: vector store per 4 lanes (A7, 004 L823; the same rate as StructuralPrimitiveModel's convert).
+MAP_CYCLES_PER_ELEM = 2 / 4
+FILL_CYCLES_PER_ELEM = 1 / 4
+#: Largest number of C tiles sharing one A (weight) tile in the implicit convolution (they are
+#: unrolled in the tile IR).
+MAX_GROUP = 8
+#: Minimum implicit-GEMM channel count (004 L1266).
+IMPLICIT_MIN_CHANNELS = 64
+
+ALGORITHMS = ("implicit", "im2col", "winograd")
+
+
+class NotApplicable(ValueError):
+    """A forced convolution algorithm cannot run the layer (the message says why)."""
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _rnd(nbytes: float) -> int:
+    return int(-(-nbytes // LDM_ALIGN) * LDM_ALIGN)
+
+
+def _local(elems: int) -> float:
+    """Per-CPE share of a tile of ``elems`` elements distributed over the 64 CPEs."""
+    return elems / N_CPE
+
+
+def _avg_moved(bsize: float, txn: int = 128, aligned: bool = False) -> float:
+    """Expected bytes moved for one contiguous block of ``bsize`` bytes: whole 128-B transactions
+    (spec §4.4); an unaligned start (4-B granular, uniformly distributed) costs on average
+    ``(bsize - 4) / txn + 1`` transactions."""
+    if bsize <= 0:
+        return 0.0
+    if aligned:
+        return math.ceil(bsize / txn) * txn
+    return ((bsize - 4) / txn + 1) * txn
+
+
+# --------------------------------------------------------------------------------------------
+# Costs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """Modelled time of one ``tile.kernel`` (seconds) and its traffic (bytes).
+
+    ``t_dma`` and ``t_compute`` are the summed DMA and compute times; ``t_total`` is the
+    modelled execution time with overlap, ``t_overlap = t_dma + t_compute - t_total`` (eq 3-3).
+    """
+
+    name: str
+    t_total: float
+    t_dma: float
+    t_compute: float
+    moved_bytes: float
+    useful_bytes: float
+    flops: int = 0
+
+    @property
+    def t_overlap(self) -> float:
+        return max(0.0, self.t_dma + self.t_compute - self.t_total)
+
+    @property
+    def dma_efficiency(self) -> float:
+        """Useful / moved bytes (1.0 when nothing moves)."""
+        return self.useful_bytes / self.moved_bytes if self.moved_bytes else 1.0
+
+    def gflops(self) -> float:
+        return self.flops / self.t_total / 1e9 if self.t_total > 0 else 0.0
+
+
+def _sum_costs(name: str, parts: Sequence[KernelCost], flops: int) -> KernelCost:
+    return KernelCost(
+        name,
+        sum(p.t_total for p in parts),
+        sum(p.t_dma for p in parts),
+        sum(p.t_compute for p in parts),
+        sum(p.moved_bytes for p in parts),
+        sum(p.useful_bytes for p in parts),
+        flops,
+    )
+
+
+def memory_bound_cost(
+    name: str,
+    blocks: Iterable[tuple[float, float, bool]],
+    dmas_per_cpe: float,
+    compute_cycles_per_cpe: float = 0.0,
+    machine: Machine | None = None,
+) -> KernelCost:
+    """A data-parallel memory-bound kernel (R6, 004 L1227): ``blocks`` = (count, bytes per block,
+    is_put) over the whole kernel; every CPE issues ``dmas_per_cpe`` sequential DMAs (eq 3-1/3-2:
+    ``T = dmas x T_latency + moved / PEAK_BW``); compute (maps in LDM) overlaps the DMA of the
+    other CPEs only partly, so it is added (no double buffering in memory-bound kernels)."""
+    m = machine or default_machine()
+    moved = useful = 0.0
+    t_data = 0.0
+    for count, bsize, put in blocks:
+        mv = count * _avg_moved(bsize, m.mem_txn_bytes)
+        moved += mv
+        useful += count * bsize
+        t_data += mv / (m.peak_bw_cg * 1e9 * (m.dma_put_bw_factor if put else 1.0))
+    t_dma = dmas_per_cpe * m.cycles_to_seconds(m.dma_latency) + t_data
+    t_comp = m.cycles_to_seconds(compute_cycles_per_cpe)
+    return KernelCost(name, t_dma + t_comp, t_dma, t_comp, moved, useful, 0)
+
+
+# --------------------------------------------------------------------------------------------
+# Memory-level GEMM plan (graph.matmul / graph.gemm, explicit and Winograd convolution GEMMs)
+# --------------------------------------------------------------------------------------------
+
+
+def gemm_operand_layouts(vec: str, trans_a: bool, trans_b: bool) -> dict[str, tuple[str, str]]:
+    """(distribution, LDM layout) of the fp64 A, B, C tiles the lowering uses for ``vec``:
+    scheme 4 (vec n: A travels along mesh rows, B along columns) or scheme 2 (vec m), Table 4.1
+    (algorithms.md §A4). The operand travelling along rows has M/N on mesh rows; the vector-loaded
+    operand and C keep the vectorised dim contiguous in LDM (tile.gemm verifier rules)."""
+    on_rows = {"A": "m", "B": "k", "C": "m"}  # schemes 2 and 4: A travels along mesh rows
+    dims = {
+        "A": ("k", "m") if trans_a else ("m", "k"),
+        "B": ("n", "k") if trans_b else ("k", "n"),
+        "C": ("m", "n"),
+    }
+    out = {}
+    vec_operand = "A" if vec == "m" else "B"
+    for name, d in dims.items():
+        dist = "rc" if d[0] == on_rows[name] else "cr"
+        layout = "row"
+        if name in (vec_operand, "C") and d[1] != vec:
+            layout = "col"
+        out[name] = (dist, layout)
+    return out
+
+
+def gemm_scheme(vec: str) -> int:
+    """Vector scheme of Table 4.1 used by the lowering: 4 for vec n, 2 for vec m."""
+    return 4 if vec == "n" else 2
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """The K-innermost blocked GEMM kernel ``C (m, n) = op(A) (m, k) x op(B) (k, n)`` the
+    lowering emits (004 §4.2, algorithms.md §B): blocks (bm, bn, bk) with the §A5 multiples,
+    vector ``vec`` (scheme :func:`gemm_scheme`), ``batch`` independent GEMMs of the same shape in
+    an outer loop (groups of a grouped convolution, the 16 Winograd GEMMs); ``hoist_a/b``: the
+    operand's block is loop-invariant in the M/N loops (a single K block and a single N resp. M
+    block) and is loaded once per batch iteration (weight-DMA hoisting, 004 L1128).
+    ``staged``: operands that go through an LDM staging buffer of the memory element type
+    (fp32 data, or fp64 data whose LDM layout differs from main memory) and ``tile.map convert``.
+    """
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    trans_a: bool
+    trans_b: bool
+    vec: str
+    bm: int
+    bn: int
+    bk: int
+    batch: int
+    hoist_a: bool
+    hoist_b: bool
+    staged: frozenset[str]
+    ldm_bytes: int
+    cost: KernelCost
+
+    @property
+    def scheme(self) -> int:
+        return gemm_scheme(self.vec)
+
+    @property
+    def blocks(self) -> tuple[int, int, int]:
+        return (_ceil(self.m, self.bm), _ceil(self.n, self.bn), _ceil(self.k, self.bk))
+
+    @property
+    def shape_class(self) -> str:
+        """GEMM / GEMP / GEPB (Goto's classes, 004 L835)."""
+        return shape_class(self.m, self.n, self.k)
+
+    @property
+    def layouts(self) -> dict[str, tuple[str, str]]:
+        return gemm_operand_layouts(self.vec, self.trans_a, self.trans_b)
+
+    @property
+    def gflops(self) -> float:
+        return self.cost.gflops()
+
+
+def _staged_operands(dtype: str, vec: str, trans_a: bool, trans_b: bool) -> frozenset[str]:
+    if dtype == "f32":
+        return frozenset({"A", "B", "C"})
+    lay = gemm_operand_layouts(vec, trans_a, trans_b)
+    return frozenset(n for n, (_, layout) in lay.items() if layout != "row")
+
+
+def gemm_footprint(
+    bm: int, bn: int, bk: int, dtype: str, staged: frozenset[str], hoist_a: bool = False,
+    hoist_b: bool = False, groups: int = 1, epilogue_bytes: int = 0,
+) -> int:
+    """Per-CPE LDM bytes of the lowering's buffers: fp64 A, B, ``groups`` C tiles; staging
+    buffers (memory element type) of staged operands; streamed (not hoisted) A/B DMA targets
+    double-buffered (004 L674); each buffer rounded up to 32 B."""
+    e = 4 if dtype == "f32" else 8
+    a, b, c = bm * bk, bk * bn, bm * bn
+    total = 0
+    for name, elems, hoisted in (("A", a, hoist_a), ("B", b, hoist_b)):
+        nbuf = 1 if hoisted else 2
+        if name in staged:
+            total += nbuf * _rnd(e * _local(elems)) + _rnd(8 * _local(elems))
+        else:
+            total += nbuf * _rnd(8 * _local(elems))
+    total += groups * _rnd(8 * _local(c))
+    if "C" in staged:
+        total += _rnd(e * _local(c))
+    return total + epilogue_bytes
+
+
+def _tile_moved(rows: int, lead: int, ld: int, elem: int, machine: Machine, stride: int = 1) -> float:
+    """Bytes moved (summed over the 64 CPEs) to load one (rows x lead) tile distributed 8x8 whose
+    ``lead`` dim is contiguous in memory with element stride ``stride`` (§B item 6); strided
+    windows (``stride > 1``) move one transaction per element."""
+    if stride == 1:
+        return tile_moved_bytes(rows, lead, max(ld, lead), elem, machine.mem_txn_bytes)
+    return float(rows * lead * machine.mem_txn_bytes)
+
+
+@dataclass(frozen=True)
+class _Epilogue:
+    """Per C block extra work: ``c_full`` (a full C operand loaded, converted, scaled),
+    ``bias`` (a broadcast bias block), ``maps`` (element-wise maps on C: alpha scale, relu)."""
+
+    c_full: bool = False
+    bias_elems: int = 0
+    maps: int = 0
+
+
+def _gemm_cost(
+    name: str,
+    m: int, n: int, k: int, bm: int, bn: int, bk: int, vec: str, dtype: str,
+    trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
+    staged: frozenset[str], hoist_a: bool, hoist_b: bool, epi: _Epilogue,
+    machine: Machine, flops: int | None = None,
+) -> KernelCost:
+    prim = StructuralPrimitiveModel(machine)
+    e = 4 if dtype == "f32" else 8
+    nm, nn, nk = _ceil(m, bm), _ceil(n, bn), _ceil(k, bk)
+    cyc = machine.cycles_to_seconds
+    # DMA of one block of each operand (bytes moved, summed over the CPEs).
+    mv_a = _tile_moved(bk, bm, lda, e, machine) if trans_a else _tile_moved(bm, bk, lda, e, machine)
+    mv_b = _tile_moved(bn, bk, ldb, e, machine) if trans_b else _tile_moved(bk, bn, ldb, e, machine)
+    mv_c = _tile_moved(bm, bn, ldc, e, machine)
+    conv_a = cyc(MAP_CYCLES_PER_ELEM * _local(bm * bk)) if "A" in staged else 0.0
+    conv_b = cyc(MAP_CYCLES_PER_ELEM * _local(bk * bn)) if "B" in staged else 0.0
+    t_prim = prim(bm, bn, bk, vec)
+    dma_step = (0.0 if hoist_a else mv_a) + (0.0 if hoist_b else mv_b)
+    t_dma_step = t_dma_tiles(dma_step, machine) if dma_step else 0.0
+    t_comp_step = t_prim + (0.0 if hoist_a else conv_a) + (0.0 if hoist_b else conv_b)
+    t_hoist_dma = (t_dma_tiles(mv_a, machine) if hoist_a else 0.0) + (t_dma_tiles(mv_b, machine) if hoist_b else 0.0)
+    t_hoist_comp = (conv_a if hoist_a else 0.0) + (conv_b if hoist_b else 0.0)
+    # Epilogue per C block: fill, optional full-C load/convert/scale, bias, maps, convert, put.
+    c_local = _local(bm * bn)
+    epi_cycles = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * c_local * epi.maps
+    epi_dma = t_dma_tiles(mv_c, machine, put=True)
+    epi_moved = mv_c
+    if "C" in staged:
+        epi_cycles += MAP_CYCLES_PER_ELEM * c_local
+    if epi.c_full:
+        epi_cycles += 2 * MAP_CYCLES_PER_ELEM * c_local
+        epi_dma += t_dma_tiles(mv_c, machine)
+        epi_moved += mv_c
+    if epi.bias_elems:
+        epi_cycles += MAP_CYCLES_PER_ELEM * (c_local + epi.bias_elems)
+        bias_moved = N_CPE * _avg_moved(epi.bias_elems * e, machine.mem_txn_bytes)
+        epi_dma += t_dma_tiles(bias_moved, machine)
+        epi_moved += bias_moved
+    t_epi = cyc(epi_cycles) + epi_dma
+    steps, blocks = nm * nn * nk, nm * nn
+    per_batch = (
+        t_hoist_dma + t_hoist_comp + t_dma_step + (steps - 1) * max(t_dma_step, t_comp_step)
+        + t_comp_step + blocks * t_epi
+    )
+    moved = batch * (
+        steps * dma_step + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0) + blocks * epi_moved
+    )
+    useful = batch * e * (m * k + k * n * (nm if not hoist_b else 1) + m * n)
+    if not hoist_a:
+        useful = batch * e * (m * k * nn + k * n * (nm if not hoist_b else 1) + m * n)
+    t_dma = batch * (t_hoist_dma + steps * t_dma_step + blocks * epi_dma)
+    t_comp = batch * (t_hoist_comp + steps * t_comp_step + blocks * cyc(epi_cycles))
+    return KernelCost(
+        name, batch * per_batch, t_dma, t_comp, moved, min(useful, moved) if moved else useful,
+        flops if flops is not None else 2 * m * n * k * batch,
+    )
+
+
+def plan_gemm(
+    m: int,
+    n: int,
+    k: int,
+    dtype: str = "f32",
+    trans_a: bool = False,
+    trans_b: bool = False,
+    *,
+    lda: int | None = None,
+    ldb: int | None = None,
+    ldc: int | None = None,
+    batch: int = 1,
+    c_full: bool = False,
+    bias_along: str | None = None,
+    maps: int = 0,
+    vec: str | None = None,
+    machine: Machine | None = None,
+    name: str = "gemm",
+    blocking: tuple[int, int, int] | None = None,
+) -> GemmPlan:
+    """Choose the blocking of the K-innermost GEMM kernel (§B item 7, E7): minimum modelled
+    time over vec in {n, m} (or ``vec``) and every (bm, bn, bk) from
+    :func:`~taihu.backends.model.gemm_blocking.candidate_sizes` (§A5 multiples, power-of-two
+    lists plus the padded dim) whose :func:`gemm_footprint` fits ``ldm_user_bytes``; ties: larger
+    blocks. ``lda/ldb/ldc`` are the leading dims (elements) of the memrefs (default: dense);
+    ``bias_along`` "n" (a (1, N) bias row, FC) or "m" (an (M, 1) column, convolution);
+    ``maps`` = element-wise maps applied to every C block (alpha, relu). ``blocking`` forces the
+    block sizes (the 81-scheme sweep). Raises ValueError when nothing fits in LDM."""
+    mach = machine or default_machine()
+    if min(m, n, k) <= 0 or batch <= 0:
+        raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
+    if dtype not in ("f32", "f64"):
+        raise ValueError(f"dtype must be f32 or f64, got {dtype}")
+    lda = lda or (m if trans_a else k)
+    ldb = ldb or (k if trans_b else n)
+    ldc = ldc or n
+    e = 4 if dtype == "f32" else 8
+    best: GemmPlan | None = None
+    for v in ([vec] if vec else ["n", "m"]):
+        um, un = (VEC_UNIT, OTHER_UNIT) if v == "m" else (OTHER_UNIT, VEC_UNIT)
+        staged = _staged_operands(dtype, v, trans_a, trans_b)
+        if blocking is not None:
+            bms, bns, bks = [blocking[0]], [blocking[1]], [blocking[2]]
+            if blocking[0] % um or blocking[1] % un or blocking[2] % K_UNIT:
+                continue
+        else:
+            bms, bns, bks = candidate_sizes(m, um), candidate_sizes(n, un), candidate_sizes(k, K_UNIT)
+        for bm in bms:
+            for bn in bns:
+                for bk in bks:
+                    nm, nn, nk = _ceil(m, bm), _ceil(n, bn), _ceil(k, bk)
+                    hoist_b = nk == 1 and nn == 1 and nm > 1
+                    hoist_a = nk == 1 and nm == 1 and nn > 1
+                    bias_elems = {"n": bn, "m": bm}.get(bias_along or "", 0)
+                    epi_bytes = 0
+                    if bias_elems:
+                        epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
+                    epi_bytes += 2 * _rnd(8)  # alpha / beta scalars
+                    fp = gemm_footprint(bm, bn, bk, dtype, staged, hoist_a, hoist_b, 1, epi_bytes)
+                    if fp > mach.ldm_user_bytes:
+                        continue
+                    cost = _gemm_cost(
+                        name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
+                        staged, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps), mach,
+                    )
+                    plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
+                                    hoist_b, staged, fp, cost)
+                    if best is None or (cost.t_total, -bm * bn * bk) < (best.cost.t_total, -best.bm * best.bn * best.bk):
+                        best = plan
+    if best is None:
+        raise ValueError(f"no GEMM blocking fits in LDM for m={m} n={n} k={k} {dtype} (blocking={blocking})")
+    return best
+
+
+def gemm_sweep(m: int, n: int, k: int, dtype: str = "f32", min_bk: int = 32,
+               machine: Machine | None = None) -> list[GemmPlan]:
+    """Every feasible blocking of the lowering's GEMM kernel (vec n, the natural scheme for
+    row-major operands) with ``bk >= min_bk`` (the seed's 81-scheme sweep of 004 L869 counts
+    blocks with at least 4 k-steps per CPE; see tests of gemm_blocking), each with its cost."""
+    out = []
+    for bm in candidate_sizes(m, OTHER_UNIT):
+        for bn in candidate_sizes(n, VEC_UNIT):
+            for bk in [b for b in candidate_sizes(k, K_UNIT) if b >= min_bk]:
+                try:
+                    out.append(plan_gemm(m, n, k, dtype, vec="n", blocking=(bm, bn, bk), machine=machine))
+                except ValueError:
+                    pass
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Convolution
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """One ``graph.conv2d`` layer (ONNX semantics, NCHW): input (n, c, h, w), weight
+    (m, c/group, kh, kw), ``pads`` = (top, left, bottom, right), strides/dilations (h, w);
+    ``bias`` / ``relu``: a bias operand / an absorbed trailing activation; ``const_weights``: the
+    weights are compile-time constants, so their re-layout (implicit) or transform (Winograd
+    filter) is folded by the compiler instead of running as a kernel."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    m: int
+    kh: int
+    kw: int
+    strides: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    dilations: tuple[int, int] = (1, 1)
+    group: int = 1
+    bias: bool = False
+    relu: bool = False
+    dtype: str = "f32"
+    const_weights: bool = False
+
+    @property
+    def ho(self) -> int:
+        return (self.h + self.pads[0] + self.pads[2] - self.dilations[0] * (self.kh - 1) - 1) // self.strides[0] + 1
+
+    @property
+    def wo(self) -> int:
+        return (self.w + self.pads[1] + self.pads[3] - self.dilations[1] * (self.kw - 1) - 1) // self.strides[1] + 1
+
+    @property
+    def cg(self) -> int:
+        """Input channels per group."""
+        return self.c // self.group
+
+    @property
+    def mg(self) -> int:
+        """Output channels per group."""
+        return self.m // self.group
+
+    @property
+    def flops(self) -> int:
+        """Direct-convolution flops ``2 N M Ho Wo (C/g) kh kw`` (also Winograd's "effective"
+        count, 004 L1268)."""
+        return 2 * self.n * self.m * self.ho * self.wo * self.cg * self.kh * self.kw
+
+    @property
+    def elem(self) -> int:
+        return 4 if self.dtype == "f32" else 8
+
+    def describe(self) -> str:
+        """``taihu.shape`` text: ``N x M x Ho x Wo <- N x C x H x W * M x C/g x kh x kw``."""
+        s = f"{self.n}x{self.m}x{self.ho}x{self.wo} <- {self.n}x{self.c}x{self.h}x{self.w} * {self.m}x{self.cg}x{self.kh}x{self.kw}"
+        extra = []
+        if self.strides != (1, 1):
+            extra.append(f"s{self.strides[0]}")
+        if any(self.pads):
+            extra.append("p" + ",".join(map(str, self.pads)))
+        if self.dilations != (1, 1):
+            extra.append(f"d{self.dilations[0]}")
+        if self.group != 1:
+            extra.append(f"g{self.group}")
+        return s + (" " + " ".join(extra) if extra else "")
+
+
+def applicability(shape: ConvShape, algorithm: str) -> str | None:
+    """None when ``algorithm`` can run ``shape``, else the reason (one line)."""
+    if algorithm == "im2col":
+        return None
+    if algorithm == "implicit":
+        if shape.group != 1:
+            return f"implicit GEMM convolution needs group = 1 (got group = {shape.group}); use im2col"
+        if min(shape.c, shape.m) < IMPLICIT_MIN_CHANNELS:
+            return (
+                f"implicit GEMM convolution needs >= {IMPLICIT_MIN_CHANNELS} input and output channels "
+                f"(got {shape.c} -> {shape.m}; 004 L1266); use im2col"
+            )
+        return None
+    if algorithm == "winograd":
+        if (shape.kh, shape.kw) != (3, 3):
+            return f"Winograd F(2x2,3x3) needs a 3x3 kernel (got {shape.kh}x{shape.kw})"
+        if shape.strides != (1, 1):
+            return f"Winograd F(2x2,3x3) needs stride 1 (got {list(shape.strides)})"
+        if shape.dilations != (1, 1):
+            return f"Winograd F(2x2,3x3) needs dilation 1 (got {list(shape.dilations)})"
+        if shape.group != 1:
+            return f"Winograd F(2x2,3x3) needs group = 1 (got group = {shape.group})"
+        return None
+    return f"unknown convolution algorithm '{algorithm}' (auto, implicit, im2col or winograd)"
+
+
+@dataclass(frozen=True)
+class ExplicitPlan:
+    """im2col + GEMM (§C2, 004 L1023-1056): kernel ``im2col`` writes col (C*kh*kw, N*Ho*Wo)
+    (viewed (group, C/g*kh*kw, N, Ho*Wo)); kernel ``gemm`` computes, per group g and image n,
+    W_g (M/g, C/g*kh*kw) x col_g[:, n, :] -> y[n, g] (M/g, Ho*Wo) straight into the NCHW output
+    (batch = group * N GEMMs of shape (M/g, Ho*Wo, C/g*kh*kw))."""
+
+    shape: ConvShape
+    gemm: GemmPlan
+    kernels: tuple[KernelCost, ...]
+    cost: KernelCost
+    algorithm: str = "im2col"
+
+
+@dataclass(frozen=True)
+class ImplicitPlan:
+    """Implicit GEMM convolution (§C3, Algorithms 3/4) in NCHW: output tiles are
+    (bm output channels) x (bn output columns of one output row); ``b_b`` images x ``b_ro`` rows
+    of such tiles (``groups`` = b_b * b_ro C tiles in LDM) share every weight tile
+    ``W[m0:m0+bm, kr, kc, k0:k0+bk]`` (reuse of the weight DMA across the batch, Alg 3
+    "Batch-Size-Aware", or across output rows, Alg 4 "Image-Size-Aware"). The reduction runs
+    over (kr, kc, input-channel blocks) innermost with the C tiles resident (K innermost, 004
+    L863). Weights are re-laid (M, kh, kw, C) by a ``weights`` kernel when kh*kw > 1."""
+
+    shape: ConvShape
+    vec: str
+    bm: int
+    bn: int
+    bk: int
+    b_b: int
+    b_ro: int
+    ldm_bytes: int
+    kernels: tuple[KernelCost, ...]
+    cost: KernelCost
+    algorithm: str = "implicit"
+
+    @property
+    def groups(self) -> int:
+        return self.b_b * self.b_ro
+
+    @property
+    def variant(self) -> str:
+        """"batch" (Algorithm 3: C tiles over images) or "image" (Algorithm 4)."""
+        return "batch" if self.b_b > 1 else "image"
+
+    @property
+    def scheme(self) -> int:
+        return gemm_scheme(self.vec)
+
+    @property
+    def needs_weight_relayout(self) -> bool:
+        return self.shape.kh * self.shape.kw > 1
+
+
+def winograd_tiles(ho: int, wo: int) -> tuple[int, int]:
+    """(tile rows, tile columns) of F(2x2,3x3): ceil(Ho/2), ceil(Wo/2) (004 L1144 [corrected])."""
+    return _ceil(ho, 2), _ceil(wo, 2)
+
+
+@dataclass(frozen=True)
+class WinogradPlan:
+    """Winograd F(2x2, 3x3) (§C4, Algorithm 5): kernels ``filter`` (U = G w G^T, (16, M, C)),
+    ``input`` (V = B^T d B, (16, P_pad, C)), ``gemm`` (16 GEMMs M^(xi) = V^(xi) x U^(xi)^T,
+    (P_pad, C) x (C, M), bias added to M^(5): A^T e_5 A = all-ones, so it reaches every output)
+    and ``output`` (y = A^T m A). P = N * ceil(Ho/2) * ceil(Wo/2), padded to the GEMM's M block
+    (004 L1194-1196)."""
+
+    shape: ConvShape
+    p: int
+    p_pad: int
+    tiles_per_cpe: int
+    gemm: GemmPlan
+    kernels: tuple[KernelCost, ...]
+    cost: KernelCost
+    algorithm: str = "winograd"
+
+
+Plan = ExplicitPlan | ImplicitPlan | WinogradPlan
+
+
+def _weight_relayout_cost(s: ConvShape, machine: Machine) -> KernelCost:
+    """(M, C, kh, kw) -> (M, kh, kw, C) copy-transpose: one output channel's C*kh*kw block per
+    CPE task, read and written contiguously."""
+    nbytes = s.m * s.cg * s.kh * s.kw * s.elem
+    per = s.cg * s.kh * s.kw * s.elem
+    tasks = s.m
+    return memory_bound_cost(
+        "weights",
+        [(tasks, per, False), (tasks, per, True)],
+        dmas_per_cpe=2 * _ceil(tasks, N_CPE),
+        compute_cycles_per_cpe=MAP_CYCLES_PER_ELEM * nbytes / s.elem / N_CPE,
+        machine=machine,
+    )
+
+
+def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
+    """Cost of im2col + GEMM (+ relayout) for ``s`` (model of the lowering's kernels).
+
+    im2col (§C2 tensorised form): one task = one input row of one channel (W elements read
+    contiguously), written to kh*kw col rows as segments of Wo elements (one DMA each, L1045)."""
+    mach = machine or default_machine()
+    e = s.elem
+    kk = s.cg * s.kh * s.kw
+    ncol = s.n * s.ho * s.wo
+    # im2col: reads N*C*H rows of W, writes C*kh*kw*N*Ho segments of Wo.
+    rows = s.n * s.c * s.h
+    segs = s.c * s.kh * s.kw * s.n * s.ho
+    im2col = memory_bound_cost(
+        "im2col",
+        [(rows, s.w * e, False), (segs, s.wo * e, True)],
+        dmas_per_cpe=(rows + segs) / N_CPE,
+        compute_cycles_per_cpe=MAP_CYCLES_PER_ELEM * (segs * s.wo) / N_CPE,
+        machine=mach,
+    )
+    maps = 1 if s.relu else 0
+    hw = s.ho * s.wo
+    gemm = plan_gemm(
+        s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
+        bias_along="m" if s.bias else None, maps=maps, machine=mach, name="gemm",
+    )
+    kernels = [im2col, gemm.cost]
+    total = _sum_costs("im2col", kernels, s.flops)
+    return ExplicitPlan(s, gemm, tuple(kernels), total)
+
+
+def _implicit_cost(
+    s: ConvShape, vec: str, bm: int, bn: int, bk: int, b_b: int, b_ro: int, mach: Machine
+) -> KernelCost:
+    prim = StructuralPrimitiveModel(mach)
+    cyc = mach.cycles_to_seconds
+    e = s.elem
+    g = b_b * b_ro
+    n_groups = _ceil(s.n, b_b) * _ceil(s.ho, b_ro) * _ceil(s.wo, bn) * _ceil(s.m, bm)
+    red = s.kh * s.kw * _ceil(s.c, bk)
+    ld_w = s.kh * s.kw * s.c
+    mv_a = _tile_moved(bm, bk, ld_w, e, mach)
+    mv_b = _tile_moved(bk, bn, s.h * s.w, e, mach, stride=s.strides[1])
+    mv_c = _tile_moved(bm, bn, s.ho * s.wo, e, mach)
+    conv_a = cyc(MAP_CYCLES_PER_ELEM * _local(bm * bk))
+    conv_b = cyc(MAP_CYCLES_PER_ELEM * _local(bk * bn))
+    t_dma_step = t_dma_tiles(mv_a + g * mv_b, mach)
+    t_comp_step = conv_a + g * (conv_b + prim(bm, bn, bk, vec))
+    c_local = _local(bm * bn)
+    epi_cycles = g * (FILL_CYCLES_PER_ELEM + MAP_CYCLES_PER_ELEM * (1 + (1 if s.bias else 0) + (1 if s.relu else 0))) * c_local
+    epi_dma = g * t_dma_tiles(mv_c, mach, put=True)
+    if s.bias:
+        epi_dma += t_dma_tiles(N_CPE * _avg_moved(bm * e), mach)
+    t_epi = cyc(epi_cycles) + epi_dma
+    per_group = t_dma_step + (red - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_epi
+    total = n_groups * per_group
+    moved = n_groups * (red * (mv_a + g * mv_b) + g * mv_c)
+    useful = n_groups * e * (red * (bm * bk + g * bk * bn) + g * bm * bn)
+    return KernelCost(
+        "conv",
+        total,
+        n_groups * (red * t_dma_step + epi_dma),
+        n_groups * (red * t_comp_step + cyc(epi_cycles)),
+        moved,
+        min(useful, moved),
+        s.flops,
+    )
+
+
+def implicit_footprint(s: ConvShape, bm: int, bn: int, bk: int, groups: int) -> int:
+    """Per-CPE LDM bytes of the implicit kernel: A and B staged (fp32, double) + fp64 copies,
+    ``groups`` fp64 C tiles, one fp32 C staging tile, bias column (fp32 + fp64, rep)."""
+    staged = frozenset({"A", "B", "C"}) if s.dtype == "f32" else frozenset({"A", "B", "C"})
+    bias = (_rnd(s.elem * bm) + _rnd(8 * bm)) if s.bias else 0
+    return gemm_footprint(bm, bn, bk, s.dtype, staged, groups=groups, epilogue_bytes=bias)
+
+
+def plan_implicit(s: ConvShape, machine: Machine | None = None) -> ImplicitPlan:
+    """Choose (vec, bm, bn, bk, b_b, b_ro) of the implicit convolution by the model (E7: minimum
+    modelled time under the LDM budget). Raises :class:`NotApplicable`."""
+    why = applicability(s, "implicit")
+    if why:
+        raise NotApplicable(why)
+    mach = machine or default_machine()
+    best: tuple | None = None
+    group_shapes = []
+    for g in (1, 2, 4, 8):
+        if g > MAX_GROUP:
+            break
+        for b_b in (1, 2, 4, 8):
+            b_ro = g // b_b
+            if b_b * b_ro != g or b_b > s.n or b_ro > s.ho:
+                continue
+            group_shapes.append((b_b, b_ro))
+    for vec in ("m", "n"):
+        um, un = (VEC_UNIT, OTHER_UNIT) if vec == "m" else (OTHER_UNIT, VEC_UNIT)
+        for bm in candidate_sizes(s.m, um):
+            for bn in candidate_sizes(s.wo, un):
+                for bk in candidate_sizes(s.c, K_UNIT):
+                    for b_b, b_ro in group_shapes:
+                        fp = implicit_footprint(s, bm, bn, bk, b_b * b_ro)
+                        if fp > mach.ldm_user_bytes:
+                            continue
+                        cost = _implicit_cost(s, vec, bm, bn, bk, b_b, b_ro, mach)
+                        key = (cost.t_total, -bm * bn * bk, -b_b * b_ro)
+                        if best is None or key < best[0]:
+                            best = (key, vec, bm, bn, bk, b_b, b_ro, fp, cost)
+    if best is None:
+        raise NotApplicable(f"implicit GEMM convolution: no blocking of {s.describe()} fits in LDM")
+    _, vec, bm, bn, bk, b_b, b_ro, fp, conv = best
+    kernels = [conv]
+    if s.kh * s.kw > 1 and not s.const_weights:
+        kernels.insert(0, _weight_relayout_cost(s, mach))
+    total = _sum_costs("implicit", kernels, s.flops)
+    return ImplicitPlan(s, vec, bm, bn, bk, b_b, b_ro, fp, tuple(kernels), total)
+
+
+def winograd_input_tiles_per_cpe(c: int, tiles: int, elem: int = 4, ldm_bytes: int = 57344) -> int:
+    """m' of Algorithm 5 step 2 (L1138-1175): consecutive 4x4 tiles per CPE task, maximising
+    m' * N_i within LDM (input (2m'+2) x 4 x N_i and output 16 x m' x N_i buffers per CPE)."""
+    best = 1
+    mp = 1
+    while mp <= max(1, tiles):
+        need = ((2 * mp + 2) * 4 * c + 16 * mp * c) * elem
+        if need > ldm_bytes // 2:
+            break
+        best = mp
+        mp *= 2
+    return best
+
+
+def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
+    """Cost of the four Winograd kernels for ``s`` (model of the lowering). Raises
+    :class:`NotApplicable`."""
+    why = applicability(s, "winograd")
+    if why:
+        raise NotApplicable(why)
+    mach = machine or default_machine()
+    e = s.elem
+    tr, tc = winograd_tiles(s.ho, s.wo)
+    p = s.n * tr * tc
+    # 16 GEMMs (P, C) x (C, M)^T; the P padding is chosen with the GEMM block (L1194-1196).
+    gemm = plan_gemm(
+        p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m,
+        bias_along="n" if s.bias else None, machine=mach, name="gemm",
+    )
+    p_pad = _ceil(p, gemm.bm) * gemm.bm
+    nf = s.m * s.c
+    chunk = max(1, min(_ceil(nf, N_CPE), mach.ldm_user_bytes // 2 // (25 * e)))
+    ftasks = _ceil(_ceil(nf, N_CPE), chunk)  # per CPE
+    filt = memory_bound_cost(
+        "filter",
+        # per task: a chunk of 3x3 filters read contiguously, 16 blocks of the chunk written.
+        [(N_CPE * ftasks, chunk * 9 * e, False), (N_CPE * ftasks * 16, chunk * e, True)],
+        dmas_per_cpe=17 * ftasks,
+        compute_cycles_per_cpe=(28 + 16) / 4 * ftasks * chunk,
+        machine=mach,
+    )
+    mp = winograd_input_tiles_per_cpe(s.c, tc, e, mach.ldm_user_bytes)
+    tasks = s.n * tr * _ceil(tc, mp)
+    inp = memory_bound_cost(
+        "input",
+        # per task: 4 input rows of (2m'+2) elements per channel; 16 blocks of m'*C written.
+        [(tasks * 4 * s.c, (2 * mp + 2) * e, False), (tasks * 16, mp * s.c * e, True)],
+        dmas_per_cpe=tasks * (4 * s.c + 16) / N_CPE,
+        compute_cycles_per_cpe=tasks * mp * s.c * 48 / 4 / N_CPE,
+        machine=mach,
+    )
+    out = memory_bound_cost(
+        "output",
+        [(tasks * 16, mp * s.m * e, False), (tasks * 2 * s.m, 2 * mp * e, True)],
+        dmas_per_cpe=tasks * (16 + 2 * s.m) / N_CPE,
+        compute_cycles_per_cpe=tasks * mp * s.m * 24 / 4 / N_CPE,
+        machine=mach,
+    )
+    kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)
+    total = _sum_costs("winograd", kernels, s.flops)
+    return WinogradPlan(s, p, p_pad, mp, gemm, kernels, total)
+
+
+_PLANNERS = {"implicit": plan_implicit, "im2col": plan_explicit, "winograd": plan_winograd}
+
+
+@dataclass(frozen=True)
+class ConvChoice:
+    """The chosen plan and every candidate's cost (None = not applicable, with the reason)."""
+
+    plan: Plan
+    candidates: dict[str, Plan | str] = field(default_factory=dict)
+
+    @property
+    def algorithm(self) -> str:
+        return self.plan.algorithm
+
+    @property
+    def gflops(self) -> float:
+        return self.plan.cost.gflops()
+
+
+def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None = None) -> ConvChoice:
+    """Plan every applicable algorithm and keep the fastest (``auto``), or the forced one.
+
+    Raises :class:`NotApplicable` when a forced algorithm cannot run the layer (message = the
+    reason) or when ``algorithm`` is unknown."""
+    if algorithm not in ("auto",) + ALGORITHMS:
+        raise NotApplicable(applicability(s, algorithm) or algorithm)
+    cands: dict[str, Plan | str] = {}
+    for alg in ALGORITHMS:
+        if algorithm != "auto" and alg != algorithm:
+            continue
+        why = applicability(s, alg)
+        if why:
+            cands[alg] = why
+            continue
+        try:
+            cands[alg] = _PLANNERS[alg](s, machine)
+        except NotApplicable as exc:
+            cands[alg] = str(exc)
+    plans = [p for p in cands.values() if not isinstance(p, str)]
+    if not plans:
+        reasons = "; ".join(f"{a}: {r}" for a, r in cands.items())
+        raise NotApplicable(reasons)
+    best = min(plans, key=lambda p: (p.cost.t_total, ALGORITHMS.index(p.algorithm)))
+    return ConvChoice(best, cands)
+
+
+def with_dtype(s: ConvShape, dtype: str) -> ConvShape:
+    return replace(s, dtype=dtype)
