@@ -485,7 +485,9 @@ def lower(module: ModuleOp, machine: str | None, options: Mapping[str, Any],
         run_pipeline(pipeline, module)
     except Exception as e:
         failed = TAIHU_LOWER[len(timer.times)] if len(timer.times) < len(TAIHU_LOWER) else "taihu-lower"
-        raise _pass_error(e, failed) from e
+        err = _pass_error(e, failed)
+        err.stages = list(timer.times)  # the passes that completed (benchmarks report them)
+        raise err from e
     progress.update(task, "done", len(TAIHU_LOWER))
     return timer.times
 
