@@ -1,0 +1,232 @@
+"""A numpy evaluator of tile-level modules (the output of ``convert-graph-to-tile``), for tests.
+
+It executes ``func.func @main`` on the host view only: ``memref.alloc`` / ``memref.global`` /
+views are numpy arrays (views share memory like the memrefs do), a ``tile.kernel`` runs its body
+with every ``!tile.buf`` held as ONE logical array (the distribution over the CPEs does not
+change the numbers, only which CPE computes them), ``tile.for`` is a Python loop, ``tile.move``
+copies the (strided) window with ``pad`` / ``clip`` at the boundary, ``tile.map`` evaluates the
+map kind with numpy (semantics of :mod:`taihu.dialects.mapkind`, matching
+``taihu.backends.reference.kernels``). It checks window/tile shapes as it goes and raises
+``AssertionError`` on any mismatch, so it also catches lowering bugs the verifiers cannot see.
+
+Not a simulator: no timing, no LDM. Inputs/outputs are keyed by the ``graph.name`` attributes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
+
+from taihu.dialects import graph, tile
+from taihu.dialects.mapkind import MapKind
+from taihu.dialects.resources import element_dtype
+
+
+def _globals(module: ModuleOp) -> dict[str, np.ndarray]:
+    out = {}
+    for op in module.body.block.ops:
+        if isinstance(op, memref.GlobalOp):
+            t = op.type
+            dt = element_dtype(t.get_element_type())
+            shape = tuple(t.get_shape())
+            init = op.initial_value if isinstance(op.initial_value, DenseIntOrFPElementsAttr) else op.attributes.get("taihu.initial_value")
+            assert isinstance(init, (DenseIntOrFPElementsAttr, DenseResourceAttr)), f"global {op.sym_name.data} has no value"
+            out[op.sym_name.data] = np.array(graph.constant_value(init), dtype=dt).reshape(shape)
+    return out
+
+
+def run_tile_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run ``@main`` of a tile-level module; returns outputs keyed by result ``graph.name``."""
+    fn = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp) and o.sym_name.data == "main")
+    env: dict[SSAValue, object] = {}
+    names = []
+    for i, a in enumerate(fn.body.block.args):
+        attrs = fn.arg_attrs.data[i].data if fn.arg_attrs else {}
+        n = attrs.get("graph.name")
+        name = n.data if isinstance(n, StringAttr) else f"arg{i}"
+        t = a.type
+        assert isinstance(t, MemRefType)
+        arr = np.array(inputs[name], dtype=element_dtype(t.get_element_type())).reshape(tuple(t.get_shape()))
+        env[a] = np.ascontiguousarray(arr)
+    glb = _globals(module)
+    outs = None
+    for op in fn.body.block.ops:
+        if isinstance(op, memref.AllocOp):
+            t = op.memref.type
+            env[op.memref] = np.full(tuple(t.get_shape()), np.nan, dtype=element_dtype(t.get_element_type()))
+        elif isinstance(op, memref.GetGlobalOp):
+            env[op.memref] = glb[op.name_.root_reference.data]
+        elif isinstance(op, (memref.CollapseShapeOp, memref.ExpandShapeOp)):
+            src = env[op.operands[0]]
+            assert isinstance(src, np.ndarray)
+            v = src.reshape(tuple(op.result.type.get_shape()))
+            assert np.shares_memory(v, src) or v.size == 0
+            env[op.result] = v
+        elif isinstance(op, tile.KernelOp):
+            _run_kernel(op, env)
+        elif isinstance(op, func.ReturnOp):
+            outs = [env[v] for v in op.operands]
+        else:
+            raise AssertionError(f"unexpected host op {op.name}")
+    assert outs is not None
+    res = {}
+    for i, v in enumerate(outs):
+        attrs = fn.res_attrs.data[i].data if fn.res_attrs else {}
+        n = attrs.get("graph.name")
+        res[n.data if isinstance(n, StringAttr) else f"out{i}"] = np.array(v)
+    return res
+
+
+def _run_kernel(k: tile.KernelOp, host: dict) -> None:
+    env: dict[SSAValue, object] = {}
+    for a, v in zip(k.body.block.args, k.args):
+        env[a] = host[v]
+    _run_block(k.body.block.ops, env)
+
+
+def _run_block(ops, env: dict) -> None:
+    for op in ops:
+        _run_op(op, env)
+
+
+def _run_op(op: Operation, env: dict) -> None:
+    if isinstance(op, tile.AllocOp):
+        t = op.tile_type
+        env[op.result] = np.full(t.get_shape(), np.nan, dtype=element_dtype(t.element_type))
+    elif isinstance(op, arith.ConstantOp):
+        env[op.result] = op.value.value.data
+    elif isinstance(op, arith.AddiOp):
+        env[op.result] = env[op.lhs] + env[op.rhs]
+    elif isinstance(op, arith.SubiOp):
+        env[op.result] = env[op.lhs] - env[op.rhs]
+    elif isinstance(op, arith.MuliOp):
+        env[op.result] = env[op.lhs] * env[op.rhs]
+    elif isinstance(op, tile.ForOp):
+        for i in range(op.lb_value, op.ub_value, op.step_value):
+            env[op.iv] = i
+            _run_block(op.body.block.ops, env)
+    elif isinstance(op, tile.MoveOp):
+        _move(op, env)
+    elif isinstance(op, tile.MapOp):
+        ins = [env[v] for v in op.inputs]
+        out = env[op.out]
+        res = map_numpy(op.map_kind, ins, out.shape, out.dtype, op.params())
+        assert res.shape == out.shape, (op.map_kind, res.shape, out.shape)
+        out[...] = res
+    else:
+        raise AssertionError(f"tile_numpy: unsupported op {op.name}")
+
+
+def _window_index(offsets, sizes, strides, shape):
+    """Per-dim index arrays of the window and masks of the in-bounds positions."""
+    idx, ok = [], []
+    for o, n, s, d in zip(offsets, sizes, strides, shape):
+        ix = o + s * np.arange(n)
+        idx.append(ix)
+        ok.append((ix >= 0) & (ix < d))
+    return idx, ok
+
+
+def _move(op: tile.MoveOp, env: dict) -> None:
+    mem = env[op.memref]
+    buf = env[op.tile]
+    offsets = [env[v] for v in op.offsets]
+    sizes, strides = op.size_values, op.stride_values
+    idx, ok = _window_index(offsets, sizes, strides, mem.shape)
+    inside = all(m.all() for m in ok)
+    if not inside:
+        assert op.pad is not None or op.clip is not None, f"tile.move window leaves the memref without pad/clip: {offsets} {sizes}"
+    assert math.prod(sizes) == buf.size
+    if op.is_load:
+        win = np.full(tuple(sizes), op.pad_value if op.pad is not None else np.nan, dtype=mem.dtype)
+        sel = [i[m] for i, m in zip(idx, ok)]
+        loc = [np.nonzero(m)[0] for m in ok]
+        if all(len(s) for s in sel):
+            win[np.ix_(*loc)] = mem[np.ix_(*sel)]
+        buf[...] = win.reshape(buf.shape)
+    else:
+        win = buf.reshape(tuple(sizes))
+        sel = [i[m] for i, m in zip(idx, ok)]
+        loc = [np.nonzero(m)[0] for m in ok]
+        if all(len(s) for s in sel):
+            mem[np.ix_(*sel)] = win[np.ix_(*loc)]
+
+
+def _window_taps(x: np.ndarray, kernel, strides, out_shape):
+    nk = len(kernel)
+    lead = (slice(None),) * (x.ndim - nk)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        index = tuple(slice(t, t + s * (o - 1) + 1, s) for t, s, o in zip(tap, strides, out_shape[-nk:]))
+        yield x[lead + index]
+
+
+def map_numpy(kind: MapKind, ins: list[np.ndarray], out_shape, dtype, p: dict) -> np.ndarray:
+    """numpy semantics of one map kind (mapkind.py), computed in float64, cast to ``dtype``."""
+    xs = [np.asarray(a, np.float64) for a in ins]
+    x = xs[0] if xs else None
+    with np.errstate(all="ignore"):
+        if kind == MapKind.FILL:
+            r = np.full(out_shape, p["value"])
+        elif kind in (MapKind.COPY, MapKind.CONVERT):
+            r = x
+        elif kind == MapKind.RELU:
+            r = np.maximum(x, 0)
+        elif kind == MapKind.LEAKY_RELU:
+            r = np.where(x >= 0, x, x * p["alpha"])
+        elif kind == MapKind.CLIP:
+            r = np.minimum(np.maximum(x, p.get("lo", -np.inf)), p.get("hi", np.inf))
+        elif kind == MapKind.SIGMOID:
+            r = 1 / (1 + np.exp(-x))
+        elif kind == MapKind.TANH:
+            r = np.tanh(x)
+        elif kind == MapKind.ADD:
+            r = np.broadcast_to(xs[0] + xs[1], out_shape)
+        elif kind == MapKind.SUB:
+            r = np.broadcast_to(xs[0] - xs[1], out_shape)
+        elif kind == MapKind.MUL:
+            r = np.broadcast_to(xs[0] * xs[1], out_shape)
+        elif kind == MapKind.DIV:
+            r = np.broadcast_to(xs[0] / xs[1], out_shape)
+        elif kind == MapKind.MAX:
+            r = np.broadcast_to(np.maximum(xs[0], xs[1]), out_shape)
+        elif kind == MapKind.AFFINE:
+            r = np.broadcast_to(xs[0] * xs[1] + xs[2], out_shape)
+        elif kind in (MapKind.MAX_POOL, MapKind.AVG_POOL):
+            kernel, strides = p["kernel"], p["strides"]
+            acc = None
+            for v in _window_taps(x, kernel, strides, out_shape):
+                acc = v.copy() if acc is None else (np.maximum(acc, v) if kind == MapKind.MAX_POOL else acc + v)
+            if kind == MapKind.AVG_POOL:
+                acc = acc * xs[1] if len(xs) == 2 else acc / math.prod(kernel)
+            r = acc
+        elif kind == MapKind.REDUCE_SUM:
+            r = x.sum(axis=p["axis"], keepdims=True)
+        elif kind == MapKind.REDUCE_MAX:
+            r = x.max(axis=p["axis"], keepdims=True)
+        elif kind == MapKind.REDUCE_MEAN:
+            r = x.mean(axis=p["axis"], keepdims=True)
+        elif kind == MapKind.SOFTMAX:
+            e = np.exp(x - x.max(axis=p["axis"], keepdims=True))
+            r = e / e.sum(axis=p["axis"], keepdims=True)
+        elif kind == MapKind.LRN:
+            ax, size = p["axis"], p["size"]
+            lo = (size - 1) // 2
+            hi = size - 1 - lo
+            sq = x * x
+            c = x.shape[ax]
+            padw = [(0, 0)] * x.ndim
+            padw[ax] = (lo, hi)
+            sqp = np.pad(sq, padw)
+            ssum = sum(np.take(sqp, range(j, j + c), axis=ax) for j in range(size))
+            r = x / (p["bias"] + p["alpha"] / size * ssum) ** p["beta"]
+        elif kind == MapKind.TRANSPOSE:
+            r = np.transpose(x, p["perm"])
+        else:
+            raise AssertionError(f"map kind {kind} not implemented")
+    return np.asarray(r).astype(dtype)
