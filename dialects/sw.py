@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     I64,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    FloatAttr,
     Float32Type,
     Float64Type,
     IntegerAttr,
@@ -1076,6 +1077,79 @@ class StwOp(_Store):
     name = "sw.stw"
 
 
+@_meta(MNEMONIC='fstd', NBYTES=8, ELEM='f64', LANES=1)
+@irdl_op_definition
+class FstdOp(_Store):
+    """``sw.fstd rS, off(pK)``: store lane 0 of rS as one f64 (8 B; SW-64 FSTD, the fp twin of
+    STL, 004 L534 row "scalar memory access"; table row ``param``). Used for row tails and
+    strided outputs that a 32-B vector store would overrun."""
+
+    name = "sw.fstd"
+
+
+@_meta(MNEMONIC='fsts', NBYTES=4, ELEM='f32', LANES=1)
+@irdl_op_definition
+class FstsOp(_Store):
+    """``sw.fsts rS, off(pK)``: store lane 0 of rS rounded to one f32 (4 B; SW-64 FSTS)."""
+
+    name = "sw.fsts"
+
+
+def _format_float(v: float) -> str:
+    """A float literal the MLIR lexer accepts (always has a '.') that round-trips exactly."""
+    s = repr(float(v))
+    if "." not in s:
+        mant, _, exp = s.partition("e")
+        s = mant + ".0" + ("e" + exp if exp else "")
+    return s
+
+
+@_meta(MNEMONIC='ldfi', KIND='const', ELEM='f64')
+@irdl_op_definition
+class LdfiOp(RegInstr):
+    """``sw.ldfi rD, 5.0e-01``: rD = the fp64 constant in all 4 lanes ("load fp immediate").
+
+    A pseudo-instruction: SW-64 has no fp immediates, so compilers keep fp constants in a literal
+    pool; on a CPE that pool sits in the runtime part of the LDM (``ldm_bytes - ldm_user_bytes``,
+    not addressable by kernels here) and the constant is loaded with LDDE. Timing = the machine
+    table row ``ldfi`` (P1, lat_ldm_load, ``param``). Maps of f32 data use the constant rounded to
+    f32 by the lowering. Verified: the value is finite."""
+
+    name = "sw.ldfi"
+    rd = _reg_prop()
+    value = prop_def(FloatAttr)
+    _FIELDS: ClassVar = (("rd", _REG),)
+    _WRITES: ClassVar = ("rd",)
+
+    def __init__(self, rd: int, value: float):
+        super().__init__(properties={"rd": _i(rd), "value": FloatAttr(float(value), f64)})
+
+    @property
+    def imm(self) -> float:
+        return float(self.value.value.data)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LdfiOp:
+        rd = cls._parse_reg(parser)
+        parser.parse_punctuation(",")
+        v = parser.parse_number()
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(rd, float(v))
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" r{self.reg('rd')}, {_format_float(self.imm)}")
+        printer.print_op_attributes(self.attributes)
+
+    def verify_(self) -> None:
+        super().verify_()
+        import math
+
+        if not math.isfinite(self.imm):
+            raise VerifyException(f"sw.ldfi: the constant must be finite, got {self.imm}")
+
+
 @_meta(MNEMONIC='gld', KIND='gld', NBYTES=32, ELEM='raw', SPACE='mem')
 @irdl_op_definition
 class GldOp(_Load):
@@ -1685,6 +1759,9 @@ Sw = Dialect(
         VstsOp,
         StlOp,
         StwOp,
+        FstdOp,
+        FstsOp,
+        LdfiOp,
         GldOp,
         GstdOp,
         VldrOp,

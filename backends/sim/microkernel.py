@@ -31,6 +31,7 @@ import numpy as np
 
 from taihu.backends.sim.memory import MemoryBoundsError, SimError
 from taihu.backends.sim.pipeline import (
+    CONSTS,
     FMA,
     FP_BINARY,
     FP_OTHER,
@@ -44,6 +45,7 @@ from taihu.backends.sim.pipeline import (
     LOADS_F64_VEC,
     PUTS,
     STORES,
+    STORES_SCALAR,
     Instr,
     rlc_direction,
 )
@@ -125,7 +127,7 @@ def is_numeric(ins: Instr) -> bool:
     """True for instructions with a numeric effect (loads, stores, fp, RLC)."""
     op = ins.op
     return (op in LOADS or op in STORES or op in FMA or op in FP_BINARY or op in FP_OTHER
-            or op in PUTS or op in GETS)
+            or op in PUTS or op in GETS or op in CONSTS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -263,9 +265,9 @@ def _width(op: str) -> int:
         return 32
     if op in LOADS_F32_VEC or op == "vsts":
         return 16
-    if op in LOADS_F64_REP:
+    if op in LOADS_F64_REP or op == "fstd":
         return 8
-    if op in LOADS_F32_REP:
+    if op in LOADS_F32_REP or op == "fsts":
         return 4
     return 0
 
@@ -399,6 +401,13 @@ class BatchNumerics:
 
     def _store_group(self, op: str, ptr: int, members: tuple, vals: np.ndarray) -> None:
         a = self._group_addr(ptr, members)
+        if op in STORES_SCALAR:  # lane 0
+            c1 = self.cpes[:, None, None]
+            if op == "fstd":
+                self.ldm.f64[c1, a // 8] = vals[..., 0]
+            else:
+                self.ldm.f32[c1, a // 4] = vals[..., 0].astype(np.float32)
+            return
         c = self.cpes[:, None, None, None]
         if op == "vstd":
             self.ldm.f64[c, (a // 8)[..., None] + _AR4] = vals
@@ -411,6 +420,13 @@ class BatchNumerics:
         val = _bc(val, (len(self.cpes), n, 4))
         if n > 1 and self.strides[ins.ptr] == 0:  # same address every iteration: last one wins
             a, val = a[:, -1:], val[:, -1:]
+        if ins.op in STORES_SCALAR:  # lane 0
+            c1 = self.cpes[:, None]
+            if ins.op == "fstd":
+                self.ldm.f64[c1, a // 8] = val[..., 0]
+            else:
+                self.ldm.f32[c1, a // 4] = val[..., 0].astype(np.float32)
+            return
         c = self.cpes[:, None, None]
         if ins.op == "vstd":
             self.ldm.f64[c, (a // 8)[:, :, None] + _AR4] = val
@@ -503,6 +519,8 @@ class BatchNumerics:
                     sends[j] = v
             elif op in STORES:
                 stores.append(j)
+            elif op in CONSTS:
+                val[j] = np.full((1, 1, 4), ins.imm)
             elif op in GETS:
                 d = "row" if op == "getr" else "col"
                 val[j] = self.inputs[d][:, :, get_pos[d][j]]
@@ -642,6 +660,13 @@ class BatchNumerics:
                         regs[ins.dst[0]] = v
                         if op in FUSED_SEND:
                             sends.setdefault(j, np.zeros((C, n, 4)))[ci, i] = v
+                    elif op in CONSTS:
+                        regs[ins.dst[0]] = ins.imm
+                    elif op in STORES_SCALAR:
+                        if op == "fstd":
+                            self.ldm.f64[c, a // 8] = regs[ins.src[0]][0]
+                        else:
+                            self.ldm.f32[c, a // 4] = np.float32(regs[ins.src[0]][0])
                     elif op in STORES:
                         if op == "vstd":
                             self.ldm.f64[c, a // 8 : a // 8 + 4] = regs[ins.src[0]]

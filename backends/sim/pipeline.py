@@ -41,7 +41,10 @@ LOADS_F64_REP = frozenset({"ldde", "ldder", "lddec"})
 LOADS_F32_VEC = frozenset({"vlds"})
 LOADS_F32_REP = frozenset({"ldse"})
 LOADS = LOADS_F64_VEC | LOADS_F64_REP | LOADS_F32_VEC | LOADS_F32_REP
-STORES = frozenset({"vstd", "vsts"})
+STORES = frozenset({"vstd", "vsts", "fstd", "fsts"})
+STORES_SCALAR = frozenset({"fstd", "fsts"})  # lane 0 only
+#: fp constants (``sw.ldfi``: value in ``Instr.imm``, all 4 lanes; no memory access modelled)
+CONSTS = frozenset({"ldfi"})
 FUSED_SEND = frozenset({"vldr", "vldc", "ldder", "lddec"})
 PUTS = frozenset({"putr", "putc"})
 GETS = frozenset({"getr", "getc"})
@@ -77,7 +80,7 @@ class Instr:
     timing; for ``vmad`` the order is ``(a, b, c)`` with ``dst = c`` normally).
     ``ptr``/``offset``: LDM address = micro-kernel pointer ``ptr`` (advanced by its per-iteration
     stride) + ``offset`` bytes, for loads/stores.  ``rlc_dst``: RLC target index 0..7 or 8 =
-    broadcast (``putr/putc``; fused sends default to 8).
+    broadcast (``putr/putc``; fused sends default to 8).  ``imm``: the constant of ``ldfi``.
     """
 
     op: str
@@ -86,6 +89,7 @@ class Instr:
     ptr: int | None = None
     offset: int = 0
     rlc_dst: int | None = None
+    imm: float | None = None
 
 
 @dataclass(frozen=True)

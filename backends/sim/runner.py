@@ -79,6 +79,7 @@ def decode_microkernel(op: sw.MicrokernelOp) -> MicroKernel:
             ptr=None if mem is None else mem.ptr,
             offset=0 if mem is None else mem.offset,
             rlc_dst=None if rlc is None or rlc.role != "put" else rlc.dst,
+            imm=getattr(ins, "imm", None),
         ))
     name = op.attributes.get("name")
     label = name.data if name is not None and hasattr(name, "data") else f"microkernel x{op.trip}"

@@ -1,4 +1,4 @@
-"""SW-64 fp compare / select / divide / sqrt: numerics through the whole simulator (sw module ->
+"""SW-64 fp compare / select / divide / sqrt, scalar fp stores and fp constants: numerics through the whole simulator (sw module ->
 swsim -> engine) against numpy, vectorised == sequential evaluation, machine-table parsing and
 the non-pipelined divide/sqrt unit of the P0/P1 scoreboard."""
 
@@ -130,6 +130,33 @@ def test_divide_by_zero_is_ieee():
     np.testing.assert_array_equal(y, want)
 
 
+def test_scalar_stores_write_lane_zero_only():
+    # y[4i] = x[4i] + 0.5 (fstd of lane 0), the other 3 elements of each vector untouched (0)
+    x, z, y = _run("sw.vldd r0, 0(p0)\n sw.ldfi r1, 0.5\n sw.vaddd r0, r1, r2\n sw.fstd r2, 0(p2)")
+    want = np.zeros_like(x)
+    want[:, ::4] = x[:, ::4] + 0.5
+    np.testing.assert_array_equal(y, want)
+    x, z, y = _run("sw.ldse r0, 4(p0)\n sw.ldfi r1, -2.0\n sw.vmuld r0, r1, r2\n sw.fsts r2, 8(p2)",
+                   elem="f32")
+    want = np.zeros_like(x)
+    want[:, 2::4] = (x[:, 1::4].astype(np.float32) * np.float32(-2.0))
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("v", [0.1, 1e-05, -3.0, 1 / 3, 2.5e300, 0.0])
+def test_ldfi_constant_is_exact(v):
+    from taihu.dialects.sw import LdfiOp
+
+    mod = _module("sw.ldfi r0, 0.0\n sw.vstd r0, 0(p2)")
+    ldfi = next(op for op in mod.walk() if isinstance(op, LdfiOp))
+    ldfi.properties["value"] = LdfiOp(0, v).value
+    text = str(mod)  # custom form, parsed again: exact value
+    mod2 = Parser(_ctx(), text).parse_module()
+    assert next(op for op in mod2.walk() if isinstance(op, LdfiOp)).imm == v
+    y = simulate(mod2, inputs=dict(zip("XZ", _inputs())))
+    np.testing.assert_array_equal(y.outputs["Y"], np.full((64, N), v))
+
+
 # ---- vectorised evaluation == exact sequential evaluation -------------------------------------
 
 _R = st.integers(0, 7)
@@ -142,6 +169,8 @@ INSTR = st.one_of(
               st.sampled_from(["vfseleq", "vfsellt"]), _R, _R, _R, _R),
     st.builds(lambda op, a, c: Instr(op, (c,), (a,)), st.sampled_from(["vsqrtd", "vsqrts"]), _R, _R),
     st.builds(lambda s, o: Instr("vstd", (), (s,), ptr=1, offset=32 * o), _R, st.integers(0, 3)),
+    st.builds(lambda s, o: Instr("fstd", (), (s,), ptr=1, offset=8 * o), _R, st.integers(0, 15)),
+    st.builds(lambda d, v: Instr("ldfi", (d,), (), imm=v), _R, st.floats(-4, 4)),
 )
 
 

@@ -1,7 +1,8 @@
 // RUN: TAIHU_ROUNDTRIP
 // RUN: TAIHU_GENERIC_ROUNDTRIP
 
-// SW-64 fp compare / select / divide / square root (dest last; lane = 2.0 if true else 0.0).
+// SW-64 fp compare / select / divide / square root (dest last; lane = 2.0 if true else 0.0),
+// scalar fp stores (lane 0) and the fp-constant pseudo-instruction sw.ldfi.
 
 sw.kernel @k(%a: i64) {
   sw.microkernel trip 4 (%a step 32) {
@@ -16,6 +17,11 @@ sw.kernel @k(%a: i64) {
     sw.vsqrtd r6, r8
     sw.vsqrts r7, r9
     sw.vstd r9, 0(p0)
+    sw.ldfi r10, 0.01
+    sw.ldfi r11, -2.0
+    sw.ldfi r12, 1.0e-05
+    sw.fstd r10, 8(p0)
+    sw.fsts r11, 4(p0)
   }
 }
 
@@ -31,7 +37,13 @@ sw.kernel @k(%a: i64) {
 // CHECK-NEXT:   sw.vsqrtd r6, r8
 // CHECK-NEXT:   sw.vsqrts r7, r9
 // CHECK-NEXT:   sw.vstd r9, 0(p0)
+// CHECK-NEXT:   sw.ldfi r10, 0.01
+// CHECK-NEXT:   sw.ldfi r11, -2.0
+// CHECK-NEXT:   sw.ldfi r12, 1.0e-05
+// CHECK-NEXT:   sw.fstd r10, 8(p0)
+// CHECK-NEXT:   sw.fsts r11, 4(p0)
 // CHECK-NEXT: }
 
 // CHECK-GENERIC: "sw.vfseleq"() <{ra = 3 : i64, rb = 0 : i64, rc = 31 : i64, rd = 4 : i64}> : () -> ()
 // CHECK-GENERIC: "sw.vsqrtd"() <{ra = 6 : i64, rc = 8 : i64}> : () -> ()
+// CHECK-GENERIC: "sw.ldfi"() <{rd = 10 : i64, value = 1.000000e-02 : f64}> : () -> ()

@@ -33,3 +33,30 @@ sw.kernel @k(%a: i64) {
   sw.vdivd r0, r1, r2
 }
 // CHECK: 'sw.vdivd' is a register instruction: it must be directly in a sw.microkernel body
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  sw.microkernel trip 1 (%a step 8) {
+    sw.fstd r0, 4(p0)
+  }
+}
+// CHECK: sw.fstd: offset 4 and stride 8 of p0 must be multiples of 8 bytes (aligned 8-byte access)
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  sw.microkernel trip 1 () {
+    sw.ldfi r31, 1.0
+  }
+}
+// CHECK: sw.ldfi: r31 is hard-wired to 0 and cannot be written (004 L821)
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  sw.microkernel trip 1 () {
+    sw.ldfi r0, 1.0e400
+  }
+}
+// CHECK: sw.ldfi: the constant must be finite, got inf
