@@ -302,7 +302,7 @@ def _table(title: str | None, columns: list[tuple[str, str]]):
 
     terminal = sys.stdout.isatty()
     table = Table(title=title if terminal else None, box=box.SIMPLE_HEAVY if terminal else None,
-                  show_edge=terminal, pad_edge=False)
+                  show_edge=terminal, pad_edge=False, collapse_padding=terminal)
     for col, justify in columns:
         table.add_column(col, justify=justify, no_wrap=True)
     return table
@@ -375,25 +375,35 @@ def layer_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def print_layer_table(report: Mapping[str, Any], title: str) -> None:
-    """The per-layer table (see :func:`layer_rows`) with the network total as last row."""
-    table = _table(title, [("layer", "left"), ("algorithm", "left"), ("shape", "left"),
-                           ("cycles", "right"), ("ms", "right"), ("GFLOPS", "right"),
-                           ("% peak", "right"), ("DMA GB/s", "right"), ("bound", "left")])
+    """The per-layer table (see :func:`layer_rows`) with the network total as last row.
+
+    On a terminal narrower than 120 columns the (long) shape column is left out."""
+    console, terminal = _console()
+    shape = not terminal or console.width >= 120
+    cols = [("layer", "left"), ("algorithm", "left"), ("shape", "left"), ("cycles", "right"),
+            ("ms", "right"), ("GFLOPS", "right"), ("% peak", "right"), ("DMA GB/s", "right"),
+            ("bound", "left")]
+    table = _table(title, [c for c in cols if shape or c[0] != "shape"])
+    if not shape:
+        table.caption = "(widen the terminal to 120 columns for the shape column)"
+
+    def add(*cells: str) -> None:
+        table.add_row(*(c for i, c in enumerate(cells) if shape or i != 2))
+
     rows = layer_rows(report)
     for r in rows:
-        table.add_row(r["layer"], r["algorithm"] or "-", r["shape"] or "-", str(r["cycles"]),
-                      f"{r['ms']:.3f}", f"{r['gflops']:.1f}", f"{r['percent_of_peak']:.1f}",
-                      f"{r['dma_gbps']:.2f}", r["bound"])
+        add(r["layer"], r["algorithm"] or "-", r["shape"] or "-", str(r["cycles"]),
+            f"{r['ms']:.3f}", f"{r['gflops']:.1f}", f"{r['percent_of_peak']:.1f}",
+            f"{r['dma_gbps']:.2f}", r["bound"])
     secs = report["seconds"]
     dma = sum(k["dma_bytes"] for k in report["kernels"])
     table.add_section()
     tot_bound = max(("compute", sum(r["t_compute"] for r in rows)), ("DMA", sum(r["t_dma"] for r in rows)),
                     ("RLC", sum(r["rlc_wait"] for r in rows) / report.get("n_cpes", 64)),
                     key=lambda x: x[1])[0] if rows else "-"
-    table.add_row(f"total ({len(rows)} layers, {len(report['kernels'])} kernels)", "", "",
-                  str(report["total_cycles"]), f"{secs * 1e3:.3f}", f"{report['gflops']:.1f}",
-                  f"{report['percent_of_peak']:.1f}", f"{dma / secs / 1e9 if secs else 0.0:.2f}",
-                  tot_bound)
+    add(f"total ({len(rows)} layers)", f"{len(report['kernels'])} kernels", "",
+        str(report["total_cycles"]), f"{secs * 1e3:.3f}", f"{report['gflops']:.1f}",
+        f"{report['percent_of_peak']:.1f}", f"{dma / secs / 1e9 if secs else 0.0:.2f}", tot_bound)
     _print(table, title)
 
 
@@ -770,6 +780,10 @@ def main(argv: list[str] | None = None) -> int:
         return report(TOOL, e)
     except (ValueError, KeyError, OSError) as e:
         return report(TOOL, RuntimeError(f"{type(e).__name__}: {e}"))
+    except BrokenPipeError:  # e.g. `taihu-run ... | head`: the reader is gone, not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"{TOOL}: interrupted", file=sys.stderr)
         return 130
