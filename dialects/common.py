@@ -90,7 +90,7 @@ def print_bound_args(printer: Printer, args: Sequence[BlockArgument], operands: 
 
 _FLOAT_PARAMS = ("value", "alpha", "beta", "bias", "lo", "hi")
 _INT_PARAMS = ("size", "axis")
-_ARRAY_PARAMS = ("kernel", "strides", "perm")
+_ARRAY_PARAMS = ("kernel", "strides", "perm", "pads", "dilations")
 
 
 class MapParamsOp(IRDLOperation):
@@ -107,6 +107,8 @@ class MapParamsOp(IRDLOperation):
     kernel = opt_prop_def(DenseArrayBase)
     strides = opt_prop_def(DenseArrayBase)
     perm = opt_prop_def(DenseArrayBase)
+    pads = opt_prop_def(DenseArrayBase)
+    dilations = opt_prop_def(DenseArrayBase)
 
     irdl_options = (ParsePropInAttrDict(),)
 

@@ -44,6 +44,12 @@ class MapKind(StrEnum):
     SOFTMAX = "softmax"  # softmax along `axis`
     LRN = "lrn"  # ONNX LRN along `axis` (size, alpha, beta, bias)
     TRANSPOSE = "transpose"  # y = x.transpose(perm)
+    # Loop-level only (made by convert-tile-to-loop from tile.im2col / tile.winograd_*; see
+    # LOOP_ONLY_KINDS and the rules in check_map):
+    IM2COL = "im2col"  # unfold the last dim: y[..., j, wo] = pad(x)[..., wo*s + j*d]
+    WINOGRAD_FILTER = "winograd_filter"  # y[4*xi+nu, f] = (G x[f] G^T)[xi, nu]
+    WINOGRAD_INPUT = "winograd_input"  # y[4*xi+nu, k, c] = (B^T D_k B)[xi, nu], D_k = pad(x)[:, 2k:2k+4, c]
+    WINOGRAD_OUTPUT = "winograd_output"  # y[dy, 2k+dx, c] = (A^T M_k A)[dy, dx], clipped to y's shape
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,8 @@ class KindInfo:
     arities: tuple[int, ...]
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
-    shape_rule: str = "elementwise"  # elementwise | window | reduce | axis | transpose | fill
+    shape_rule: str = "elementwise"  # elementwise | window | reduce | axis | transpose | fill | <own kind>
+    loop_only: bool = False  # only loop.map takes it (made by convert-tile-to-loop)
 
 
 _UNARY = KindInfo((1,))
@@ -82,10 +89,38 @@ KIND_INFO: dict[MapKind, KindInfo] = {
     MapKind.SOFTMAX: KindInfo((1,), required=("axis",), shape_rule="axis"),
     MapKind.LRN: KindInfo((1,), required=("axis", "size", "alpha", "beta", "bias"), shape_rule="axis"),
     MapKind.TRANSPOSE: KindInfo((1,), required=("perm",), shape_rule="transpose"),
+    MapKind.IM2COL: KindInfo(
+        (1,), required=("kernel", "strides"), optional=("pads", "dilations"), shape_rule="im2col", loop_only=True
+    ),
+    MapKind.WINOGRAD_FILTER: KindInfo((1,), shape_rule="winograd_filter", loop_only=True),
+    MapKind.WINOGRAD_INPUT: KindInfo((1,), optional=("pads",), shape_rule="winograd_input", loop_only=True),
+    MapKind.WINOGRAD_OUTPUT: KindInfo((1,), shape_rule="winograd_output", loop_only=True),
 }
 
+#: kinds only ``loop.map`` accepts: the per-CPE compute steps of ``tile.im2col`` (004 §5.1.1
+#: L1045-1049) and ``tile.winograd_*`` (Algorithm 5, L1130-1196; matrices G, B^T, A^T of
+#: F(2x2, 3x3) from Lavin & Gray 2016, algorithms.md §C4), on one CPE's LDM buffers:
+#:
+#: * ``im2col`` {kernel = [kw], strides = [s], pads = [pl, pr] (default 0), dilations = [d]
+#:   (default 1)}: x (..., W) -> y (..., kw, Wo), ``y[..., j, wo] = xp[..., wo*s + j*d]`` with
+#:   ``xp`` = x zero-padded by pl / pr on its last dim, ``Wo = (W + pl + pr - d*(kw-1) - 1)//s + 1``
+#:   (one input row unfolded into the kw col rows it feeds, 004 L1045-1047);
+#: * ``winograd_filter``: x (n, 3, 3) -> y (16, n), ``y[4*xi+nu, f] = (G x[f] G^T)[xi, nu]``;
+#: * ``winograd_input`` {pads = [top, left, bottom, right] (default 0)}: x (R, Wc, C) channels
+#:   last -> y (16, t, C); ``D`` = x zero-padded to (4, 2t+2, C) (top + R + bottom = 4,
+#:   left + Wc + right = 2t + 2), ``y[4*xi+nu, k, c] = (B^T D[:, 2k:2k+4, c] B)[xi, nu]``
+#:   (t overlapping 4x4 tiles, stride 2, L1138-1175);
+#: * ``winograd_output``: x (16, t, C) -> y (R, Wc, C) with R <= 2 and 2t-2 < Wc <= 2t;
+#:   ``full[dy, 2k+dx, c] = (A^T M_k A)[dy, dx]`` with ``M_k[xi, nu] = x[4*xi+nu, k, c]``,
+#:   ``y = full[:R, :Wc]`` (clipped odd edges, L1164-1168, L1183).
+#:
+#: numpy references: :mod:`taihu.passes.conversion.tile_to_loop.mem_prims` (``map_reference``).
+LOOP_ONLY_KINDS = tuple(k for k, i in KIND_INFO.items() if i.loop_only)
+
 #: every parameter name a map may carry (the union of KIND_INFO's required/optional).
-ALL_PARAMS = ("value", "alpha", "beta", "bias", "lo", "hi", "size", "axis", "kernel", "strides", "perm")
+ALL_PARAMS = (
+    "value", "alpha", "beta", "bias", "lo", "hi", "size", "axis", "kernel", "strides", "perm", "pads", "dilations",
+)
 
 
 def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
@@ -192,6 +227,8 @@ def check_map(
         if kind == MapKind.LRN and int(params["size"]) < 1:  # type: ignore[arg-type]
             return "lrn size must be >= 1"
         return None
+    if rule in ("im2col", "winograd_filter", "winograd_input", "winograd_output"):
+        return _check_mem_prim_map(rule, x, out_shape, params)
     if rule == "transpose":
         perm = tuple(params["perm"])  # type: ignore[arg-type]
         if sorted(perm) != list(range(len(x))):
@@ -199,5 +236,55 @@ def check_map(
         want = tuple(x[p] for p in perm)
         if want != tuple(out_shape) or rank != len(x):
             return f"output shape {list(out_shape)} != transposed input {list(want)}"
+        return None
+    raise AssertionError(rule)
+
+
+def _check_mem_prim_map(rule: str, x: tuple[int, ...], out: Sequence[int], params: dict[str, object]) -> str | None:
+    """Shape rules of the loop-only kinds (see LOOP_ONLY_KINDS)."""
+    out = tuple(out)
+    if rule == "im2col":
+        kernel = tuple(params["kernel"])  # type: ignore[arg-type]
+        strides = tuple(params["strides"])  # type: ignore[arg-type]
+        pads = tuple(params.get("pads", (0, 0)))  # type: ignore[arg-type]
+        dil = tuple(params.get("dilations", (1,)))  # type: ignore[arg-type]
+        if len(kernel) != 1 or len(strides) != 1 or len(dil) != 1 or len(pads) != 2:
+            return "im2col takes kernel = [kw], strides = [s], dilations = [d] and pads = [pl, pr]"
+        if kernel[0] < 1 or strides[0] < 1 or dil[0] < 1 or min(pads) < 0:
+            return "im2col: kernel, strides, dilations must be >= 1 and pads >= 0"
+        wo = (x[-1] + pads[0] + pads[1] - dil[0] * (kernel[0] - 1) - 1) // strides[0] + 1
+        if wo < 1:
+            return f"im2col: the window does not fit the padded row of {x[-1]} elements"
+        want = x[:-1] + (kernel[0], wo)
+        if out != want:
+            return f"output shape {list(out)} != unfolded input {list(want)}"
+        return None
+    if rule == "winograd_filter":
+        if len(x) != 3 or x[1:] != (3, 3):
+            return f"winograd_filter takes (n, 3, 3) filters, got {list(x)}"
+        if out != (16, x[0]):
+            return f"output shape {list(out)} != (16, n) = {[16, x[0]]}"
+        return None
+    if rule == "winograd_input":
+        if len(x) != 3 or len(out) != 3:
+            return f"winograd_input takes (R, Wc, C) -> (16, t, C), got {list(x)} -> {list(out)}"
+        pads = tuple(params.get("pads", (0, 0, 0, 0)))  # type: ignore[arg-type]
+        if len(pads) != 4 or min(pads) < 0:
+            return "winograd_input: pads must be [top, left, bottom, right] >= 0"
+        t = out[1]
+        if out[0] != 16 or out[2] != x[2] or t < 1:
+            return f"output shape {list(out)} must be (16, t, C = {x[2]})"
+        if pads[0] + x[0] + pads[2] != 4 or pads[1] + x[1] + pads[3] != 2 * t + 2:
+            return (
+                f"the padded input must be (4, 2t+2) = (4, {2 * t + 2}): top {pads[0]} + R {x[0]} + bottom {pads[2]}, "
+                f"left {pads[1]} + Wc {x[1]} + right {pads[3]}"
+            )
+        return None
+    if rule == "winograd_output":
+        if len(x) != 3 or len(out) != 3 or x[0] != 16:
+            return f"winograd_output takes (16, t, C) -> (R, Wc, C), got {list(x)} -> {list(out)}"
+        t = x[1]
+        if out[2] != x[2] or not 1 <= out[0] <= 2 or not 2 * t - 2 < out[1] <= 2 * t:
+            return f"output shape {list(out)} must be (R <= 2, 2t-2 < Wc <= 2t, C) with t = {t}, C = {x[2]}"
         return None
     raise AssertionError(rule)

@@ -1194,6 +1194,10 @@ class MapOp(MapParamsOp):
     def verify_(self) -> None:
         _require_kernel(self)
         kind = self.map_kind
+        if KIND_INFO[kind].loop_only:
+            raise VerifyException(
+                f"tile.map {kind.value}: kind {kind.value} is loop-level only (use tile.im2col / tile.winograd_*)"
+            )
         ins = [v.type for v in self.inputs]
         out = self.out.type
         assert isinstance(out, TileBufType) and all(isinstance(t, TileBufType) for t in ins)

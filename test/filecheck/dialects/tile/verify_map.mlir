@@ -291,3 +291,15 @@ func.func @f(%X: memref<8xf32>) {
   func.return
 }
 // CHECK: tile.map fill: kind fill needs parameter 'value'
+
+// -----
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %w = tile.alloc : !tile.buf<64x3x3xf32, cpe>
+    %u = tile.alloc : !tile.buf<16x64xf32, rep>
+    tile.map winograd_filter ins(%w : !tile.buf<64x3x3xf32, cpe>) out(%u : !tile.buf<16x64xf32, rep>)
+  }
+  func.return
+}
+// CHECK: tile.map winograd_filter: kind winograd_filter is loop-level only (use tile.im2col / tile.winograd_*)
