@@ -426,7 +426,11 @@ class KernelLowering:
             return
         bit = self.emit(arith.AndIOp(self.value(op.index), self.const(1))).results[0]
         self.vmap[op.result] = self.add(base, self.mul(bit, stride))
-        self.vmap[op.result].name_hint = op.result.name_hint
+
+    def _lower_view(self, op: loop.ViewOp) -> None:
+        t = op.buffer.type
+        assert isinstance(t, loop.LdmBufType)
+        self.vmap[op.result] = self.linear([(op.offset, t.elem_bytes)], base=self.value(op.buffer))
 
     # -- DMA ---------------------------------------------------------------------------------
     def _lower_dma_start(self, op: loop.DmaStartOp) -> None:
@@ -524,6 +528,7 @@ _HANDLERS: dict[type, Callable[[KernelLowering, Operation], None]] = {
     scf.YieldOp: KernelLowering._lower_yield,
     loop.LdmBufferOp: KernelLowering._lower_ldm_buffer,
     loop.SlotOp: KernelLowering._lower_slot,
+    loop.ViewOp: KernelLowering._lower_view,
     loop.DmaStartOp: KernelLowering._lower_dma_start,
     loop.DmaWaitOp: KernelLowering._lower_dma_wait,
     loop.BarrierOp: KernelLowering._lower_barrier,
@@ -658,6 +663,9 @@ def lower_module(module: ModuleOp) -> None:
         tt = _tensor_type(t)
         props: dict[str, Attribute] = {"sym_name": StringAttr(""), "type": tt}
         init = op.initial_value
+        if not isinstance(init, DenseIntOrFPElementsAttr):
+            # xDSL 0.74's memref.global rejects dense_resource: graph-to-tile keeps it here
+            init = op.attributes.get("taihu.initial_value", init)
         if isinstance(init, DenseIntOrFPElementsAttr):
             props["initial_value"] = DenseIntOrFPElementsAttr(tt, init.data) if init.type != tt else init
         elif isinstance(init, DenseResourceAttr):

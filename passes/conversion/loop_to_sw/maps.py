@@ -1,0 +1,814 @@
+"""``loop.map`` -> SW-64 register micro-kernels on one CPE's LDM buffers (part of
+``convert-loop-to-sw``).
+
+Entry point (called by :class:`KernelLowering` for every ``loop.map``)::
+
+    lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue]) -> list[Operation]
+
+returns the ops to insert before ``op`` (in order) that compute it; ``addr(v)`` is the i64 LDM
+byte address of the buffer operand ``v`` (defined at the insertion point). The result is a few
+``sw.microkernel`` runs, ``arith`` i64 address arithmetic and, only for outer dimensions that
+cannot be folded into micro-kernel pointer strides, ``scf.for`` loops (the simulator pays Python
+time per micro-kernel run, so the lowering prefers few, long runs).
+
+Structure: every kind is an *iteration nest* over output elements (:func:`_nest`): per buffer an
+access with one byte stride per nest dimension (0 = broadcast), plus a *unit program* written
+once with virtual registers (:class:`Unit`). Adjacent dimensions that are contiguous for every
+access are merged; the innermost dimension is processed in *vector units* (4 elements: VLDD/VLDS,
+LDDE/LDSE for broadcast operands, VSTD/VSTS) when every access is contiguous or broadcast along it
+and 32-B (f64) / 16-B (f32) aligned, else in *scalar units* (LDDE/LDSE replicate one element,
+FSTD/FSTS store lane 0). A micro-kernel body holds several units (register sets interleaved
+round-robin, so independent units hide the 7-cycle fp latency, 004 L530-532); it iterates either
+the innermost dimension or, when one row of units fits a body, the next outer one.
+
+Buffers may be processed past their logical end up to the next 32-B boundary (vector tails of a
+flat buffer): ``loop.ldm_buffer`` slots are rounded up to 32 B (dialects/loop.py), so those bytes
+belong to the buffer.
+
+Kinds (mapkind.py; f32 data are widened by the loads and computed with the fp64 instructions, the
+stores round once, so add/sub/mul/div/sqrt are correctly rounded):
+
+* copy / convert / fill / transpose: loads + stores (a transpose is a strided copy nest).
+* relu = VFSELLT x, 0, x; leaky_relu = VFSELLT x, alpha*x, x; clip / max = VFCMPLT + VFSELEQ.
+* add / sub / mul / div / affine (one VMAD): numpy broadcasting = stride-0 accesses.
+* sigmoid / tanh / softmax: ``exp`` is a degree-6 Taylor polynomial of VMADs (swDNN's Taylor exp,
+  004 L1352; spec sw26010-model.md L222) with range reduction by multiplications only:
+  ``exp(x) = p(x / 2^k)^(2^k)`` for ``x`` in ``[-X, 0]`` (``X`` = 87, k = 10 for f32 data; 708,
+  13 for f64: |relative error| < 1e-7), evaluated on ``-|x|`` only (sigmoid(x) = s or t*s with
+  t = exp(-|x|), s = 1/(1+t); tanh|x| = (1-t)/(1+t) with t = exp(-2|x|)), so it never overflows.
+* max_pool / avg_pool / reduce_sum / reduce_max / reduce_mean: per output element a list of taps
+  (byte offsets) combined with up to 4 partial accumulators; more than ``TAP_CHUNK`` taps are
+  combined over several runs with the output element as accumulator.
+* softmax along ``axis`` (length L): max into y[.., L-1], y = exp(x - max) for the main taps,
+  1 / sum into y[.., L-2], y *= 1/sum, then the last taps (5 runs of nests over the rows).
+* lrn: square sums over the clipped channel window (one nest per distinct window), ``d^beta``
+  with SQRT/MUL for beta in {0.25, 0.5, ..., 2} (``d^-beta`` = 1 / product), else a diagnostic.
+
+Registers (fixed allocation, every map clobbers r0..r30): the constants of a nest live in r30,
+r29, ... (loaded by a trip-1 micro-kernel of ``sw.ldfi`` before the nest); unit register sets are
+r0.. upward (unit j of a body uses ``j*S .. j*S+S-1``, S = registers of the unit program after
+linear-scan allocation); r31 reads 0 (004 L821).
+
+Errors: ``DiagnosticException`` naming the op (``lrn`` with an unsupported beta, an output that
+aliases an input for kinds that read inputs after writing outputs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import Float64Type, IntegerAttr, StringAttr, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from taihu.dialects import loop, sw
+from taihu.dialects.mapkind import MapKind
+
+__all__ = ["lower_map", "BODY_MAX", "TAP_CHUNK"]
+
+#: maximum instructions per micro-kernel body (bodies are timed once and cached; the numerics
+#: cost per run grows with the body)
+BODY_MAX = 384
+#: maximum taps combined per unit and run (window / reduction / softmax sums)
+TAP_CHUNK = 64
+#: independent partial accumulators per unit in a reduction
+PARTIALS = 4
+ZERO_REG = 31  # reads 0.0, never written (004 L821)
+N_ALLOC = 31  # r0..r30 are allocatable
+
+# exp range reduction per element type: (clamp X, k squarings), see the module docstring
+_EXP = {4: (87.0, 10), 8: (708.0, 13)}
+_EXP_DEGREE = 6
+
+
+def _err(op: Operation, msg: str) -> DiagnosticException:
+    return DiagnosticException(f"convert-loop-to-sw: '{op.name}': {msg}")
+
+
+def _round(v: float, eb: int) -> float:
+    """A parameter as the element type holds it (numpy semantics of the reference)."""
+    import numpy as np
+
+    return float(np.float32(v)) if eb == 4 else float(v)
+
+
+# --------------------------------------------------------------------------------------------
+# Unit programs (virtual registers)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _T:
+    """One template instruction: ``kind`` "ld" | "st" | "op"; ``mn`` the mnemonic of "op";
+    ``dst`` the defined virtual register; ``srcs`` virtual registers (>= 0) or constants (< 0);
+    ``acc``/``tap`` the access index and byte offset of loads/stores."""
+
+    kind: str
+    mn: str = ""
+    dst: int | None = None
+    srcs: tuple[int, ...] = ()
+    acc: int = -1
+    tap: int = 0
+
+
+class Unit:
+    """Builder of a unit program: the computation of one vector (4 elements) or one scalar
+    element, with virtual registers. Constants are negative ids (``-1 - index`` into
+    :attr:`consts`); :attr:`ZERO` is r31."""
+
+    ZERO = -(10**6)
+
+    def __init__(self) -> None:
+        self.code: list[_T] = []
+        self.n = 0
+        self.consts: list[float] = []
+
+    # -- primitives ---------------------------------------------------------------------
+    def _new(self) -> int:
+        self.n += 1
+        return self.n - 1
+
+    def const(self, v: float) -> int:
+        v = float(v)
+        if v == 0.0 and math.copysign(1.0, v) > 0:
+            return Unit.ZERO
+        for i, c in enumerate(self.consts):
+            if c == v and math.copysign(1.0, c) == math.copysign(1.0, v):
+                return -1 - i
+        self.consts.append(v)
+        return -len(self.consts)
+
+    def load(self, acc: int, tap: int = 0) -> int:
+        d = self._new()
+        self.code.append(_T("ld", dst=d, acc=acc, tap=tap))
+        return d
+
+    def store(self, acc: int, v: int, tap: int = 0) -> None:
+        self.code.append(_T("st", srcs=(v,), acc=acc, tap=tap))
+
+    def op(self, mn: str, *srcs: int) -> int:
+        d = self._new()
+        self.code.append(_T("op", mn, d, tuple(srcs)))
+        return d
+
+    # -- arithmetic (fp64 instructions on widened lanes) ----------------------------------
+    def add(self, a: int, b: int) -> int:
+        return self.op("vaddd", a, b)
+
+    def sub(self, a: int, b: int) -> int:
+        return self.op("vsubd", a, b)
+
+    def mul(self, a: int, b: int) -> int:
+        return self.op("vmuld", a, b)
+
+    def div(self, a: int, b: int) -> int:
+        return self.op("vdivd", a, b)
+
+    def sqrt(self, a: int) -> int:
+        return self.op("vsqrtd", a)
+
+    def fma(self, a: int, b: int, c: int) -> int:
+        """a*b + c (4-operand VMAD)."""
+        return self.op("vmad", a, b, c)
+
+    def sel_lt(self, c: int, a: int, b: int) -> int:
+        """c < 0 ? a : b (VFSELLT)."""
+        return self.op("vfsellt", c, a, b)
+
+    def max(self, a: int, b: int) -> int:
+        """max(a, b) = VFSELEQ(VFCMPLT(a, b), a, b) (a NaN in ``a`` propagates)."""
+        return self.op("vfseleq", self.op("vfcmplt", a, b), a, b)
+
+    def min(self, a: int, b: int) -> int:
+        return self.op("vfseleq", self.op("vfcmplt", b, a), a, b)
+
+    def neg_abs(self, x: int) -> int:
+        """-|x| = x < 0 ? x : 0 - x."""
+        return self.sel_lt(x, x, self.sub(Unit.ZERO, x))
+
+    def combine(self, how: str, a: int, b: int) -> int:
+        return self.max(a, b) if how == "max" else self.add(a, b)
+
+    def reduce(self, n: int, get: Callable[[int], int], how: str) -> int:
+        """Combine ``get(0..n-1)`` with up to PARTIALS independent partial accumulators (each
+        value is produced and folded in before the next one is requested: few live registers)."""
+        parts: list[int] = []
+        for i in range(n):
+            v = get(i)
+            if i < PARTIALS:
+                parts.append(v)
+            else:
+                parts[i % PARTIALS] = self.combine(how, parts[i % PARTIALS], v)
+        while len(parts) > 1:
+            parts = [self.combine(how, parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                     for i in range(0, len(parts), 2)]
+        return parts[0]
+
+    def exp_neg(self, x: int, eb: int) -> int:
+        """exp(x) for x <= 0 (x below -X is clamped: exp(-X) is below every tolerance)."""
+        lim, k = _EXP[eb]
+        nl = self.const(-lim)
+        xc = self.op("vfseleq", self.op("vfcmplt", x, nl), x, nl)  # max(x, -X)
+        r = self.mul(xc, self.const(2.0**-k))
+        p = self.fma(self.const(1.0 / math.factorial(_EXP_DEGREE)), r,
+                     self.const(1.0 / math.factorial(_EXP_DEGREE - 1)))
+        for j in range(_EXP_DEGREE - 2, -1, -1):
+            p = self.fma(p, r, self.const(1.0 / math.factorial(j)))
+        for _ in range(k):
+            p = self.mul(p, p)
+        return p
+
+
+def _allocate(code: list[_T]) -> tuple[dict[int, int], int]:
+    """Linear-scan allocation of a unit's virtual registers to slots 0..S-1 (a source whose
+    last use is an instruction frees its slot for that instruction's result)."""
+    last: dict[int, int] = {}
+    for i, t in enumerate(code):
+        for s in t.srcs:
+            if s >= 0:
+                last[s] = i
+    slot: dict[int, int] = {}
+    free: list[int] = []
+    n = 0
+    for i, t in enumerate(code):
+        for s in set(t.srcs):
+            if s >= 0 and last.get(s) == i:
+                free.append(slot[s])
+        if t.dst is not None:
+            if free:
+                free.sort()
+                slot[t.dst] = free.pop(0)
+            else:
+                slot[t.dst] = n
+                n += 1
+            if t.dst not in last:  # dead result: its slot is free again
+                free.append(slot[t.dst])
+    return slot, max(n, 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Register instructions
+# --------------------------------------------------------------------------------------------
+
+_LOAD_VEC = {8: sw.VlddOp, 4: sw.VldsOp}
+_LOAD_REP = {8: sw.LddeOp, 4: sw.LdseOp}
+_STORE_VEC = {8: sw.VstdOp, 4: sw.VstsOp}
+_STORE_SCALAR = {8: sw.FstdOp, 4: sw.FstsOp}
+_OPS: dict[str, type[sw.RegInstr]] = {
+    "vaddd": sw.VadddOp, "vsubd": sw.VsubdOp, "vmuld": sw.VmuldOp, "vdivd": sw.VdivdOp,
+    "vmad": sw.VmadOp, "vsqrtd": sw.VsqrtdOp, "vfcmplt": sw.VfcmpltOp, "vfcmple": sw.VfcmpleOp,
+    "vfcmpeq": sw.VfcmpeqOp, "vfseleq": sw.VfseleqOp, "vfsellt": sw.VfselltOp,
+}
+_FIELDS = {1: ("ra", "rc"), 2: ("ra", "rb", "rc"), 3: ("ra", "rb", "rc", "rd")}
+
+
+def _reg_op(mn: str, regs: Sequence[int], dst: int) -> sw.RegInstr:
+    names = _FIELDS[len(regs)]
+    props = {n: IntegerAttr(r, i64) for n, r in zip(names, list(regs) + [dst])}
+    return _OPS[mn].build(properties=props)
+
+
+def _mem_op(cls: type[sw.RegInstr], reg: int, ptr: int, off: int, store: bool) -> sw.RegInstr:
+    return cls.build(properties={"rs" if store else "rd": IntegerAttr(reg, i64),
+                                 "ptr": IntegerAttr(ptr, i64), "offset": IntegerAttr(off, i64)})
+
+
+# --------------------------------------------------------------------------------------------
+# Iteration nests
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Access:
+    """A buffer as seen by a nest: i64 LDM base address, element bytes, one byte stride per
+    nest dimension (0 = broadcast) and a constant byte offset."""
+
+    base: SSAValue
+    eb: int
+    strides: list[int]
+    offset: int = 0
+
+
+@dataclass
+class _Emitter:
+    """Collects the ops of one ``lower_map`` call; i64 constants are created once, first."""
+
+    ops: list[Operation] = field(default_factory=list)
+    consts: dict[int, SSAValue] = field(default_factory=dict)
+    name: str = "map"
+    stack: list[list[Operation]] = field(default_factory=list)
+    n_runs: int = 0
+
+    def emit(self, op: Operation) -> Operation:
+        (self.stack[-1] if self.stack else self.ops).append(op)
+        return op
+
+    def i64(self, v: int) -> SSAValue:
+        c = self.consts.get(v)
+        if c is None:
+            op = arith.ConstantOp(IntegerAttr(v, i64))
+            op.result.name_hint = f"c{v}" if v >= 0 else f"cm{-v}"
+            self.ops.insert(0, op)
+            c = self.consts[v] = op.result
+        return c
+
+    def add(self, a: SSAValue, b: int | SSAValue) -> SSAValue:
+        if isinstance(b, int):
+            if b == 0:
+                return a
+            b = self.i64(b)
+        return self.emit(arith.AddiOp(a, b)).results[0]
+
+    def mul(self, a: SSAValue, b: int) -> SSAValue:
+        if b == 1:
+            return a
+        return self.emit(arith.MuliOp(a, self.i64(b))).results[0]
+
+    def microkernel(self, trip: int, ptrs: list[SSAValue], strides: list[int],
+                    body: list[sw.RegInstr], label: str) -> None:
+        mk = sw.MicrokernelOp(trip, ptrs, strides, Region(Block(body)))
+        mk.attributes["name"] = StringAttr(f"{self.name}.{label}" if label else self.name)
+        self.emit(mk)
+        self.n_runs += 1
+
+    def loop(self, n: int, body: Callable[[SSAValue], None]) -> None:
+        """``scf.for %i = 0 to n step 1 : i64`` around ``body(%i)`` (inline for n == 1)."""
+        if n == 1:
+            body(self.i64(0))
+            return
+        lb, ub, st = self.i64(0), self.i64(n), self.i64(1)
+        blk = Block(arg_types=[i64])
+        blk.args[0].name_hint = "i"
+        self.stack.append([])
+        body(blk.args[0])
+        inner = self.stack.pop()
+        for op in inner:
+            blk.add_op(op)
+        blk.add_op(scf.YieldOp())
+        self.emit(scf.ForOp(lb, ub, st, [], blk))
+
+
+def _merge(sizes: Sequence[int], accs: list[Access]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims, merge adjacent dims contiguous for every access."""
+    dims = [(n, [a.strides[d] for a in accs]) for d, n in enumerate(sizes) if n != 1]
+    if not dims:
+        return [1], [[0] for _ in accs]
+    out = [dims[0]]
+    for n, st in dims[1:]:
+        pn, pst = out[-1]
+        if all(p == s * n for p, s in zip(pst, st)):
+            out[-1] = (pn * n, st)
+        else:
+            out.append((n, st))
+    return [n for n, _ in out], [[st[i] for _, st in out] for i in range(len(accs))]
+
+
+def _valign(eb: int) -> int:
+    """Alignment of a vector access (32 B for VLDD/VSTD, 16 B for VLDS/VSTS; spec §11 param)."""
+    return 32 if eb == 8 else 16
+
+
+def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Callable[[Unit], None],
+          label: str = "", tail_ok: bool = False) -> None:
+    """Emit micro-kernels computing ``unit_fn`` for every element of the nest ``sizes``.
+
+    ``tail_ok``: the nest covers whole buffers from offset 0, so a flat (one-dim) nest may be
+    processed in vector units past its end (into the buffer's 32-B padding)."""
+    u = Unit()
+    unit_fn(u)
+    code = u.code
+    dims, strides = _merge(sizes, accs)
+    k = len(dims)
+    inner = k - 1
+    n_inner = dims[inner]
+    used = sorted({t.acc for t in code if t.kind in ("ld", "st")})
+    taps: dict[int, set[int]] = {}
+    for t in code:
+        if t.kind in ("ld", "st"):
+            taps.setdefault(t.acc, set()).add(t.tap)
+    # vector units?
+    vec = True
+    contiguous: set[int] = set()
+    for a in used:
+        s, eb = strides[a][inner], accs[a].eb
+        if s == eb:
+            contiguous.add(a)
+        elif s != 0 or any(t.kind == "st" and t.acc == a for t in code):
+            vec = False
+    if not contiguous:
+        vec = False
+    if vec:
+        flat_tail = k == 1 and tail_ok
+        if not flat_tail and n_inner % 4:
+            vec = False
+        for a in contiguous:
+            va = _valign(accs[a].eb)
+            if accs[a].offset % va or any(t % va for t in taps[a]):
+                vec = False
+            if any(s % va for s in strides[a][:inner]):
+                vec = False
+    units = -(-n_inner // 4) if vec else n_inner
+    step = [strides[a][inner] * (4 if vec else 1) for a in range(len(accs))]
+    slot, S = _allocate(code)
+    nc = len(u.consts)
+    kmax = (N_ALLOC - nc) // S
+    if kmax < 1:
+        raise DiagnosticException(
+            f"convert-loop-to-sw: map {em.name}: unit program needs {S} registers + {nc} constants > {N_ALLOC}")
+    L = len(code)
+
+    def reg(v: int, j: int) -> int:
+        if v == Unit.ZERO:
+            return ZERO_REG
+        if v < 0:
+            return N_ALLOC - 1 - (-1 - v)  # r30, r29, ...
+        return j * S + slot[v]
+
+    ptr_of = {a: i for i, a in enumerate(used)}
+
+    def body(n_units: int, group: int) -> list[sw.RegInstr]:
+        out: list[sw.RegInstr] = []
+        for g0 in range(0, n_units, group):
+            js = range(g0, min(n_units, g0 + group))
+            for t in code:
+                for j in js:
+                    r = j - g0
+                    if t.kind == "op":
+                        out.append(_reg_op(t.mn, [reg(s, r) for s in t.srcs], reg(t.dst, r)))
+                        continue
+                    a = t.acc
+                    acc = accs[a]
+                    off = acc.offset + j * step[a] + t.tap
+                    v = vec and a in contiguous
+                    if t.kind == "ld":
+                        cls = (_LOAD_VEC if v else _LOAD_REP)[acc.eb]
+                        out.append(_mem_op(cls, reg(t.dst, r), ptr_of[a], off, False))
+                    else:
+                        cls = (_STORE_VEC if v else _STORE_SCALAR)[acc.eb]
+                        out.append(_mem_op(cls, reg(t.srcs[0], r), ptr_of[a], off, True))
+        return out
+
+    if u.consts:
+        em.microkernel(1, [], [], [sw.LdfiOp(reg(-1 - i, 0), c) for i, c in enumerate(u.consts)],
+                       f"{label}.consts" if label else "consts")
+    row = k >= 2 and units * L <= BODY_MAX
+    group = max(1, min(kmax, units, BODY_MAX // L if not row else units))
+    n_loop = k - 2 if row else k - 1
+
+    def run(bases: list[SSAValue]) -> None:
+        ptrs = [bases[a] for a in used]
+        if row:
+            em.microkernel(dims[k - 2], ptrs, [strides[a][k - 2] for a in used], body(units, group), label)
+            return
+        per = group
+        trip, rem = divmod(units, per)
+        if trip:
+            em.microkernel(trip, ptrs, [step[a] * per for a in used], body(per, per), label)
+        if rem:
+            moved = [em.add(bases[a], trip * per * step[a]) for a in used]
+            em.microkernel(1, moved, [0] * len(used), body(rem, rem), label)
+
+    def level(d: int, bases: list[SSAValue]) -> None:
+        if d == n_loop:
+            run(bases)
+            return
+
+        def inside(i: SSAValue) -> None:
+            nb = [b if strides[a][d] == 0 else em.add(b, em.mul(i, strides[a][d])) for a, b in enumerate(bases)]
+            level(d + 1, nb)
+
+        em.loop(dims[d], inside)
+
+    level(0, [a.base for a in accs])
+
+
+# --------------------------------------------------------------------------------------------
+# Shapes -> accesses
+# --------------------------------------------------------------------------------------------
+
+
+def _row_major(shape: Sequence[int], eb: int) -> list[int]:
+    st = [eb] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        st[d] = st[d + 1] * shape[d + 1]
+    return st
+
+
+def _bcast(base: SSAValue, shape: Sequence[int], eb: int, out_shape: Sequence[int]) -> Access:
+    """Access of an input broadcast (numpy rules, right-aligned) to ``out_shape``."""
+    rm = _row_major(shape, eb)
+    lead = len(out_shape) - len(shape)
+    st = [0] * lead + [0 if d == 1 else s for d, s in zip(shape, rm)]
+    return Access(base, eb, st)
+
+
+@dataclass
+class _Buf:
+    v: SSAValue
+    addr: SSAValue
+    shape: tuple[int, ...]
+    eb: int
+
+    def access(self) -> Access:
+        return Access(self.addr, self.eb, _row_major(self.shape, self.eb))
+
+
+def _buf(v: SSAValue, addr: Callable[[SSAValue], SSAValue]) -> _Buf:
+    t = v.type
+    assert isinstance(t, loop.LdmBufType)
+    return _Buf(v, addr(v), t.get_shape(), 8 if isinstance(t.element_type, Float64Type) else 4)
+
+
+# --------------------------------------------------------------------------------------------
+# Kinds
+# --------------------------------------------------------------------------------------------
+
+
+def _elementwise(em: _Emitter, out: _Buf, ins: list[_Buf], f: Callable[[Unit, list[int]], int]) -> None:
+    accs = [_bcast(b.addr, b.shape, b.eb, out.shape) for b in ins] + [out.access()]
+    o = len(ins)
+
+    def unit(u: Unit) -> None:
+        u.store(o, f(u, [u.load(i) for i in range(o)]))
+
+    _nest(em, out.shape, accs, unit, tail_ok=True)
+
+
+def _exp_unit(kind: MapKind, eb: int) -> Callable[[Unit, list[int]], int]:
+    one = 1.0
+
+    def sigmoid(u: Unit, x: list[int]) -> int:
+        t = u.exp_neg(u.neg_abs(x[0]), eb)  # exp(-|x|)
+        s = u.div(u.const(one), u.add(t, u.const(one)))
+        return u.sel_lt(x[0], u.mul(t, s), s)
+
+    def tanh(u: Unit, x: list[int]) -> int:
+        m = u.neg_abs(x[0])
+        t = u.exp_neg(u.add(m, m), eb)  # exp(-2|x|)
+        q = u.div(u.sub(u.const(one), t), u.add(u.const(one), t))
+        return u.sel_lt(x[0], u.sub(Unit.ZERO, q), q)
+
+    return sigmoid if kind == MapKind.SIGMOID else tanh
+
+
+def _windowed(em: _Emitter, op: loop.MapOp, out: _Buf, ins: list[_Buf], params: dict) -> None:
+    x = ins[0]
+    kernel = tuple(params["kernel"])
+    strides = tuple(params["strides"])
+    nk = len(kernel)
+    xs = _row_major(x.shape, x.eb)
+    lead = len(x.shape) - nk
+    in_st = xs[:lead] + [xs[lead + i] * strides[i] for i in range(nk)]
+    accs = [Access(x.addr, x.eb, in_st), out.access()]
+    if len(ins) == 2:
+        accs.append(_bcast(ins[1].addr, ins[1].shape, ins[1].eb, out.shape))
+    taps = [0]
+    for i in range(nk):
+        taps = [t + j * xs[lead + i] for t in taps for j in range(kernel[i])]
+    how = "max" if op.kind.data == MapKind.MAX_POOL else "add"
+
+    def fin(u: Unit, s: int) -> int:
+        if how == "max":
+            return s
+        if len(ins) == 2:
+            return u.mul(s, u.load(2))
+        return u.mul(s, u.const(1.0 / math.prod(kernel)))
+
+    _tap_reduce(em, out.shape, accs, 1, 0, taps, how, fin)
+
+
+def _tap_reduce(em: _Emitter, sizes: Sequence[int], accs: list[Access], out_i: int, src_i: int,
+                taps: list[int], how: str, fin: Callable[[Unit, int], int] | None = None,
+                label: str = "") -> None:
+    """out = fin(combine over taps of src), in chunks of TAP_CHUNK taps; later chunks fold into
+    the partial result stored in ``out``."""
+    chunks = [taps[i : i + TAP_CHUNK] for i in range(0, len(taps), TAP_CHUNK)]
+    for ci, ch in enumerate(chunks):
+
+        def unit(u: Unit, ch=ch, ci=ci) -> None:
+            r = u.reduce(len(ch), lambda i: u.load(src_i, ch[i]), how)
+            if ci:
+                r = u.combine(how, u.load(out_i), r)
+            if ci == len(chunks) - 1 and fin is not None:
+                r = fin(u, r)
+            u.store(out_i, r)
+
+        _nest(em, sizes, accs, unit, label=label or (how if len(chunks) == 1 else f"{how}{ci}"))
+
+
+def _reduce(em: _Emitter, kind: MapKind, out: _Buf, x: _Buf, axis: int) -> None:
+    xs = _row_major(x.shape, x.eb)
+    L = x.shape[axis]
+    accs = [Access(x.addr, x.eb, xs), Access(out.addr, out.eb, _row_major(out.shape, out.eb))]
+    how = "max" if kind == MapKind.REDUCE_MAX else "add"
+    fin = (lambda u, s: u.mul(s, u.const(1.0 / L))) if kind == MapKind.REDUCE_MEAN else None
+    _tap_reduce(em, out.shape, accs, 1, 0, [t * xs[axis] for t in range(L)], how, fin)
+
+
+def _softmax(em: _Emitter, out: _Buf, x: _Buf, axis: int) -> None:
+    L = x.shape[axis]
+    eb = x.eb
+    if L == 1:  # softmax of one element
+        _nest(em, out.shape, [out.access()], lambda u: u.store(0, u.const(1.0)), tail_ok=True)
+        return
+    xs = _row_major(x.shape, eb)
+    sa = xs[axis]
+    pos = tuple(1 if d == axis else n for d, n in enumerate(x.shape))
+    # accesses of the position nests: x, y, M = y[.., L-1], R = y[.., L-2]
+    px = Access(x.addr, eb, xs)
+    m_acc = Access(out.addr, eb, list(xs), (L - 1) * sa)
+    r_acc = Access(out.addr, eb, list(xs), (L - 2) * sa)
+    contiguous_axis = all(n == 1 for n in x.shape[axis + 1 :])
+    lm = ((L - 2) // 4) * 4 if contiguous_axis else L - 2
+    extra = list(range(lm, L))
+    # P1: M = max over all taps -> y[.., L-1]
+    _tap_reduce(em, pos, [px, m_acc], 1, 0, [t * sa for t in range(L)], "max", label="max")
+    # the main taps [0, lm): a nest over positions x taps, M and R broadcast along the axis
+    main = tuple(lm if d == axis else n for d, n in enumerate(x.shape))
+    bc = [0 if d == axis else s for d, s in enumerate(xs)]
+    if lm:
+
+        def p2(u: Unit) -> None:
+            u.store(1, u.exp_neg(u.sub(u.load(0), u.load(2)), eb))
+
+        _nest(em, main, [px, Access(out.addr, eb, list(xs)), Access(out.addr, eb, bc, (L - 1) * sa)], p2, "exp")
+    # P3: R = 1 / (sum of the main taps of y + exp(x - M) of the extra taps) -> y[.., L-2]
+    py = Access(out.addr, eb, list(xs))
+    taps = [t * sa for t in range(lm)]
+    chunks = [taps[i : i + TAP_CHUNK] for i in range(0, len(taps), TAP_CHUNK)] or [[]]
+    for ci, ch in enumerate(chunks):
+
+        def p3(u: Unit, ch=ch, ci=ci) -> None:
+            parts = []
+            if ch:
+                parts.append(u.reduce(len(ch), lambda i: u.load(1, ch[i]), "add"))
+            if ci == 0:
+                m = u.load(2)
+                parts.append(u.reduce(len(extra), lambda i: u.exp_neg(u.sub(u.load(0, extra[i] * sa), m), eb), "add"))
+            else:
+                parts.append(u.load(3))
+            s = parts[0] if len(parts) == 1 else u.add(parts[0], parts[1])
+            if ci == len(chunks) - 1:
+                s = u.div(u.const(1.0), s)
+            u.store(3, s)
+
+        _nest(em, pos, [px, py, m_acc, r_acc], p3, label=f"sum{ci}" if len(chunks) > 1 else "sum")
+    # P4: y *= R on the main taps
+    if lm:
+
+        def p4(u: Unit) -> None:
+            u.store(0, u.mul(u.load(0), u.load(1)))
+
+        _nest(em, main, [Access(out.addr, eb, list(xs)), Access(out.addr, eb, bc, (L - 2) * sa)], p4, "scale")
+
+    # P5: the extra taps (incl. the two scratch positions) = exp(x - M) * R
+    def p5(u: Unit) -> None:
+        m, r = u.load(2), u.load(3)
+        vals = [u.mul(u.exp_neg(u.sub(u.load(0, t * sa), m), eb), r) for t in extra]
+        for t, v in zip(extra, vals):
+            u.store(1, v, t * sa)
+
+    _nest(em, pos, [px, py, m_acc, r_acc], p5, "tail")
+
+
+def _pow_beta(op: loop.MapOp, beta: float) -> tuple[int, int, int]:
+    """beta = a + b/2 + c/4 with a in 0..2, b, c in {0, 1}: d^beta = d^a * sqrt(d)^b * d^(c/4)."""
+    q = beta * 4
+    if q != round(q) or not 1 <= q <= 8:
+        raise _err(op, f"loop.map lrn: beta = {beta} is not supported (d^beta is lowered with SQRT and "
+                       "MUL only: beta must be a multiple of 0.25 in [0.25, 2])")
+    q = int(round(q))
+    return q // 4, (q % 4) // 2, q % 2
+
+
+def _lrn(em: _Emitter, op: loop.MapOp, out: _Buf, x: _Buf, p: dict) -> None:
+    axis, size = int(p["axis"]), int(p["size"])
+    alpha, beta, bias = float(p["alpha"]), float(p["beta"]), float(p["bias"])
+    a, b, c = _pow_beta(op, beta)
+    if size > TAP_CHUNK:
+        raise _err(op, f"loop.map lrn: size {size} > {TAP_CHUNK} taps per unit")
+    lo = (size - 1) // 2
+    hi = size - 1 - lo
+    C = x.shape[axis]
+    xs = _row_major(x.shape, x.eb)
+    sa = xs[axis]
+    # channel ranges with the same clipped window [c - lo, c + hi] ∩ [0, C)
+    runs: list[tuple[int, int, int, int]] = []
+    for ch in range(C):
+        w = (max(-lo, -ch), min(hi, C - 1 - ch))
+        if runs and runs[-1][2:] == w:
+            runs[-1] = (runs[-1][0], ch + 1, *w)
+        else:
+            runs.append((ch, ch + 1, *w))
+    for c0, c1, o0, o1 in runs:
+        sizes = tuple(c1 - c0 if d == axis else n for d, n in enumerate(x.shape))
+        accs = [Access(x.addr, x.eb, xs, c0 * sa), Access(out.addr, out.eb, list(xs), c0 * sa)]
+        offs = [o * sa for o in range(o0, o1 + 1) if o != 0]
+
+        def unit(u: Unit, offs=offs) -> None:
+            xc = u.load(0)
+            sq = u.mul(xc, xc)
+
+            def get(i: int) -> int:
+                if i == 0:
+                    return sq
+                v = u.load(0, offs[i - 1])
+                return u.mul(v, v)
+
+            s = u.reduce(len(offs) + 1, get, "add")
+            d = u.fma(s, u.const(alpha / size), u.const(bias))
+            den = None
+            for _ in range(a):
+                den = d if den is None else u.mul(den, d)
+            if b or c:
+                sd = u.sqrt(d)
+                if b:
+                    den = sd if den is None else u.mul(den, sd)
+                if c:
+                    qd = u.sqrt(sd)
+                    den = qd if den is None else u.mul(den, qd)
+            assert den is not None
+            u.store(1, u.div(xc, den))
+
+        _nest(em, sizes, accs, unit, label="lrn")
+
+
+def _transpose(em: _Emitter, out: _Buf, x: _Buf, perm: Sequence[int]) -> None:
+    xs = _row_major(x.shape, x.eb)
+    accs = [Access(x.addr, x.eb, [xs[p] for p in perm]), out.access()]
+    _nest(em, out.shape, accs, lambda u: u.store(1, u.load(0)))
+
+
+_BINARY = {MapKind.ADD: Unit.add, MapKind.SUB: Unit.sub, MapKind.MUL: Unit.mul, MapKind.DIV: Unit.div,
+           MapKind.MAX: Unit.max}
+#: kinds that read inputs after writing the output: the output must not alias an input
+_NO_ALIAS = {MapKind.MAX_POOL, MapKind.AVG_POOL, MapKind.REDUCE_SUM, MapKind.REDUCE_MAX, MapKind.REDUCE_MEAN,
+             MapKind.SOFTMAX, MapKind.LRN, MapKind.TRANSPOSE}
+
+
+def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue]) -> list[Operation]:
+    """The ops (in order, to insert before ``op``) computing the ``loop.map`` ``op`` with
+    register micro-kernels; ``addr(v)`` = i64 LDM byte address of buffer operand ``v``.
+
+    Raises ``DiagnosticException`` (naming the op) for an unsupported LRN ``beta`` and for an
+    output aliasing an input of a kind in ``_NO_ALIAS``."""
+    kind = op.kind.data
+    p = op.params()
+    em = _Emitter(name=kind.value)
+    if kind in _NO_ALIAS and any(v is op.out for v in op.inputs):
+        raise _err(op, f"loop.map {kind.value}: the output must be a different buffer from the input")
+    ins = [_buf(v, addr) for v in op.inputs]
+    out = _buf(op.out, addr)
+    eb = out.eb
+    if kind == MapKind.COPY:
+        if op.inputs[0] is op.out:
+            return []
+        _elementwise(em, out, ins, lambda u, x: x[0])
+    elif kind == MapKind.CONVERT:
+        _elementwise(em, out, ins, lambda u, x: x[0])
+    elif kind == MapKind.FILL:
+        v = _round(float(p["value"]), eb)
+        _nest(em, out.shape, [out.access()], lambda u: u.store(0, u.const(v)), tail_ok=True)
+    elif kind == MapKind.RELU:
+        _elementwise(em, out, ins, lambda u, x: u.sel_lt(x[0], Unit.ZERO, x[0]))
+    elif kind == MapKind.LEAKY_RELU:
+        al = _round(float(p["alpha"]), eb)
+        _elementwise(em, out, ins, lambda u, x: u.sel_lt(x[0], u.mul(x[0], u.const(al)), x[0]))
+    elif kind == MapKind.CLIP:
+        lo, hi = p.get("lo"), p.get("hi")
+
+        def clip(u: Unit, x: list[int]) -> int:
+            y = x[0]
+            if lo is not None:
+                y = u.max(y, u.const(_round(float(lo), eb)))
+            if hi is not None:
+                y = u.min(y, u.const(_round(float(hi), eb)))
+            return y
+
+        if lo is None and hi is None:
+            if op.inputs[0] is op.out:
+                return []
+        _elementwise(em, out, ins, clip)
+    elif kind in (MapKind.SIGMOID, MapKind.TANH):
+        _elementwise(em, out, ins, _exp_unit(kind, eb))
+    elif kind in _BINARY:
+        f = _BINARY[kind]
+        _elementwise(em, out, ins, lambda u, x: f(u, x[0], x[1]))
+    elif kind == MapKind.AFFINE:
+        _elementwise(em, out, ins, lambda u, x: u.fma(x[0], x[1], x[2]))
+    elif kind in (MapKind.MAX_POOL, MapKind.AVG_POOL):
+        _windowed(em, op, out, ins, p)
+    elif kind in (MapKind.REDUCE_SUM, MapKind.REDUCE_MAX, MapKind.REDUCE_MEAN):
+        _reduce(em, kind, out, ins[0], int(p["axis"]))
+    elif kind == MapKind.SOFTMAX:
+        _softmax(em, out, ins[0], int(p["axis"]))
+    elif kind == MapKind.LRN:
+        _lrn(em, op, out, ins[0], p)
+    elif kind == MapKind.TRANSPOSE:
+        _transpose(em, out, ins[0], tuple(p["perm"]))
+    else:  # pragma: no cover - every MapKind is handled above
+        raise _err(op, f"loop.map {kind.value}: no lowering")
+    return em.ops
