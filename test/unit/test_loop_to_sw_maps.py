@@ -1,0 +1,323 @@
+"""``loop.map`` lowering (passes/conversion/loop_to_sw/maps.py) run on the simulator against numpy,
+for every map kind, f32 and f64, odd sizes (tails), broadcast operands, all 64 CPEs with different
+data; hypothesis for exp-based kinds over the input ranges networks produce.
+
+Harness: :func:`run_map` builds an ``sw`` module with one io-input global per map input and one
+io-output global (shape ``(64, *shape)``: a slice per CPE), a kernel ``@load`` (DMA the CPE's
+slices into LDM), a kernel ``@map`` holding exactly the ops of ``lower_map`` (no DMA: it runs as
+one lockstep group, its report entry is the micro-kernel time) and a kernel ``@store`` (DMA the
+output back). LDM persists across spawns.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp, TensorType, i64
+from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import DiagnosticException
+
+from taihu.backends.reference import kernels as ref
+from taihu.backends.sim.runner import simulate
+from taihu.dialects import loop, sw
+from taihu.dialects.mapkind import MapKind
+from taihu.passes.conversion.loop_to_sw.maps import lower_map
+
+NP = {"f32": np.float32, "f64": np.float64}
+
+
+def _elem(e: str):
+    return Float32Type() if e == "f32" else Float64Type()
+
+
+def _round32(n: int) -> int:
+    return -(-n // 32) * 32
+
+
+def build(kind: MapKind, in_specs, out_spec, params, same_buffer=False):
+    """(module, map op) for a map with inputs ``[(shape, elem)]`` and output ``(shape, elem)``;
+    ``same_buffer``: the output is input 0's buffer (in place)."""
+    bufs = [loop.LdmBufferOp(f"in{i}", loop.LdmBufType(s, _elem(e))) for i, (s, e) in enumerate(in_specs)]
+    ob = bufs[0] if same_buffer else loop.LdmBufferOp("out", loop.LdmBufType(out_spec[0], _elem(out_spec[1])))
+    mop = loop.MapOp(kind, [b.result for b in bufs], ob.result, **params)
+    allb = bufs + ([] if same_buffer else [ob])
+    specs = list(in_specs) + ([] if same_buffer else [out_spec])  # one LDM buffer each
+    out_i = 0 if same_buffer else len(in_specs)
+    nbytes = [math.prod(s) * (4 if e == "f32" else 8) for s, e in specs]
+    names = [f"in{i}" for i in range(len(in_specs))] + ["out"]
+    gspecs = list(in_specs) + [out_spec]
+    mod = ModuleOp([])
+    blk = mod.body.block
+    for name, (s, e) in zip(names, gspecs):
+        io = sw.IoKind.OUTPUT if name == "out" else sw.IoKind.INPUT
+        blk.add_op(sw.GlobalOp.build(properties={"sym_name": sw.StringAttr(name),
+                                                 "type": TensorType(_elem(e), [64, *s]), "io": sw.IoKindAttr(io)}))
+
+    def kernel(name: str, fill) -> sw.KernelOp:
+        kb = Block(arg_types=[i64] * len(names))
+        ldm = []
+        for nb in nbytes:  # the same allocations in the same order in every kernel: same layout
+            a = sw.LdmAllocOp.build(properties={"bytes": sw._i(_round32(nb))}, result_types=[i64])
+            kb.add_op(a)
+            ldm.append(a.results[0])
+        fill(kb, ldm)
+        return sw.KernelOp.build(properties={"sym_name": sw.StringAttr(name)}, regions=[Region(kb)])
+
+    def dma(kb: Block, ldm, put: bool):
+        cpe = sw.CpeIdOp.build(result_types=[i64])
+        rw = sw.ReplyAllocOp.build(result_types=[sw.ReplyType()])
+        kb.add_op(cpe)
+        kb.add_op(rw)
+        moves = [(out_i, len(names) - 1)] if put else [(i, i) for i in range(len(in_specs))]
+        for li, gi in moves:
+            c = arith.ConstantOp.from_int_and_width(nbytes[li], 64)
+            off = arith.MuliOp(cpe.results[0], c.result)
+            mem = arith.AddiOp(kb.args[gi], off.result)
+            for o in (c, off, mem):
+                kb.add_op(o)
+            props = {"size": sw._i(nbytes[li])}
+            if put:
+                kb.add_op(sw.DmaPutOp.build(operands=[ldm[li], mem.result, rw.results[0]], properties=props))
+            else:
+                kb.add_op(sw.DmaGetOp.build(operands=[mem.result, ldm[li], rw.results[0]], properties=props))
+        if moves:
+            kb.add_op(sw.DmaWaitOp.build(operands=[rw.results[0], []], properties={"count": sw._i(len(moves))}))
+
+    def mapk(kb: Block, ldm):
+        amap = {b.result: a for b, a in zip(allb, ldm)}
+        for o in lower_map(mop, lambda v: amap[v]):
+            kb.add_op(o)
+
+    blk.add_op(kernel("load", lambda kb, l: dma(kb, l, False)))
+    blk.add_op(kernel("map", mapk))
+    blk.add_op(kernel("store", lambda kb, l: dma(kb, l, True)))
+    main = func.FuncOp("main", ((), ()))
+    mb = main.body.block
+    addrs = []
+    for name in names:
+        a = sw.GlobalAddrOp.build(properties={"global_name": sw.SymbolRefAttr(name)}, result_types=[i64])
+        mb.add_op(a)
+        addrs.append(a.results[0])
+    for k in ("load", "map", "store"):
+        mb.add_op(sw.SpawnOp.build(operands=[addrs], properties={"kernel": sw.SymbolRefAttr(k)}))
+        mb.add_op(sw.JoinOp.build())
+    mb.add_op(func.ReturnOp())
+    blk.add_op(main)
+    return mod, mop
+
+
+def run_map(kind, inputs, out_shape, out_elem, params, same_buffer=False):
+    """Simulate; returns (output (64, *out_shape), cycles of the map kernel, module)."""
+    specs = [(a.shape[1:], "f32" if a.dtype == np.float32 else "f64") for a in inputs]
+    mod, _ = build(kind, specs, (tuple(out_shape), out_elem), params, same_buffer)
+    mod.verify()
+    res = simulate(mod, inputs={f"in{i}": a for i, a in enumerate(inputs)})
+    cyc = next(k["cycles"] for k in res.report["kernels"] if k["name"] == "map")
+    return res.outputs["out"], cyc, mod
+
+
+def _rand(shape, dt, seed=0, lo=-3.0, hi=3.0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(lo, hi, size=(64, *shape)).astype(dt)
+
+
+def _tol(dt):
+    return dict(rtol=1e-4, atol=1e-5) if dt == np.float32 else dict(rtol=1e-6, atol=1e-9)
+
+
+# ---- element-wise ----------------------------------------------------------------------------
+
+UNARY = {
+    MapKind.RELU: (lambda x: np.maximum(x, 0), {}),
+    MapKind.LEAKY_RELU: (lambda x: ref.leaky_relu(x, alpha=0.1), {"alpha": 0.1}),
+    MapKind.CLIP: (lambda x: ref.clip(x, min=-1.0, max=2.5), {"lo": -1.0, "hi": 2.5}),
+    MapKind.SIGMOID: (lambda x: 1 / (1 + np.exp(-x.astype(np.float64))), {}),
+    MapKind.TANH: (lambda x: np.tanh(x.astype(np.float64)), {}),
+    MapKind.COPY: (lambda x: x, {}),
+}
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("shape", [(3, 5), (16,), (2, 3, 8)])
+@pytest.mark.parametrize("kind", list(UNARY))
+def test_unary(kind, shape, elem):
+    dt = NP[elem]
+    x = _rand(shape, dt, seed=1)
+    f, params = UNARY[kind]
+    y, _, _ = run_map(kind, [x], shape, elem, params)
+    np.testing.assert_allclose(y, f(x).astype(dt), **_tol(dt))
+
+
+def test_clip_one_sided_and_fill():
+    x = _rand((7,), np.float32)
+    y, _, _ = run_map(MapKind.CLIP, [x], (7,), "f32", {"lo": 0.5})
+    np.testing.assert_array_equal(y, np.maximum(x, np.float32(0.5)))
+    y, _, _ = run_map(MapKind.FILL, [], (3, 3), "f64", {"value": -0.25})
+    np.testing.assert_array_equal(y, np.full((64, 3, 3), -0.25))
+
+
+@pytest.mark.parametrize("src, dst", [("f32", "f64"), ("f64", "f32")])
+def test_convert(src, dst):
+    x = _rand((5, 3), NP[src])
+    y, _, _ = run_map(MapKind.CONVERT, [x], (5, 3), dst, {})
+    np.testing.assert_array_equal(y, x.astype(NP[dst]))
+
+
+BINARY = {MapKind.ADD: np.add, MapKind.SUB: np.subtract, MapKind.MUL: np.multiply, MapKind.DIV: np.divide,
+          MapKind.MAX: np.maximum}
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("sa, sb, so", [
+    ((4, 6), (4, 6), (4, 6)),          # same shape
+    ((3, 7), (1,), (3, 7)),            # scalar operand
+    ((5, 1, 1), (5, 3, 3), (5, 3, 3)),  # per-channel, odd plane (scalar units)
+    ((2, 8), (8,), (2, 8)),            # row vector (vector units)
+    ((4, 8), (4, 1), (4, 8)),          # per-row scalar, aligned rows (vector + replicate)
+])
+@pytest.mark.parametrize("kind", list(BINARY))
+def test_binary_broadcast(kind, sa, sb, so, elem):
+    dt = NP[elem]
+    a = _rand(sa, dt, 2)
+    b = _rand(sb, dt, 3, 0.5, 2.0)
+    y, _, _ = run_map(kind, [a, b], so, elem, {})
+    want = BINARY[kind](a.reshape(64, *((1,) * (len(so) - len(sa))), *sa), b.reshape(64, *((1,) * (len(so) - len(sb))), *sb))
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_affine_per_channel(elem):
+    dt = NP[elem]
+    x = _rand((6, 7, 7), dt)
+    s = _rand((6, 1, 1), dt, 4)
+    t = _rand((6, 1, 1), dt, 5)
+    y, _, _ = run_map(MapKind.AFFINE, [x, s, t], (6, 7, 7), elem, {})
+    np.testing.assert_allclose(y, (x * s + t).astype(dt), **_tol(dt))
+
+
+def test_in_place_relu():
+    x = _rand((9,), np.float64)
+    y, _, _ = run_map(MapKind.RELU, [x], (9,), "f64", {}, same_buffer=True)
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+# ---- windows, reductions, softmax, lrn, transpose -------------------------------------------
+
+
+def _pool(x, k, s, how):
+    lead = x.shape[: x.ndim - len(k)]
+    sp = x.shape[x.ndim - len(k):]
+    out = [(d - kk) // ss + 1 for d, kk, ss in zip(sp, k, s)]
+    taps = []
+    for idx in np.ndindex(*k):
+        sl = tuple(slice(i, i + (o - 1) * ss + 1, ss) for i, o, ss in zip(idx, out, s))
+        taps.append(x[(Ellipsis, *sl)])
+    t = np.stack(taps)
+    return t.max(axis=0) if how == "max" else t.astype(np.float64).mean(axis=0), tuple(lead) + tuple(out)
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("kind", [MapKind.MAX_POOL, MapKind.AVG_POOL])
+@pytest.mark.parametrize("shape, k, s", [((2, 9, 9), (3, 3), (2, 2)), ((3, 8, 8), (2, 2), (2, 2)),
+                                         ((2, 5, 5), (5, 5), (1, 1)), ((4, 10), (3,), (1,))])
+def test_pool(kind, shape, k, s, elem):
+    dt = NP[elem]
+    x = _rand(shape, dt, 6)
+    want, oshape = _pool(x, k, s, "max" if kind == MapKind.MAX_POOL else "avg")
+    y, _, _ = run_map(kind, [x], oshape[1:], elem, {"kernel": k, "strides": s})
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
+def test_avg_pool_inv_count_and_many_taps():
+    x = _rand((2, 13, 13), np.float32, 7)  # 169 taps: 3 chunks through the output accumulator
+    inv = _rand((2, 1, 1), np.float32, 8, 0.1, 1.0)
+    y, _, _ = run_map(MapKind.AVG_POOL, [x, inv], (2, 1, 1), "f32", {"kernel": (13, 13), "strides": (1, 1)})
+    want = x.astype(np.float64).sum(axis=(2, 3), keepdims=True) * inv
+    np.testing.assert_allclose(y, want.astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("kind, f", [(MapKind.REDUCE_SUM, np.sum), (MapKind.REDUCE_MAX, np.max),
+                                     (MapKind.REDUCE_MEAN, np.mean)])
+@pytest.mark.parametrize("shape, axis", [((3, 8, 4), 1), ((5, 70), 1), ((6, 3), 0)])
+def test_reduce(kind, f, shape, axis, elem):
+    dt = NP[elem]
+    x = _rand(shape, dt, 9)
+    oshape = tuple(1 if d == axis else n for d, n in enumerate(shape))
+    y, _, _ = run_map(kind, [x], oshape, elem, {"axis": axis})
+    np.testing.assert_allclose(y, f(x.astype(np.float64), axis=axis + 1, keepdims=True).astype(dt), **_tol(dt))
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("shape, axis", [((2, 10), 1), ((1, 1000), 1), ((5, 4, 8), 1), ((3, 2), 1),
+                                         ((1, 7, 1, 1), 1), ((4, 1), 1), ((3, 6, 5), 2)])
+def test_softmax(shape, axis, elem):
+    dt = NP[elem]
+    x = _rand(shape, dt, 10, -8, 8)
+    y, _, _ = run_map(MapKind.SOFTMAX, [x], shape, elem, {"axis": axis})
+    want = ref.softmax(x.astype(np.float64), axis=axis + 1)
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("shape, size, beta", [((7, 3, 5), 5, 0.75), ((6, 8), 3, 0.5), ((4, 2, 4), 5, 1.0),
+                                               ((3, 4), 2, 1.25)])
+def test_lrn(shape, size, beta, elem):
+    dt = NP[elem]
+    x = _rand(shape, dt, 11)
+    y, _, _ = run_map(MapKind.LRN, [x], shape, elem,
+                      {"axis": 0, "size": size, "alpha": 1e-2, "beta": beta, "bias": 1.5})
+    want = ref.lrn(x.astype(np.float64), size=size, alpha=1e-2, beta=beta, bias=1.5)
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
+def test_lrn_bad_beta_is_a_diagnostic():
+    mod, mop = None, None
+    b = loop.LdmBufferOp("x", loop.LdmBufType((4, 4), Float32Type()))
+    o = loop.LdmBufferOp("y", loop.LdmBufType((4, 4), Float32Type()))
+    m = loop.MapOp(MapKind.LRN, [b.result], o.result, axis=0, size=3, alpha=1e-4, beta=0.6, bias=1.0)
+    with pytest.raises(DiagnosticException, match="beta = 0.6 is not supported"):
+        lower_map(m, lambda v: v)
+
+
+def test_softmax_in_place_is_a_diagnostic():
+    b = loop.LdmBufferOp("x", loop.LdmBufType((4, 4), Float32Type()))
+    m = loop.MapOp(MapKind.SOFTMAX, [b.result], b.result, axis=1)
+    with pytest.raises(DiagnosticException, match="must be a different buffer"):
+        lower_map(m, lambda v: v)
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("shape, perm", [((3, 5), (1, 0)), ((2, 3, 8), (0, 2, 1)), ((2, 4, 8), (1, 0, 2))])
+def test_transpose(shape, perm, elem):
+    dt = NP[elem]
+    x = _rand(shape, dt, 12)
+    oshape = tuple(shape[p] for p in perm)
+    y, _, _ = run_map(MapKind.TRANSPOSE, [x], oshape, elem, {"perm": perm})
+    np.testing.assert_array_equal(y, x.transpose(0, *(p + 1 for p in perm)))
+
+
+# ---- exp accuracy over network input ranges ---------------------------------------------------
+
+
+@settings(max_examples=8, deadline=None)
+@given(scale=st.sampled_from([1e-6, 0.1, 1.0, 10.0, 100.0, 1e4]), seed=st.integers(0, 2**16),
+       kind=st.sampled_from([MapKind.SIGMOID, MapKind.TANH, MapKind.SOFTMAX]))
+def test_exp_kinds_accuracy(scale, seed, kind):
+    x = (np.random.default_rng(seed).standard_normal((64, 12)) * scale).astype(np.float32)
+    params = {"axis": 1} if kind == MapKind.SOFTMAX else {}
+    y, _, _ = run_map(kind, [x], (12,) if kind != MapKind.SOFTMAX else (12,), "f32", params) \
+        if kind != MapKind.SOFTMAX else run_map(kind, [x.reshape(64, 1, 12)], (1, 12), "f32", {"axis": 1})
+    xd = x.astype(np.float64)
+    if kind == MapKind.SIGMOID:
+        want = 1 / (1 + np.exp(-xd))
+    elif kind == MapKind.TANH:
+        want = np.tanh(xd)
+    else:
+        want = ref.softmax(xd.reshape(64, 1, 12), axis=2)
+    np.testing.assert_allclose(y, want.astype(np.float32), rtol=1e-4, atol=1e-5)
