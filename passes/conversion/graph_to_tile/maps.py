@@ -841,7 +841,7 @@ class GlobalAvgPoolPattern(GraphToTilePattern):
         x = kb.arg(self.view(rewriter, mem, (P, HW)), "x")
         y = kb.arg(self.view(rewriter, out_mem, (P, 1)), "y")
         if q_fit >= 1:
-            q = min(q_need, q_fit)
+            q = _balanced(q_need, math.ceil(q_need / q_fit))
             tp = P if q == q_need else N_CPE * q
             tin = kb.alloc([tp, HW], elem, Dist.CPE, double=True, name="tin")
             tout = kb.alloc([tp, 1], elem, Dist.CPE, double=True, name="tout")
@@ -905,7 +905,8 @@ class AxisPattern(GraphToTilePattern):
         ti_max = budget // per
         if inner <= ti_max:
             ti = inner
-            q = min(q_need, max(1, ti_max // inner))
+            q_fit = max(1, ti_max // inner)
+            q = _balanced(q_need, math.ceil(q_need / q_fit))
         else:
             ti = _balanced(inner, math.ceil(inner / ti_max))
             q = 1

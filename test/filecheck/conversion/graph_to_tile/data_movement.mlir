@@ -1,0 +1,88 @@
+// RUN: %taihu-opt %s -p convert-graph-to-tile --split-input-file | filecheck %s
+
+// concat along axis 1: one copy kernel per input (same taihu.layer) writing its column slice
+// of the (outer, R) view of the output; no tile.map (load and store the same tile).
+func.func @main(%a: tensor<2x3x4xf32> {graph.name = "a"}, %b: tensor<2x5x4xf32> {graph.name = "b"}) -> (tensor<2x8x4xf32> {graph.name = "y"}) {
+  %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x8x4xf32>
+  func.return %c : tensor<2x8x4xf32>
+}
+
+// CHECK:      tile.kernel "c" (%x = %{{.*}} : memref<2x12xf32>, %y = %{{.*}} : memref<2x32xf32>) attributes {taihu.layer = "c", taihu.op = "graph.concat", taihu.algorithm = "copy", taihu.shape = "2x8x4[0:12] <- 2x3x4"} {
+// CHECK-NEXT:   %t = tile.alloc double : !tile.buf<2x12xf32, cpe>
+// CHECK-NEXT:   %c0 = arith.constant 0 : index
+// CHECK-NEXT:   tile.move %x[%c0, %c0] sizes [2, 12] -> %t
+// CHECK-NEXT:   tile.move %t -> %y[%c0, %c0] sizes [2, 12]
+// CHECK:      tile.kernel "c_1" (%x = %{{.*}} : memref<2x20xf32>, %y = %{{.*}} : memref<2x32xf32>) attributes {taihu.layer = "c", taihu.op = "graph.concat", taihu.algorithm = "copy", taihu.shape = "2x8x4[12:32] <- 2x5x4"} {
+// CHECK:        %c12 = arith.constant 12 : index
+// CHECK:        tile.move %t -> %y[%c0, %c12] sizes [2, 20]
+// CHECK-NOT:  tile.map
+
+// -----
+
+// pad (negative = crop): unpadded trailing dims merge into their left neighbour; the output
+// tile is loaded from x[iv - begin] with the pad value outside x.
+func.func @main(%x: tensor<2x3x4xf32> {graph.name = "x"}) -> (tensor<3x6x3xf32> {graph.name = "y"}) {
+  %p = graph.pad %x {pads = array<i64: 0, 1, -1, 1, 2, 0>, value = 5.000000e-01 : f32} : tensor<2x3x4xf32> -> tensor<3x6x3xf32>
+  func.return %p : tensor<3x6x3xf32>
+}
+
+// CHECK:      tile.kernel "p" (%x_1 = %x : memref<2x3x4xf32>, %y = %{{.*}} : memref<3x6x3xf32>) attributes {{{.*}}taihu.algorithm = "copy", taihu.shape = "3x6x3 <- 2x3x4"} {
+// CHECK-NEXT:   %t = tile.alloc double : !tile.buf<3x6x3xf32, cpe>
+// CHECK-DAG:    %c0 = arith.constant 0 : index
+// CHECK-DAG:    %cm1 = arith.constant -1 : index
+// CHECK-DAG:    %c1 = arith.constant 1 : index
+// CHECK:        tile.move %x_1[%c0, %cm1, %c1] sizes [3, 6, 3] pad 0.5 -> %t
+// CHECK-NEXT:   tile.move %t -> %y[%c0, %c0, %c0] sizes [3, 6, 3]
+
+// -----
+
+// NCHW -> NHWC: the tile runs over H*W (the dim that precedes the others in both orders) with
+// the channels looped; unit N dropped, (H, W) merged.
+func.func @main(%x: tensor<1x64x56x56xf32> {graph.name = "x"}) -> (tensor<1x56x56x64xf32> {graph.name = "y"}) {
+  %t = graph.layout_transform %x {from_layout = "NCHW", to_layout = "NHWC"} : tensor<1x64x56x56xf32> -> tensor<1x56x56x64xf32>
+  func.return %t : tensor<1x56x56x64xf32>
+}
+
+// CHECK:      tile.kernel "t" (%x_1 = %{{.*}} : memref<64x3136xf32>, %y = %{{.*}} : memref<3136x64xf32>) attributes {{{.*}}taihu.op = "graph.layout_transform", taihu.algorithm = "transpose", taihu.shape = "1x56x56x64 <- 1x64x56x56 perm [0, 2, 3, 1]"} {
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<3136xf32, cpe>
+// CHECK:        tile.for %i0 = 0 to 64 step 1 name "i0" {
+// CHECK-NEXT:     tile.move %x_1[%i0, %c0] sizes [1, 3136] -> %tin
+// CHECK-NEXT:     tile.move %tin -> %y[%c0, %i0] sizes [3136, 1]
+
+// -----
+
+// transpose keeping dim 0 first: tile.map transpose in LDM (perm of the tile dims).
+func.func @main(%x: tensor<3x4x5xf32> {graph.name = "x"}) -> (tensor<3x5x4xf32> {graph.name = "y"}) {
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 1>} : tensor<3x4x5xf32> -> tensor<3x5x4xf32>
+  func.return %t : tensor<3x5x4xf32>
+}
+
+// CHECK:      tile.kernel "t"
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<3x4x5xf32, cpe>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<3x5x4xf32, cpe>
+// CHECK:        tile.move %x_1[%c0, %c0, %c0] sizes [3, 4, 5] -> %tin
+// CHECK-NEXT:   tile.map transpose ins(%tin : !tile.buf<3x4x5xf32, cpe>) out(%tout : !tile.buf<3x5x4xf32, cpe>) {perm = array<i64: 0, 2, 1>}
+// CHECK-NEXT:   tile.move %tout -> %y[%c0, %c0, %c0] sizes [3, 5, 4]
+
+// -----
+
+// Views (reshape, flatten, unsqueeze, dropout) are memref.collapse_shape/expand_shape of the
+// producer's buffer, no kernel; the consumer kernel reads the view.
+func.func @main(%x: tensor<2x3x4xf32> {graph.name = "x"}) -> (tensor<1x6x4xf32> {graph.name = "y"}) {
+  %e = graph.tanh %x : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %f = graph.flatten %e {axis = 2 : i64} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %d = graph.dropout %f : tensor<6x4xf32> -> tensor<6x4xf32>
+  %u = graph.unsqueeze %d {axes = array<i64: 0>} : tensor<6x4xf32> -> tensor<1x6x4xf32>
+  %r = graph.relu %u : tensor<1x6x4xf32> -> tensor<1x6x4xf32>
+  func.return %r : tensor<1x6x4xf32>
+}
+
+// CHECK:      %e = memref.alloc() {alignment = 128 : i64} : memref<2x3x4xf32>
+// CHECK:      tile.kernel "e" {{.*}}taihu.op = "graph.tanh"
+// CHECK:      %[[F:.*]] = memref.collapse_shape %e {{.*}} : memref<2x3x4xf32> into memref<24xf32>
+// CHECK-NEXT: %[[V:.*]] = memref.expand_shape %[[F]] {{.*}} output_shape [6, 4] : memref<24xf32> into memref<6x4xf32>
+// CHECK-NEXT: %[[U:.*]] = memref.collapse_shape %[[V]] {{.*}} : memref<6x4xf32> into memref<24xf32>
+// CHECK-NEXT: %[[W:.*]] = memref.expand_shape %[[U]] {{.*}} output_shape [1, 6, 4] : memref<24xf32> into memref<1x6x4xf32>
+// CHECK-NEXT: %r = memref.alloc() {alignment = 128 : i64} : memref<1x6x4xf32>
+// CHECK:      tile.kernel "r" {{.*}}taihu.op = "graph.relu"
+// CHECK:      func.return %r : memref<1x6x4xf32>

@@ -1,0 +1,47 @@
+// RUN: %taihu-opt %s -p convert-graph-to-tile --split-input-file | filecheck %s
+
+// global_avg_pool: (N*C, H*W) planes split over the CPEs, reduce_mean over H*W (whole planes).
+func.func @main(%x: tensor<1x2048x7x7xf32> {graph.name = "x"}) -> (tensor<1x2048x1x1xf32> {graph.name = "y"}) {
+  %g = graph.global_avg_pool %x : tensor<1x2048x7x7xf32> -> tensor<1x2048x1x1xf32>
+  func.return %g : tensor<1x2048x1x1xf32>
+}
+
+// CHECK:      tile.kernel "g" (%x_1 = %{{.*}} : memref<2048x49xf32>, %y = %{{.*}} : memref<2048x1xf32>) attributes {taihu.layer = "g", taihu.op = "graph.global_avg_pool", taihu.algorithm = "reduce", taihu.shape = "1x2048x1x1 <- 1x2048x7x7"} {
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<2048x49xf32, cpe>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<2048x1xf32, cpe>
+// CHECK-NEXT:   %c0 = arith.constant 0 : index
+// CHECK-NEXT:   tile.move %x_1[%c0, %c0] sizes [2048, 49] -> %tin
+// CHECK-NEXT:   tile.map reduce_mean ins(%tin : !tile.buf<2048x49xf32, cpe>) out(%tout : !tile.buf<2048x1xf32, cpe>) {axis = 1 : i64}
+// CHECK-NEXT:   tile.move %tout -> %y[%c0, %c0] sizes [2048, 1]
+
+// -----
+
+// softmax over the last axis: rows split over the CPEs, the whole axis in LDM; over a middle
+// axis: (outer, A, inner) view, axis 1 of the tile.
+func.func @main(%x: tensor<3x1000xf32> {graph.name = "x"}, %z: tensor<2x5x3xf32> {graph.name = "z"}) -> (tensor<3x1000xf32> {graph.name = "y"}, tensor<2x5x3xf32> {graph.name = "w"}) {
+  %s = graph.softmax %x {axis = 1 : i64} : tensor<3x1000xf32> -> tensor<3x1000xf32>
+  %t = graph.softmax %z {axis = 1 : i64} : tensor<2x5x3xf32> -> tensor<2x5x3xf32>
+  func.return %s, %t : tensor<3x1000xf32>, tensor<2x5x3xf32>
+}
+
+// CHECK:      tile.kernel "s" (%x_1 = %{{.*}} : memref<3x1000x1xf32>, %y = %{{.*}} : memref<3x1000x1xf32>) attributes {{{.*}}taihu.algorithm = "axis", taihu.shape = "3x1000 axis 1"}
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<3x1000x1xf32, cpe>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<3x1000x1xf32, cpe>
+// CHECK:        tile.map softmax ins(%tin : !tile.buf<3x1000x1xf32, cpe>) out(%tout : !tile.buf<3x1000x1xf32, cpe>) {axis = 1 : i64}
+// CHECK:      tile.kernel "t" (%x_1 = %{{.*}} : memref<2x5x3xf32>, %y = %{{.*}} : memref<2x5x3xf32>)
+// CHECK:        tile.map softmax ins(%tin : !tile.buf<2x5x3xf32, cpe>) out(%tout : !tile.buf<2x5x3xf32, cpe>) {axis = 1 : i64}
+
+// -----
+
+// LRN across channels of an (N, C, H*W) view (images split over the CPEs), H*W chunked.
+func.func @main(%x: tensor<2x96x27x27xf32> {graph.name = "x"}) -> (tensor<2x96x27x27xf32> {graph.name = "y"}) {
+  %l = graph.lrn %x {size = 5 : i64, alpha = 9.99999974E-5 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : tensor<2x96x27x27xf32> -> tensor<2x96x27x27xf32>
+  func.return %l : tensor<2x96x27x27xf32>
+}
+
+// CHECK:      tile.kernel "l" (%x_1 = %{{.*}} : memref<2x96x729xf32>, %y = %{{.*}} : memref<2x96x729xf32>)
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<2x96x[[C:[0-9]+]]xf32, cpe>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<2x96x[[C]]xf32, cpe>
+// CHECK:        tile.for %i = 0 to 729 step [[C]] name "i" {
+// CHECK-NEXT:     tile.move %x_1[%c0, %c0, %i] sizes [2, 96, [[C]]] pad 0.0 -> %tin
+// CHECK-NEXT:     tile.map lrn ins(%tin : !tile.buf<2x96x[[C]]xf32, cpe>) out(%tout : !tile.buf<2x96x[[C]]xf32, cpe>) {axis = 1 : i64, size = 5 : i64, alpha = {{.*}} : f64, beta = 7.500000e-01 : f64, bias = 2.000000e+00 : f64}
