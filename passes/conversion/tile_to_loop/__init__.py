@@ -75,7 +75,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from taihu.dialects import loop, tile
 from taihu.dialects.loop import DmaMode, LdmBufType
-from taihu.dialects.mapkind import MapKind
+from taihu.dialects.mapkind import MapKind, check_map
 from taihu.dialects.tile import Dist, Layout, TileBufType
 
 from . import dma as dmaplan
@@ -91,6 +91,10 @@ def local_buffer_shape(t: TileBufType) -> tuple[int, ...]:
     swapped for layout ``col``."""
     s = t.local_shape()
     return (s[1], s[0]) if t.layout_kind == Layout.COL else s
+
+
+def _elem_name(t: LdmBufType) -> str:
+    return "f64" if t.elem_bytes == 8 else "f32"
 
 
 def _fail(op: Operation, msg: str) -> PassFailedException:
@@ -523,9 +527,11 @@ def lower_kernel(k: tile.KernelOp, options: ConvertTileToLoopPass) -> loop.SpmdO
     for f in k.walk():
         if isinstance(f, tile.ForOp):
             ctx.loop_writes[f] = _written_memrefs(f)
+    padded = _padded_rep_buffers(k)
     for i, al in enumerate(k.allocs()):
         t = al.tile_type
-        lt = LdmBufType(local_buffer_shape(t), t.element_type, al.is_double and options.double_buffer)
+        shape = padded.get(al.result, local_buffer_shape(t))
+        lt = LdmBufType(shape, t.element_type, al.is_double and options.double_buffer)
         buf = ctx.new_buffer(al.result.name_hint or f"buf{i}", lt)
         ctx.ldm[al.result] = buf
     lower_block(ctx, k.body.block)
@@ -597,10 +603,78 @@ def _lower_mem_prim(ctx: LowerCtx, op: Operation) -> None:
     ctx.note_memref_write(op.output)
 
 
+def _broadcast_slices(op: tile.MapOp, v: SSAValue) -> list[tuple[int, int]]:
+    """For a ``rep`` broadcast input of a map whose output is split over the CPEs: the
+    (input dim, output dim) pairs along which the input varies with a split output dim (so each
+    CPE needs only its block of the input)."""
+    ti, to = v.type, op.out.type
+    assert isinstance(ti, TileBufType) and isinstance(to, TileBufType)
+    if ti.dist_kind != Dist.REP or to.dist_kind == Dist.REP or ti.get_shape() == to.get_shape():
+        return []
+    si, so = ti.get_shape(), to.get_shape()
+    shift = len(so) - len(si)
+    split = {Dist.RC: (0, 1), Dist.CR: (0, 1), Dist.CPE: (0,)}[to.dist_kind]
+    return [(k, k + shift) for k in range(len(si)) if si[k] != 1 and k + shift in split and so[k + shift] != 1]
+
+
+def _padded_rep_buffers(k: tile.KernelOp) -> dict[SSAValue, tuple[int, ...]]:
+    """``rep`` tiles sliced per CPE by a map with a ragged ``cpe`` output get dim rows up to
+    64*q, so that every CPE's slice (also the empty CPEs') lies inside the buffer."""
+    out: dict[SSAValue, tuple[int, ...]] = {}
+    for op in k.walk():
+        if not isinstance(op, tile.MapOp):
+            continue
+        to = op.out.type
+        assert isinstance(to, TileBufType)
+        if to.dist_kind != Dist.CPE:
+            continue
+        q = to.local_shape()[0]
+        for v in op.inputs:
+            for ki, _ in _broadcast_slices(op, v):
+                t = v.type
+                assert isinstance(t, TileBufType)
+                shape = list(out.get(v, local_buffer_shape(t)))
+                shape[ki] = max(shape[ki], q * dmaplan.N_CPE)
+                out[v] = tuple(shape)
+    return out
+
+
+def _map_input(ctx: LowerCtx, op: tile.MapOp, v: SSAValue) -> SSAValue:
+    """The loop-level input of a map: the local buffer, or for a ``rep`` broadcast input of a
+    split output the view of this CPE's block of it."""
+    lv = ctx.value(v)
+    sl = _broadcast_slices(op, v)
+    if not sl:
+        return lv
+    ti, to = v.type, op.out.type
+    assert isinstance(ti, TileBufType) and isinstance(to, TileBufType)
+    blocks, _ = dmaplan.cpe_blocks(to.dist.data, to.get_shape())
+    lt = lv.type
+    assert isinstance(lt, LdmBufType)
+    bshape = lt.get_shape()
+    pitch = [math.prod(bshape[i + 1 :]) for i in range(len(bshape))]
+    shape = list(ti.get_shape())
+    off: SSAValue = ctx.const(0)
+    for ki, ko in sl:
+        blk = blocks[ko]
+        if any(bshape[j] != 1 for j in range(ki)) and len(sl) == 1 and ki > 0:
+            raise _fail(op, f"broadcast input %{v.name_hint or 'tile'} slice along dim {ki} is not contiguous in LDM")
+        off = ctx.add(off, ctx.cpe_term(blk.a * pitch[ki], blk.b * pitch[ki]))
+        shape[ki] = blk.n
+    if len(sl) > 1:
+        raise _fail(op, f"broadcast input %{v.name_hint or 'tile'} varies along two split dims")
+    if to.layout_kind == Layout.COL:
+        shape = shape[::-1]
+    view = loop.ViewOp(lv, off, LdmBufType(shape, ti.element_type))
+    view.result.name_hint = f"{lv.name_hint or 'b'}_blk"
+    ctx.emit(view)
+    return view.result
+
+
 def _lower_map(ctx: LowerCtx, op: tile.MapOp) -> None:
     bufs = list(op.inputs) + [op.out]
     ctx.sync_buffers(bufs)
-    ins = [ctx.value(v) for v in op.inputs]
+    ins = [_map_input(ctx, op, v) for v in op.inputs]
     out = ctx.value(op.out)
     kind = op.map_kind
     props = {k: v for k, v in op.properties.items() if k != "kind"}
@@ -610,9 +684,15 @@ def _lower_map(ctx: LowerCtx, op: tile.MapOp) -> None:
         it = op.inputs[0].type
         assert isinstance(it, TileBufType)
         if it.layout_kind != ot.layout_kind:
-            if kind == MapKind.CONVERT:
-                raise _fail(op, "convert with a layout change needs a transposing convert map (not in the loop dialect yet)")
+            # a transposing copy / convert (the col buffer is the swapped local block)
             new = loop.MapOp(MapKind.TRANSPOSE, ins, out, perm=(1, 0))
+            lin, lout = ins[0].type, out.type
+            assert isinstance(lin, LdmBufType) and isinstance(lout, LdmBufType)
+            err = check_map(
+                MapKind.TRANSPOSE, [lin.get_shape()], [_elem_name(lin)], lout.get_shape(), _elem_name(lout), {"perm": (1, 0)}
+            )
+            if err:
+                raise _fail(op, f"{kind.value} with a layout change becomes loop.map transpose: {err}")
             ctx.emit(new)
             return
     new = loop.MapOp.build(
@@ -884,6 +964,8 @@ def _prefetch_candidates(ctx: LowerCtx, f: tile.ForOp) -> tuple[list[tile.MoveOp
         if m.is_load:
             if any(_touches(x, m.tile) for x in body_ops[:i]):
                 continue
+            if m.memref in ctx.loop_writes.get(f, set()):
+                continue  # the next tile may not be written yet (read-after-write across iterations)
             loads.append(m)
         else:
             if any(_touches(x, m.tile) for x in body_ops[i + 1 :]):

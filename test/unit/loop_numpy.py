@@ -1,0 +1,255 @@
+"""A numpy evaluator of loop-level modules (the output of ``convert-tile-to-loop``), for tests.
+
+It executes ``func.func @main``: memrefs are numpy arrays, every ``loop.spmd`` runs its body once
+per CPE (row, col) with that CPE's own LDM (every ``loop.ldm_buffer`` a flat array filled with
+NaN, so reading LDM that no DMA/map wrote shows up). ``loop.barrier`` is honoured: the 64 CPEs
+run as coroutines that all reach a barrier before any passes it. DMAs complete at
+``loop.dma_start`` (the timing is the simulator's business) but the evaluator checks what the
+timing would need: every token is waited exactly once before the end of the kernel, a window is
+inside its memref, a buffer access (DMA or map) stays inside the buffer, and a map never reads a
+buffer with an un-waited DMA into it (``strict_waits``).
+
+``loop.map`` uses :func:`taihu.test.unit.tile_numpy.map_numpy` on the local buffers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Mapping
+
+import numpy as np
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from taihu.dialects import loop
+from taihu.dialects.resources import element_dtype
+
+MESH = 8
+
+
+class _Buf:
+    """A single-slot view: flat array ``arr[off:off+n]`` reshaped to ``shape``."""
+
+    def __init__(self, arr: np.ndarray, off: int, shape: tuple[int, ...], owner: str):
+        self.arr, self.off, self.shape, self.owner = arr, off, shape, owner
+        n = math.prod(shape)
+        assert 0 <= off and off + n <= arr.size, f"LDM view [{off}, {off + n}) outside buffer {owner} ({arr.size})"
+
+    @property
+    def n(self) -> int:
+        return math.prod(self.shape)
+
+    def get(self) -> np.ndarray:
+        return self.arr[self.off : self.off + self.n].reshape(self.shape)
+
+    def set(self, v: np.ndarray) -> None:
+        self.arr[self.off : self.off + self.n] = np.asarray(v).reshape(-1)
+
+
+def run_loop_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], strict_waits: bool = True) -> dict[str, np.ndarray]:
+    """Run ``@main`` of a loop-level module; returns outputs keyed by result ``graph.name``.
+
+    Host ops: ``memref.alloc``/``get_global``/collapse/expand views, ``loop.spmd``, return."""
+    from taihu.test.unit.tile_numpy import _globals
+
+    fn = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp) and o.sym_name.data == "main")
+    env: dict[SSAValue, object] = {}
+    for i, a in enumerate(fn.body.block.args):
+        attrs = fn.arg_attrs.data[i].data if fn.arg_attrs else {}
+        n = attrs.get("graph.name")
+        name = n.data if isinstance(n, StringAttr) else f"arg{i}"
+        t = a.type
+        assert isinstance(t, MemRefType)
+        arr = np.array(inputs[name], dtype=element_dtype(t.get_element_type())).reshape(tuple(t.get_shape()))
+        env[a] = np.ascontiguousarray(arr)
+    glb = _globals(module)
+    outs = None
+    for op in fn.body.block.ops:
+        if isinstance(op, memref.AllocOp):
+            t = op.memref.type
+            env[op.memref] = np.full(tuple(t.get_shape()), np.nan, dtype=element_dtype(t.get_element_type()))
+        elif isinstance(op, memref.GetGlobalOp):
+            env[op.memref] = glb[op.name_.root_reference.data]
+        elif isinstance(op, (memref.CollapseShapeOp, memref.ExpandShapeOp)):
+            env[op.result] = env[op.operands[0]].reshape(tuple(op.result.type.get_shape()))  # type: ignore[union-attr]
+        elif isinstance(op, loop.SpmdOp):
+            run_spmd(op, [env[v] for v in op.args], strict_waits)  # type: ignore[misc]
+        elif isinstance(op, func.ReturnOp):
+            outs = [env[v] for v in op.operands]
+        else:
+            raise AssertionError(f"unexpected host op {op.name}")
+    res = {}
+    if outs is None:
+        outs = []
+    for i, v in enumerate(outs):
+        attrs = fn.res_attrs.data[i].data if fn.res_attrs else {}
+        n = attrs.get("graph.name")
+        res[n.data if isinstance(n, StringAttr) else f"out{i}"] = np.array(v)
+    return res
+
+
+def run_spmd(op: loop.SpmdOp, mems: list[np.ndarray], strict_waits: bool = True) -> None:
+    """Run one ``loop.spmd`` on the 64 CPEs (coroutines synchronised at ``loop.barrier``)."""
+    cpes = []
+    for r in range(MESH):
+        for c in range(MESH):
+            env: dict[SSAValue, object] = {op.row: r, op.col: c}
+            for a, m in zip(op.memref_args, mems):
+                env[a] = m
+            st = _CpeState(r, c, strict_waits)
+            cpes.append((st, _run_block(op.body.block, env, st)))
+    live = list(cpes)
+    while live:
+        nxt = []
+        for st, g in live:
+            try:
+                next(g)
+                nxt.append((st, g))
+            except StopIteration:
+                pass
+        assert len(nxt) in (0, len(live)), "some CPEs finished while others wait at a barrier"
+        live = nxt
+    for st, _ in cpes:
+        assert not st.inflight, f"CPE ({st.row}, {st.col}): {len(st.inflight)} DMA(s) never waited"
+
+
+class _CpeState:
+    def __init__(self, row: int, col: int, strict: bool):
+        self.row, self.col, self.strict = row, col, strict
+        self.inflight: dict[SSAValue, _Buf] = {}  # token -> LDM view written/read by the DMA
+        self.waited: set[int] = set()
+
+    def check_ready(self, b: _Buf, what: str) -> None:
+        if not self.strict:
+            return
+        for t, v in self.inflight.items():
+            if v.arr is b.arr and v.off < b.off + b.n and b.off < v.off + v.n:
+                raise AssertionError(
+                    f"CPE ({self.row}, {self.col}): {what} touches LDM of {b.owner} with a DMA in flight (token {t.name_hint})"
+                )
+
+
+def _run_block(block: Block, env: dict, st: _CpeState) -> Generator[None, None, list]:
+    for op in block.ops:
+        if isinstance(op, scf.YieldOp):
+            return [env[v] for v in op.operands]
+        yield from _run_op(op, env, st)
+    return []
+
+
+def _ldm(env: dict, v: SSAValue) -> _Buf:
+    b = env[v]
+    assert isinstance(b, _Buf), f"%{v.name_hint} is not a single-slot LDM buffer"
+    return b
+
+
+def _run_op(op: Operation, env: dict, st: _CpeState) -> Generator[None, None, None]:
+    if isinstance(op, arith.ConstantOp):
+        env[op.result] = op.value.value.data  # type: ignore[union-attr]
+    elif isinstance(op, arith.AddiOp):
+        env[op.result] = env[op.lhs] + env[op.rhs]
+    elif isinstance(op, arith.SubiOp):
+        env[op.result] = env[op.lhs] - env[op.rhs]
+    elif isinstance(op, arith.MuliOp):
+        env[op.result] = env[op.lhs] * env[op.rhs]
+    elif isinstance(op, arith.CmpiOp):
+        a, b = env[op.lhs], env[op.rhs]
+        env[op.result] = {"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b, "sge": a >= b,
+                          "ult": a < b, "ule": a <= b, "ugt": a > b, "uge": a >= b}[
+            arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+        ]
+    elif isinstance(op, loop.LdmBufferOp):
+        t = op.buffer_type
+        env[op.result] = (np.full(t.n_elems * t.slots.data, np.nan, dtype=element_dtype(t.element_type)), t, op.buffer_name.data)
+    elif isinstance(op, loop.SlotOp):
+        arr, t, nm = env[op.buffer]  # type: ignore[misc]
+        k = env[op.index] % 2
+        env[op.result] = _Buf(arr, k * t.n_elems, t.get_shape(), f"{nm}[{k}]")
+    elif isinstance(op, loop.ViewOp):
+        src = env[op.buffer]
+        if isinstance(src, tuple):
+            arr, t, nm = src
+            src = _Buf(arr, 0, t.get_shape(), nm)
+        assert isinstance(src, _Buf)
+        off = env[op.offset]
+        rt = op.result.type
+        assert isinstance(rt, loop.LdmBufType)
+        assert off + rt.n_elems <= src.n, f"loop.view [{off}, {off + rt.n_elems}) outside {src.owner} ({src.n})"
+        env[op.result] = _Buf(src.arr, src.off + off, rt.get_shape(), src.owner)
+    elif isinstance(op, loop.DmaStartOp):
+        _dma(op, env, st)
+    elif isinstance(op, loop.DmaWaitOp):
+        for t in op.tokens:
+            key = env[t]
+            assert key in st.inflight, f"CPE ({st.row}, {st.col}): wait on a token that is not in flight"
+            del st.inflight[key]
+    elif isinstance(op, loop.BarrierOp):
+        yield
+    elif isinstance(op, loop.MapOp):
+        from taihu.test.unit.tile_numpy import map_numpy
+
+        ins = [_buf_of(env, v) for v in op.inputs]
+        out = _buf_of(env, op.out)
+        for b in ins + [out]:
+            st.check_ready(b, "loop.map")
+        res = map_numpy(op.kind.data, [b.get() for b in ins], out.shape, out.arr.dtype, op.params())
+        out.set(res)
+    elif isinstance(op, scf.ForOp):
+        lb, ub, step = env[op.lb], env[op.ub], env[op.step]
+        vals = [env[v] for v in op.iter_args]
+        blk = op.body.block
+        i = lb
+        while i < ub:
+            env[blk.args[0]] = i
+            for a, v in zip(blk.args[1:], vals):
+                env[a] = v
+            vals = yield from _run_block(blk, env, st)
+            i += step
+        for r, v in zip(op.results, vals):
+            env[r] = v
+    elif isinstance(op, scf.IfOp):
+        region = op.true_region if env[op.cond] else op.false_region
+        vals = []
+        if region.blocks:
+            vals = yield from _run_block(region.block, env, st)
+        for r, v in zip(op.results, vals):
+            env[r] = v
+    else:
+        raise AssertionError(f"loop_numpy: unsupported op {op.name}")
+
+
+def _buf_of(env: dict, v: SSAValue) -> _Buf:
+    b = env[v]
+    if isinstance(b, tuple):
+        arr, t, nm = b
+        assert not t.is_double, f"double buffer {nm} used without a slot"
+        return _Buf(arr, 0, t.get_shape(), nm)
+    assert isinstance(b, _Buf)
+    return b
+
+
+def _dma(op: loop.DmaStartOp, env: dict, st: _CpeState) -> None:
+    mem = env[op.memref]
+    assert isinstance(mem, np.ndarray)
+    buf = _buf_of(env, op.buffer)
+    offs = [env[v] for v in op.offsets]
+    sizes, strides = op.size_values, op.stride_values
+    idx = []
+    for d, (o, n, s) in enumerate(zip(offs, sizes, strides)):
+        ix = o + s * np.arange(n)
+        assert ix.min() >= 0 and ix.max() < mem.shape[d], (
+            f"CPE ({st.row}, {st.col}): DMA window dim {d} [{ix.min()}, {ix.max()}] outside [0, {mem.shape[d]})"
+        )
+        idx.append(ix)
+    n = math.prod(sizes)
+    assert n <= buf.n
+    st.check_ready(_Buf(buf.arr, buf.off, (n,), buf.owner), "loop.dma_start")
+    sel = np.ix_(*idx)
+    if op.is_get:
+        buf.arr[buf.off : buf.off + n] = mem[sel].reshape(-1)
+    else:
+        mem[sel] = buf.arr[buf.off : buf.off + n].reshape(tuple(sizes))
+    key = object()
+    env[op.token] = key
+    st.inflight[key] = _Buf(buf.arr, buf.off, (n,), buf.owner)  # type: ignore[index]

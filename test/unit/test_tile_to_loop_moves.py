@@ -1,0 +1,348 @@
+"""convert-tile-to-loop: tile.move / tile.map / tile.for lowering, differential against the tile
+semantics (test/unit/tile_numpy.py) with a per-CPE numpy evaluator of the loop output
+(test/unit/loop_numpy.py, which also checks that every DMA stays inside its memref and buffer,
+that no map touches LDM with a DMA in flight and that every token is waited).
+
+Fixed kernels cover the boundary cases (pad -inf / 0, clip, ragged cpe, rep broadcast and rep
+store, strided and split windows, col layouts, double buffering); hypothesis draws random
+distributions, layouts, shapes, strides and offsets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func, memref, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import PassFailedException
+
+from taihu.dialects import loop
+from taihu.dialects.resources import element_dtype
+from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
+from taihu.test.unit.loop_numpy import run_loop_module
+from taihu.test.unit.tile_numpy import run_tile_module
+from taihu.tools.universe import get_all_dialects
+
+
+def _ctx() -> Context:
+    c = Context()
+    for n, f in get_all_dialects().items():
+        c.register_dialect(n, f)
+    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef):
+        c.load_dialect(d)
+    return c
+
+
+def lower_and_compare(text: str, seed: int = 0, **opts: object) -> ModuleOp:
+    """Lower ``text`` (a tile module with a graph.name'd @main), run both levels on the same
+    random inputs and compare every output bit for bit; returns the lowered module."""
+    c = _ctx()
+    m = Parser(c, text).parse_module()
+    fn = next(o for o in m.body.block.ops if isinstance(o, func.FuncOp))
+    rng = np.random.default_rng(seed)
+    inputs = {}
+    for i, a in enumerate(fn.body.block.args):
+        nm = fn.arg_attrs.data[i].data["graph.name"].data  # type: ignore[union-attr]
+        t = a.type
+        inputs[nm] = rng.standard_normal(t.get_shape()).astype(element_dtype(t.get_element_type()))  # type: ignore[union-attr]
+    ref = run_tile_module(m, {k: v.copy() for k, v in inputs.items()})
+    ConvertTileToLoopPass(**opts).apply(c, m)  # type: ignore[arg-type]
+    m.verify()
+    assert not any(o.name.startswith("tile.") for o in m.walk())
+    got = run_loop_module(m, {k: v.copy() for k, v in inputs.items()})
+    assert ref.keys() == got.keys()
+    for k in ref:
+        np.testing.assert_array_equal(got[k], ref[k], err_msg=f"output {k}")
+    return m
+
+
+def _main(args: list[tuple[str, str]], outs: list[str], body: str) -> str:
+    """@main with memref args (name, type); ``outs`` = names of returned args."""
+    sig = ", ".join(f'%{n.upper()}: {t} {{graph.name = "{n}"}}' for n, t in args)
+    ty = dict(args)
+    res = ", ".join(f'{ty[o]} {{graph.name = "{o}"}}' for o in outs)
+    bind = ", ".join(f"%{n} = %{n.upper()} : {t}" for n, t in args)
+    ret = ", ".join(f"%{o.upper()}" for o in outs)
+    rty = ", ".join(ty[o] for o in outs)
+    return (
+        f"builtin.module {{\n  func.func @main({sig}) -> ({res}) {{\n"
+        f'    tile.kernel "k" ({bind}) {{\n{body}\n    }}\n    func.return {ret} : {rty}\n  }}\n}}\n'
+    )
+
+
+CASES = {
+    "rc_cr_col_f64": _main(
+        [("a", "memref<512x256xf64>"), ("b", "memref<512x256xf64>"), ("c", "memref<512x256xf64>")],
+        ["b", "c"],
+        """
+      %ta = tile.alloc double : !tile.buf<256x64xf64, cr, col>
+      %tb = tile.alloc : !tile.buf<256x64xf64, rc>
+      %tc = tile.alloc : !tile.buf<256x64xf64, rc, col>
+      tile.for %i = 0 to 512 step 256 {
+        tile.for %k = 0 to 256 step 64 {
+          tile.move %a[%i, %k] sizes [256, 64] -> %ta : memref<512x256xf64> -> !tile.buf<256x64xf64, cr, col>
+          tile.move %ta -> %b[%i, %k] sizes [256, 64] : !tile.buf<256x64xf64, cr, col> -> memref<512x256xf64>
+          tile.move %a[%i, %k] sizes [256, 64] -> %tb : memref<512x256xf64> -> !tile.buf<256x64xf64, rc>
+          tile.map copy ins(%tb : !tile.buf<256x64xf64, rc>) out(%tc : !tile.buf<256x64xf64, rc, col>)
+          tile.move %tc -> %c[%i, %k] sizes [256, 64] : !tile.buf<256x64xf64, rc, col> -> memref<512x256xf64>
+        }
+      }""",
+    ),
+    "pad_neg_inf_3d": _main(
+        [("x", "memref<64x30x30xf32>"), ("y", "memref<64x40x32xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc : !tile.buf<64x10x32xf32, cpe>
+      %c0 = arith.constant 0 : index
+      %cm1 = arith.constant -1 : index
+      tile.for %h = 0 to 40 step 10 {
+        %h1 = arith.addi %h, %cm1 : index
+        tile.move %x[%c0, %h1, %cm1] sizes [64, 10, 32] pad -inf -> %t : memref<64x30x30xf32> -> !tile.buf<64x10x32xf32, cpe>
+        tile.move %t -> %y[%c0, %h, %c0] sizes [64, 10, 32] : !tile.buf<64x10x32xf32, cpe> -> memref<64x40x32xf32>
+      }""",
+    ),
+    "pad_clip_rc_col": _main(
+        [("x", "memref<100x70xf32>"), ("y", "memref<100x70xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc : !tile.buf<64x64xf32, rc>
+      %u = tile.alloc : !tile.buf<64x64xf32, rc, col>
+      tile.for %i = 0 to 100 step 64 {
+        tile.for %j = 0 to 70 step 64 {
+          tile.move %x[%i, %j] sizes [64, 64] pad 0.0 -> %t : memref<100x70xf32> -> !tile.buf<64x64xf32, rc>
+          tile.map copy ins(%t : !tile.buf<64x64xf32, rc>) out(%u : !tile.buf<64x64xf32, rc, col>)
+          tile.move %u -> %y[%i, %j] sizes [64, 64] clip : !tile.buf<64x64xf32, rc, col> -> memref<100x70xf32>
+        }
+      }""",
+    ),
+    "ragged_cpe": _main(
+        [("x", "memref<130x37xf32>"), ("y", "memref<130x37xf32>"), ("z", "memref<100x37xf32>")],
+        ["y", "z"],
+        """
+      %t = tile.alloc : !tile.buf<130x37xf32, cpe>
+      %u = tile.alloc : !tile.buf<100x37xf32, cpe>
+      %c0 = arith.constant 0 : index
+      tile.move %x[%c0, %c0] sizes [130, 37] -> %t : memref<130x37xf32> -> !tile.buf<130x37xf32, cpe>
+      tile.map relu ins(%t : !tile.buf<130x37xf32, cpe>) out(%t : !tile.buf<130x37xf32, cpe>)
+      tile.move %t -> %y[%c0, %c0] sizes [130, 37] : !tile.buf<130x37xf32, cpe> -> memref<130x37xf32>
+      tile.move %x[%c0, %c0] sizes [100, 37] -> %u : memref<130x37xf32> -> !tile.buf<100x37xf32, cpe>
+      tile.move %u -> %z[%c0, %c0] sizes [100, 37] : !tile.buf<100x37xf32, cpe> -> memref<100x37xf32>""",
+    ),
+    "rep_bcast_and_store": _main(
+        [("x", "memref<64x8x56xf32>"), ("s", "memref<56xf32>"), ("y", "memref<64x8x56xf32>"), ("r", "memref<56xf32>")],
+        ["y", "r"],
+        """
+      %t = tile.alloc : !tile.buf<64x8x56xf32, cpe>
+      %sh = tile.alloc : !tile.buf<1x1x56xf32, rep>
+      %c0 = arith.constant 0 : index
+      tile.move %x[%c0, %c0, %c0] sizes [64, 8, 56] -> %t : memref<64x8x56xf32> -> !tile.buf<64x8x56xf32, cpe>
+      tile.move %s[%c0] sizes [56] -> %sh : memref<56xf32> -> !tile.buf<1x1x56xf32, rep>
+      tile.map add ins(%t, %sh : !tile.buf<64x8x56xf32, cpe>, !tile.buf<1x1x56xf32, rep>) out(%t : !tile.buf<64x8x56xf32, cpe>)
+      tile.move %t -> %y[%c0, %c0, %c0] sizes [64, 8, 56] : !tile.buf<64x8x56xf32, cpe> -> memref<64x8x56xf32>
+      tile.move %sh -> %r[%c0] sizes [56] : !tile.buf<1x1x56xf32, rep> -> memref<56xf32>""",
+    ),
+    "rep_slice_ragged": _main(
+        [("x", "memref<100x16xf32>"), ("b", "memref<100x1xf32>"), ("y", "memref<100x16xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc : !tile.buf<100x16xf32, cpe>
+      %bb = tile.alloc : !tile.buf<100x1xf32, rep>
+      %c0 = arith.constant 0 : index
+      tile.move %x[%c0, %c0] sizes [100, 16] -> %t : memref<100x16xf32> -> !tile.buf<100x16xf32, cpe>
+      tile.move %b[%c0, %c0] sizes [100, 1] -> %bb : memref<100x1xf32> -> !tile.buf<100x1xf32, rep>
+      tile.map mul ins(%t, %bb : !tile.buf<100x16xf32, cpe>, !tile.buf<100x1xf32, rep>) out(%t : !tile.buf<100x16xf32, cpe>)
+      tile.move %t -> %y[%c0, %c0] sizes [100, 16] : !tile.buf<100x16xf32, cpe> -> memref<100x16xf32>""",
+    ),
+    "rep_slice_rc": _main(
+        [("x", "memref<32x128xf64>"), ("b", "memref<32x1xf64>"), ("y", "memref<32x128xf64>")],
+        ["y"],
+        """
+      %t = tile.alloc : !tile.buf<32x128xf64, rc>
+      %bb = tile.alloc : !tile.buf<32x1xf64, rep>
+      %c0 = arith.constant 0 : index
+      tile.move %x[%c0, %c0] sizes [32, 128] -> %t : memref<32x128xf64> -> !tile.buf<32x128xf64, rc>
+      tile.move %b[%c0, %c0] sizes [32, 1] -> %bb : memref<32x1xf64> -> !tile.buf<32x1xf64, rep>
+      tile.map add ins(%t, %bb : !tile.buf<32x128xf64, rc>, !tile.buf<32x1xf64, rep>) out(%t : !tile.buf<32x128xf64, rc>)
+      tile.move %t -> %y[%c0, %c0] sizes [32, 128] : !tile.buf<32x128xf64, rc> -> memref<32x128xf64>""",
+    ),
+    "strided_and_split_double": _main(
+        [("x", "memref<128x10x20xf32>"), ("w", "memref<64x128xf32>"), ("y", "memref<128x10x20xf32>"), ("v", "memref<64x64xf32>")],
+        ["y", "v"],
+        """
+      %t = tile.alloc double : !tile.buf<128x4x20xf32, cpe>
+      %u = tile.alloc double : !tile.buf<128x4x20xf32, cpe>
+      %s = tile.alloc : !tile.buf<64x64xf32, cpe>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      tile.for %h = 0 to 8 step 4 {
+        tile.move %x[%c0, %h, %c0] sizes [128, 4, 20] -> %t : memref<128x10x20xf32> -> !tile.buf<128x4x20xf32, cpe>
+        tile.map relu ins(%t : !tile.buf<128x4x20xf32, cpe>) out(%u : !tile.buf<128x4x20xf32, cpe>)
+        tile.move %u -> %y[%c0, %h, %c0] sizes [128, 4, 20] : !tile.buf<128x4x20xf32, cpe> -> memref<128x10x20xf32>
+      }
+      tile.move %w[%c0, %c1] sizes [64, 64] strides [1, 2] -> %s : memref<64x128xf32> -> !tile.buf<64x64xf32, cpe>
+      tile.move %s -> %v[%c0, %c0] sizes [64, 64] : !tile.buf<64x64xf32, cpe> -> memref<64x64xf32>""",
+    ),
+    "double_buffered_map_loop": _main(
+        [("x", "memref<64x4096xf32>"), ("y", "memref<64x4096xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc double : !tile.buf<64x512xf32, cpe>
+      %u = tile.alloc double : !tile.buf<64x512xf32, cpe>
+      %c0 = arith.constant 0 : index
+      tile.for %j = 0 to 4096 step 512 {
+        tile.move %x[%c0, %j] sizes [64, 512] -> %t : memref<64x4096xf32> -> !tile.buf<64x512xf32, cpe>
+        tile.map relu ins(%t : !tile.buf<64x512xf32, cpe>) out(%u : !tile.buf<64x512xf32, cpe>)
+        tile.move %u -> %y[%c0, %j] sizes [64, 512] : !tile.buf<64x512xf32, cpe> -> memref<64x4096xf32>
+      }""",
+    ),
+    "read_after_write_barrier": _main(
+        [("x", "memref<64x64xf32>"), ("y", "memref<64x64xf32>"), ("z", "memref<64x64xf32>")],
+        ["z"],
+        """
+      %t = tile.alloc : !tile.buf<64x64xf32, rc>
+      %u = tile.alloc : !tile.buf<64x64xf32, cpe>
+      %c0 = arith.constant 0 : index
+      tile.move %x[%c0, %c0] sizes [64, 64] -> %t : memref<64x64xf32> -> !tile.buf<64x64xf32, rc>
+      tile.move %t -> %y[%c0, %c0] sizes [64, 64] : !tile.buf<64x64xf32, rc> -> memref<64x64xf32>
+      tile.move %y[%c0, %c0] sizes [64, 64] -> %u : memref<64x64xf32> -> !tile.buf<64x64xf32, cpe>
+      tile.move %u -> %z[%c0, %c0] sizes [64, 64] : !tile.buf<64x64xf32, cpe> -> memref<64x64xf32>""",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("double_buffer", [True, False])
+def test_fixed_kernels(name: str, double_buffer: bool) -> None:
+    lower_and_compare(CASES[name], double_buffer=double_buffer)
+
+
+def test_double_buffering_form() -> None:
+    m = lower_and_compare(CASES["double_buffered_map_loop"])
+    fors = [o for o in m.walk() if isinstance(o, scf.ForOp)]
+    assert len(fors) == 1
+    f = fors[0]
+    # tokens of the prefetched load and of the delayed store + the slot counter
+    assert [type(a.type) for a in f.iter_args] == [loop.TokenType, loop.TokenType, builtin.IndexType]
+    # the loop runs iterations 1..6 (first peeled for the store, last peeled for the load)
+    assert f.lb.owner.value.value.data == 512 and f.ub.owner.value.value.data == 3584  # type: ignore[union-attr]
+    m1 = lower_and_compare(CASES["double_buffered_map_loop"], double_buffer=False)
+    (f1,) = [o for o in m1.walk() if isinstance(o, scf.ForOp)]
+    assert not f1.iter_args
+
+
+def test_barrier_before_reading_written_memref() -> None:
+    m = lower_and_compare(CASES["read_after_write_barrier"])
+    names = [o.name for o in m.walk() if o.name in ("loop.barrier", "loop.dma_start", "loop.dma_wait")]
+    i = names.index("loop.barrier")
+    assert names[:i].count("loop.dma_start") == 2 and "loop.dma_wait" in names[:i]
+
+
+def test_many_dma_split_uses_scf_for() -> None:
+    # q = 16 rows per CPE; dims 1 and 2 partial, so each row is its own strided DMA:
+    # 16 > max_unrolled_dmas -> scf.for
+    text = _main(
+        [("x", "memref<1024x8x16xf32>"), ("y", "memref<1024x8x16xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc : !tile.buf<1024x2x8xf32, cpe>
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      tile.for %h = 0 to 8 step 2 {
+        tile.move %x[%c0, %h, %c4] sizes [1024, 2, 8] -> %t : memref<1024x8x16xf32> -> !tile.buf<1024x2x8xf32, cpe>
+        tile.move %t -> %y[%c0, %h, %c4] sizes [1024, 2, 8] : !tile.buf<1024x2x8xf32, cpe> -> memref<1024x8x16xf32>
+      }""",
+    )
+    m = lower_and_compare(text, max_unrolled_dmas=4)
+    assert sum(isinstance(o, scf.ForOp) for o in m.walk()) == 3  # the tile loop + one per move
+
+
+def test_unbounded_boundary_offset_is_an_error() -> None:
+    text = _main(
+        [("x", "memref<64x64xf32>"), ("y", "memref<64x64xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc : !tile.buf<64x64xf32, rc>
+      %c0 = arith.constant 0 : index
+      %c3 = arith.constant 3 : index
+      tile.for %i = 0 to 4 step 1 {
+        %o = arith.divui %i, %c3 : index
+        tile.move %x[%o, %c0] sizes [64, 64] pad 0.0 -> %t : memref<64x64xf32> -> !tile.buf<64x64xf32, rc>
+      }""",
+    )
+    c = _ctx()
+    m = Parser(c, text).parse_module()
+    with pytest.raises(PassFailedException, match="cannot bound offset #0 of a boundary"):
+        ConvertTileToLoopPass().apply(c, m)
+
+
+# ---------------------------------------------------------------------------------------------
+# Random moves
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def move_kernels(draw):  # type: ignore[no-untyped-def]
+    dist = draw(st.sampled_from(["rc", "cr", "cpe", "rep"]))
+    elem = draw(st.sampled_from(["f32", "f64"]))
+    if dist in ("rc", "cr"):
+        tshape = [8 * draw(st.integers(1, 3)), 8 * draw(st.integers(1, 3))]
+    elif dist == "cpe":
+        tshape = [draw(st.integers(1, 140))] + [draw(st.integers(1, 5)) for _ in range(draw(st.integers(1, 2)))]
+    else:
+        tshape = [draw(st.integers(1, 6)) for _ in range(draw(st.integers(1, 2)))]
+    layout = draw(st.sampled_from(["row", "col"])) if len(tshape) == 2 else "row"
+    # window: the tile dims with optional unit dims inserted; one dim is walked by a tile.for
+    sizes = list(tshape)
+    if draw(st.booleans()):
+        sizes.insert(draw(st.integers(0, len(sizes))), 1)
+    r = len(sizes)
+    strides = [draw(st.sampled_from([1, 1, 2])) for _ in range(r)]
+    ext = [(s - 1) * x + 1 for s, x in zip(sizes, strides)]
+    walk = draw(st.integers(0, r - 1))
+    trips = draw(st.integers(1, 3))
+    lead = [draw(st.integers(-3, 3)) for _ in range(r)]
+    step = sizes[walk] * strides[walk]
+    span = [e for e in ext]
+    span[walk] = step * (trips - 1) + ext[walk]
+    # memref dims: sometimes smaller than the windows' span (boundary: pad / clip)
+    shape = []
+    boundary = False
+    for d in range(r):
+        hi = max(lead[d], 0) + span[d]
+        dim = draw(st.integers(max(1, hi - 4), hi + 2))
+        if lead[d] < 0 or dim < lead[d] + span[d]:
+            boundary = True
+        shape.append(dim)
+    pad = draw(st.sampled_from(["0.0", "-inf", "1.5"]))
+    out_layout = draw(st.sampled_from(["row", "col"])) if len(tshape) == 2 and dist != "rep" else layout
+    tt = f"!tile.buf<{'x'.join(map(str, tshape))}x{elem}, {dist}{', col' if layout == 'col' else ''}>"
+    ut = f"!tile.buf<{'x'.join(map(str, tshape))}x{elem}, {dist}{', col' if out_layout == 'col' else ''}>"
+    mt = f"memref<{'x'.join(map(str, shape))}x{elem}>"
+    double = draw(st.booleans())
+    consts = sorted(set(lead) | {0})
+    cdecl = "\n".join(f"      %k{i} = arith.constant {c} : index" for i, c in enumerate(consts))
+    cname = {c: f"%k{i}" for i, c in enumerate(consts)}
+    offs = [cname[lead[d]] if d != walk else "%o" for d in range(r)]
+    st_txt = f" strides [{', '.join(map(str, strides))}]" if any(x != 1 for x in strides) else ""
+    w = f"sizes [{', '.join(map(str, sizes))}]{st_txt}"
+    body = f"""
+      %t = tile.alloc{' double' if double else ''} : {tt}
+      %u = tile.alloc{' double' if double else ''} : {ut}
+{cdecl}
+      tile.for %i = 0 to {step * trips} step {step} {{
+        %o = arith.addi %i, {cname[lead[walk]]} : index
+        tile.move %x[{', '.join(offs)}] {w}{' pad ' + pad if boundary else ''} -> %t : {mt} -> {tt}
+        tile.map copy ins(%t : {tt}) out(%u : {ut})
+        tile.move %u -> %y[{', '.join(offs)}] {w}{' clip' if boundary else ''} : {ut} -> {mt}
+      }}"""
+    return _main([("x", mt), ("y", mt)], ["y"], body)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(move_kernels(), st.booleans())
+def test_random_moves(text: str, double_buffer: bool) -> None:
+    lower_and_compare(text, double_buffer=double_buffer, max_unrolled_dmas=8)
