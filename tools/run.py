@@ -573,10 +573,11 @@ def compare(outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray
             rows.append(Comparison(name, against, float("inf"), float("inf"), False))
             continue
         diff = np.abs(a - b)
-        max_abs = float(diff.max()) if diff.size else 0.0
-        rel = diff / np.maximum(np.abs(b), np.finfo(np.float32).tiny)
-        max_rel = float(rel.max()) if rel.size else 0.0
         finite = ~(np.isnan(a) | np.isnan(b))
+        d = diff[finite]
+        max_abs = float(d.max()) if d.size else 0.0
+        rel = d / np.maximum(np.abs(b[finite]), np.finfo(np.float32).tiny)
+        max_rel = float(rel.max()) if rel.size else 0.0
         ok = bool(np.array_equal(np.isnan(a), np.isnan(b))) and bool(
             np.all(diff[finite] <= atol + rtol * np.abs(b[finite])))
         rows.append(Comparison(name, against, max_abs, max_rel, ok))
