@@ -74,7 +74,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
-    StridedLayoutAttr,
     StringAttr,
     TensorType,
     i64,
@@ -256,16 +255,34 @@ class KernelLowering:
         """i64 LDM byte address of the buffer operand ``v`` (a single-slot ``!loop.ldm``)."""
         return self.value(v)
 
+    def const_value(self, v: SSAValue) -> int | None:
+        """The integer of a kernel-level constant made by :meth:`const`, else None."""
+        o = v.owner
+        if isinstance(o, arith.ConstantOp) and isinstance(o.value, IntegerAttr) and o.value.type == i64:
+            return o.value.value.data
+        return None
+
     def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        if isinstance(b, int):
-            if b == 0:
-                return a
-            b = self.const(b)
-        return self.emit(arith.AddiOp(a, b)).results[0]
+        """``a + b`` in i64 (constants folded)."""
+        ca = self.const_value(a)
+        cb = b if isinstance(b, int) else self.const_value(b)
+        if ca is not None and cb is not None:
+            return self.const(ca + cb)
+        if cb == 0:
+            return a
+        if ca == 0 and not isinstance(b, int):
+            return b
+        return self.emit(arith.AddiOp(a, self.const(b) if isinstance(b, int) else b)).results[0]
 
     def mul(self, a: SSAValue, b: int) -> SSAValue:
+        """``a * b`` in i64 (constants folded)."""
+        ca = self.const_value(a)
+        if ca is not None:
+            return self.const(ca * b)
         if b == 1:
             return a
+        if b == 0:
+            return self.const(0)
         return self.emit(arith.MuliOp(a, self.const(b))).results[0]
 
     def linear(self, terms: Sequence[tuple[SSAValue, int]], base: SSAValue | None = None) -> SSAValue:
@@ -288,6 +305,20 @@ class KernelLowering:
     def run(self) -> None:
         self._collect_chains(self.spmd.body)
         self._lower_block(self.spmd.body.block, self.top)
+        self._erase_dead()
+
+    def _erase_dead(self) -> None:
+        """Drop pure ops (arith, mesh ids) whose results are unused (e.g. index constants
+        folded into addresses)."""
+        changed = True
+        while changed:
+            changed = False
+            for op in reversed(list(self.kernel.walk())):
+                pure = op.dialect_name() == "arith" or isinstance(op, (sw.RowIdOp, sw.ColIdOp, sw.CpeIdOp))
+                if pure and not op.regions and all(not r.uses for r in op.results):
+                    op.detach()
+                    op.erase()
+                    changed = True
 
     def _collect_chains(self, region: Region) -> None:
         uf = self._uf
@@ -617,7 +648,6 @@ def lower_module(module: ModuleOp) -> None:
         raise _err(others[0], f"loop.spmd outside the host function @{fn.sym_name.data}")
     names = _Names()
     block = fn.body.block
-    ftype = fn.function_type
     ret = block.last_op
     if not isinstance(ret, func.ReturnOp):
         raise _err(fn, "the host function must end with func.return")
@@ -762,7 +792,6 @@ def lower_module(module: ModuleOp) -> None:
     for k in kernels:
         mod_block.insert_op_before(k, anchor)
     Rewriter.replace_op(fn, main, new_results=[])
-    del ftype
 
 
 def _symref(n: str):

@@ -742,11 +742,146 @@ def _transpose(em: _Emitter, out: _Buf, x: _Buf, perm: Sequence[int]) -> None:
     _nest(em, out.shape, accs, lambda u: u.store(1, u.load(0)))
 
 
+def _lin(u: Unit, terms: Sequence[tuple[float, int]]) -> int:
+    """sum(coef * v): +-1 coefficients with adds/subtracts, others with VMAD (a ZERO term drops)."""
+    terms = [(c, v) for c, v in terms if c != 0 and v != Unit.ZERO]
+    if not terms:
+        return Unit.ZERO
+    pos = [v for c, v in terms if c == 1.0]
+    acc: int | None = None
+    for v in pos:
+        acc = v if acc is None else u.add(acc, v)
+    for c, v in terms:
+        if c == 1.0:
+            continue
+        if c == -1.0:
+            acc = u.sub(Unit.ZERO if acc is None else acc, v)
+        else:
+            acc = u.mul(v, u.const(c)) if acc is None else u.fma(v, u.const(c), acc)
+    assert acc is not None
+    return acc
+
+
+def _segments(n: int, key: Callable[[int], object]) -> list[tuple[int, int, object]]:
+    """Maximal runs [a, b) of 0..n-1 with equal ``key``."""
+    out: list[tuple[int, int, object]] = []
+    for i in range(n):
+        k = key(i)
+        if out and out[-1][2] == k:
+            out[-1] = (out[-1][0], i + 1, k)
+        else:
+            out.append((i, i + 1, k))
+    return out
+
+
+def _im2col(em: _Emitter, out: _Buf, x: _Buf, p: dict) -> None:
+    """y[..., j, wo] = x[..., wo*s + j*d - pl] (0 outside): per tap row j one copy nest over the
+    valid wo range plus zero-fill nests for the padded ends."""
+    kw, s = int(p["kernel"][0]), int(p["strides"][0])
+    pl = int(tuple(p.get("pads", (0, 0)))[0])
+    d = int(tuple(p.get("dilations", (1,)))[0])
+    W = x.shape[-1]
+    wo = out.shape[-1]
+    lead = x.shape[:-1]
+    xs = _row_major(x.shape, x.eb)
+    ys = _row_major(out.shape, out.eb)
+    y_lead = ys[: len(lead)]
+    for j in range(kw):
+        a = max(0, -(-(pl - j * d) // s))
+        b = min(wo, (W - 1 + pl - j * d) // s + 1)
+        a, b = min(a, wo), max(min(b, wo), min(a, wo))
+        if b > a:
+            accs = [Access(x.addr, x.eb, xs[:-1] + [s * x.eb], (a * s + j * d - pl) * x.eb),
+                    Access(out.addr, out.eb, y_lead + [out.eb], (j * wo + a) * out.eb)]
+            _nest(em, lead + (b - a,), accs, lambda u: u.store(1, u.load(0)), "copy")
+        for z0, z1 in ((0, a), (b, wo)):
+            if z1 > z0:
+                acc = Access(out.addr, out.eb, y_lead + [out.eb], (j * wo + z0) * out.eb)
+                _nest(em, lead + (z1 - z0,), [acc], lambda u: u.store(0, Unit.ZERO), "pad")
+
+
+_WG = ((1.0, 0.0, 0.0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0.0, 0.0, 1.0))  # G of F(2x2, 3x3)
+_WBT = ((1.0, 0.0, -1.0, 0.0), (0.0, 1.0, 1.0, 0.0), (0.0, -1.0, 1.0, 0.0), (0.0, 1.0, 0.0, -1.0))  # B^T
+_WAT = ((1.0, 1.0, 1.0, 0.0), (0.0, 1.0, -1.0, -1.0))  # A^T
+# (Lavin & Gray 2016, algorithms.md §C4; the same matrices as tile_to_loop/mem_prims.py)
+
+
+def _winograd_filter(em: _Emitter, out: _Buf, x: _Buf) -> None:
+    """y[4*xi+nu, f] = (G x[f] G^T)[xi, nu]: one scalar unit per filter f."""
+    n = x.shape[0]
+    accs = [Access(x.addr, x.eb, [9 * x.eb]), Access(out.addr, out.eb, [out.eb])]
+
+    def unit(u: Unit) -> None:
+        for xi in range(4):
+            row = [_lin(u, [(_WG[xi][i], u.load(0, (3 * i + jj) * x.eb)) for i in range(3) if _WG[xi][i]])
+                   for jj in range(3)]  # (G x)[xi, jj]
+            for nu in range(4):
+                u.store(1, _lin(u, [(_WG[nu][jj], row[jj]) for jj in range(3)]), (4 * xi + nu) * n * out.eb)
+
+    _nest(em, (n,), accs, unit, "wfilter")
+
+
+def _winograd_input(em: _Emitter, out: _Buf, x: _Buf, p: dict) -> None:
+    """y[4*xi+nu, k, c] = (B^T D_k B)[xi, nu], D_k = pad(x)[:, 2k:2k+4, c]: units over (k, c)
+    (vector along the channels), one nest per run of tiles with the same valid columns."""
+    top, left, _, _ = (int(v) for v in tuple(p.get("pads", (0, 0, 0, 0))))
+    R, Wc, C = x.shape
+    t = out.shape[1]
+    eb = x.eb
+
+    def valid_cols(k: int) -> tuple[bool, ...]:
+        return tuple(0 <= 2 * k + col - left < Wc for col in range(4))
+
+    for k0, k1, cols in _segments(t, valid_cols):
+        accs = [Access(x.addr, eb, [2 * C * eb, eb], 2 * k0 * C * eb),
+                Access(out.addr, out.eb, [C * out.eb, out.eb], k0 * C * out.eb)]
+
+        def unit(u: Unit, cols=cols) -> None:
+            def d(r: int, col: int) -> int:
+                if not (0 <= r - top < R) or not cols[col]:
+                    return Unit.ZERO
+                return u.load(0, ((r - top) * Wc + col - left) * C * eb)
+
+            for xi in range(4):
+                rows = [r for r in range(4) if _WBT[xi][r]]
+                tmp = [_lin(u, [(_WBT[xi][r], d(r, col)) for r in rows]) for col in range(4)]
+                for nu in range(4):
+                    v = _lin(u, [(_WBT[nu][col], tmp[col]) for col in range(4)])
+                    u.store(1, v, (4 * xi + nu) * t * C * out.eb)
+
+        _nest(em, (k1 - k0, C), accs, unit, "winput")
+
+
+def _winograd_output(em: _Emitter, out: _Buf, x: _Buf) -> None:
+    """y[dy, 2k+dx, c] = (A^T M_k A)[dy, dx] (M_k[xi, nu] = x[4*xi+nu, k, c]) clipped to y."""
+    _, t, C = x.shape
+    R, Wc, _ = out.shape
+    eb = x.eb
+
+    def n_dx(k: int) -> int:
+        return min(2, Wc - 2 * k)
+
+    for k0, k1, ndx in _segments(t, n_dx):
+        accs = [Access(x.addr, eb, [C * eb, eb], k0 * C * eb),
+                Access(out.addr, out.eb, [2 * C * out.eb, out.eb], 2 * k0 * C * out.eb)]
+
+        def unit(u: Unit, ndx=ndx) -> None:
+            for dy in range(R):
+                tmp = [_lin(u, [(_WAT[dy][xi], u.load(0, (4 * xi + nu) * t * C * eb)) for xi in range(4)
+                                if _WAT[dy][xi]]) for nu in range(4)]
+                for dx in range(ndx):
+                    v = _lin(u, [(_WAT[dx][nu], tmp[nu]) for nu in range(4)])
+                    u.store(1, v, (dy * Wc + dx) * C * out.eb)
+
+        _nest(em, (k1 - k0, C), accs, unit, "woutput")
+
+
 _BINARY = {MapKind.ADD: Unit.add, MapKind.SUB: Unit.sub, MapKind.MUL: Unit.mul, MapKind.DIV: Unit.div,
            MapKind.MAX: Unit.max}
 #: kinds that read inputs after writing the output: the output must not alias an input
 _NO_ALIAS = {MapKind.MAX_POOL, MapKind.AVG_POOL, MapKind.REDUCE_SUM, MapKind.REDUCE_MAX, MapKind.REDUCE_MEAN,
-             MapKind.SOFTMAX, MapKind.LRN, MapKind.TRANSPOSE}
+             MapKind.SOFTMAX, MapKind.LRN, MapKind.TRANSPOSE, MapKind.IM2COL, MapKind.WINOGRAD_FILTER,
+             MapKind.WINOGRAD_INPUT, MapKind.WINOGRAD_OUTPUT}
 
 
 def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue]) -> list[Operation]:
@@ -809,6 +944,14 @@ def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue]) -> list[Oper
         _lrn(em, op, out, ins[0], p)
     elif kind == MapKind.TRANSPOSE:
         _transpose(em, out, ins[0], tuple(p["perm"]))
+    elif kind == MapKind.IM2COL:
+        _im2col(em, out, ins[0], p)
+    elif kind == MapKind.WINOGRAD_FILTER:
+        _winograd_filter(em, out, ins[0])
+    elif kind == MapKind.WINOGRAD_INPUT:
+        _winograd_input(em, out, ins[0], p)
+    elif kind == MapKind.WINOGRAD_OUTPUT:
+        _winograd_output(em, out, ins[0])
     else:  # pragma: no cover - every MapKind is handled above
         raise _err(op, f"loop.map {kind.value}: no lowering")
     return em.ops
