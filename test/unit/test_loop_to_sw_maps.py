@@ -321,3 +321,50 @@ def test_exp_kinds_accuracy(scale, seed, kind):
     else:
         want = ref.softmax(xd.reshape(64, 1, 12), axis=2)
     np.testing.assert_allclose(y, want.astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
+# ---- loop-only kinds of tile_to_loop/mem_prims.py (im2col, Winograd F(2x2, 3x3)) --------------
+
+
+def _mem_prims_reference(kind, x, out_shape, params):
+    from taihu.passes.conversion.tile_to_loop.mem_prims import map_reference
+
+    return np.stack([map_reference(kind, xi, out_shape, params) for xi in x])
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("shape, kw, s, pads, d", [((3, 9), 3, 1, (1, 1), 1), ((2, 10), 3, 2, (1, 0), 1),
+                                                   ((2, 12), 3, 1, (2, 2), 2), ((1, 8), 1, 1, (0, 0), 1),
+                                                   ((2, 5), 5, 1, (4, 4), 1)])
+def test_im2col(shape, kw, s, pads, d, elem):
+    x = _rand(shape, NP[elem], 13)
+    wo = (shape[-1] + pads[0] + pads[1] - d * (kw - 1) - 1) // s + 1
+    oshape = shape[:-1] + (kw, wo)
+    params = {"kernel": (kw,), "strides": (s,), "pads": pads, "dilations": (d,)}
+    y, _, _ = run_map(MapKind.IM2COL, [x], oshape, elem, params)
+    np.testing.assert_array_equal(y, _mem_prims_reference(MapKind.IM2COL, x, oshape, params))
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_winograd_filter(elem):
+    x = _rand((5, 3, 3), NP[elem], 14)
+    y, _, _ = run_map(MapKind.WINOGRAD_FILTER, [x], (16, 5), elem, {})
+    np.testing.assert_allclose(y, _mem_prims_reference(MapKind.WINOGRAD_FILTER, x, (16, 5), {}), **_tol(NP[elem]))
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("R, Wc, C, t, pads", [(4, 10, 8, 4, (0, 0, 0, 0)), (3, 7, 4, 4, (1, 1, 0, 2)),
+                                               (2, 5, 3, 3, (1, 1, 1, 2)), (4, 6, 8, 3, (0, 1, 0, 1))])
+def test_winograd_input(R, Wc, C, t, pads, elem):
+    x = _rand((R, Wc, C), NP[elem], 15)
+    params = {"pads": pads}
+    y, _, _ = run_map(MapKind.WINOGRAD_INPUT, [x], (16, t, C), elem, params)
+    np.testing.assert_allclose(y, _mem_prims_reference(MapKind.WINOGRAD_INPUT, x, (16, t, C), params), **_tol(NP[elem]))
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("t, C, R, Wc", [(4, 8, 2, 8), (3, 4, 2, 5), (3, 3, 1, 6), (1, 4, 1, 1)])
+def test_winograd_output(t, C, R, Wc, elem):
+    x = _rand((16, t, C), NP[elem], 16)
+    y, _, _ = run_map(MapKind.WINOGRAD_OUTPUT, [x], (R, Wc, C), elem, {})
+    np.testing.assert_allclose(y, _mem_prims_reference(MapKind.WINOGRAD_OUTPUT, x, (R, Wc, C), {}), **_tol(NP[elem]))

@@ -43,6 +43,10 @@ stores round once, so add/sub/mul/div/sqrt are correctly rounded):
   1 / sum into y[.., L-2], y *= 1/sum, then the last taps (5 runs of nests over the rows).
 * lrn: square sums over the clipped channel window (one nest per distinct window), ``d^beta``
   with SQRT/MUL for beta in {0.25, 0.5, ..., 2} (``d^-beta`` = 1 / product), else a diagnostic.
+* loop-only kinds of tile_to_loop/mem_prims.py: im2col (per tap row a strided copy nest over the
+  valid outputs + zero-fill nests for the padding), winograd_filter / winograd_input /
+  winograd_output (F(2x2, 3x3) transforms as +-1 adds and VMADs; input/output tiles in vector
+  units along the channels, one nest per run of tiles with the same clipping).
 
 Registers (fixed allocation, every map clobbers r0..r30): the constants of a nest live in r30,
 r29, ... (loaded by a trip-1 micro-kernel of ``sw.ldfi`` before the nest); unit register sets are
