@@ -120,14 +120,15 @@ class _CpeState:
         self.inflight: dict[SSAValue, _Buf] = {}  # token -> LDM view written/read by the DMA
         self.waited: set[int] = set()
 
-    def check_ready(self, b: _Buf, what: str) -> None:
+    def check_ready(self, b: _Buf, what: str, writes: bool = True) -> None:
+        """``what`` reads (``writes=False``) or writes LDM ``b``: it must not overlap an in-flight
+        DMA that writes LDM (a get), nor, when it writes, any in-flight DMA (concurrent reads of
+        the same LDM, e.g. several puts from one zero buffer, are fine)."""
         if not self.strict:
             return
-        for t, v in self.inflight.items():
-            if v.arr is b.arr and v.off < b.off + b.n and b.off < v.off + v.n:
-                raise AssertionError(
-                    f"CPE ({self.row}, {self.col}): {what} touches LDM of {b.owner} with a DMA in flight (token {t.name_hint})"
-                )
+        for v in self.inflight.values():
+            if v.arr is b.arr and v.off < b.off + b.n and b.off < v.off + v.n and (writes or v.is_get):
+                raise AssertionError(f"CPE ({self.row}, {self.col}): {what} touches LDM of {b.owner} with a DMA in flight")
 
 
 def _run_block(block: Block, env: dict, st: _CpeState) -> Generator[None, None, list]:
@@ -153,6 +154,16 @@ def _run_op(op: Operation, env: dict, st: _CpeState) -> Generator[None, None, No
         env[op.result] = env[op.lhs] - env[op.rhs]
     elif isinstance(op, arith.MuliOp):
         env[op.result] = env[op.lhs] * env[op.rhs]
+    elif isinstance(op, (arith.DivUIOp, arith.RemUIOp)):
+        a, b = env[op.lhs], env[op.rhs]
+        assert a >= 0 and b > 0, f"{op.name} on {a}, {b}"
+        env[op.result] = a // b if isinstance(op, arith.DivUIOp) else a % b
+    elif isinstance(op, (arith.MinSIOp, arith.MaxSIOp)):
+        f = min if isinstance(op, arith.MinSIOp) else max
+        env[op.result] = f(env[op.lhs], env[op.rhs])
+    elif isinstance(op, (arith.AndIOp, arith.OrIOp)):
+        a, b = env[op.lhs], env[op.rhs]
+        env[op.result] = (a & b) if isinstance(op, arith.AndIOp) else (a | b)
     elif isinstance(op, arith.CmpiOp):
         a, b = env[op.lhs], env[op.rhs]
         env[op.result] = {"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b, "sge": a >= b,
@@ -191,8 +202,9 @@ def _run_op(op: Operation, env: dict, st: _CpeState) -> Generator[None, None, No
 
         ins = [_buf_of(env, v) for v in op.inputs]
         out = _buf_of(env, op.out)
-        for b in ins + [out]:
-            st.check_ready(b, "loop.map")
+        for b in ins:
+            st.check_ready(b, "loop.map", writes=False)
+        st.check_ready(out, "loop.map")
         res = map_numpy(op.kind.data, [b.get() for b in ins], out.shape, out.arr.dtype, op.params())
         out.set(res)
     elif isinstance(op, scf.ForOp):
@@ -244,7 +256,7 @@ def _dma(op: loop.DmaStartOp, env: dict, st: _CpeState) -> None:
         idx.append(ix)
     n = math.prod(sizes)
     assert n <= buf.n
-    st.check_ready(_Buf(buf.arr, buf.off, (n,), buf.owner), "loop.dma_start")
+    st.check_ready(_Buf(buf.arr, buf.off, (n,), buf.owner), "loop.dma_start", writes=op.is_get)
     sel = np.ix_(*idx)
     if op.is_get:
         buf.arr[buf.off : buf.off + n] = mem[sel].reshape(-1)
@@ -252,4 +264,6 @@ def _dma(op: loop.DmaStartOp, env: dict, st: _CpeState) -> None:
         mem[sel] = buf.arr[buf.off : buf.off + n].reshape(tuple(sizes))
     key = object()
     env[op.token] = key
-    st.inflight[key] = _Buf(buf.arr, buf.off, (n,), buf.owner)  # type: ignore[index]
+    flight = _Buf(buf.arr, buf.off, (n,), buf.owner)
+    flight.is_get = op.is_get  # type: ignore[attr-defined]
+    st.inflight[key] = flight  # type: ignore[index]

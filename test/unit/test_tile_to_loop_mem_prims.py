@@ -1,23 +1,40 @@
 """tile.im2col / tile.winograd_* -> loop (passes/conversion/tile_to_loop/mem_prims.py).
 
 1. numpy references of the loop-only map kinds against direct computations (im2col by index
-   loops, F(2x2,3x3) Winograd against a direct 3x3 convolution).
+   loops, F(2x2,3x3) Winograd against a direct 3x3 convolution);
+2. whole-op references (tile-level semantics) against direct convolutions;
+3. the lowering through convert-tile-to-loop, run per CPE by test/unit/loop_numpy.py, against
+   the whole-op references (hypothesis over shapes, strides, pads, dilations, layouts, knobs).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func, memref, scf
+from xdsl.parser import Parser
 
+from taihu.dialects import loop
 from taihu.dialects.mapkind import MapKind, check_map
+from taihu.dialects.tile import DataLayout
+from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
 from taihu.passes.conversion.tile_to_loop.mem_prims import (
+    im2col_reference,
     im2col_rows_reference,
     map_reference,
+    winograd_filter_full_reference,
     winograd_filter_reference,
+    winograd_input_full_reference,
     winograd_input_reference,
+    winograd_output_full_reference,
     winograd_output_reference,
 )
+from taihu.test.unit.loop_numpy import run_loop_module
+from taihu.test.unit.tile_numpy import run_tile_module
+from taihu.tools.universe import get_all_dialects
 
 
 @settings(max_examples=60, deadline=None)
@@ -95,3 +112,208 @@ def test_winograd_references_compose_to_a_3x3_convolution(c, k, h, w, pads) -> N
         out = winograd_output_reference(m, rows, co)  # (rows, co, k)
         y[:, 2 * tr : 2 * tr + rows, :] = out.transpose(2, 0, 1)
     np.testing.assert_allclose(y, _direct_conv3x3(x, wt, pads), rtol=1e-10, atol=1e-10)
+
+
+# --------------------------------------------------------------------------------------------
+# 2. whole-op references (tile semantics) against direct convolutions
+# --------------------------------------------------------------------------------------------
+
+
+def _direct_conv(x, w, strides, pads, dil):
+    """x (N, C, H, W), w (M, C, kh, kw) -> (N, M, Ho, Wo) by loops over the kernel taps."""
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    (sh, sw), (pt, pl, pb, pr), (dh, dw) = strides, pads, dil
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pt, pb), (pl, pr)])
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    y = np.zeros((n, m, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + (wo - 1) * sw + 1 : sw]
+            y += np.einsum("mc,nchw->nmhw", w[:, :, i, j], patch)
+    return y
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 2), c=st.integers(1, 3), h=st.integers(1, 8), w=st.integers(1, 8),
+    kh=st.integers(1, 3), kw=st.integers(1, 3), sh=st.integers(1, 2), sw=st.integers(1, 2),
+    pads=st.tuples(*[st.integers(0, 2)] * 4), dh=st.integers(1, 2), dw=st.integers(1, 2), nhwc=st.booleans(),
+)
+def test_im2col_reference_times_weights_is_the_convolution(n, c, h, w, kh, kw, sh, sw, pads, dh, dw, nhwc) -> None:
+    ho = (h + pads[0] + pads[2] - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + pads[1] + pads[3] - dw * (kw - 1) - 1) // sw + 1
+    if ho < 1 or wo < 1:
+        return
+    rng = np.random.default_rng(n + 10 * c + 100 * h)
+    x = rng.standard_normal((n, c, h, w))
+    wt = rng.standard_normal((2, c, kh, kw))
+    xin = x.transpose(0, 2, 3, 1) if nhwc else x
+    col = im2col_reference(xin, (kh, kw), (sh, sw), pads, (dh, dw), DataLayout.NHWC if nhwc else DataLayout.NCHW)
+    y = (wt.reshape(2, -1) @ col).reshape(2, n, ho, wo).transpose(1, 0, 2, 3)
+    np.testing.assert_allclose(y, _direct_conv(x, wt, (sh, sw), pads, (dh, dw)), rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    b=st.integers(1, 2), c=st.integers(1, 3), k=st.integers(1, 3), h=st.integers(2, 9), w=st.integers(2, 9),
+    pads=st.tuples(*[st.integers(0, 1)] * 4), nhwc=st.booleans(), extra=st.integers(0, 3),
+)
+def test_winograd_full_references_are_the_convolution(b, c, k, h, w, pads, nhwc, extra) -> None:
+    ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    if ro < 1 or co < 1:
+        return
+    lay = DataLayout.NHWC if nhwc else DataLayout.NCHW
+    rng = np.random.default_rng(h * 16 + w)
+    x = rng.standard_normal((b, c, h, w))
+    wt = rng.standard_normal((k, c, 3, 3))
+    p_rows = b * (-(-ro // 2)) * (-(-co // 2)) + extra
+    v = winograd_input_full_reference(x.transpose(0, 2, 3, 1) if nhwc else x, pads, p_rows, lay)
+    assert v.shape == (16, p_rows, c) and not v[:, p_rows - extra :].any()
+    u = winograd_filter_full_reference(wt)
+    m = np.einsum("xpc,xkc->xpk", v, u)
+    out_shape = (b, ro, co, k) if nhwc else (b, k, ro, co)
+    y = winograd_output_full_reference(m, out_shape, lay)
+    want = _direct_conv(x, wt, (1, 1), pads, (1, 1))
+    np.testing.assert_allclose(y.transpose(0, 3, 1, 2) if nhwc else y, want, rtol=1e-10, atol=1e-10)
+
+
+# --------------------------------------------------------------------------------------------
+# 3. the lowering (E1's convert-tile-to-loop calling mem_prims) against the references, run by
+#    the per-CPE numpy evaluator (test/unit/loop_numpy.py: window/buffer bounds, waits)
+# --------------------------------------------------------------------------------------------
+
+
+def _lower_and_run(text: str, seed: int = 0):
+    """Lower a tile module, run tile and loop levels on the same random inputs, compare bit for
+    bit; returns the lowered module."""
+    c = _ctx()
+    m = Parser(c, text).parse_module()
+    m.verify()
+    fn = next(o for o in m.body.block.ops if isinstance(o, func.FuncOp))
+    rng = np.random.default_rng(seed)
+    inputs = {}
+    for i, a in enumerate(fn.body.block.args):
+        nm = fn.arg_attrs.data[i].data["graph.name"].data
+        inputs[nm] = rng.standard_normal(a.type.get_shape()).astype(np.float32)
+    ref = run_tile_module(m, {k: v.copy() for k, v in inputs.items()})
+    ConvertTileToLoopPass().apply(c, m)
+    m.verify()
+    assert not any(o.name.startswith("tile.") for o in m.walk())
+    got = run_loop_module(m, {k: v.copy() for k, v in inputs.items()})
+    for k in ref:
+        np.testing.assert_allclose(got[k], ref[k], rtol=2e-6, atol=2e-6, err_msg=f"output {k}")
+    return m
+
+
+def _ctx() -> Context:
+    c = Context()
+    for n, f in get_all_dialects().items():
+        c.register_dialect(n, f)
+    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef):
+        c.load_dialect(d)
+    return c
+
+
+def _kernel(name: str, xin: tuple[int, ...], out: tuple[int, ...], body: str) -> str:
+    ti = f"memref<{'x'.join(map(str, xin))}xf32>"
+    to = f"memref<{'x'.join(map(str, out))}xf32>"
+    return f"""
+func.func @main(%X: {ti} {{graph.name = "x"}}) -> ({to} {{graph.name = "y"}}) {{
+  %Y = memref.alloc() {{alignment = 128 : i64}} : {to}
+  tile.kernel "{name}" (%x = %X : {ti}, %y = %Y : {to}) {{
+    {body.format(ti=ti, to=to)}
+  }}
+  func.return %Y : {to}
+}}
+"""
+
+
+def _arr(v) -> str:
+    return "array<i64: " + ", ".join(map(str, v)) + ">"
+
+
+def im2col_text(n, c, h, w, k, s, pads, d, rpt, nhwc) -> str | None:
+    ho = (h + pads[0] + pads[2] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    wo = (w + pads[1] + pads[3] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if ho < 1 or wo < 1:
+        return None
+    xin = (n, h, w, c) if nhwc else (n, c, h, w)
+    attrs = f"kernel = {_arr(k)}, strides = {_arr(s)}, pads = {_arr(pads)}, dilations = {_arr(d)}, rows_per_task = {rpt} : i64"
+    if nhwc:
+        attrs += ", layout = #tile<data_layout nhwc>"
+    return _kernel("im2col", xin, (c * k[0] * k[1], n * ho * wo), "tile.im2col %x -> %y {{" + attrs + "}} : {ti} -> {to}")
+
+
+def test_im2col_lowering_resnet_conv1_like() -> None:
+    """7x7 stride 2 pad 3 (ResNet conv1 geometry, small image): the loop output is the col matrix."""
+    m = _lower_and_run(im2col_text(1, 3, 20, 18, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1, False))
+    spmd = next(o for o in m.walk() if isinstance(o, loop.SpmdOp))
+    kinds = [o.kind.data.value for o in spmd.walk() if isinstance(o, loop.MapOp)]
+    assert kinds == ["fill", "im2col"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 2), c=st.integers(1, 3), h=st.integers(1, 7), w=st.integers(1, 9),
+    k=st.tuples(st.integers(1, 3), st.integers(1, 3)), s=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    pads=st.tuples(*[st.integers(0, 2)] * 4), d=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    rpt=st.integers(1, 3), nhwc=st.booleans(),
+)
+def test_im2col_lowering_matches_reference(n, c, h, w, k, s, pads, d, rpt, nhwc) -> None:
+    text = im2col_text(n, c, h, w, k, s, pads, d, rpt, nhwc)
+    if text is not None:
+        _lower_and_run(text, seed=h * 10 + w)
+
+
+def wino_filter_text(no, ni) -> str:
+    return _kernel("wf", (no, ni, 3, 3), (16, no, ni), "tile.winograd_filter %x -> %y : {ti} -> {to}")
+
+
+def wino_input_text(b, ni, h, w, pads, nhwc, tpc, extra) -> str | None:
+    ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    if ro < 1 or co < 1:
+        return None
+    p = b * (-(-ro // 2)) * (-(-co // 2)) + extra
+    xin = (b, h, w, ni) if nhwc else (b, ni, h, w)
+    attrs = f"pads = {_arr(pads)}, tiles_per_cpe = {tpc} : i64"
+    if nhwc:
+        attrs += ", layout = #tile<data_layout nhwc>"
+    return _kernel("wi", xin, (16, p, ni), "tile.winograd_input %x -> %y {{" + attrs + "}} : {ti} -> {to}")
+
+
+def wino_output_text(b, no, ro, co, nhwc, extra) -> str:
+    p = b * (-(-ro // 2)) * (-(-co // 2)) + extra
+    out = (b, ro, co, no) if nhwc else (b, no, ro, co)
+    attrs = " {{layout = #tile<data_layout nhwc>}}" if nhwc else ""
+    return _kernel("wo", (16, p, no), out, "tile.winograd_output %x -> %y" + attrs + " : {ti} -> {to}")
+
+
+@pytest.mark.parametrize("no,ni", [(1, 1), (3, 5), (70, 3), (2, 700), (130, 64)])
+def test_winograd_filter_lowering(no, ni) -> None:
+    _lower_and_run(wino_filter_text(no, ni))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    b=st.integers(1, 2), ni=st.integers(1, 5), h=st.integers(2, 11), w=st.integers(2, 11),
+    pads=st.tuples(*[st.integers(0, 1)] * 4), nhwc=st.booleans(), tpc=st.integers(1, 4), extra=st.integers(0, 5),
+)
+def test_winograd_input_lowering_matches_reference(b, ni, h, w, pads, nhwc, tpc, extra) -> None:
+    text = wino_input_text(b, ni, h, w, pads, nhwc, tpc, extra)
+    if text is not None:
+        _lower_and_run(text, seed=h + 13 * w)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(b=st.integers(1, 2), no=st.integers(1, 5), ro=st.integers(1, 11), co=st.integers(1, 11), nhwc=st.booleans(), extra=st.integers(0, 3))
+def test_winograd_output_lowering_matches_reference(b, no, ro, co, nhwc, extra) -> None:
+    _lower_and_run(wino_output_text(b, no, ro, co, nhwc, extra), seed=ro + 17 * co)
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
+def test_winograd_large_channels_split_into_channel_groups(nhwc) -> None:
+    """N_i = 600 channels do not fit one LDM per task: full tile rows with channel groups."""
+    _lower_and_run(wino_input_text(1, 600, 6, 6, (1, 1, 1, 1), nhwc, 2, 0))
+    _lower_and_run(wino_output_text(1, 600, 6, 6, nhwc, 0))

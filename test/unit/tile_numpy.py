@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr, M
 from xdsl.ir import Operation, SSAValue
 
 from taihu.dialects import graph, tile
-from taihu.dialects.mapkind import MapKind
+from taihu.dialects.mapkind import LOOP_ONLY_KINDS, MapKind
 from taihu.dialects.resources import element_dtype
 
 
@@ -119,6 +119,21 @@ def _run_op(op: Operation, env: dict) -> None:
         res = map_numpy(op.map_kind, ins, out.shape, out.dtype, op.params())
         assert res.shape == out.shape, (op.map_kind, res.shape, out.shape)
         out[...] = res
+    elif isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
+        from taihu.passes.conversion.tile_to_loop import mem_prims as mp
+
+        x, out = env[op.input], env[op.output]
+        if isinstance(op, tile.Im2colOp):
+            g = op.geometry()
+            r = mp.im2col_reference(x, g["kernel"], g["strides"], g["pads"], g["dilations"], op.data_layout)
+        elif isinstance(op, tile.WinogradFilterOp):
+            r = mp.winograd_filter_full_reference(x)
+        elif isinstance(op, tile.WinogradInputOp):
+            pads = tuple(int(v) for v in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
+            r = mp.winograd_input_full_reference(x, pads, out.shape[1], op.data_layout)
+        else:
+            r = mp.winograd_output_full_reference(x, out.shape, op.data_layout)
+        out[...] = r
     else:
         raise AssertionError(f"tile_numpy: unsupported op {op.name}")
 
@@ -227,6 +242,10 @@ def map_numpy(kind: MapKind, ins: list[np.ndarray], out_shape, dtype, p: dict) -
             r = x / (p["bias"] + p["alpha"] / size * ssum) ** p["beta"]
         elif kind == MapKind.TRANSPOSE:
             r = np.transpose(x, p["perm"])
+        elif kind in LOOP_ONLY_KINDS:  # im2col / winograd_* (loop level only)
+            from taihu.passes.conversion.tile_to_loop.mem_prims import map_reference
+
+            r = map_reference(kind, x, out_shape, p)
         else:
             raise AssertionError(f"map kind {kind} not implemented")
     return np.asarray(r).astype(dtype)

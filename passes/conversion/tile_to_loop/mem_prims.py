@@ -6,8 +6,6 @@ module expands into ``scf.for`` loops of ``loop.dma_start`` / ``loop.dma_wait`` 
 on LDM buffers. Tasks are numbered ``q = 0 .. Q-1`` and dealt out cyclically: CPE ``id`` runs
 ``q = id, id + 64, ...`` (``scf.for %q = %id to Q step 64``).
 
-NUMPY REFERENCES HERE, LOWERINGS BELOW.
-
 numpy references of the loop-only map kinds (:data:`taihu.dialects.mapkind.LOOP_ONLY_KINDS`)
 ----------------------------------------------------------------------------------------------
 :func:`map_reference` gives the exact semantics of ``loop.map im2col | winograd_filter |
@@ -17,11 +15,29 @@ Transform matrices of F(2x2, 3x3): Lavin & Gray 2016 (algorithms.md §C4).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i1
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
+from taihu.backends.sim.machine import default_machine
+from taihu.dialects.loop import LDM_ALIGN, DmaStartOp, DmaWaitOp, LdmBufType, MapOp, SpmdOp, ViewOp
 from taihu.dialects.mapkind import MapKind
+from taihu.dialects.tile import (
+    WINOGRAD_ALPHA,
+    DataLayout,
+    Im2colOp,
+    WinogradFilterOp,
+    WinogradInputOp,
+    WinogradOutputOp,
+    winograd_tiles,
+)
 
 #: F(2x2, 3x3) transform matrices (Lavin & Gray 2016; algorithms.md §C4).
 WINO_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=np.float64)
@@ -89,3 +105,793 @@ def map_reference(kind: MapKind, x: np.ndarray, out_shape: Sequence[int], params
         raise ValueError(f"map_reference: {kind.value} is not a loop-only kind")
     assert y.shape == tuple(out_shape), (y.shape, out_shape)
     return y
+
+
+# -- whole-op references (tile-level semantics of tile.im2col / tile.winograd_*) --------------
+
+
+def im2col_reference(
+    x: np.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0),
+    dilations: Sequence[int] = (1, 1),
+    layout: DataLayout = DataLayout.NCHW,
+) -> np.ndarray:
+    """``tile.im2col``: x (N, C, H, W) (or NHWC) -> col (C*kh*kw, N*Ho*Wo),
+    ``col[(c,i,j), (n,ho,wo)] = x[n, c, ho*sh + i*dh - pt, wo*sw + j*dw - pl]`` (0 outside)."""
+    if layout == DataLayout.NHWC:
+        x = x.transpose(0, 3, 1, 2)
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw) = kernel, strides, pads, dilations
+    xp = np.pad(x, [(0, 0), (0, 0), (pt, pb), (pl, pr)])
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    ri = (np.arange(kh) * dh)[:, None] + (np.arange(ho) * sh)[None, :]  # (kh, Ho)
+    ci = (np.arange(kw) * dw)[:, None] + (np.arange(wo) * sw)[None, :]  # (kw, Wo)
+    g = xp[:, :, ri[:, None, :, None], ci[None, :, None, :]]  # (N, C, kh, kw, Ho, Wo)
+    return g.transpose(1, 2, 3, 0, 4, 5).reshape(c * kh * kw, n * ho * wo)
+
+
+def winograd_filter_full_reference(w: np.ndarray) -> np.ndarray:
+    """``tile.winograd_filter``: w (N_o, N_i, 3, 3) -> u (16, N_o, N_i)."""
+    no, ni = w.shape[:2]
+    return winograd_filter_reference(w.reshape(no * ni, 3, 3)).reshape(16, no, ni)
+
+
+def winograd_input_full_reference(
+    x: np.ndarray, pads: Sequence[int], p_rows: int, layout: DataLayout = DataLayout.NCHW
+) -> np.ndarray:
+    """``tile.winograd_input``: x (B, N_i, H, W) (or NHWC) -> v (16, P, N_i), row p = b*T +
+    tr*TC + tc, rows >= B*T zero."""
+    if layout == DataLayout.NCHW:
+        x = x.transpose(0, 2, 3, 1)  # (B, H, W, C)
+    b, h, w, c = x.shape
+    pt, pl, pb, pr = pads
+    ro, co = h + pt + pb - 2, w + pl + pr - 2
+    tr, tc = -(-ro // 2), -(-co // 2)
+    xp = np.zeros((b, 2 * tr + 2, 2 * tc + 2, c), np.float64)
+    hh, ww = min(h, 2 * tr + 2 - pt), min(w, 2 * tc + 2 - pl)
+    xp[:, pt : pt + hh, pl : pl + ww] = x[:, :hh, :ww]
+    rr = 2 * np.arange(tr)[:, None] + np.arange(4)[None, :]  # (TR, 4)
+    cc = 2 * np.arange(tc)[:, None] + np.arange(4)[None, :]  # (TC, 4)
+    tiles = xp[:, rr[:, :, None, None], cc[None, None, :, :]]  # (B, TR, 4, TC, 4, C)
+    v = np.einsum("ai,btidjc,ej->aebtdc", WINO_BT, tiles, WINO_BT)  # (4, 4, B, TR, TC, C)
+    out = np.zeros((16, p_rows, c), x.dtype)
+    out[:, : b * tr * tc] = v.reshape(16, b * tr * tc, c)
+    return out
+
+
+def winograd_output_full_reference(m: np.ndarray, out_shape: Sequence[int], layout: DataLayout = DataLayout.NCHW) -> np.ndarray:
+    """``tile.winograd_output``: m (16, P, N_o) -> y (B, N_o, R_o, C_o) (or NHWC)."""
+    b, no, ro, co = (out_shape[0], out_shape[3], out_shape[1], out_shape[2]) if layout == DataLayout.NHWC else out_shape
+    tr, tc = -(-ro // 2), -(-co // 2)
+    mk = m[:, : b * tr * tc].astype(np.float64).reshape(4, 4, b, tr, tc, no)
+    y = np.einsum("ai,ijbrtc,ej->bratec", WINO_AT, mk, WINO_AT)  # (B, TR, 2, TC, 2, N_o)
+    y = y.reshape(b, 2 * tr, 2 * tc, no)[:, :ro, :co]
+    if layout == DataLayout.NCHW:
+        y = y.transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(y).astype(m.dtype)
+
+
+# ============================================================================================
+# IR emission helpers
+# ============================================================================================
+
+N_CPE = 64
+
+
+class _Emitter:
+    """Appends ops to a stack of blocks; ``index`` arithmetic with constants from the context."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.top = Block()
+        self.blocks = [self.top]
+
+    def emit(self, op: Operation) -> Operation:
+        self.blocks[-1].add_op(op)
+        return op
+
+    def c(self, n: int) -> SSAValue:
+        return self.ctx.const(int(n))
+
+    def _bin(self, cls, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
+        a = self.c(a) if isinstance(a, int) else a
+        b = self.c(b) if isinstance(b, int) else b
+        return self.emit(cls(a, b)).results[0]
+
+    def add(self, a: SSAValue, b: int | SSAValue) -> SSAValue:
+        if isinstance(b, int):
+            if b == 0:
+                return a
+            if b < 0:
+                return self._bin(arith.SubiOp, a, -b)
+        return self._bin(arith.AddiOp, a, b)
+
+    def mul(self, a: SSAValue, b: int) -> SSAValue:
+        if b == 1:
+            return a
+        return self._bin(arith.MuliOp, a, b)
+
+    def affine(self, a: SSAValue, mul: int, add: int) -> SSAValue:
+        """``a * mul + add`` (index)."""
+        return self.add(self.mul(a, mul), add)
+
+    def min_(self, a: SSAValue, b: int) -> SSAValue:
+        return self._bin(arith.MinSIOp, a, b)
+
+    def divrem(self, a: SSAValue, n: int) -> tuple[SSAValue, SSAValue]:
+        """(a // n, a % n) for a >= 0."""
+        return self._bin(arith.DivUIOp, a, n), self._bin(arith.RemUIOp, a, n)
+
+    def cmp(self, pred: str, a: SSAValue, b: int) -> SSAValue:
+        return self.emit(arith.CmpiOp(a, self.c(b), pred)).results[0]
+
+    def and_(self, conds: list[SSAValue]) -> SSAValue:
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.emit(arith.AndIOp(out, c)).results[0]
+        return out
+
+    def digits(self, q: SSAValue, radices: Sequence[int]) -> list[SSAValue]:
+        """Mixed-radix digits of q (most significant first); radix-1 digits are the constant 0."""
+        out: list[SSAValue] = []
+        rest = q
+        for i in range(len(radices) - 1, -1, -1):
+            r = radices[i]
+            if r == 1:
+                out.append(self.c(0))
+            elif i == 0:
+                out.append(rest)
+            else:
+                rest, d = self.divrem(rest, r)
+                out.append(d)
+        return out[::-1]
+
+    @contextlib.contextmanager
+    def for_(self, lb: SSAValue | int, ub: int, step: int, name: str = "i") -> Iterator[SSAValue]:
+        body = Block(arg_types=[IndexType()])
+        body.args[0].name_hint = name
+        lbv = self.c(lb) if isinstance(lb, int) else lb
+        loop = scf.ForOp(lbv, self.c(ub), self.c(step), [], body)
+        self.emit(loop)
+        self.blocks.append(body)
+        try:
+            yield body.args[0]
+        finally:
+            self.blocks.pop()
+            body.add_op(scf.YieldOp())
+
+    @contextlib.contextmanager
+    def if_(self, cond: SSAValue | None) -> Iterator[None]:
+        if cond is None:
+            yield
+            return
+        then = Block()
+        op = scf.IfOp(cond, [], [then])
+        self.emit(op)
+        self.blocks.append(then)
+        try:
+            yield
+        finally:
+            self.blocks.pop()
+            then.add_op(scf.YieldOp())
+
+    def tasks(self, q_count: int, name: str = "q") -> contextlib.AbstractContextManager[SSAValue]:
+        """``scf.for %q = %id to Q step 64``: this CPE's tasks (cyclic distribution)."""
+        return self.for_(self.ctx.cpe_id, q_count, N_CPE, name)
+
+    def view(self, buf: SSAValue, shape: Sequence[int], offset: SSAValue | int = 0) -> SSAValue:
+        t = buf.type
+        assert isinstance(t, LdmBufType)
+        if isinstance(offset, int) and offset == 0 and tuple(shape) == t.get_shape():
+            return buf
+        off = self.c(offset) if isinstance(offset, int) else offset
+        return self.emit(ViewOp(buf, off, LdmBufType(tuple(shape), t.element_type))).results[0]
+
+    def get(self, mem: SSAValue, offsets: Sequence[SSAValue | int], sizes: Sequence[int], buf: SSAValue) -> SSAValue:
+        offs = [self.c(o) if isinstance(o, int) else o for o in offsets]
+        return self.emit(DmaStartOp(mem, buf, offs, sizes)).results[0]
+
+    def put(self, buf: SSAValue, mem: SSAValue, offsets: Sequence[SSAValue | int], sizes: Sequence[int]) -> SSAValue:
+        offs = [self.c(o) if isinstance(o, int) else o for o in offsets]
+        return self.emit(DmaStartOp(buf, mem, offs, sizes)).results[0]
+
+    def wait(self, tokens: Sequence[SSAValue]) -> None:
+        if tokens:
+            self.emit(DmaWaitOp(list(tokens)))
+
+    def map(self, kind: MapKind, ins: Sequence[SSAValue], out: SSAValue, **params: object) -> None:
+        self.emit(MapOp(kind, list(ins), out, **params))
+
+    def ops(self) -> list[Operation]:
+        ops = list(self.top.ops)
+        for op in ops:
+            op.detach()
+        return ops
+
+
+def _spmd_of(ctx) -> SpmdOp | None:
+    owner = ctx.row.owner
+    p = owner.parent_op() if isinstance(owner, Block) else None
+    while p is not None and not isinstance(p, SpmdOp):
+        p = p.parent_op()
+    return p
+
+
+def _budget(ctx) -> int:
+    """LDM bytes still free for this op's buffers: ``ctx.ldm_free_bytes()`` when the context
+    offers it, else ldm_user_bytes minus the buffers already in the enclosing loop.spmd."""
+    free = getattr(ctx, "ldm_free_bytes", None)
+    if callable(free):
+        return int(free())
+    spmd = _spmd_of(ctx)
+    used = spmd.ldm_bytes() if spmd is not None else 0
+    return default_machine().ldm_user_bytes - used
+
+
+def _rounded(n_elems: int, eb: int) -> int:
+    return -(-n_elems * eb // LDM_ALIGN) * LDM_ALIGN
+
+
+def _fits(sizes: Sequence[int], eb: int, budget: int) -> bool:
+    return sum(_rounded(n, eb) for n in sizes if n > 0) <= budget
+
+
+def _elem(t: Attribute) -> tuple[Attribute, int]:
+    assert isinstance(t, MemRefType)
+    et = t.get_element_type()
+    return et, et.bitwidth // 8  # type: ignore[attr-defined]
+
+
+def _fail(op: Operation, msg: str) -> PassFailedException:
+    return PassFailedException(f"convert-tile-to-loop: {op.name}: {msg}")
+
+
+def _runs(values: Sequence[object]) -> list[tuple[int, int]]:
+    """Maximal runs of equal consecutive values: [(start, length), ...]."""
+    out: list[tuple[int, int]] = []
+    for i, v in enumerate(values):
+        if out and values[out[-1][0]] == v:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((i, 1))
+    return out
+
+
+def _chunk_starts(total: int, size: int) -> list[int]:
+    """Starts of the chunks of ``size`` covering [0, total): ``min(j*size, total - size)`` (the
+    last chunk is shifted left to stay inside; overlapping chunks recompute and rewrite the same
+    values, so every task has the same static shape)."""
+    n = -(-total // size)
+    return [min(j * size, total - size) for j in range(n)]
+
+
+# ============================================================================================
+# tile.im2col (004 §5.1.1, L1045-1049; algorithms.md §C2)
+# ============================================================================================
+
+
+@dataclass(frozen=True)
+class Im2colPlan:
+    """Static decomposition of one ``tile.im2col`` (all sizes in elements).
+
+    Main phase: tasks ``(n, c, blk)``, ``Q = N*C*ceil(H/R)``; a task takes ``R`` consecutive
+    input rows ``row0 = min(blk*R, H-R) ..`` of channel c of image n (one row per task when
+    ``rows_per_task`` = 1, L1045), DMAs them into ``xin`` (R, W), unfolds them with ``loop.map
+    im2col`` into ``xcol`` (R, kw, Wo) (zero padding left/right and the horizontal stride inside
+    the map, L1047), and for every kernel row i whose output row ``ho = (ri + pt - i*dh)/sh`` is
+    integral and inside [0, Ho) writes the (kw, Wo) block of input row ri to col rows
+    ``c*kh*kw + i*kw ..`` and columns ``(n*Ho + ho)*Wo ..`` (one strided DMA: kw blocks of Wo).
+
+    Zero phase: col entries whose input row is vertical padding (``ho*sh + i*dh - pt`` outside
+    [0, H)) are written from a zero buffer: per task ``(n, c)`` and kernel row i, the ho ranges
+    ``zero_ranges[i]`` (at most ``zchunk`` output rows per DMA).
+    """
+
+    N: int
+    C: int
+    H: int
+    W: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    pt: int
+    pl: int
+    pb: int
+    pr: int
+    dh: int
+    dw: int
+    Ho: int
+    Wo: int
+    R: int
+    nhwc: bool
+    zchunk: int
+    zero_ranges: tuple[tuple[tuple[int, int], ...], ...]  # per kernel row i: ((ho0, n), ...)
+
+    @property
+    def blocks(self) -> int:
+        return -(-self.H // self.R)
+
+    def row0(self, blk: int) -> int:
+        return min(blk * self.R, self.H - self.R)
+
+    def output_row(self, ri: int, i: int) -> int | None:
+        """ho fed by input row ri through kernel row i, or None."""
+        num = ri + self.pt - i * self.dh
+        if num < 0 or num % self.sh or num // self.sh >= self.Ho:
+            return None
+        return num // self.sh
+
+
+def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
+    """:class:`Im2colPlan` of ``op``; ``rows_per_task`` is lowered until the LDM buffers fit
+    ``budget`` bytes (default: all of ``ldm_user_bytes``). Raises PassFailedException if even one
+    row does not fit."""
+    g = op.geometry()
+    kh, kw = g["kernel"]
+    sh, sw = g["strides"]
+    pt, pl, pb, pr = g["pads"]
+    dh, dw = g["dilations"]
+    ti = op.input.type
+    assert isinstance(ti, MemRefType)
+    s = ti.get_shape()
+    nhwc = op.data_layout == DataLayout.NHWC
+    n, c, h, w = (s[0], s[3], s[1], s[2]) if nhwc else s
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    _, eb = _elem(ti)
+    budget = default_machine().ldm_user_bytes if budget is None else budget
+    zero_ranges = []
+    for i in range(kh):
+        lo = min(ho, max(0, -(-(pt - i * dh) // sh)))  # ho < lo: input row < 0
+        hi = min(ho, max(0, -(-(h + pt - i * dh) // sh)))  # ho >= hi: input row >= H
+        rs = []
+        if lo > 0:
+            rs.append((0, lo))
+        if hi < ho:
+            rs.append((max(hi, lo), ho - max(hi, lo)))
+        zero_ranges.append(tuple(rs))
+    zmax = max((nn for rs in zero_ranges for _, nn in rs), default=0)
+    zchunk = zmax
+    rpt = op.rows_per_task.value.data if op.rows_per_task is not None else 1
+    r = min(rpt, h)
+    while True:
+        zc = min(zmax, max(1, (budget // 4) // (eb * kw * wo))) if zmax else 0
+        if _fits([r * w, r * kw * wo, kw * zc * wo], eb, budget):
+            zchunk = zc
+            break
+        if r > 1:
+            r = max(1, r // 2)
+            continue
+        raise _fail(op, f"one input row ({w} elements) and its unfolded rows ({kw}x{wo}) do not fit in {budget} B of LDM")
+    return Im2colPlan(n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, ho, wo, r, nhwc, zchunk, tuple(zero_ranges))
+
+
+def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
+    """Per-CPE loops of :class:`Im2colPlan` (main phase, then zero phase); all DMAs waited."""
+    p = plan_im2col(op, _budget(ctx))
+    x, col = ctx.value(op.input), ctx.value(op.output)
+    et, _ = _elem(op.input.type)
+    e = _Emitter(ctx)
+    xin = ctx.new_buffer("im2col_in", LdmBufType((p.R, p.W), et))
+    xcol = ctx.new_buffer("im2col_col", LdmBufType((p.R, p.kw, p.Wo), et))
+    kk = p.kh * p.kw
+    how = p.Ho * p.Wo
+    params: dict[str, object] = {"kernel": (p.kw,), "strides": (p.sw,)}
+    if p.pl or p.pr:
+        params["pads"] = (p.pl, p.pr)
+    if p.dw != 1:
+        params["dilations"] = (p.dw,)
+    zeros = None
+    if any(p.zero_ranges):
+        zeros = ctx.new_buffer("im2col_zero", LdmBufType((p.kw, p.zchunk * p.Wo), et))
+        e.map(MapKind.FILL, [], zeros, value=0.0)
+    # main phase
+    with e.tasks(p.N * p.C * p.blocks) as q:
+        n, c, blk = e.digits(q, [p.N, p.C, p.blocks])
+        if p.blocks == 1:
+            row0 = e.c(0)
+        elif p.H % p.R == 0:
+            row0 = e.mul(blk, p.R)
+        else:
+            row0 = e.min_(e.mul(blk, p.R), p.H - p.R)
+        if p.nhwc:
+            t = e.get(x, [n, row0, 0, c], [1, p.R, p.W, 1], xin)
+        else:
+            t = e.get(x, [n, c, row0, 0], [1, 1, p.R, p.W], xin)
+        e.wait([t])
+        e.map(MapKind.IM2COL, [xin], xcol, **params)
+        crow = e.mul(c, kk)
+        ncol = e.mul(n, how)
+
+        def one_row(k: SSAValue | int) -> None:
+            ri = e.add(row0, k)
+            src = e.view(xcol, (p.kw, p.Wo), k * p.kw * p.Wo if isinstance(k, int) else e.mul(k, p.kw * p.Wo))
+            uncond: list[SSAValue] = []
+            for i in range(p.kh):
+                base = p.pt - i * p.dh  # ho = (ri + base) / sh
+                conds = []
+                if base < 0:
+                    conds.append(e.cmp("sge", ri, -base))
+                top = (p.Ho - 1) * p.sh - base  # largest ri with ho < Ho
+                if top < p.H - 1:
+                    conds.append(e.cmp("sle", ri, top))
+                if p.sh > 1:
+                    _, rem = e.divrem(e.add(ri, base % p.sh), p.sh)
+                    conds.append(e.cmp("eq", rem, 0))
+                with e.if_(e.and_(conds) if conds else None):
+                    num = e.add(ri, base)
+                    hov = e.divrem(num, p.sh)[0] if p.sh > 1 else num
+                    r0 = e.add(crow, i * p.kw)
+                    c0 = e.emit(arith.AddiOp(ncol, e.mul(hov, p.Wo))).results[0]
+                    tok = e.put(src, col, [r0, c0], [p.kw, p.Wo])
+                    if conds:
+                        e.wait([tok])
+                    else:
+                        uncond.append(tok)
+            e.wait(uncond)
+
+        if p.R == 1:
+            one_row(0)
+        else:
+            with e.for_(0, p.R, 1, "k") as kv:
+                one_row(kv)
+    # zero phase: col entries fed by vertical padding
+    if zeros is not None:
+        with e.tasks(p.N * p.C, "qz") as q:
+            n, c = e.digits(q, [p.N, p.C])
+            crow = e.mul(c, kk)
+            ncol = e.mul(n, how)
+            toks = []
+            for i, rs in enumerate(p.zero_ranges):
+                for ho0, nho in rs:
+                    for h0 in range(ho0, ho0 + nho, p.zchunk):
+                        nz = min(p.zchunk, ho0 + nho - h0)
+                        toks.append(
+                            e.put(e.view(zeros, (p.kw, nz * p.Wo)), col, [e.add(crow, i * p.kw), e.add(ncol, h0 * p.Wo)], [p.kw, nz * p.Wo])
+                        )
+            e.wait(toks)
+    ctx.note_memref_write(op.output)
+    return e.ops()
+
+
+# ============================================================================================
+# tile.winograd_filter (Algorithm 5 step 1, L1130-1196 / 5.1.3.2; algorithms.md §C4)
+# ============================================================================================
+
+
+@dataclass(frozen=True)
+class WinogradFilterPlan:
+    """A task transforms ``kk`` output channels x ``g`` input channels of filters: either whole
+    rows of N_i (g = N_i, kk consecutive output channels: one contiguous DMA in, one strided DMA
+    of 16 blocks of kk*N_i out) or, when N_i is too large for LDM, g < N_i consecutive input
+    channels of one output channel. Tasks ``(k-chunk, c-chunk)``; chunk starts
+    :func:`_chunk_starts`."""
+
+    No: int
+    Ni: int
+    kk: int
+    g: int
+
+    @property
+    def k_chunks(self) -> int:
+        return -(-self.No // self.kk)
+
+    @property
+    def c_chunks(self) -> int:
+        return -(-self.Ni // self.g)
+
+
+def plan_winograd_filter(op: WinogradFilterOp, budget: int | None = None) -> WinogradFilterPlan:
+    ti = op.input.type
+    assert isinstance(ti, MemRefType)
+    no, ni, _, _ = ti.get_shape()
+    _, eb = _elem(ti)
+    budget = default_machine().ldm_user_bytes if budget is None else budget
+    per = (9 + 16) * eb
+    fmax = max(1, (budget - 2 * LDM_ALIGN) // per)
+    fcap = max(1, min(fmax, -(-(no * ni) // N_CPE)))  # >= 64 tasks when possible
+    if ni <= fcap:
+        return WinogradFilterPlan(no, ni, max(1, min(no, fcap // ni)), ni)
+    return WinogradFilterPlan(no, ni, 1, fcap)
+
+
+def lower_winograd_filter(op: WinogradFilterOp, ctx) -> list[Operation]:
+    """Per-CPE loop of :class:`WinogradFilterPlan`: DMA filters in, ``loop.map
+    winograd_filter``, DMA the 16 transformed planes out."""
+    p = plan_winograd_filter(op, _budget(ctx))
+    w, u = ctx.value(op.input), ctx.value(op.output)
+    et, _ = _elem(op.input.type)
+    nf = p.kk * p.g
+    wf = ctx.new_buffer("wino_filter_in", LdmBufType((nf, 3, 3), et))
+    uf = ctx.new_buffer("wino_filter_out", LdmBufType((16, nf), et))
+    e = _Emitter(ctx)
+    with e.tasks(p.k_chunks * p.c_chunks) as q:
+        jk, jc = e.digits(q, [p.k_chunks, p.c_chunks])
+        k0 = e.min_(e.mul(jk, p.kk), p.No - p.kk) if p.k_chunks > 1 else e.c(0)
+        c0 = e.min_(e.mul(jc, p.g), p.Ni - p.g) if p.c_chunks > 1 else e.c(0)
+        t = e.get(w, [k0, c0, 0, 0], [p.kk, p.g, 3, 3], wf)
+        e.wait([t])
+        e.map(MapKind.WINOGRAD_FILTER, [wf], uf)
+        e.wait([e.put(uf, u, [0, k0, c0], [16, p.kk, p.g])])
+    ctx.note_memref_write(op.output)
+    return e.ops()
+
+
+# ============================================================================================
+# tile.winograd_input / tile.winograd_output (Algorithm 5 steps 2 and 4, L1138-1183)
+# ============================================================================================
+
+
+@dataclass(frozen=True)
+class WinogradTiling:
+    """Task decomposition shared by the input and output transforms.
+
+    Tiles (b, tr, tc) of the 2x2-output grid (TR x TC per image, row p = b*T + tr*TC + tc).
+    A task covers ``t`` consecutive tiles ``tc0 .. tc0+t-1`` of one tile row (the m' of L1138)
+    and ``g`` consecutive channels ``c0 ..``:
+
+    * ``full_width = False`` (NHWC, seed layout, L1140): g = all channels, t =
+      min(tiles_per_cpe, TC) shrunk to fit LDM; each input DMA reads (rows, 2t+2 cols, N_i) with
+      N_i contiguous and each output DMA writes 16 blocks of t*N_i (L1140-1175);
+    * ``full_width = True`` (NCHW, or NHWC when all channels do not fit): t = TC (a whole tile
+      row), g channels per task (g chosen to fit LDM and give >= 64 tasks when possible); the
+      DMAs read/write whole image rows of g channels.
+
+    Chunk starts along the tile row and the channels: :func:`_chunk_starts`. Tasks with the same
+    boundary clipping form one group (``row_groups`` x ``col_groups``), each lowered as its own
+    ``scf.for`` so that every DMA and map has static sizes.
+    """
+
+    B: int
+    C: int  # channels of the side being transformed (N_i for input, N_o for output)
+    TR: int
+    TC: int
+    t: int
+    g: int
+    full_width: bool
+
+    @property
+    def T(self) -> int:
+        return self.TR * self.TC
+
+    @property
+    def col_starts(self) -> list[int]:
+        return _chunk_starts(self.TC, self.t)
+
+    @property
+    def c_chunks(self) -> int:
+        return -(-self.C // self.g)
+
+
+def _tiling(b: int, c: int, tr: int, tc: int, want_t: int, nhwc: bool, eb: int, budget: int, sizes) -> WinogradTiling:
+    """Pick t and g: ``sizes(t, g, full_width)`` lists the element counts of the task buffers."""
+    if nhwc:
+        for t in range(min(max(1, want_t), tc), 0, -1):
+            if _fits(sizes(t, c, False), eb, budget):
+                return WinogradTiling(b, c, tr, tc, t, c, False)
+    gbal = -(-c // max(1, -(-N_CPE // (b * tr))))  # channels per task for >= 64 tasks
+    for g in range(min(c, gbal), 0, -1):
+        if _fits(sizes(tc, g, True), eb, budget):
+            return WinogradTiling(b, c, tr, tc, tc, g, True)
+    return WinogradTiling(b, c, tr, tc, tc, 0, True)
+
+
+def _dims(t: MemRefType, layout: DataLayout) -> tuple[int, int, int, int]:
+    s = t.get_shape()
+    return (s[0], s[3], s[1], s[2]) if layout == DataLayout.NHWC else (s[0], s[1], s[2], s[3])
+
+
+@dataclass(frozen=True)
+class WinogradInputPlan:
+    tiling: WinogradTiling
+    H: int
+    W: int
+    pads: tuple[int, int, int, int]
+    P: int
+    nhwc: bool
+    zrows: int  # rows of v past B*T zeroed per DMA
+
+    def row_clip(self, tr: int) -> tuple[int, int]:
+        """(top, bottom): padded rows of tile row tr's 4-row window outside the input."""
+        r0 = 2 * tr - self.pads[0]
+        return max(0, -r0), max(0, r0 + 4 - self.H)
+
+    def col_clip(self, tc0: int) -> tuple[int, int]:
+        """(left, right) of the (2t+2)-column window starting at tile tc0 (whole rows when
+        full_width: the window of the whole tile row)."""
+        t = self.tiling.t
+        c0 = 2 * tc0 - self.pads[1]
+        return max(0, -c0), max(0, c0 + 2 * t + 2 - self.W)
+
+
+def plan_winograd_input(op: WinogradInputOp, budget: int | None = None) -> WinogradInputPlan:
+    ti, to = op.input.type, op.output.type
+    assert isinstance(ti, MemRefType) and isinstance(to, MemRefType)
+    layout = op.data_layout
+    b, ni, h, w = _dims(ti, layout)
+    pads = tuple(int(x) for x in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
+    ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    tr, tc = -(-ro // 2), -(-co // 2)
+    _, eb = _elem(ti)
+    budget = default_machine().ldm_user_bytes if budget is None else budget
+    nhwc = layout == DataLayout.NHWC
+    want = op.tiles_per_cpe.value.data if op.tiles_per_cpe is not None else 1
+    p_rows = to.get_shape()[1]
+    zrows = 0
+    if p_rows > b * tr * tc:
+        zrows = min(p_rows - b * tr * tc, max(1, (budget // 8) // (eb * ni)))
+    zb = zrows * ni
+
+    def sizes(t: int, g: int, full: bool) -> list[int]:
+        cols = min(w, 2 * t + 2)
+        out = [4 * cols * g, 16 * t * g, zb]
+        if full and not nhwc:
+            out.append(g * 4 * w)  # channels-first staging before the transpose
+        return out
+
+    til = _tiling(b, ni, tr, tc, want, nhwc, eb, budget, sizes)
+    if til.g == 0:
+        raise _fail(op, f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
+    return WinogradInputPlan(til, h, w, pads, p_rows, nhwc, zrows)  # type: ignore[arg-type]
+
+
+def _groups(values: Sequence[object]) -> list[tuple[int, int, object]]:
+    return [(s, n, values[s]) for s, n in _runs(values)]
+
+
+def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
+    """Per-CPE loops of :class:`WinogradInputPlan`: for each boundary group, DMA the (rows,
+    cols, channels) window, (NCHW: transpose to channels-last in LDM), ``loop.map
+    winograd_input`` with the group's zero padding, DMA the 16 transformed planes to v; then
+    zero the rows of v past B*T (GEMM blocking padding, L1194-1196)."""
+    p = plan_winograd_input(op, _budget(ctx))
+    til = p.tiling
+    x, v = ctx.value(op.input), ctx.value(op.output)
+    et, _ = _elem(op.input.type)
+    t, g, C = til.t, til.g, til.C
+    cols_max = min(p.W, 2 * t + 2)
+    din = ctx.new_buffer("wino_in", LdmBufType((4 * cols_max * g,), et))
+    vout = ctx.new_buffer("wino_in_v", LdmBufType((16, t, g), et))
+    dchw = ctx.new_buffer("wino_in_chw", LdmBufType((g * 4 * p.W,), et)) if til.full_width and not p.nhwc else None
+    e = _Emitter(ctx)
+    row_keys = [p.row_clip(tr) for tr in range(til.TR)]
+    starts = til.col_starts if not til.full_width else [0]
+    col_keys = [p.col_clip(s) for s in starts]
+    for tr_a, n_tr, (top, bottom) in _groups(row_keys):
+        for j_a, n_j, (left, right) in _groups(col_keys):
+            R = 4 - top - bottom
+            Wc = 2 * t + 2 - left - right
+            q_count = til.B * n_tr * n_j * til.c_chunks
+            with e.tasks(q_count) as q:
+                bb, tri, ji, jc = e.digits(q, [til.B, n_tr, n_j, til.c_chunks])
+                trv = e.add(tri, tr_a)
+                if til.full_width:
+                    tc0 = e.c(0)
+                else:
+                    jv = e.add(ji, j_a)
+                    tc0 = e.min_(e.mul(jv, t), til.TC - t) if len(starts) > 1 else e.c(0)
+                c0 = e.min_(e.mul(jc, g), C - g) if til.c_chunks > 1 else e.c(0)
+                vo = vout
+                if R <= 0 or Wc <= 0:  # the window lies entirely in the zero padding
+                    e.map(MapKind.FILL, [], vo, value=0.0)
+                else:
+                    r_in = e.affine(trv, 2, top - p.pads[0])
+                    c_in = e.affine(tc0, 2, left - p.pads[1])
+                    d = e.view(din, (R, Wc, g))
+                    if p.nhwc:
+                        e.wait([e.get(x, [bb, r_in, c_in, c0], [1, R, Wc, g], d)])
+                    else:
+                        assert dchw is not None
+                        dc = e.view(dchw, (g, R, Wc))
+                        e.wait([e.get(x, [bb, c0, r_in, c_in], [1, g, R, Wc], dc)])
+                        e.map(MapKind.TRANSPOSE, [dc], d, perm=(1, 2, 0))
+                    params = {"pads": (top, left, bottom, right)} if (top or left or bottom or right) else {}
+                    e.map(MapKind.WINOGRAD_INPUT, [d], vo, **params)
+                p0 = e.emit(arith.AddiOp(e.mul(bb, til.T), e.emit(arith.AddiOp(e.mul(trv, til.TC), tc0)).results[0])).results[0]
+                if g == C:
+                    e.wait([e.put(vo, v, [0, p0, 0], [16, t, C])])
+                else:
+                    toks = [e.put(e.view(vo, (t, g), xi * t * g), v, [xi, p0, c0], [1, t, g]) for xi in range(16)]
+                    e.wait(toks)
+    # rows of v past B*T: zeros (the GEMM's block padding)
+    bt = til.B * til.T
+    if p.P > bt:
+        zr = p.zrows
+        zeros = ctx.new_buffer("wino_in_zero", LdmBufType((zr, C), et))
+        e.map(MapKind.FILL, [], zeros, value=0.0)
+        zstarts = _chunk_starts(p.P - bt, zr)
+        with e.tasks(WINOGRAD_ALPHA**2 * len(zstarts), "qz") as q:
+            xi, jz = e.digits(q, [WINOGRAD_ALPHA**2, len(zstarts)])
+            z0 = e.add(e.min_(e.mul(jz, zr), p.P - bt - zr), bt) if len(zstarts) > 1 else e.c(bt)
+            e.wait([e.put(zeros, v, [xi, z0, 0], [1, zr, C])])
+    ctx.note_memref_write(op.output)
+    return e.ops()
+
+
+@dataclass(frozen=True)
+class WinogradOutputPlan:
+    tiling: WinogradTiling
+    Ro: int
+    Co: int
+    nhwc: bool
+
+    def rows(self, tr: int) -> int:
+        return min(2, self.Ro - 2 * tr)
+
+    def cols(self, tc0: int) -> int:
+        return min(2 * self.tiling.t, self.Co - 2 * tc0)
+
+
+def plan_winograd_output(op: WinogradOutputOp, budget: int | None = None) -> WinogradOutputPlan:
+    ti, to = op.input.type, op.output.type
+    assert isinstance(ti, MemRefType) and isinstance(to, MemRefType)
+    layout = op.data_layout
+    b, no, ro, co = _dims(to, layout)
+    tr, tc = -(-ro // 2), -(-co // 2)
+    _, eb = _elem(ti)
+    budget = default_machine().ldm_user_bytes if budget is None else budget
+    nhwc = layout == DataLayout.NHWC
+
+    def sizes(t: int, g: int, full: bool) -> list[int]:
+        out = [16 * t * g, 2 * 2 * t * g]
+        if full and not nhwc:
+            out.append(g * 2 * co)  # channels-first staging after the transpose
+        return out
+
+    want_t = -(-tc // max(1, -(-N_CPE // (b * tr))))  # tiles per task for >= 64 tasks when possible
+    til = _tiling(b, no, tr, tc, want_t, nhwc, eb, budget, sizes)
+    if til.g == 0:
+        raise _fail(op, f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
+    return WinogradOutputPlan(til, ro, co, nhwc)
+
+
+def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
+    """Per-CPE loops of :class:`WinogradOutputPlan`: DMA the 16 planes of t tiles x g channels
+    in, ``loop.map winograd_output`` clipped to the group's rows/columns, (NCHW: transpose to
+    channels-first), DMA the output rows out."""
+    p = plan_winograd_output(op, _budget(ctx))
+    til = p.tiling
+    m, y = ctx.value(op.input), ctx.value(op.output)
+    et, _ = _elem(op.input.type)
+    t, g, C = til.t, til.g, til.C
+    mbuf = ctx.new_buffer("wino_out_m", LdmBufType((16, t, g), et))
+    ybuf = ctx.new_buffer("wino_out_y", LdmBufType((2 * 2 * t * g,), et))
+    ychw = ctx.new_buffer("wino_out_chw", LdmBufType((g * 2 * p.Co,), et)) if til.full_width and not p.nhwc else None
+    e = _Emitter(ctx)
+    row_keys = [p.rows(tr) for tr in range(til.TR)]
+    starts = til.col_starts if not til.full_width else [0]
+    col_keys = [p.cols(s) for s in starts]
+    for tr_a, n_tr, R in _groups(row_keys):
+        for j_a, n_j, Wc in _groups(col_keys):
+            q_count = til.B * n_tr * n_j * til.c_chunks
+            with e.tasks(q_count) as q:
+                bb, tri, ji, jc = e.digits(q, [til.B, n_tr, n_j, til.c_chunks])
+                trv = e.add(tri, tr_a)
+                if til.full_width:
+                    tc0 = e.c(0)
+                else:
+                    jv = e.add(ji, j_a)
+                    tc0 = e.min_(e.mul(jv, t), til.TC - t) if len(starts) > 1 else e.c(0)
+                o0 = e.min_(e.mul(jc, g), C - g) if til.c_chunks > 1 else e.c(0)
+                p0 = e.emit(arith.AddiOp(e.mul(bb, til.T), e.emit(arith.AddiOp(e.mul(trv, til.TC), tc0)).results[0])).results[0]
+                if g == C:
+                    e.wait([e.get(m, [0, p0, 0], [16, t, C], mbuf)])
+                else:
+                    e.wait([e.get(m, [xi, p0, o0], [1, t, g], e.view(mbuf, (t, g), xi * t * g)) for xi in range(16)])
+                yv = e.view(ybuf, (R, Wc, g))  # type: ignore[arg-type]
+                e.map(MapKind.WINOGRAD_OUTPUT, [mbuf], yv)
+                r_out = e.mul(trv, 2)
+                c_out = e.mul(tc0, 2)
+                if p.nhwc:
+                    e.wait([e.put(yv, y, [bb, r_out, c_out, o0], [1, R, Wc, g])])  # type: ignore[list-item]
+                else:
+                    assert ychw is not None
+                    yc = e.view(ychw, (g, R, Wc))  # type: ignore[arg-type]
+                    e.map(MapKind.TRANSPOSE, [yv], yc, perm=(2, 0, 1))
+                    e.wait([e.put(yc, y, [bb, o0, r_out, c_out], [1, g, R, Wc])])  # type: ignore[list-item]
+    ctx.note_memref_write(op.output)
+    return e.ops()
