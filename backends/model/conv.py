@@ -881,6 +881,8 @@ def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None =
             cands[alg] = str(exc)
     plans = [p for p in cands.values() if not isinstance(p, str)]
     if not plans:
+        if algorithm != "auto":
+            raise NotApplicable(str(cands[algorithm]))
         reasons = "; ".join(f"{a}: {r}" for a, r in cands.items())
         raise NotApplicable(reasons)
     best = min(plans, key=lambda p: (p.cost.t_total, ALGORITHMS.index(p.algorithm)))
