@@ -375,6 +375,18 @@ def _valign(eb: int) -> int:
     return 32 if eb == 8 else 16
 
 
+def _units_per_body(units: int, kmax: int) -> int:
+    """Units per body of an inner-dimension micro-kernel: a divisor of ``units`` in
+    [kmax/2, kmax] if there is one (one run), else ``kmax`` balanced over the bodies."""
+    if units <= kmax:
+        return units
+    for g in range(kmax, (kmax + 1) // 2 - 1, -1):
+        if units % g == 0:
+            return g
+    n_bodies = -(-units // kmax)
+    return -(-units // n_bodies)
+
+
 def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Callable[[Unit], None],
           label: str = "", tail_ok: bool = False) -> None:
     """Emit micro-kernels computing ``unit_fn`` for every element of the nest ``sizes``.
@@ -433,10 +445,13 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
 
     ptr_of = {a: i for i, a in enumerate(used)}
 
-    def body(n_units: int, group: int) -> list[sw.RegInstr]:
+    def body(n_rows: int, n_cols: int, row_stride: list[int], group: int) -> list[sw.RegInstr]:
+        """Units (row r, column c) for r < n_rows, c < n_cols (row r at ``r*row_stride``),
+        register sets interleaved round-robin in groups of ``group`` units."""
+        pos = [(r, c) for r in range(n_rows) for c in range(n_cols)]
         out: list[sw.RegInstr] = []
-        for g0 in range(0, n_units, group):
-            js = range(g0, min(n_units, g0 + group))
+        for g0 in range(0, len(pos), group):
+            js = range(g0, min(len(pos), g0 + group))
             for t in code:
                 for j in js:
                     r = j - g0
@@ -445,7 +460,8 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                         continue
                     a = t.acc
                     acc = accs[a]
-                    off = acc.offset + j * step[a] + t.tap
+                    rr, cc = pos[j]
+                    off = acc.offset + rr * row_stride[a] + cc * step[a] + t.tap
                     v = vec and a in contiguous
                     if t.kind == "ld":
                         cls = (_LOAD_VEC if v else _LOAD_REP)[acc.eb]
@@ -459,21 +475,30 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
         em.microkernel(1, [], [], [sw.LdfiOp(reg(-1 - i, 0), c) for i, c in enumerate(u.consts)],
                        f"{label}.consts" if label else "consts")
     row = k >= 2 and units * L <= BODY_MAX
-    group = max(1, min(kmax, units, BODY_MAX // L if not row else units))
     n_loop = k - 2 if row else k - 1
+    zero = [0] * len(accs)
 
     def run(bases: list[SSAValue]) -> None:
         ptrs = [bases[a] for a in used]
-        if row:
-            em.microkernel(dims[k - 2], ptrs, [strides[a][k - 2] for a in used], body(units, group), label)
+        if row:  # a body = whole rows of units; the micro-kernel iterates dimension k-2
+            rs = [strides[a][k - 2] for a in range(len(accs))]
+            rows_max = max(1, min(BODY_MAX // (units * L), -(-kmax // units)))
+            per = _units_per_body(dims[k - 2], rows_max)
+            trip, rem = divmod(dims[k - 2], per)
+            g = max(1, min(kmax, per * units))
+            if trip:
+                em.microkernel(trip, ptrs, [rs[a] * per for a in used], body(per, units, rs, g), label)
+            if rem:
+                moved = [em.add(bases[a], trip * per * rs[a]) for a in used]
+                em.microkernel(1, moved, [0] * len(used), body(rem, units, rs, max(1, min(kmax, rem * units))), label)
             return
-        per = group
+        per = _units_per_body(units, max(1, min(kmax, BODY_MAX // L)))
         trip, rem = divmod(units, per)
         if trip:
-            em.microkernel(trip, ptrs, [step[a] * per for a in used], body(per, per), label)
+            em.microkernel(trip, ptrs, [step[a] * per for a in used], body(1, per, zero, per), label)
         if rem:
             moved = [em.add(bases[a], trip * per * step[a]) for a in used]
-            em.microkernel(1, moved, [0] * len(used), body(rem, rem), label)
+            em.microkernel(1, moved, [0] * len(used), body(1, rem, zero, rem), label)
 
     def level(d: int, bases: list[SSAValue]) -> None:
         if d == n_loop:
