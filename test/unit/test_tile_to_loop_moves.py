@@ -61,15 +61,19 @@ def lower_and_compare(text: str, seed: int = 0, **opts: object) -> ModuleOp:
 
 
 def _main(args: list[tuple[str, str]], outs: list[str], body: str) -> str:
-    """@main with memref args (name, type); ``outs`` = names of returned args."""
-    sig = ", ".join(f'%{n.upper()}: {t} {{graph.name = "{n}"}}' for n, t in args)
+    """@main: the memrefs ``args`` (name, type) not in ``outs`` are arguments, those in ``outs``
+    are ``memref.alloc`` results (uninitialised: NaN in the numpy evaluators) returned by @main;
+    all are bound to the kernel under their names."""
+    ins = [(n, t) for n, t in args if n not in outs]
     ty = dict(args)
+    sig = ", ".join(f'%{n.upper()}: {t} {{graph.name = "{n}"}}' for n, t in ins)
     res = ", ".join(f'{ty[o]} {{graph.name = "{o}"}}' for o in outs)
+    allocs = "".join(f"    %{o.upper()} = memref.alloc() : {ty[o]}\n" for o in outs)
     bind = ", ".join(f"%{n} = %{n.upper()} : {t}" for n, t in args)
     ret = ", ".join(f"%{o.upper()}" for o in outs)
     rty = ", ".join(ty[o] for o in outs)
     return (
-        f"builtin.module {{\n  func.func @main({sig}) -> ({res}) {{\n"
+        f"builtin.module {{\n  func.func @main({sig}) -> ({res}) {{\n{allocs}"
         f'    tile.kernel "k" ({bind}) {{\n{body}\n    }}\n    func.return {ret} : {rty}\n  }}\n}}\n'
     )
 
@@ -201,7 +205,7 @@ CASES = {
     ),
     "read_after_write_barrier": _main(
         [("x", "memref<64x64xf32>"), ("y", "memref<64x64xf32>"), ("z", "memref<64x64xf32>")],
-        ["z"],
+        ["y", "z"],
         """
       %t = tile.alloc : !tile.buf<64x64xf32, rc>
       %u = tile.alloc : !tile.buf<64x64xf32, cpe>

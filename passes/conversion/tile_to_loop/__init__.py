@@ -73,6 +73,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
+from taihu.backends.sim.machine import default_machine
 from taihu.dialects import loop, tile
 from taihu.dialects.loop import DmaMode, LdmBufType
 from taihu.dialects.mapkind import MapKind, check_map
@@ -363,6 +364,12 @@ class LowerCtx:
         op.result.name_hint = nm
         self._buffer_ops.append(op)
         return op.result
+
+    def ldm_free_bytes(self) -> int:
+        """``ldm_user_bytes`` minus the LDM footprint of every buffer of this spmd so far
+        (double buffers twice, each slot rounded to 32 B; :meth:`LdmBufType.footprint_bytes`)."""
+        used = sum(o.buffer_type.footprint_bytes() for o in self._buffer_ops if isinstance(o, loop.LdmBufferOp))
+        return default_machine().ldm_user_bytes - used
 
     def value(self, v: SSAValue) -> SSAValue:
         for sc in reversed(self.scopes):
