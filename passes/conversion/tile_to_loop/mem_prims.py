@@ -179,39 +179,76 @@ def winograd_output_full_reference(m: np.ndarray, out_shape: Sequence[int], layo
 # ============================================================================================
 
 N_CPE = 64
+#: smallest channel group of a full-width Winograd task when the channels must be split: DMA blocks
+#: of >= 8 channels (32 B of f32) rather than perfect load balance (R1: large DMA blocks, 004 L657).
+MIN_CHANNEL_GROUP = 8
 
 
 class _Emitter:
     """Appends ops to a stack of blocks; ``index`` arithmetic with constants from the context."""
 
+    _FOLD = {
+        arith.AddiOp: lambda x, y: x + y,
+        arith.SubiOp: lambda x, y: x - y,
+        arith.MuliOp: lambda x, y: x * y,
+        arith.MinSIOp: min,
+        arith.DivUIOp: lambda x, y: x // y,
+        arith.RemUIOp: lambda x, y: x % y,
+    }
+
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self.top = Block()
         self.blocks = [self.top]
+        self.known: dict[SSAValue, int] = {}
+        self.task_base = 0
 
     def emit(self, op: Operation) -> Operation:
         self.blocks[-1].add_op(op)
         return op
 
     def c(self, n: int) -> SSAValue:
-        return self.ctx.const(int(n))
+        v = self.ctx.const(int(n))
+        self.known[v] = int(n)
+        return v
+
+    def value_of(self, v: SSAValue) -> int | None:
+        """The static value of an index SSA value (constants from this emitter or the pass)."""
+        if v in self.known:
+            return self.known[v]
+        cv = getattr(self.ctx, "cval", None)
+        if isinstance(cv, dict) and v in cv:
+            return cv[v]
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data
+        return None
 
     def _bin(self, cls, a: SSAValue | int, b: SSAValue | int) -> SSAValue:
         a = self.c(a) if isinstance(a, int) else a
         b = self.c(b) if isinstance(b, int) else b
+        ka, kb = self.value_of(a), self.value_of(b)
+        if ka is not None and kb is not None and cls in self._FOLD:
+            return self.c(self._FOLD[cls](ka, kb))
         return self.emit(cls(a, b)).results[0]
 
     def add(self, a: SSAValue, b: int | SSAValue) -> SSAValue:
+        if isinstance(b, SSAValue) and self.value_of(b) is not None:
+            b = self.value_of(b)  # type: ignore[assignment]
         if isinstance(b, int):
             if b == 0:
                 return a
-            if b < 0:
+            if b < 0 and self.value_of(a) is None:
                 return self._bin(arith.SubiOp, a, -b)
+        if self.value_of(a) == 0:
+            return b if isinstance(b, SSAValue) else self.c(b)
         return self._bin(arith.AddiOp, a, b)
 
     def mul(self, a: SSAValue, b: int) -> SSAValue:
         if b == 1:
             return a
+        if b == 0:
+            return self.c(0)
         return self._bin(arith.MuliOp, a, b)
 
     def affine(self, a: SSAValue, mul: int, add: int) -> SSAValue:
@@ -220,6 +257,13 @@ class _Emitter:
 
     def min_(self, a: SSAValue, b: int) -> SSAValue:
         return self._bin(arith.MinSIOp, a, b)
+
+    def chunk_start(self, j: SSAValue, size: int, total: int) -> SSAValue:
+        """``min(j*size, total - size)`` (:func:`_chunk_starts`), the min only when ragged."""
+        if size >= total:
+            return self.c(0)
+        s = self.mul(j, size)
+        return s if total % size == 0 else self.min_(s, total - size)
 
     def divrem(self, a: SSAValue, n: int) -> tuple[SSAValue, SSAValue]:
         """(a // n, a % n) for a >= 0."""
@@ -279,8 +323,17 @@ class _Emitter:
             then.add_op(scf.YieldOp())
 
     def tasks(self, q_count: int, name: str = "q") -> contextlib.AbstractContextManager[SSAValue]:
-        """``scf.for %q = %id to Q step 64``: this CPE's tasks (cyclic distribution)."""
-        return self.for_(self.ctx.cpe_id, q_count, N_CPE, name)
+        """``scf.for %q = %start to Q step 64``: this CPE's tasks of a group of Q tasks. The
+        groups of one op are numbered consecutively (a running base) and dealt out cyclically
+        over the 64 CPEs as one sequence, so that many small groups do not all start on CPE 0:
+        ``start = (id - base) mod 64``."""
+        base = self.task_base % N_CPE
+        self.task_base += q_count
+        if base == 0:
+            start = self.ctx.cpe_id
+        else:
+            start = self._bin(arith.RemUIOp, self._bin(arith.AddiOp, self.ctx.cpe_id, N_CPE - base), N_CPE)
+        return self.for_(start, q_count, N_CPE, name)
 
     def view(self, buf: SSAValue, shape: Sequence[int], offset: SSAValue | int = 0) -> SSAValue:
         t = buf.type
@@ -492,12 +545,7 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
     # main phase
     with e.tasks(p.N * p.C * p.blocks) as q:
         n, c, blk = e.digits(q, [p.N, p.C, p.blocks])
-        if p.blocks == 1:
-            row0 = e.c(0)
-        elif p.H % p.R == 0:
-            row0 = e.mul(blk, p.R)
-        else:
-            row0 = e.min_(e.mul(blk, p.R), p.H - p.R)
+        row0 = e.chunk_start(blk, p.R, p.H)
         if p.nhwc:
             t = e.get(x, [n, row0, 0, c], [1, p.R, p.W, 1], xin)
         else:
@@ -526,7 +574,7 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
                     num = e.add(ri, base)
                     hov = e.divrem(num, p.sh)[0] if p.sh > 1 else num
                     r0 = e.add(crow, i * p.kw)
-                    c0 = e.emit(arith.AddiOp(ncol, e.mul(hov, p.Wo))).results[0]
+                    c0 = e.add(ncol, e.mul(hov, p.Wo))
                     tok = e.put(src, col, [r0, c0], [p.kw, p.Wo])
                     if conds:
                         e.wait([tok])
@@ -611,8 +659,8 @@ def lower_winograd_filter(op: WinogradFilterOp, ctx) -> list[Operation]:
     e = _Emitter(ctx)
     with e.tasks(p.k_chunks * p.c_chunks) as q:
         jk, jc = e.digits(q, [p.k_chunks, p.c_chunks])
-        k0 = e.min_(e.mul(jk, p.kk), p.No - p.kk) if p.k_chunks > 1 else e.c(0)
-        c0 = e.min_(e.mul(jc, p.g), p.Ni - p.g) if p.c_chunks > 1 else e.c(0)
+        k0 = e.chunk_start(jk, p.kk, p.No)
+        c0 = e.chunk_start(jc, p.g, p.Ni)
         t = e.get(w, [k0, c0, 0, 0], [p.kk, p.g, 3, 3], wf)
         e.wait([t])
         e.map(MapKind.WINOGRAD_FILTER, [wf], uf)
@@ -674,6 +722,7 @@ def _tiling(b: int, c: int, tr: int, tc: int, want_t: int, nhwc: bool, eb: int, 
             if _fits(sizes(t, c, False), eb, budget):
                 return WinogradTiling(b, c, tr, tc, t, c, False)
     gbal = -(-c // max(1, -(-N_CPE // (b * tr))))  # channels per task for >= 64 tasks
+    gbal = max(gbal, min(c, MIN_CHANNEL_GROUP))  # but DMA blocks of >= 8 channels (R1, 004 L657)
     for g in range(min(c, gbal), 0, -1):
         if _fits(sizes(tc, g, True), eb, budget):
             return WinogradTiling(b, c, tr, tc, tc, g, True)
@@ -773,8 +822,8 @@ def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
                     tc0 = e.c(0)
                 else:
                     jv = e.add(ji, j_a)
-                    tc0 = e.min_(e.mul(jv, t), til.TC - t) if len(starts) > 1 else e.c(0)
-                c0 = e.min_(e.mul(jc, g), C - g) if til.c_chunks > 1 else e.c(0)
+                    tc0 = e.chunk_start(jv, t, til.TC)
+                c0 = e.chunk_start(jc, g, C)
                 vo = vout
                 if R <= 0 or Wc <= 0:  # the window lies entirely in the zero padding
                     e.map(MapKind.FILL, [], vo, value=0.0)
@@ -791,7 +840,7 @@ def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
                         e.map(MapKind.TRANSPOSE, [dc], d, perm=(1, 2, 0))
                     params = {"pads": (top, left, bottom, right)} if (top or left or bottom or right) else {}
                     e.map(MapKind.WINOGRAD_INPUT, [d], vo, **params)
-                p0 = e.emit(arith.AddiOp(e.mul(bb, til.T), e.emit(arith.AddiOp(e.mul(trv, til.TC), tc0)).results[0])).results[0]
+                p0 = e.add(e.mul(bb, til.T), e.add(e.mul(trv, til.TC), tc0))
                 if g == C:
                     e.wait([e.put(vo, v, [0, p0, 0], [16, t, C])])
                 else:
@@ -806,7 +855,7 @@ def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
         zstarts = _chunk_starts(p.P - bt, zr)
         with e.tasks(WINOGRAD_ALPHA**2 * len(zstarts), "qz") as q:
             xi, jz = e.digits(q, [WINOGRAD_ALPHA**2, len(zstarts)])
-            z0 = e.add(e.min_(e.mul(jz, zr), p.P - bt - zr), bt) if len(zstarts) > 1 else e.c(bt)
+            z0 = e.add(e.chunk_start(jz, zr, p.P - bt), bt)
             e.wait([e.put(zeros, v, [xi, z0, 0], [1, zr, C])])
     ctx.note_memref_write(op.output)
     return e.ops()
@@ -875,9 +924,9 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
                     tc0 = e.c(0)
                 else:
                     jv = e.add(ji, j_a)
-                    tc0 = e.min_(e.mul(jv, t), til.TC - t) if len(starts) > 1 else e.c(0)
-                o0 = e.min_(e.mul(jc, g), C - g) if til.c_chunks > 1 else e.c(0)
-                p0 = e.emit(arith.AddiOp(e.mul(bb, til.T), e.emit(arith.AddiOp(e.mul(trv, til.TC), tc0)).results[0])).results[0]
+                    tc0 = e.chunk_start(jv, t, til.TC)
+                o0 = e.chunk_start(jc, g, C)
+                p0 = e.add(e.mul(bb, til.T), e.add(e.mul(trv, til.TC), tc0))
                 if g == C:
                     e.wait([e.get(m, [0, p0, 0], [16, t, C], mbuf)])
                 else:

@@ -1,0 +1,112 @@
+// RUN: %taihu-opt %s --split-input-file -p convert-tile-to-loop | filecheck %s
+
+// tile.winograd_* (Algorithm 5, 004 L1130-1196, algorithms.md §C4) -> per-CPE task loops of
+// DMA in, loop.map winograd_* (+ transposes for NCHW), DMA out. Tasks of one op are dealt out
+// cyclically over the 64 CPEs as one sequence (group g starts at (id - base_g) mod 64).
+
+// Filter transform, data-parallel over the N_o x N_i filters (L1187): here 2 filters per task
+// (>= 64 tasks), (k, 2 input channels) in, 16 blocks of 2 out.
+func.func @main(%W: memref<8x16x3x3xf32> {graph.name = "w"}) -> (memref<16x8x16xf32> {graph.name = "u"}) {
+  %U = memref.alloc() {alignment = 128 : i64} : memref<16x8x16xf32>
+  tile.kernel "wf" (%w = %W : memref<8x16x3x3xf32>, %u = %U : memref<16x8x16xf32>) {
+    tile.winograd_filter %w -> %u : memref<8x16x3x3xf32> -> memref<16x8x16xf32>
+  }
+  func.return %U : memref<16x8x16xf32>
+}
+
+// CHECK-LABEL: loop.spmd "wf"
+// CHECK-NEXT:  %wino_filter_in = loop.ldm_buffer "wino_filter_in" : !loop.ldm<2x3x3xf32>
+// CHECK-NEXT:  %wino_filter_out = loop.ldm_buffer "wino_filter_out" : !loop.ldm<16x2xf32>
+// CHECK:       scf.for %q = %id to %c64 step %c64 {
+// CHECK-NEXT:    %[[K:.*]] = arith.divui %q, %c8 : index
+// CHECK-NEXT:    %[[JC:.*]] = arith.remui %q, %c8 : index
+// CHECK-NEXT:    %[[C0:.*]] = arith.muli %[[JC]], %c2 : index
+// CHECK-NEXT:    %[[T:.*]] = loop.dma_start %w[%[[K]], %[[C0]], %c0, %c0] sizes [1, 2, 3, 3] -> %wino_filter_in
+// CHECK-NEXT:    loop.dma_wait %[[T]]
+// CHECK-NEXT:    loop.map winograd_filter ins(%wino_filter_in : !loop.ldm<2x3x3xf32>) out(%wino_filter_out : !loop.ldm<16x2xf32>)
+// CHECK-NEXT:    %[[P:.*]] = loop.dma_start %wino_filter_out -> %u[%c0, %[[K]], %[[C0]]] sizes [16, 1, 2]
+// CHECK-NEXT:    loop.dma_wait %[[P]]
+
+// -----
+
+// Input transform, NHWC (the seed's layout, L1140): m' = tiles_per_cpe = 3 consecutive tiles of a
+// tile row and all N_i channels per task: one DMA of (rows, 2m'+2 cols, N_i), one DMA of 16
+// blocks of m'*N_i out. Tasks with the same boundary clipping form a group with static sizes
+// (here 3 row classes x 3 column classes); the last chunk of a tile row is shifted left (tiles
+// 4..6 of 7). Rows of v past B*T = 49 are zeroed (GEMM block padding, L1194-1196).
+func.func @main(%X: memref<1x14x14x16xf32> {graph.name = "x"}) -> (memref<16x64x16xf32> {graph.name = "v"}) {
+  %V = memref.alloc() {alignment = 128 : i64} : memref<16x64x16xf32>
+  tile.kernel "wi" (%x = %X : memref<1x14x14x16xf32>, %v = %V : memref<16x64x16xf32>) {
+    tile.winograd_input %x -> %v {pads = array<i64: 1, 1, 1, 1>, tiles_per_cpe = 3 : i64, layout = #tile<data_layout nhwc>} : memref<1x14x14x16xf32> -> memref<16x64x16xf32>
+  }
+  func.return %V : memref<16x64x16xf32>
+}
+
+// CHECK-LABEL: loop.spmd "wi"
+// CHECK-NEXT:  %wino_in = loop.ldm_buffer "wino_in" : !loop.ldm<512xf32>
+// CHECK-NEXT:  %wino_in_v = loop.ldm_buffer "wino_in_v" : !loop.ldm<16x3x16xf32>
+// CHECK-NEXT:  %wino_in_zero = loop.ldm_buffer "wino_in_zero" : !loop.ldm<15x16xf32>
+// top-left corner tile chunk: 3 input rows, 7 columns, padding 1 on top and left
+// CHECK:       scf.for %q = %id to %c1 step %c64 {
+// CHECK-NEXT:    %[[D:.*]] = loop.view %wino_in[%c0] : !loop.ldm<512xf32> -> !loop.ldm<3x7x16xf32>
+// CHECK-NEXT:    %[[T:.*]] = loop.dma_start %x[%c0, %c0, %c0, %c0] sizes [1, 3, 7, 16] -> %[[D]]
+// CHECK-NEXT:    loop.dma_wait %[[T]]
+// CHECK-NEXT:    loop.map winograd_input ins(%[[D]] : !loop.ldm<3x7x16xf32>) out(%wino_in_v : !loop.ldm<16x3x16xf32>) {pads = array<i64: 1, 1, 0, 0>}
+// CHECK-NEXT:    loop.dma_start %wino_in_v -> %v[%c0, %c0, %c0] sizes [16, 3, 16] : !loop.ldm<16x3x16xf32> -> memref<16x64x16xf32>
+// interior: 5 tile rows x 1 chunk, 4 rows x 8 columns, no padding
+// CHECK:       scf.for %q_4 = %{{.*}} to %c5 step %c64 {
+// CHECK:         loop.dma_start %x[%c0, %{{.*}}, %{{.*}}, %c0] sizes [1, 4, 8, 16]
+// CHECK:         loop.map winograd_input ins(%{{.*}} : !loop.ldm<4x8x16xf32>) out(%wino_in_v : !loop.ldm<16x3x16xf32>){{$}}
+// bottom-right: shifted last chunk (tiles 4..6), padding 1 bottom and right
+// CHECK:       loop.map winograd_input ins(%{{.*}} : !loop.ldm<3x7x16xf32>) out(%wino_in_v : !loop.ldm<16x3x16xf32>) {pads = array<i64: 0, 0, 1, 1>}
+// CHECK:       loop.dma_start %wino_in_v -> %v[%c0, %c46, %c0] sizes [16, 3, 16]
+// CHECK:       loop.map fill out(%wino_in_zero : !loop.ldm<15x16xf32>) {value = 0.000000e+00 : f64}
+// CHECK:       scf.for %qz = %{{.*}} to %c16 step %c64 {
+// CHECK-NEXT:    loop.dma_start %wino_in_zero -> %v[%qz, %c49, %c0] sizes [1, 15, 16]
+
+// -----
+
+// Input transform, NCHW: whole tile rows (t = TC = 7) of 8-channel groups; the channels-first
+// window (8, rows, 14) is transposed to channels-last in LDM, and the 16 planes go out as 16
+// strided DMAs of (7 tiles x 8 channels).
+func.func @main(%X: memref<1x16x14x14xf32> {graph.name = "x"}) -> (memref<16x49x16xf32> {graph.name = "v"}) {
+  %V = memref.alloc() {alignment = 128 : i64} : memref<16x49x16xf32>
+  tile.kernel "wi_nchw" (%x = %X : memref<1x16x14x14xf32>, %v = %V : memref<16x49x16xf32>) {
+    tile.winograd_input %x -> %v {pads = array<i64: 1, 1, 1, 1>} : memref<1x16x14x14xf32> -> memref<16x49x16xf32>
+  }
+  func.return %V : memref<16x49x16xf32>
+}
+
+// CHECK-LABEL: loop.spmd "wi_nchw"
+// CHECK:       %wino_in_v = loop.ldm_buffer "wino_in_v" : !loop.ldm<16x7x8xf32>
+// CHECK:       scf.for %q = %id to %c2 step %c64 {
+// CHECK:         %[[D:.*]] = loop.view %wino_in[%c0] : !loop.ldm<448xf32> -> !loop.ldm<3x14x8xf32>
+// CHECK-NEXT:    %[[DC:.*]] = loop.view %wino_in_chw[%c0] : !loop.ldm<448xf32> -> !loop.ldm<8x3x14xf32>
+// CHECK-NEXT:    %[[T:.*]] = loop.dma_start %x[%c0, %[[C0:.*]], %c0, %c0] sizes [1, 8, 3, 14] -> %[[DC]]
+// CHECK-NEXT:    loop.dma_wait %[[T]]
+// CHECK-NEXT:    loop.map transpose ins(%[[DC]] : !loop.ldm<8x3x14xf32>) out(%[[D]] : !loop.ldm<3x14x8xf32>) {perm = array<i64: 1, 2, 0>}
+// CHECK-NEXT:    loop.map winograd_input ins(%[[D]] : !loop.ldm<3x14x8xf32>) out(%wino_in_v : !loop.ldm<16x7x8xf32>) {pads = array<i64: 1, 1, 0, 1>}
+// CHECK-COUNT-16: loop.dma_start %{{.*}} -> %v[%{{.*}}, %c0, %[[C0]]] sizes [1, 7, 8]
+
+// -----
+
+// Output transform, NCHW, odd R_o = C_o = 13: the last tile row writes one output row; the
+// 2-row result of the map is clipped to 13 columns and transposed to channels-first.
+func.func @main(%M: memref<16x49x8xf32> {graph.name = "m"}) -> (memref<1x8x13x13xf32> {graph.name = "y"}) {
+  %Y = memref.alloc() {alignment = 128 : i64} : memref<1x8x13x13xf32>
+  tile.kernel "wo" (%m = %M : memref<16x49x8xf32>, %y = %Y : memref<1x8x13x13xf32>) {
+    tile.winograd_output %m -> %y : memref<16x49x8xf32> -> memref<1x8x13x13xf32>
+  }
+  func.return %Y : memref<1x8x13x13xf32>
+}
+
+// CHECK-LABEL: loop.spmd "wo"
+// CHECK-NEXT:  %wino_out_m = loop.ldm_buffer "wino_out_m" : !loop.ldm<16x7x8xf32>
+// CHECK:       scf.for %q = %id to %c6 step %c64 {
+// CHECK:         loop.dma_start %m[%c0, %{{.*}}, %c0] sizes [16, 7, 8] -> %wino_out_m
+// CHECK:         loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x7x8xf32>) out(%{{.*}} : !loop.ldm<2x13x8xf32>)
+// CHECK:         loop.map transpose ins(%{{.*}} : !loop.ldm<2x13x8xf32>) out(%{{.*}} : !loop.ldm<8x2x13xf32>) {perm = array<i64: 2, 0, 1>}
+// CHECK:         loop.dma_start %{{.*}} -> %y[%c0, %c0, %{{.*}}, %c0] sizes [1, 8, 2, 13]
+// CHECK:       scf.for %q_1 = %{{.*}} to %c1 step %c64 {
+// CHECK:         loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x7x8xf32>) out(%{{.*}} : !loop.ldm<1x13x8xf32>)
+// CHECK:         loop.dma_start %{{.*}} -> %y[%c0, %c0, %c12, %c0] sizes [1, 8, 1, 13]
