@@ -143,7 +143,7 @@ def test_scalar_stores_write_lane_zero_only():
     np.testing.assert_array_equal(y, want)
 
 
-@pytest.mark.parametrize("v", [0.1, 1e-05, -3.0, 1 / 3, 2.5e300, 0.0])
+@pytest.mark.parametrize("v", [0.1, 1e-05, -3.0, 1 / 3, 2.5e300, 0.0, -np.inf, np.inf])
 def test_ldfi_constant_is_exact(v):
     from taihu.dialects.sw import LdfiOp
 

@@ -20,6 +20,7 @@ sw.kernel @k(%a: i64) {
     sw.ldfi r10, 0.01
     sw.ldfi r11, -2.0
     sw.ldfi r12, 1.0e-05
+    sw.ldfi r13, 0xfff0000000000000
     sw.fstd r10, 8(p0)
     sw.fsts r11, 4(p0)
   }
@@ -40,6 +41,7 @@ sw.kernel @k(%a: i64) {
 // CHECK-NEXT:   sw.ldfi r10, 0.01
 // CHECK-NEXT:   sw.ldfi r11, -2.0
 // CHECK-NEXT:   sw.ldfi r12, 1.0e-05
+// CHECK-NEXT:   sw.ldfi r13, 0xfff0000000000000
 // CHECK-NEXT:   sw.fstd r10, 8(p0)
 // CHECK-NEXT:   sw.fsts r11, 4(p0)
 // CHECK-NEXT: }
@@ -47,3 +49,4 @@ sw.kernel @k(%a: i64) {
 // CHECK-GENERIC: "sw.vfseleq"() <{ra = 3 : i64, rb = 0 : i64, rc = 31 : i64, rd = 4 : i64}> : () -> ()
 // CHECK-GENERIC: "sw.vsqrtd"() <{ra = 6 : i64, rc = 8 : i64}> : () -> ()
 // CHECK-GENERIC: "sw.ldfi"() <{rd = 10 : i64, value = 1.000000e-02 : f64}> : () -> ()
+// CHECK-GENERIC: "sw.ldfi"() <{rd = 13 : i64, value = 0xfff0000000000000 : f64}> : () -> ()
