@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, ModuleOp, TensorType, i64
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -39,13 +39,25 @@ def _round32(n: int) -> int:
     return -(-n // 32) * 32
 
 
-def build(kind: MapKind, in_specs, out_spec, params, same_buffer=False):
+def build(kind: MapKind, in_specs, out_spec, params, same_buffer=False, views=None):
     """(module, map op) for a map with inputs ``[(shape, elem)]`` and output ``(shape, elem)``;
-    ``same_buffer``: the output is input 0's buffer (in place)."""
-    bufs = [loop.LdmBufferOp(f"in{i}", loop.LdmBufType(s, _elem(e))) for i, (s, e) in enumerate(in_specs)]
+    ``same_buffer``: the output is input 0's buffer (in place); ``views = {i: off}``: input i is
+    a ``loop.view`` at element ``off`` of a larger buffer (its global holds ``off`` extra leading
+    elements per CPE)."""
+    views = views or {}
+    bufs = [loop.LdmBufferOp(f"in{i}", loop.LdmBufType((math.prod(s) + views[i],) if i in views else s, _elem(e)))
+            for i, (s, e) in enumerate(in_specs)]
+    operands = []
+    for i, (b, (s, e)) in enumerate(zip(bufs, in_specs)):
+        if i in views:
+            c = arith.ConstantOp.from_int_and_width(views[i], IndexType())
+            operands.append(loop.ViewOp(b.result, c.result, loop.LdmBufType(s, _elem(e))).result)
+        else:
+            operands.append(b.result)
     ob = bufs[0] if same_buffer else loop.LdmBufferOp("out", loop.LdmBufType(out_spec[0], _elem(out_spec[1])))
-    mop = loop.MapOp(kind, [b.result for b in bufs], ob.result, **params)
+    mop = loop.MapOp(kind, operands, ob.result, **params)
     allb = bufs + ([] if same_buffer else [ob])
+    in_specs = [((math.prod(s) + views[i],), e) if i in views else (s, e) for i, (s, e) in enumerate(in_specs)]
     specs = list(in_specs) + ([] if same_buffer else [out_spec])  # one LDM buffer each
     out_i = 0 if same_buffer else len(in_specs)
     nbytes = [math.prod(s) * (4 if e == "f32" else 8) for s, e in specs]
@@ -90,6 +102,12 @@ def build(kind: MapKind, in_specs, out_spec, params, same_buffer=False):
 
     def mapk(kb: Block, ldm):
         amap = {b.result: a for b, a in zip(allb, ldm)}
+        for i, off in views.items():
+            c = arith.ConstantOp.from_int_and_width(off * (4 if in_specs[i][1] == "f32" else 8), 64)
+            a = arith.AddiOp(ldm[i], c.result)
+            kb.add_op(c)
+            kb.add_op(a)
+            amap[operands[i]] = a.result
         for o in lower_map(mop, lambda v: amap[v]):
             kb.add_op(o)
 
@@ -111,12 +129,18 @@ def build(kind: MapKind, in_specs, out_spec, params, same_buffer=False):
     return mod, mop
 
 
-def run_map(kind, inputs, out_shape, out_elem, params, same_buffer=False):
+def run_map(kind, inputs, out_shape, out_elem, params, same_buffer=False, views=None):
     """Simulate; returns (output (64, *out_shape), cycles of the map kernel, module)."""
+    views = views or {}
     specs = [(a.shape[1:], "f32" if a.dtype == np.float32 else "f64") for a in inputs]
-    mod, _ = build(kind, specs, (tuple(out_shape), out_elem), params, same_buffer)
+    mod, _ = build(kind, specs, (tuple(out_shape), out_elem), params, same_buffer, views)
     mod.verify()
-    res = simulate(mod, inputs={f"in{i}": a for i, a in enumerate(inputs)})
+    feed = {}
+    for i, a in enumerate(inputs):  # a view's global: `off` garbage elements, then the data
+        if i in views:
+            a = np.concatenate([np.full((64, views[i]), 7.0, a.dtype), a.reshape(64, -1)], axis=1)
+        feed[f"in{i}"] = a
+    res = simulate(mod, inputs=feed)
     cyc = next(k["cycles"] for k in res.report["kernels"] if k["name"] == "map")
     return res.outputs["out"], cyc, mod
 
@@ -198,6 +222,17 @@ def test_affine_per_channel(elem):
     t = _rand((6, 1, 1), dt, 5)
     y, _, _ = run_map(MapKind.AFFINE, [x, s, t], (6, 7, 7), elem, {})
     np.testing.assert_allclose(y, (x * s + t).astype(dt), **_tol(dt))
+
+
+@pytest.mark.parametrize("off", [1, 2, 4, 8])
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_views_at_any_offset(off, elem):
+    """Inputs that are loop.view s at element offsets: vector units only where aligned."""
+    dt = NP[elem]
+    a = _rand((4, 8), dt, 20)
+    b = _rand((4, 1), dt, 21)
+    y, _, _ = run_map(MapKind.ADD, [a, b], (4, 8), elem, {}, views={0: off, 1: off + 1})
+    np.testing.assert_allclose(y, (a + b).astype(dt), **_tol(dt))
 
 
 def test_in_place_relu():

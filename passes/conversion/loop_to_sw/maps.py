@@ -288,12 +288,14 @@ def _mem_op(cls: type[sw.RegInstr], reg: int, ptr: int, off: int, store: bool) -
 @dataclass
 class Access:
     """A buffer as seen by a nest: i64 LDM base address, element bytes, one byte stride per
-    nest dimension (0 = broadcast) and a constant byte offset."""
+    nest dimension (0 = broadcast), a constant byte offset and the known alignment of the base
+    address (bytes: 32 for buffers and slots, less for some ``loop.view`` s)."""
 
     base: SSAValue
     eb: int
     strides: list[int]
     offset: int = 0
+    align: int = 32
 
 
 @dataclass
@@ -422,7 +424,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
             vec = False
         for a in contiguous:
             va = _valign(accs[a].eb)
-            if accs[a].offset % va or any(t % va for t in taps[a]):
+            if accs[a].align % va or accs[a].offset % va or any(t % va for t in taps[a]):
                 vec = False
             if any(s % va for s in strides[a][:inner]):
                 vec = False
@@ -526,12 +528,60 @@ def _row_major(shape: Sequence[int], eb: int) -> list[int]:
     return st
 
 
-def _bcast(base: SSAValue, shape: Sequence[int], eb: int, out_shape: Sequence[int]) -> Access:
+def _bcast(b: _Buf, out_shape: Sequence[int]) -> Access:
     """Access of an input broadcast (numpy rules, right-aligned) to ``out_shape``."""
-    rm = _row_major(shape, eb)
-    lead = len(out_shape) - len(shape)
-    st = [0] * lead + [0 if d == 1 else s for d, s in zip(shape, rm)]
-    return Access(base, eb, st)
+    rm = _row_major(b.shape, b.eb)
+    lead = len(out_shape) - len(b.shape)
+    st = [0] * lead + [0 if d == 1 else s for d, s in zip(b.shape, rm)]
+    return Access(b.addr, b.eb, st, align=b.align)
+
+
+def _index_multiple(v: SSAValue, depth: int = 0) -> int:
+    """A known divisor of an ``index`` value (constants, muli, addi/subi; else 1)."""
+    o = v.owner
+    if depth > 16 or not isinstance(o, Operation):
+        return 1
+    if isinstance(o, arith.ConstantOp) and isinstance(o.value, IntegerAttr):
+        return abs(o.value.value.data) or 1 << 20
+    if isinstance(o, arith.MuliOp):
+        return _index_multiple(o.lhs, depth + 1) * _index_multiple(o.rhs, depth + 1)
+    if isinstance(o, (arith.AddiOp, arith.SubiOp)):
+        return math.gcd(_index_multiple(o.lhs, depth + 1), _index_multiple(o.rhs, depth + 1))
+    return 1
+
+
+def _align_of(v: SSAValue, depth: int = 0) -> int:
+    """Known alignment (bytes, <= 32) of the LDM address of a loop buffer value: buffers and
+    slots are 32-B aligned (LDM_ALIGN); a view adds ``offset * elem_bytes``; a buffer carried by
+    ``scf`` block arguments is as aligned as every value flowing into it."""
+    t = v.type
+    assert isinstance(t, loop.LdmBufType)
+    o = v.owner
+    if depth > 8:
+        return t.elem_bytes
+    if isinstance(o, (loop.LdmBufferOp, loop.SlotOp)):
+        return loop.LDM_ALIGN
+    if isinstance(o, loop.ViewOp):
+        return math.gcd(_align_of(o.buffer, depth + 1), _index_multiple(o.offset) * t.elem_bytes)
+    if isinstance(o, Block):  # a block argument: scf.for iter_arg
+        parent = o.parent_op()
+        if isinstance(parent, scf.ForOp) and v.index > 0:
+            k = v.index - 1
+            srcs = [parent.iter_args[k]]
+            yld = o.last_op
+            if isinstance(yld, scf.YieldOp):
+                srcs.append(yld.arguments[k])
+            return min(_align_of(x, depth + 1) if x is not v else loop.LDM_ALIGN for x in srcs)
+        return t.elem_bytes
+    if isinstance(o, (scf.ForOp, scf.IfOp)):  # a result: every yielded value
+        k = v.index
+        al = loop.LDM_ALIGN
+        for r in o.regions:
+            for b in r.blocks:
+                if isinstance(b.last_op, scf.YieldOp):
+                    al = min(al, _align_of(b.last_op.arguments[k], depth + 1))
+        return al
+    return t.elem_bytes
 
 
 @dataclass
@@ -540,15 +590,23 @@ class _Buf:
     addr: SSAValue
     shape: tuple[int, ...]
     eb: int
+    align: int = 32
+    #: a whole allocation (not a view): may be processed up to its 32-B-rounded end
+    whole: bool = True
 
     def access(self) -> Access:
-        return Access(self.addr, self.eb, _row_major(self.shape, self.eb))
+        return Access(self.addr, self.eb, _row_major(self.shape, self.eb), align=self.align)
+
+    def acc(self, strides: Sequence[int], offset: int = 0) -> Access:
+        return Access(self.addr, self.eb, list(strides), offset, self.align)
 
 
 def _buf(v: SSAValue, addr: Callable[[SSAValue], SSAValue]) -> _Buf:
     t = v.type
     assert isinstance(t, loop.LdmBufType)
-    return _Buf(v, addr(v), t.get_shape(), 8 if isinstance(t.element_type, Float64Type) else 4)
+    align = _align_of(v)
+    whole = align >= loop.LDM_ALIGN and not isinstance(v.owner, loop.ViewOp)
+    return _Buf(v, addr(v), t.get_shape(), t.elem_bytes, align, whole)
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,13 +615,13 @@ def _buf(v: SSAValue, addr: Callable[[SSAValue], SSAValue]) -> _Buf:
 
 
 def _elementwise(em: _Emitter, out: _Buf, ins: list[_Buf], f: Callable[[Unit, list[int]], int]) -> None:
-    accs = [_bcast(b.addr, b.shape, b.eb, out.shape) for b in ins] + [out.access()]
+    accs = [_bcast(b, out.shape) for b in ins] + [out.access()]
     o = len(ins)
 
     def unit(u: Unit) -> None:
         u.store(o, f(u, [u.load(i) for i in range(o)]))
 
-    _nest(em, out.shape, accs, unit, tail_ok=True)
+    _nest(em, out.shape, accs, unit, tail_ok=out.whole)
 
 
 def _exp_unit(kind: MapKind, eb: int) -> Callable[[Unit, list[int]], int]:
@@ -591,9 +649,9 @@ def _windowed(em: _Emitter, op: loop.MapOp, out: _Buf, ins: list[_Buf], params: 
     xs = _row_major(x.shape, x.eb)
     lead = len(x.shape) - nk
     in_st = xs[:lead] + [xs[lead + i] * strides[i] for i in range(nk)]
-    accs = [Access(x.addr, x.eb, in_st), out.access()]
+    accs = [x.acc(in_st), out.access()]
     if len(ins) == 2:
-        accs.append(_bcast(ins[1].addr, ins[1].shape, ins[1].eb, out.shape))
+        accs.append(_bcast(ins[1], out.shape))
     taps = [0]
     for i in range(nk):
         taps = [t + j * xs[lead + i] for t in taps for j in range(kernel[i])]
@@ -631,7 +689,7 @@ def _tap_reduce(em: _Emitter, sizes: Sequence[int], accs: list[Access], out_i: i
 def _reduce(em: _Emitter, kind: MapKind, out: _Buf, x: _Buf, axis: int) -> None:
     xs = _row_major(x.shape, x.eb)
     L = x.shape[axis]
-    accs = [Access(x.addr, x.eb, xs), Access(out.addr, out.eb, _row_major(out.shape, out.eb))]
+    accs = [x.acc(xs), out.acc(_row_major(out.shape, out.eb))]
     how = "max" if kind == MapKind.REDUCE_MAX else "add"
     fin = (lambda u, s: u.mul(s, u.const(1.0 / L))) if kind == MapKind.REDUCE_MEAN else None
     _tap_reduce(em, out.shape, accs, 1, 0, [t * xs[axis] for t in range(L)], how, fin)
@@ -641,15 +699,15 @@ def _softmax(em: _Emitter, out: _Buf, x: _Buf, axis: int) -> None:
     L = x.shape[axis]
     eb = x.eb
     if L == 1:  # softmax of one element
-        _nest(em, out.shape, [out.access()], lambda u: u.store(0, u.const(1.0)), tail_ok=True)
+        _nest(em, out.shape, [out.access()], lambda u: u.store(0, u.const(1.0)), tail_ok=out.whole)
         return
     xs = _row_major(x.shape, eb)
     sa = xs[axis]
     pos = tuple(1 if d == axis else n for d, n in enumerate(x.shape))
     # accesses of the position nests: x, y, M = y[.., L-1], R = y[.., L-2]
-    px = Access(x.addr, eb, xs)
-    m_acc = Access(out.addr, eb, list(xs), (L - 1) * sa)
-    r_acc = Access(out.addr, eb, list(xs), (L - 2) * sa)
+    px = x.acc(xs)
+    m_acc = out.acc(list(xs), (L - 1) * sa)
+    r_acc = out.acc(list(xs), (L - 2) * sa)
     contiguous_axis = all(n == 1 for n in x.shape[axis + 1 :])
     lm = ((L - 2) // 4) * 4 if contiguous_axis else L - 2
     extra = list(range(lm, L))
@@ -663,9 +721,9 @@ def _softmax(em: _Emitter, out: _Buf, x: _Buf, axis: int) -> None:
         def p2(u: Unit) -> None:
             u.store(1, u.exp_neg(u.sub(u.load(0), u.load(2)), eb))
 
-        _nest(em, main, [px, Access(out.addr, eb, list(xs)), Access(out.addr, eb, bc, (L - 1) * sa)], p2, "exp")
+        _nest(em, main, [px, out.acc(list(xs)), out.acc(bc, (L - 1) * sa)], p2, "exp")
     # P3: R = 1 / (sum of the main taps of y + exp(x - M) of the extra taps) -> y[.., L-2]
-    py = Access(out.addr, eb, list(xs))
+    py = out.acc(list(xs))
     taps = [t * sa for t in range(lm)]
     chunks = [taps[i : i + TAP_CHUNK] for i in range(0, len(taps), TAP_CHUNK)] or [[]]
     for ci, ch in enumerate(chunks):
@@ -691,7 +749,7 @@ def _softmax(em: _Emitter, out: _Buf, x: _Buf, axis: int) -> None:
         def p4(u: Unit) -> None:
             u.store(0, u.mul(u.load(0), u.load(1)))
 
-        _nest(em, main, [Access(out.addr, eb, list(xs)), Access(out.addr, eb, bc, (L - 2) * sa)], p4, "scale")
+        _nest(em, main, [out.acc(list(xs)), out.acc(bc, (L - 2) * sa)], p4, "scale")
 
     # P5: the extra taps (incl. the two scratch positions) = exp(x - M) * R
     def p5(u: Unit) -> None:
@@ -734,7 +792,7 @@ def _lrn(em: _Emitter, op: loop.MapOp, out: _Buf, x: _Buf, p: dict) -> None:
             runs.append((ch, ch + 1, *w))
     for c0, c1, o0, o1 in runs:
         sizes = tuple(c1 - c0 if d == axis else n for d, n in enumerate(x.shape))
-        accs = [Access(x.addr, x.eb, xs, c0 * sa), Access(out.addr, out.eb, list(xs), c0 * sa)]
+        accs = [x.acc(xs, c0 * sa), out.acc(list(xs), c0 * sa)]
         offs = [o * sa for o in range(o0, o1 + 1) if o != 0]
 
         def unit(u: Unit, offs=offs) -> None:
@@ -767,7 +825,7 @@ def _lrn(em: _Emitter, op: loop.MapOp, out: _Buf, x: _Buf, p: dict) -> None:
 
 def _transpose(em: _Emitter, out: _Buf, x: _Buf, perm: Sequence[int]) -> None:
     xs = _row_major(x.shape, x.eb)
-    accs = [Access(x.addr, x.eb, [xs[p] for p in perm]), out.access()]
+    accs = [x.acc([xs[p] for p in perm]), out.access()]
     _nest(em, out.shape, accs, lambda u: u.store(1, u.load(0)))
 
 
@@ -820,12 +878,12 @@ def _im2col(em: _Emitter, out: _Buf, x: _Buf, p: dict) -> None:
         b = min(wo, (W - 1 + pl - j * d) // s + 1)
         a, b = min(a, wo), max(min(b, wo), min(a, wo))
         if b > a:
-            accs = [Access(x.addr, x.eb, xs[:-1] + [s * x.eb], (a * s + j * d - pl) * x.eb),
-                    Access(out.addr, out.eb, y_lead + [out.eb], (j * wo + a) * out.eb)]
+            accs = [x.acc(xs[:-1] + [s * x.eb], (a * s + j * d - pl) * x.eb),
+                    out.acc(y_lead + [out.eb], (j * wo + a) * out.eb)]
             _nest(em, lead + (b - a,), accs, lambda u: u.store(1, u.load(0)), "copy")
         for z0, z1 in ((0, a), (b, wo)):
             if z1 > z0:
-                acc = Access(out.addr, out.eb, y_lead + [out.eb], (j * wo + z0) * out.eb)
+                acc = out.acc(y_lead + [out.eb], (j * wo + z0) * out.eb)
                 _nest(em, lead + (z1 - z0,), [acc], lambda u: u.store(0, Unit.ZERO), "pad")
 
 
@@ -838,7 +896,7 @@ _WAT = ((1.0, 1.0, 1.0, 0.0), (0.0, 1.0, -1.0, -1.0))  # A^T
 def _winograd_filter(em: _Emitter, out: _Buf, x: _Buf) -> None:
     """y[4*xi+nu, f] = (G x[f] G^T)[xi, nu]: one scalar unit per filter f."""
     n = x.shape[0]
-    accs = [Access(x.addr, x.eb, [9 * x.eb]), Access(out.addr, out.eb, [out.eb])]
+    accs = [x.acc([9 * x.eb]), out.acc([out.eb])]
 
     def unit(u: Unit) -> None:
         for xi in range(4):
@@ -862,8 +920,8 @@ def _winograd_input(em: _Emitter, out: _Buf, x: _Buf, p: dict) -> None:
         return tuple(0 <= 2 * k + col - left < Wc for col in range(4))
 
     for k0, k1, cols in _segments(t, valid_cols):
-        accs = [Access(x.addr, eb, [2 * C * eb, eb], 2 * k0 * C * eb),
-                Access(out.addr, out.eb, [C * out.eb, out.eb], k0 * C * out.eb)]
+        accs = [x.acc([2 * C * eb, eb], 2 * k0 * C * eb),
+                out.acc([C * out.eb, out.eb], k0 * C * out.eb)]
 
         def unit(u: Unit, cols=cols) -> None:
             def d(r: int, col: int) -> int:
@@ -891,8 +949,8 @@ def _winograd_output(em: _Emitter, out: _Buf, x: _Buf) -> None:
         return min(2, Wc - 2 * k)
 
     for k0, k1, ndx in _segments(t, n_dx):
-        accs = [Access(x.addr, eb, [C * eb, eb], k0 * C * eb),
-                Access(out.addr, out.eb, [2 * C * out.eb, out.eb], 2 * k0 * C * out.eb)]
+        accs = [x.acc([C * eb, eb], k0 * C * eb),
+                out.acc([2 * C * out.eb, out.eb], 2 * k0 * C * out.eb)]
 
         def unit(u: Unit, ndx=ndx) -> None:
             for dy in range(R):
@@ -935,7 +993,7 @@ def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue]) -> list[Oper
         _elementwise(em, out, ins, lambda u, x: x[0])
     elif kind == MapKind.FILL:
         v = _round(float(p["value"]), eb)
-        _nest(em, out.shape, [out.access()], lambda u: u.store(0, u.const(v)), tail_ok=True)
+        _nest(em, out.shape, [out.access()], lambda u: u.store(0, u.const(v)), tail_ok=out.whole)
     elif kind == MapKind.RELU:
         _elementwise(em, out, ins, lambda u, x: u.sel_lt(x[0], Unit.ZERO, x[0]))
     elif kind == MapKind.LEAKY_RELU:
