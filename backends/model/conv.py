@@ -230,7 +230,8 @@ class GemmPlan:
     operand's block is loop-invariant in the M/N loops (a single K block and a single N resp. M
     block) and is loaded once per batch iteration (weight-DMA hoisting, 004 L1128).
     ``staged``: operands that go through an LDM staging buffer of the memory element type
-    (fp32 data, or fp64 data whose LDM layout differs from main memory) and ``tile.map convert``.
+    (fp32 data, or fp64 data whose LDM layout differs from main memory) and ``tile.map convert``;
+    ``double_c``: the C staging tile is double-buffered so a block's put overlaps the next block.
     """
 
     m: int
@@ -249,6 +250,7 @@ class GemmPlan:
     staged: frozenset[str]
     ldm_bytes: int
     cost: KernelCost
+    double_c: bool = False
 
     @property
     def scheme(self) -> int:
@@ -281,11 +283,12 @@ def _staged_operands(dtype: str, vec: str, trans_a: bool, trans_b: bool) -> froz
 
 def gemm_footprint(
     bm: int, bn: int, bk: int, dtype: str, staged: frozenset[str], hoist_a: bool = False,
-    hoist_b: bool = False, groups: int = 1, epilogue_bytes: int = 0,
+    hoist_b: bool = False, groups: int = 1, epilogue_bytes: int = 0, double_c: bool = False,
 ) -> int:
     """Per-CPE LDM bytes of the lowering's buffers: fp64 A, B, ``groups`` C tiles; staging
     buffers (memory element type) of staged operands; streamed (not hoisted) A/B DMA targets
-    double-buffered (004 L674); each buffer rounded up to 32 B."""
+    double-buffered (004 L674), and the C staging tile too with ``double_c`` (the put of one C
+    block overlaps the next block); each buffer rounded up to 32 B."""
     e = 4 if dtype == "f32" else 8
     a, b, c = bm * bk, bk * bn, bm * bn
     total = 0
@@ -297,7 +300,7 @@ def gemm_footprint(
             total += nbuf * _rnd(8 * _local(elems))
     total += groups * _rnd(8 * _local(c))
     if "C" in staged:
-        total += _rnd(e * _local(c))
+        total += (2 if double_c else 1) * _rnd(e * _local(c))
     return total + epilogue_bytes
 
 
@@ -325,7 +328,7 @@ def _gemm_cost(
     m: int, n: int, k: int, bm: int, bn: int, bk: int, vec: str, dtype: str,
     trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
     staged: frozenset[str], hoist_a: bool, hoist_b: bool, epi: _Epilogue,
-    machine: Machine, flops: int | None = None,
+    machine: Machine, flops: int | None = None, double_c: bool = False,
 ) -> KernelCost:
     prim = StructuralPrimitiveModel(machine)
     e = 4 if dtype == "f32" else 8
@@ -359,12 +362,25 @@ def _gemm_cost(
         bias_moved = N_CPE * _avg_moved(epi.bias_elems * e, machine.mem_txn_bytes)
         epi_dma += t_dma_tiles(bias_moved, machine)
         epi_moved += bias_moved
-    t_epi = cyc(epi_cycles) + epi_dma
     steps, blocks = nm * nn * nk, nm * nn
-    per_batch = (
-        t_hoist_dma + t_hoist_comp + t_dma_step + (steps - 1) * max(t_dma_step, t_comp_step)
-        + t_comp_step + blocks * t_epi
-    )
+    t_put = t_dma_tiles(mv_c, machine, put=True)
+    t_step = max(t_dma_step, t_comp_step)
+    if double_c:
+        # The put of C block b is issued before block b+1 starts and is waited one block later
+        # (double-buffered staging): its data phase joins the first step of block b+1; only the
+        # last put of a batch iteration is exposed.
+        put_data = mv_c / (machine.peak_bw_cg * 1e9 * machine.dma_put_bw_factor)
+        t_first = max(t_dma_step + put_data, t_comp_step)
+        t_epi = cyc(epi_cycles) + (epi_dma - t_put)
+        per_batch = (
+            t_hoist_dma + t_hoist_comp + t_dma_step + (steps - blocks) * t_step + (blocks - 1) * t_first
+            + t_comp_step + blocks * t_epi + t_put
+        )
+    else:
+        t_epi = cyc(epi_cycles) + epi_dma
+        per_batch = (
+            t_hoist_dma + t_hoist_comp + t_dma_step + (steps - 1) * t_step + t_comp_step + blocks * t_epi
+        )
     moved = batch * (
         steps * dma_step + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0) + blocks * epi_moved
     )
@@ -417,6 +433,7 @@ def plan_gemm(
     ldc = ldc or n
     e = 4 if dtype == "f32" else 8
     best: GemmPlan | None = None
+    best_key: tuple = ()
     for v in ([vec] if vec else ["n", "m"]):
         um, un = (VEC_UNIT, OTHER_UNIT) if v == "m" else (OTHER_UNIT, VEC_UNIT)
         staged = _staged_operands(dtype, v, trans_a, trans_b)
@@ -437,17 +454,19 @@ def plan_gemm(
                     if bias_elems:
                         epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
                     epi_bytes += 2 * _rnd(8)  # alpha / beta scalars
-                    fp = gemm_footprint(bm, bn, bk, dtype, staged, hoist_a, hoist_b, 1, epi_bytes)
-                    if fp > mach.ldm_user_bytes:
-                        continue
-                    cost = _gemm_cost(
-                        name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
-                        staged, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps), mach,
-                    )
-                    plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
-                                    hoist_b, staged, fp, cost)
-                    if best is None or (cost.t_total, -bm * bn * bk) < (best.cost.t_total, -best.bm * best.bn * best.bk):
-                        best = plan
+                    for double_c in ((True, False) if "C" in staged else (False,)):
+                        fp = gemm_footprint(bm, bn, bk, dtype, staged, hoist_a, hoist_b, 1, epi_bytes, double_c)
+                        if fp > mach.ldm_user_bytes:
+                            continue
+                        cost = _gemm_cost(
+                            name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
+                            staged, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps), mach, double_c=double_c,
+                        )
+                        plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
+                                        hoist_b, staged, fp, cost, double_c)
+                        key = (cost.t_total, -bm * bn * bk, not double_c)
+                        if best is None or key < best_key:
+                            best, best_key = plan, key
     if best is None:
         raise ValueError(f"no GEMM blocking fits in LDM for m={m} n={n} k={k} {dtype} (blocking={blocking})")
     return best
@@ -572,12 +591,16 @@ class ExplicitPlan:
     """im2col + GEMM (§C2, 004 L1023-1056): kernel ``im2col`` writes col (C*kh*kw, N*Ho*Wo)
     (viewed (group, C/g*kh*kw, N, Ho*Wo)); kernel ``gemm`` computes, per group g and image n,
     W_g (M/g, C/g*kh*kw) x col_g[:, n, :] -> y[n, g] (M/g, Ho*Wo) straight into the NCHW output
-    (batch = group * N GEMMs of shape (M/g, Ho*Wo, C/g*kh*kw))."""
+    (batch = group * N GEMMs of shape (M/g, Ho*Wo, C/g*kh*kw)); ``pointwise``: 1x1/s1/p0, no
+    im2col (the GEMM reads x); ``batched``: one GEMM per group over all N*Ho*Wo columns into an
+    (M, N, Ho*Wo) buffer + kernel ``relayout`` to NCHW (:func:`plan_explicit`)."""
 
     shape: ConvShape
     gemm: GemmPlan
     kernels: tuple[KernelCost, ...]
     cost: KernelCost
+    pointwise: bool = False
+    batched: bool = False
     algorithm: str = "im2col"
 
 
@@ -662,8 +685,35 @@ def _weight_relayout_cost(s: ConvShape, machine: Machine) -> KernelCost:
     )
 
 
+def is_pointwise(s: ConvShape) -> bool:
+    """1x1, stride 1, no padding: the convolution is a GEMM on the input as it is (im2col is the
+    identity, so the explicit algorithm skips it)."""
+    return (s.kh, s.kw) == (1, 1) and s.strides == (1, 1) and not any(s.pads)
+
+
+def relayout_cost(name: str, rows: int, blocks: int, block_elems: int, elem: int,
+                  machine: Machine | None = None) -> KernelCost:
+    """A copy kernel moving ``blocks`` contiguous blocks of ``block_elems`` elements from one
+    layout to another ((M, N, HW) -> (N, M, HW)); each CPE task moves ``rows`` blocks."""
+    return memory_bound_cost(
+        name,
+        [(blocks, block_elems * elem, False), (blocks, block_elems * elem, True)],
+        dmas_per_cpe=2 * _ceil(_ceil(blocks, rows), N_CPE),
+        machine=machine,
+    )
+
+
 def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
-    """Cost of im2col + GEMM (+ relayout) for ``s`` (model of the lowering's kernels).
+    """Cost of im2col + GEMM (+ relayout) for ``s`` (model of the lowering's kernels); the
+    cheaper of the two GEMM forms:
+
+    * per image (``batched = False``): group x N GEMMs (M/g, Ho*Wo, C/g*kh*kw) writing the NCHW
+      output directly; for pointwise layers (:func:`is_pointwise`) the GEMM reads the input
+      itself and there is no im2col kernel;
+    * batched (N > 1, not pointwise): group GEMMs (M/g, N*Ho*Wo, C/g*kh*kw) over col's
+      contiguous (N, Ho*Wo) columns into an (M, N, Ho*Wo) buffer, then a ``relayout`` copy
+      kernel to NCHW: no per-image padding of Ho*Wo to the block multiple and long DMA blocks
+      for small images, for one extra pass over the output.
 
     im2col (§C2 tensorised form): one task = one input row of one channel (W elements read
     contiguously), written to kh*kw col rows as segments of Wo elements (one DMA each, L1045)."""
@@ -671,6 +721,14 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
     e = s.elem
     kk = s.cg * s.kh * s.kw
     ncol = s.n * s.ho * s.wo
+    hw = s.ho * s.wo
+    maps = 1 if s.relu else 0
+    bias_along = "m" if s.bias else None
+    kernels: list[KernelCost] = []
+    if is_pointwise(s):
+        gemm = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=hw, ldc=hw, batch=s.group * s.n,
+                         bias_along=bias_along, maps=maps, machine=mach, name="gemm")
+        return ExplicitPlan(s, gemm, (gemm.cost,), _sum_costs("im2col", [gemm.cost], s.flops), pointwise=True)
     # im2col: reads N*C*H rows of W, writes C*kh*kw*N*Ho segments of Wo.
     rows = s.n * s.c * s.h
     segs = s.c * s.kh * s.kw * s.n * s.ho
@@ -681,15 +739,27 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
         compute_cycles_per_cpe=MAP_CYCLES_PER_ELEM * (segs * s.wo) / N_CPE,
         machine=mach,
     )
-    maps = 1 if s.relu else 0
-    hw = s.ho * s.wo
-    gemm = plan_gemm(
-        s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
-        bias_along="m" if s.bias else None, maps=maps, machine=mach, name="gemm",
-    )
-    kernels = [im2col, gemm.cost]
-    total = _sum_costs("im2col", kernels, s.flops)
-    return ExplicitPlan(s, gemm, tuple(kernels), total)
+    per_image = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
+                          bias_along=bias_along, maps=maps, machine=mach, name="gemm")
+    best = ExplicitPlan(s, per_image, (im2col, per_image.cost),
+                        _sum_costs("im2col", [im2col, per_image.cost], s.flops))
+    if s.n > 1:
+        big = plan_gemm(s.mg, ncol, kk, s.dtype, lda=kk, ldb=ncol, ldc=ncol, batch=s.group,
+                        bias_along=bias_along, maps=maps, machine=mach, name="gemm")
+        rel = relayout_cost("relayout", relayout_rows(hw, e, mach), s.m * s.n, hw, e, mach)
+        cand = ExplicitPlan(s, big, (im2col, big.cost, rel), _sum_costs("im2col", [im2col, big.cost, rel], s.flops),
+                            batched=True)
+        if cand.cost.t_total < best.cost.t_total:
+            best = cand
+    return best
+
+
+def relayout_rows(hw: int, elem: int, machine: Machine | None = None, budget: int | None = None) -> int:
+    """Rows (output channels) of Ho*Wo elements per CPE per step of the (M, N, HW) -> (N, M, HW)
+    relayout kernel: one double-buffered tile of q rows within half the LDM budget."""
+    m = machine or default_machine()
+    b = budget or m.ldm_user_bytes
+    return max(1, min(16, b // 2 // (2 * hw * elem)))
 
 
 def _implicit_cost(
@@ -711,12 +781,17 @@ def _implicit_cost(
     t_comp_step = conv_a + g * (conv_b + prim(bm, bn, bk, vec))
     c_local = _local(bm * bn)
     epi_cycles = g * (FILL_CYCLES_PER_ELEM + MAP_CYCLES_PER_ELEM * (1 + (1 if s.bias else 0) + (1 if s.relu else 0))) * c_local
-    epi_dma = g * t_dma_tiles(mv_c, mach, put=True)
-    if s.bias:
-        epi_dma += t_dma_tiles(N_CPE * _avg_moved(bm * e), mach)
-    t_epi = cyc(epi_cycles) + epi_dma
-    per_group = t_dma_step + (red - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_epi
-    total = n_groups * per_group
+    t_put = t_dma_tiles(mv_c, mach, put=True)
+    epi_dma = g * t_put
+    t_bias = t_dma_tiles(N_CPE * _avg_moved(bm * e), mach) if s.bias else 0.0
+    epi_dma += t_bias
+    # The fp32 staging tile of C is double-buffered: put g overlaps the maps of tile g+1, the
+    # last put's data phase joins the first reduction step of the next group.
+    put_data = mv_c / (mach.peak_bw_cg * 1e9 * mach.dma_put_bw_factor)
+    t_epi = t_bias + max(cyc(epi_cycles), (g - 1) * t_put)
+    t_first = max(t_dma_step + put_data, t_comp_step)
+    per_group = t_first + (red - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_epi
+    total = n_groups * per_group + t_put
     moved = n_groups * (red * (mv_a + g * mv_b) + g * mv_c)
     useful = n_groups * e * (red * (bm * bk + g * bk * bn) + g * bm * bn)
     return KernelCost(
@@ -732,10 +807,11 @@ def _implicit_cost(
 
 def implicit_footprint(s: ConvShape, bm: int, bn: int, bk: int, groups: int) -> int:
     """Per-CPE LDM bytes of the implicit kernel: A and B staged (fp32, double) + fp64 copies,
-    ``groups`` fp64 C tiles, one fp32 C staging tile, bias column (fp32 + fp64, rep)."""
-    staged = frozenset({"A", "B", "C"}) if s.dtype == "f32" else frozenset({"A", "B", "C"})
+    ``groups`` fp64 C tiles, a double-buffered fp32 C staging tile, bias column (fp32 + fp64,
+    rep)."""
+    staged = frozenset({"A", "B", "C"})
     bias = (_rnd(s.elem * bm) + _rnd(8 * bm)) if s.bias else 0
-    return gemm_footprint(bm, bn, bk, s.dtype, staged, groups=groups, epilogue_bytes=bias)
+    return gemm_footprint(bm, bn, bk, s.dtype, staged, groups=groups, epilogue_bytes=bias, double_c=True)
 
 
 def plan_implicit(s: ConvShape, machine: Machine | None = None) -> ImplicitPlan:
@@ -792,6 +868,18 @@ def winograd_input_tiles_per_cpe(c: int, tiles: int, elem: int = 4, ldm_bytes: i
     return best
 
 
+def winograd_channel_group(n: int, c: int, tr: int, sizes, elem: int, budget: int) -> int:
+    """Channels per task of the Winograd transforms (whole tile rows, NCHW): enough tasks for
+    the 64 CPEs (``ceil(c / ceil(64 / (n * tr)))``), at least 8 channels per DMA block (R1, 004
+    L657), and the task buffers ``sizes`` (element counts as functions of g) within ``budget``."""
+    gbal = -(-c // max(1, -(-N_CPE // max(1, n * tr))))
+    gbal = max(gbal, min(c, 8))
+    for g in range(min(c, gbal), 0, -1):
+        if sum(_rnd(f(g) * elem) for f in sizes) <= budget:
+            return g
+    return 1
+
+
 def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
     """Cost of the four Winograd kernels for ``s`` (model of the lowering). Raises
     :class:`NotApplicable`."""
@@ -820,20 +908,33 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
         machine=mach,
     )
     mp = winograd_input_tiles_per_cpe(s.c, tc, e, mach.ldm_user_bytes)
-    tasks = s.n * tr * _ceil(tc, mp)
+    budget = mach.ldm_user_bytes
+    # Input transform (NCHW, the tile-to-loop task decomposition): task = (image, tile row,
+    # g channels); it reads the 4 input rows of its channels (4*W contiguous elements per
+    # channel), transposes them channels-last, transforms the tc tiles and writes 16 (tc, g)
+    # blocks of v (one (16, tc, C) block when g = C).
+    g_in = winograd_channel_group(s.n, s.c, tr, [lambda g: 4 * min(s.w, 2 * tc + 2) * g, lambda g: 16 * tc * g,
+                                                 lambda g: 4 * s.w * g], e, budget)
+    tasks_in = s.n * tr * _ceil(s.c, g_in)
+    puts_in = 1 if g_in == s.c else 16
     inp = memory_bound_cost(
         "input",
-        # per task: 4 input rows of (2m'+2) elements per channel; 16 blocks of m'*C written.
-        [(tasks * 4 * s.c, (2 * mp + 2) * e, False), (tasks * 16, mp * s.c * e, True)],
-        dmas_per_cpe=tasks * (4 * s.c + 16) / N_CPE,
-        compute_cycles_per_cpe=tasks * mp * s.c * 48 / 4 / N_CPE,
+        [(tasks_in * g_in, 4 * s.w * e, False),
+         (tasks_in * puts_in * (1 if g_in == s.c else tc), (tc * s.c if g_in == s.c else g_in) * e * (16 if g_in == s.c else 1), True)],
+        dmas_per_cpe=_ceil(tasks_in, N_CPE) * (1 + puts_in),
+        compute_cycles_per_cpe=_ceil(tasks_in, N_CPE) * g_in * (tc * 48 / 4 + MAP_CYCLES_PER_ELEM * 4 * s.w),
         machine=mach,
     )
+    # Output transform: task = (image, tile row, g channels): reads 16 (tc, g) blocks of m,
+    # writes the 2 output rows of its channels (2*Wo contiguous elements per channel).
+    g_out = winograd_channel_group(s.n, s.m, tr, [lambda g: 16 * tc * g, lambda g: 4 * tc * g,
+                                                  lambda g: 2 * s.wo * g], e, budget)
+    tasks_out = s.n * tr * _ceil(s.m, g_out)
     out = memory_bound_cost(
         "output",
-        [(tasks * 16, mp * s.m * e, False), (tasks * 2 * s.m, 2 * mp * e, True)],
-        dmas_per_cpe=tasks * (16 + 2 * s.m) / N_CPE,
-        compute_cycles_per_cpe=tasks * mp * s.m * 24 / 4 / N_CPE,
+        [(tasks_out * 16 * tc, g_out * e, False), (tasks_out * g_out, 2 * s.wo * e, True)],
+        dmas_per_cpe=_ceil(tasks_out, N_CPE) * 17,
+        compute_cycles_per_cpe=_ceil(tasks_out, N_CPE) * g_out * (tc * 24 / 4 + MAP_CYCLES_PER_ELEM * 2 * s.wo),
         machine=mach,
     )
     kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)

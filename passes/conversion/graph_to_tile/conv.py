@@ -59,6 +59,7 @@ from taihu.backends.model.conv import (
     WinogradPlan,
     choose_conv,
     gemm_operand_layouts,
+    relayout_rows,
 )
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
@@ -162,38 +163,77 @@ class ConvPattern(GraphToTilePattern):
         el = _elem(X)
         kk = s.cg * s.kh * s.kw
         hw = s.ho * s.wo
-        col = self.alloc(rewriter, (s.c * s.kh * s.kw, s.n * hw), el, f"{name}_col")
-        kb = self._kb(name, op, s, "im2col", name, suffix="_im2col")
-        x, c = kb.arg(X, "x"), kb.arg(col, "col")
-        props: dict[str, Attribute] = {"kernel": _i64s((s.kh, s.kw))}
-        if s.strides != (1, 1):
-            props["strides"] = _i64s(s.strides)
-        if any(s.pads):
-            props["pads"] = _i64s(s.pads)
-        if s.dilations != (1, 1):
-            props["dilations"] = _i64s(s.dilations)
-        kb.insert(tile.Im2colOp.build(operands=[x, c], properties=props))
-        kb.finish(rewriter)
-
         g = plan.gemm
+        if plan.pointwise:  # col = x itself: (N, C, H*W) viewed (N, group, C/g, HW)
+            bsrc = self.view(rewriter, X, (s.n, s.group, kk, hw))
+        else:
+            col = self.alloc(rewriter, (s.c * s.kh * s.kw, s.n * hw), el, f"{name}_col")
+            kb = self._kb(name, op, s, "im2col", name, suffix="_im2col")
+            x, c = kb.arg(X, "x"), kb.arg(col, "col")
+            props: dict[str, Attribute] = {"kernel": _i64s((s.kh, s.kw))}
+            if s.strides != (1, 1):
+                props["strides"] = _i64s(s.strides)
+            if any(s.pads):
+                props["pads"] = _i64s(s.pads)
+            if s.dilations != (1, 1):
+                props["dilations"] = _i64s(s.dilations)
+            kb.insert(tile.Im2colOp.build(operands=[x, c], properties=props))
+            kb.finish(rewriter)
+            bsrc = self.view(rewriter, col, (s.group, kk, s.n * hw) if plan.batched else (s.group, kk, s.n, hw))
         wv = self.view(rewriter, W, (s.group, s.mg, kk))
-        cv = self.view(rewriter, col, (s.group, kk, s.n, hw))
-        yv = self.view(rewriter, Y, (s.n, s.group, s.mg, hw))
+        if plan.batched:
+            ybuf = self.alloc(rewriter, (s.m, s.n * hw), el, f"{name}_gemm")
+            yv = self.view(rewriter, ybuf, (s.group, s.mg, s.n * hw))
+        else:
+            yv = self.view(rewriter, Y, (s.n, s.group, s.mg, hw))
         kb = self._kb(name, op, s, "im2col", name, fused)
         kb.attrs["taihu.blocking"] = StringAttr(
             f"bm={g.bm} bn={g.bn} bk={g.bk} scheme={g.scheme} vec={g.vec}" + (" hoist_a" if g.hoist_a else "")
-            + (" hoist_b" if g.hoist_b else ""))
-        w, cm, y = kb.arg(wv, "w"), kb.arg(cv, "col"), kb.arg(yv, "y")
-        # outer loops: (group, image); ivs[0] = group, ivs[1] = image
+            + (" hoist_b" if g.hoist_b else "") + (" pointwise" if plan.pointwise else "")
+            + (" batched" if plan.batched else ""))
+        w, cm, y = kb.arg(wv, "w"), kb.arg(bsrc, "col" if not plan.pointwise else "x"), kb.arg(yv, "y")
+        # outer loops: (group[, image]); ivs[0] = group, ivs[1] = image
         acc_a = GemmAccess(w, lambda iv, r, k: [iv[0], r, k], [1, g.bm, g.bk])
-        acc_b = GemmAccess(cm, lambda iv, k, j: [iv[0], k, iv[1], j], [1, g.bk, 1, g.bn])
-        acc_c = GemmAccess(y, lambda iv, r, j: [iv[1], iv[0], r, j], [1, 1, g.bm, g.bn])
+        if plan.batched:
+            acc_b = GemmAccess(cm, lambda iv, k, j: [iv[0], k, j], [1, g.bk, g.bn])
+            acc_c = GemmAccess(y, lambda iv, r, j: [iv[0], r, j], [1, g.bm, g.bn])
+            outer = [(s.group, "g")]
+        elif plan.pointwise:
+            acc_b = GemmAccess(cm, lambda iv, k, j: [iv[1], iv[0], k, j], [1, 1, g.bk, g.bn])
+            acc_c = GemmAccess(y, lambda iv, r, j: [iv[1], iv[0], r, j], [1, 1, g.bm, g.bn])
+            outer = [(s.group, "g"), (s.n, "n")]
+        else:
+            acc_b = GemmAccess(cm, lambda iv, k, j: [iv[0], k, iv[1], j], [1, g.bk, 1, g.bn])
+            acc_c = GemmAccess(y, lambda iv, r, j: [iv[1], iv[0], r, j], [1, 1, g.bm, g.bn])
+            outer = [(s.group, "g"), (s.n, "n")]
         epi = GemmEpilogue(fused=fused)
         if bias is not None:
             bv = kb.arg(self.view(rewriter, bias, (s.group, s.mg, 1)), "bias")
             epi.bias = GemmAccess(bv, lambda iv, r, j: [iv[0], r, 0], [1, g.bm, 1])
             epi.bias_shape = (g.bm, 1)
-        emit_gemm(kb, g, acc_a, acc_b, acc_c, outer=[(s.group, "g"), (s.n, "n")], epilogue=epi, elem=el)
+        emit_gemm(kb, g, acc_a, acc_b, acc_c, outer=outer, epilogue=epi, elem=el)
+        kb.finish(rewriter)
+        if plan.batched:
+            self._relayout(rewriter, op, name, s, ybuf, Y)
+
+    def _relayout(self, rewriter: PatternRewriter, op, name: str, s: ConvShape, src: SSAValue, Y: SSAValue) -> None:
+        """(M, N, Ho*Wo) -> NCHW (N, M, Ho*Wo): per image, ``q`` output channels (rows of Ho*Wo
+        contiguous elements) per CPE per step, double-buffered."""
+        hw = s.ho * s.wo
+        el = _elem(src)
+        eb = 4 if s.dtype == "f32" else 8
+        q = relayout_rows(hw, eb, budget=self.state.ldm_budget)
+        rows = min(N_CPE * q, s.m)
+        sv = self.view(rewriter, src, (s.m, s.n, hw))
+        yv = self.view(rewriter, Y, (s.n, s.m, hw))
+        kb = KernelBuilder(self.state, f"{name}_relayout", op, algorithm="relayout",
+                           shape=f"{s.n}x{s.m}x{hw} <- {s.m}x{s.n}x{hw}", layer=name)
+        a, b = kb.arg(sv, "src"), kb.arg(yv, "y")
+        t = kb.alloc((rows, hw), el, tile.Dist.CPE, double=True, name="t")
+        with kb.loop(0, s.n, 1, "n") as n:
+            with kb.loop(0, s.m, rows, "m") as m0:
+                kb.load(a, [m0, n, 0], [rows, 1, hw], t)
+                kb.store(t, b, [n, m0, 0], [1, rows, hw])
         kb.finish(rewriter)
 
     # -- implicit ------------------------------------------------------------------------------
@@ -251,7 +291,7 @@ class ConvPattern(GraphToTilePattern):
         b_s = kb.alloc((bk, bn), el, lay["B"][0], double=True, name="x_s")
         b = kb.alloc((bk, bn), f64, lay["B"][0], layout=lay["B"][1], name="x_t")
         cs = [kb.alloc((bm, bn), f64, lay["C"][0], layout=lay["C"][1], name=f"y{g}") for g in range(G)]
-        c_s = kb.alloc((bm, bn), el, lay["C"][0], name="y_s")
+        c_s = kb.alloc((bm, bn), el, lay["C"][0], double=True, name="y_s")
         bias_s = bias_t = None
         if bv is not None:
             bias_s = kb.alloc((bm, 1), el, tile.Dist.REP, name="bias_s")

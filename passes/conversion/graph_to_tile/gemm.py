@@ -166,7 +166,7 @@ def emit_gemm(
         "C": (bm, bn),
     }
     names = {"A": "a", "B": "b", "C": "c"}
-    stream = {"A": not plan.hoist_a, "B": not plan.hoist_b, "C": False}
+    stream = {"A": not plan.hoist_a, "B": not plan.hoist_b, "C": plan.double_c}
     stage: dict[str, SSAValue | None] = {}
     buf: dict[str, SSAValue] = {}
     for o in ("A", "B", "C"):

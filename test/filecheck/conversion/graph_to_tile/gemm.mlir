@@ -15,7 +15,7 @@ func.func @main(%a: tensor<300x200xf32> {graph.name = "a"}, %b: tensor<200x500xf
 // CHECK-NEXT:   %a_2 = tile.alloc : !tile.buf<32x200xf64, rc>
 // CHECK-NEXT:   %b_s = tile.alloc : !tile.buf<200x512xf32, rc>
 // CHECK-NEXT:   %b_2 = tile.alloc : !tile.buf<200x512xf64, rc>
-// CHECK-NEXT:   %c_s = tile.alloc : !tile.buf<32x512xf32, rc>
+// CHECK-NEXT:   %c_s = tile.alloc double : !tile.buf<32x512xf32, rc>
 // CHECK-NEXT:   %c = tile.alloc : !tile.buf<32x512xf64, rc>
 // The B panel (one K block, one N block) is loop-invariant: loaded once (GEMP hoisting).
 // CHECK:        tile.move %b_1[%c0, %c0] sizes [200, 512] pad 0.0 -> %b_s
