@@ -425,6 +425,13 @@ class LowerCtx:
         if a == 0 and b == 0:
             return self.const(0)
         key = (a, b)
+        if key not in self._cpe_terms and b != 0 and a == MESH * b:  # b * id (cpe distribution)
+            if b == 1:
+                self._cpe_terms[key] = self.cpe_id
+            else:
+                m = arith.MuliOp(self.cpe_id, self.const(b))
+                self._prelude.append(m)
+                self._cpe_terms[key] = m.result
         if key not in self._cpe_terms:
             ops: list[Operation] = []
             parts: list[SSAValue] = []
@@ -877,8 +884,11 @@ def emit_move(ctx: LowerCtx, op: tile.MoveOp, offsets: Sequence[SSAValue], buf: 
 
         def one(k: int) -> None:
             c = cs[k]
+            if c.hi <= c.lo:  # nothing valid along this dim: the other dims do not matter
+                r = len(cases)
+                _emit_leaf(ctx, plan, n, [0] * r, [0] * r, starts, mem, buf, True)
+                return
             by_dims(n, cases, d + 1, lo + [c.lo], hi + [c.hi])
-            return None
 
         def chain(k: int) -> None:
             if k == len(cs) - 1:
