@@ -119,6 +119,11 @@ def _run_op(op: Operation, env: dict) -> None:
         res = map_numpy(op.map_kind, ins, out.shape, out.dtype, op.params())
         assert res.shape == out.shape, (op.map_kind, res.shape, out.shape)
         out[...] = res
+    elif isinstance(op, tile.GemmOp):  # C += op(A) x op(B) on the logical tiles
+        a, b, c = env[op.a], env[op.b], env[op.c]
+        a = a.T if op.trans_a is not None else a
+        b = b.T if op.trans_b is not None else b
+        c[...] = (c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)).astype(c.dtype)
     elif isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
         from taihu.passes.conversion.tile_to_loop import mem_prims as mp
 

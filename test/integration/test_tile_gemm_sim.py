@@ -1,0 +1,53 @@
+"""Tile-level GEMM, im2col and Winograd kernels lowered by convert-tile-to-loop (engineer E2's
+gemm.py / mem_prims.py), then convert-loop-to-sw + sw-to-swsim, run on the simulated core group
+and compared with the tile semantics (test/unit/tile_numpy.py, numpy).
+
+* tile.gemm: the per-CPE SUMMA (8 loop.summa_step per K block, 004 §4.1) for vector schemes
+  1, 3, 4 (col layouts, transposed operands, double-buffered K loop), and the overlapping
+  distribution (loop.gemm_block, f32 and f64);
+* tile.im2col (004 §5.1.1): 3x3 pad 1 NCHW, 3x3 stride 2 dilation 2 NHWC with 2 rows per task;
+* tile.winograd_filter / _input (NHWC chunks, NCHW channel groups) / _output (odd sizes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from taihu.test.integration.test_tile_to_loop_sim import simulate_tile
+
+FILECHECK = Path(__file__).resolve().parent.parent / "filecheck" / "conversion" / "tile_to_loop"
+
+
+def _cases(name: str) -> list[str]:
+    """The split-input-file cases of one of the FileCheck inputs (CHECK lines are comments)."""
+    return [c for c in (FILECHECK / name).read_text().split("// -----") if "func.func" in c]
+
+
+def _check(text: str, rtol: float, atol: float) -> int:
+    ref, got, cycles = simulate_tile(text)
+    for k, want in ref.items():
+        np.testing.assert_allclose(got[k], want, rtol=rtol, atol=atol, err_msg=k)
+    assert cycles > 0
+    return cycles
+
+
+@pytest.mark.parametrize("i", range(3), ids=["scheme1_col", "scheme4_trans", "scheme3_double_buffered_k"])
+def test_summa_gemm_on_simulator(i: int) -> None:
+    _check(_cases("gemm_summa.mlir")[i], rtol=1e-12, atol=1e-12)
+
+
+def test_overlapping_gemm_block_on_simulator() -> None:
+    _check(_cases("gemm_overlap.mlir")[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("i", range(2), ids=["nchw_3x3_pad", "nhwc_stride2_dilation2_rows2"])
+def test_im2col_on_simulator(i: int) -> None:
+    _check(_cases("im2col.mlir")[i], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("i", range(4), ids=["filter", "input_nhwc_chunks", "input_nchw_groups", "output_nchw_odd"])
+def test_winograd_on_simulator(i: int) -> None:
+    _check(_cases("winograd.mlir")[i], rtol=1e-5, atol=1e-5)
