@@ -22,7 +22,7 @@ from taihu.backends.reference import run_module
 from taihu.dialects import graph
 from taihu.passes.pipelines import PipelineUnavailableError, lower_to_swsim
 from taihu.test.unit.graph_builder import G
-from taihu.test.unit.lowering_cases import CASES
+from taihu.test.unit.lowering_cases import CASES, OPTIONS
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -36,14 +36,14 @@ def _downstream_missing(e: Exception) -> str | None:
     return None
 
 
-def run_differential(g: G, outs, seed: int = 0) -> None:
+def run_differential(g: G, outs, seed: int = 0, **options) -> None:
     from taihu.backends.sim.runner import simulate
 
     module = g.module(*outs)
     inputs = g.inputs(seed)
     ref = run_module(module, inputs)
     try:
-        lower_to_swsim(module)
+        lower_to_swsim(module, **options)
     except Exception as e:  # noqa: BLE001 - classified below
         why = _downstream_missing(e)
         if why is not None:
@@ -58,7 +58,7 @@ def run_differential(g: G, outs, seed: int = 0) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_lowered_op_matches_reference(name: str) -> None:
     g, outs = CASES[name]()
-    run_differential(g, outs)
+    run_differential(g, outs, **OPTIONS.get(name, {}))
 
 
 @st.composite

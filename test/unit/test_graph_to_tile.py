@@ -28,7 +28,7 @@ from taihu.passes.conversion.graph_to_tile.maps import (
     pool_counts,
 )
 from taihu.test.unit.graph_builder import G
-from taihu.test.unit.lowering_cases import CASES
+from taihu.test.unit.lowering_cases import CASES, OPTIONS
 from taihu.test.unit.tile_numpy import run_tile_module
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -59,8 +59,9 @@ def check_numerics(g: G, outs, seed: int = 0, **options) -> ModuleOp:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_numerics(name: str) -> None:
     g, outs = CASES[name]()
-    module = check_numerics(g, outs)
-    limit = default_machine().ldm_user_bytes
+    options = OPTIONS.get(name, {})
+    module = check_numerics(g, outs, **options)
+    limit = options.get("ldm_budget", default_machine().ldm_user_bytes)
     for k in kernels(module):
         assert sum(b for _, b in k.ldm_footprint()) <= limit
         for key in ("taihu.layer", "taihu.op", "taihu.algorithm", "taihu.shape"):
