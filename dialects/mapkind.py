@@ -43,7 +43,7 @@ class MapKind(StrEnum):
     REDUCE_MEAN = "reduce_mean"
     SOFTMAX = "softmax"  # softmax along `axis`
     LRN = "lrn"  # ONNX LRN along `axis` (size, alpha, beta, bias)
-    TRANSPOSE = "transpose"  # y = x.transpose(perm)
+    TRANSPOSE = "transpose"  # y = x.transpose(perm) (cast to y's element type when it differs)
     # Loop-level only (made by convert-tile-to-loop from tile.im2col / tile.winograd_*; see
     # LOOP_ONLY_KINDS and the rules in check_map):
     IM2COL = "im2col"  # unfold the last dim: y[..., j, wo] = pad(x)[..., wo*s + j*d]
@@ -180,6 +180,8 @@ def check_map(
     if kind == MapKind.CONVERT:
         if in_elems[0] == out_elem:
             return f"convert must change the element type (both {out_elem})"
+    elif kind == MapKind.TRANSPOSE:
+        pass  # a transpose may convert on the way (f32 <-> f64: convert + re-layout, 004 L823)
     elif any(e != out_elem for e in in_elems):
         return f"inputs and output must share the element type {out_elem} (got {', '.join(in_elems)})"
     rule = info.shape_rule
