@@ -45,8 +45,8 @@ main-memory byte address):
   incrementing it; ``loop.dma_wait`` -> ``sw.dma_wait %rw, 1`` + ``sw.reply_reset %rw`` per
   chain (a token waited again where an earlier wait of the same token dominates is skipped).
   ``mode bcast`` gets (one DMA delivered to every CPE, spec §4.3 rule 7): ``sw.barrier array``
-  (no CPE still reads the buffer), CPE 0 issues the broadcast get; its wait = CPE 0 waits +
-  ``sw.barrier array``. ``mode row`` is refused (the simulator has no row mode).
+  (no CPE still reads the buffer; omitted for the first write of a buffer outside loops), CPE 0
+  issues the broadcast get; its wait = CPE 0 waits + ``sw.barrier array``. ``mode row`` is refused (the simulator has no row mode).
 * ``loop.barrier`` -> ``sw.barrier``.
 * ``loop.summa_step`` / ``loop.gemm_block`` / ``loop.rlc_bcast`` -> register micro-kernels
   (:mod:`.gemm`, 004 Alg. 2 / Listing 4.1); ``loop.map`` -> :func:`.maps.lower_map` (owner B).
@@ -484,7 +484,8 @@ class KernelLowering:
         if mode == DmaMode.BCAST:
             ch.bcast = True
             props["mode"] = sw.DmaModeAttr(DmaMode.BCAST)
-            self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(BarrierScope.ARRAY)}))
+            if not self._first_write(op):
+                self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(BarrierScope.ARRAY)}))
             get = sw.DmaGetOp.build(operands=[mem, ldm, ch.reply], properties=props)
             is0 = self.emit(arith.CmpiOp(self.cpe, self.const(0), "eq")).results[0]
             self.emit(scf.IfOp(is0, [], Region(Block([get, scf.YieldOp()])), Region(Block([scf.YieldOp()]))))
@@ -493,6 +494,28 @@ class KernelLowering:
             self.emit(sw.DmaGetOp.build(operands=[mem, ldm, ch.reply], properties=props))
         else:
             self.emit(sw.DmaPutOp.build(operands=[ldm, mem, ch.reply], properties=props))
+
+    def _first_write(self, op: loop.DmaStartOp) -> bool:
+        """True if no CPE can still be using the buffer of the broadcast get ``op``: it is not
+        inside a loop and no earlier op of the kernel touches the buffer (or a slot/view of it),
+        so the barrier before the broadcast is not needed."""
+        p = op.parent_op()
+        while p is not None and p is not self.spmd:
+            if isinstance(p, scf.ForOp):
+                return False
+            p = p.parent_op()
+        root = op.buffer
+        while isinstance(root.owner, (loop.SlotOp, loop.ViewOp)):
+            root = root.owner.buffer
+        derived = {root}
+        for o in self.spmd.walk():
+            if o is op:
+                return True
+            if isinstance(o, (loop.SlotOp, loop.ViewOp)) and o.buffer in derived:
+                derived.add(o.result)
+            elif o is not root.owner and any(v in derived for v in o.operands):
+                return False
+        return True
 
     def _dominated_wait(self, token: SSAValue, op: Operation) -> bool:
         for t, w in self._waited:
