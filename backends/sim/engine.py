@@ -49,6 +49,7 @@ from taihu.backends.sim.microkernel import (
 )
 from taihu.backends.sim.pipeline import schedule_body
 from taihu.backends.sim.rlc import Batch, RLCNetwork
+from taihu.backends.sim.lockstep import Lockstep, Seq
 from taihu.backends.sim.trace import Trace
 
 
@@ -71,13 +72,6 @@ class _Block:
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
-
-
-class _WaitChildren:
-    __slots__ = ("children",)
-
-    def __init__(self, children: list) -> None:
-        self.children = children
 
 
 PH_AGENT = 5
@@ -139,6 +133,11 @@ class CPE(Agent):
         self.row, self.col = divmod(cid, m.mesh_cols)
         self.replies: dict[int, int] = {}
         self.kernel: KernelStats | None = None
+        # lockstep mode (lockstep.py): where this lane is blocked, its clock floor, back-pressure
+        self.site: tuple | None = None
+        self.floor = -1
+        self.bp = None
+        self.barrier_done = False
 
     # -- DMA (spec §4.3) --------------------------------------------------------------
     def dma(self, req: DMARequest) -> Generator:
@@ -218,19 +217,21 @@ class MPE(Agent):
         self.current_kernel: KernelStats | None = None
 
     def spawn(self, kernel: Callable[..., Generator], args: tuple = (), name: str = "kernel",
-              ldm_high_water: int = 0, group: Callable[..., Generator] | None = None) -> Generator:
+              ldm_high_water: int = 0, tape: Callable[..., Seq] | None = None) -> Generator:
         """Start ``kernel(cpe, *args)`` on all 64 CPEs (athread_spawn).
 
-        ``group``: optional lockstep form ``group(g, *args)`` run by one :class:`GroupAgent` for
-        all 64 CPEs (used for kernels without DMA/barriers; SPMD batching of the timing)."""
+        ``tape``: optional lockstep form ``tape(lanes, args, n_cpes, mesh_cols)`` returning the
+        :class:`~taihu.backends.sim.lockstep.Seq` of the launch; the CPEs then replay it in
+        cohorts (``lockstep.py``) instead of running one generator each (same results)."""
         eng = self.engine
         yield from self.sync()
         if self.running:
             raise SimError(f"spawn of '{name}' while kernel '{self.current_kernel.name}' runs "
                            f"(missing join)")
-        start = self.t + eng.machine.spawn_cycles
+        m = eng.machine
+        start = self.t + m.spawn_cycles
         ks = KernelStats(name=name, start=start, ldm_high_water=ldm_high_water)
-        ks.compute_per_cpe = np.zeros(eng.machine.n_cpes, dtype=np.int64)
+        ks.compute_per_cpe = np.zeros(m.n_cpes, dtype=np.int64)
         eng.kernels.append(ks)
         self.current_kernel = ks
         self.running = []
@@ -238,16 +239,16 @@ class MPE(Agent):
             c.t = start
             c.done = False
             c.blocked = None
+            c.site = None
+            c.bp = None
             c.kernel = ks
             c.replies = {}
-            c.gen = None if group is not None else kernel(c, *args)
+            c.gen = None if tape is not None else kernel(c, *args)
             self.running.append(c)
         eng.reg_ready[:] = start
-        if group is not None:
-            g = GroupAgent(eng, np.arange(eng.machine.n_cpes, dtype=np.int64),
-                           np.full(eng.machine.n_cpes, start, dtype=np.int64), None, ks)
-            g.gen = group(g, *args)
-            eng.schedule_agent(g)
+        if tape is not None:
+            root = tape(np.arange(m.n_cpes, dtype=np.int64), args, m.n_cpes, m.mesh_cols)
+            eng.lockstep.start(root, start, ks)
         else:
             for c in self.running:
                 eng.schedule_agent(c)
@@ -293,9 +294,9 @@ class Engine:
         self._maxdiff_cache: dict[tuple[int, int, int], tuple] = {}
         self.regs = np.zeros((m.n_cpes, m.n_regs, 4))
         self.reg_ready = np.zeros((m.n_cpes, m.n_regs), dtype=np.int64)
-        self.groups: list[GroupAgent] = []
-        self.pending: list[deque] = [deque() for _ in range(m.n_cpes)]
-        self.n_pending = 0
+        self.lockstep = Lockstep(self)
+        #: queued data effects (micro-kernel numerics) in creation order, see flush_numerics
+        self.tasks: list[_Task] = []
         self._run_plans: dict[tuple, _RunPlan] = {}
 
     # -- event queue ----------------------------------------------------------------------
@@ -312,6 +313,9 @@ class Engine:
     def wake(self, agent: Agent, at: int | None = None) -> None:
         """Unblock ``agent`` no earlier than ``at`` (default: now)."""
         if agent.done:
+            return
+        if agent.__class__ is CPE and agent.site is not None:
+            self.lockstep.wake_lane(agent, at)
             return
         agent.blocked = None
         agent.t = max(agent.t, self.now if at is None else at)
@@ -333,20 +337,10 @@ class Engine:
                 if isinstance(cmd, _Block):
                     agent.blocked = cmd.reason
                     return
-                if isinstance(cmd, _WaitChildren):
-                    agent.waiting = len(cmd.children)
-                    agent.blocked = "waiting for its divergent branches: " + ", ".join(
-                        ch.name for ch in cmd.children)
-                    for ch in cmd.children:
-                        self.schedule_agent(ch)
-                    return
                 raise SimError(f"{agent.name}: unknown command {cmd!r}")
         except StopIteration:
             agent.done = True
-            if isinstance(agent, GroupAgent):
-                self._group_finished(agent)
-            else:
-                self._finished(agent)
+            self._finished(agent)
         finally:
             self.current = None
 
@@ -357,17 +351,8 @@ class Engine:
                 w, self.join_waiter = self.join_waiter, None
                 self.wake(w, max(c.t for c in self.mpe.running))
 
-    def _group_finished(self, g: GroupAgent) -> None:
-        if g.parent is not None:
-            g.parent.waiting -= 1
-            if g.parent.waiting == 0:
-                self.wake(g.parent)
-            return
-        for i, cid in enumerate(g.lanes):
-            c = self.cpes[int(cid)]
-            c.t = int(g.tl[i])
-            c.done = True
-            self.trace.instant(c.id, "end", c.t)
+    def lanes_finished(self) -> None:
+        """Lockstep lanes finished (``lockstep.py``): wake the join when every CPE is done."""
         if self.join_waiter is not None and all(c.done for c in self.mpe.running):
             w, self.join_waiter = self.join_waiter, None
             self.wake(w, max(c.t for c in self.mpe.running))
@@ -394,13 +379,6 @@ class Engine:
             gc.set_threshold(*old_threshold)
         if not mpe.done:
             why: dict[int, str] = {c.id: c.blocked for c in self.cpes if not c.done and c.blocked}
-            for g in self.groups:
-                if g.done or not g.blocked or g.waiting:
-                    continue  # a parent waiting for its branches is not itself stuck
-                for c in g.lanes:
-                    c = int(c)
-                    why[c] = g.lane_reasons.get(c) or (
-                        f"in lockstep with its group ({g.name}): {g.blocked}")
             blocked = [(self.cpes[c].name, why[c]) for c in sorted(why)]
             if mpe.blocked:
                 blocked.append((mpe.name, mpe.blocked))
@@ -418,7 +396,11 @@ class Engine:
             self.wake(w)
 
     # -- barriers ----------------------------------------------------------------------------
-    def barrier_arrive(self, cpe: CPE, scope: str, mask: int | None) -> Generator:
+    def barrier_register(self, cpe: CPE, scope: str, mask: int | None,
+                         t: int) -> tuple[int | None, list[int]]:
+        """``cpe`` arrives at a barrier at cycle ``t`` (spec §7). Returns ``(release cycle,
+        arrived CPE ids)`` when it is the last member (the barrier is then over), else
+        ``(None, missing CPE ids)``."""
         m = self.machine
         if scope == "array":
             members = [c.id for c in self.mpe.running] if self.mpe.running else list(range(m.n_cpes))
@@ -439,22 +421,34 @@ class Engine:
             raise SimError(f"{cpe.name}: barrier {scope} mask {mask:#x} excludes the CPE itself")
         if cpe.kernel is not None:
             cpe.kernel.uses_sync = True
-        st = self.barriers.setdefault(key, {"arrived": {}, "members": set(members)})
-        st["arrived"][cpe.id] = cpe.t
+        st = self.barriers.get(key)
+        if st is None:
+            st = self.barriers[key] = {"arrived": {}, "members": set(members)}
+        st["arrived"][cpe.id] = t
         if len(st["arrived"]) == len(st["members"]):
             release = max(st["arrived"].values()) + cost
             del self.barriers[key]
-            for cid in st["arrived"]:
-                c = self.cpes[cid]
-                self.trace.span(cid, 1, f"barrier {scope}", st["arrived"][cid], release)
-                if cid == cpe.id:
-                    continue
-                self.wake(c, release)
-            cpe.t = release
+            for cid, ta in st["arrived"].items():
+                self.trace.span(cid, 1, f"barrier {scope}", ta, release)
+            return release, list(st["arrived"])
+        return None, sorted(st["members"] - set(st["arrived"]))
+
+    def barrier_arrive(self, cpe: CPE, scope: str, mask: int | None) -> Generator:
+        """Per-CPE barrier: arrive at the local clock, block until the last member arrives;
+        every member continues at the release cycle (re-synchronised there)."""
+        release, ids = self.barrier_register(cpe, scope, mask, cpe.t)
+        if release is None:
+            cpe.barrier_done = False
+            while not cpe.barrier_done:
+                yield _Block(f"barrier {scope}: waiting for CPEs {ids}")
             return
-        missing = sorted(st["members"] - set(st["arrived"]))
-        while key in self.barriers and self.barriers[key] is st:
-            yield _Block(f"barrier {scope}: waiting for CPEs {missing}")
+        for cid in ids:
+            if cid != cpe.id:
+                c = self.cpes[cid]
+                c.barrier_done = True
+                self.wake(c, release)
+        cpe.t = release
+        yield from cpe.sync()
 
     # -- RLC timing helpers (O(1) for whole batches: cached maxima over the rel. schedules) --
     def _maxdiff(self, a: np.ndarray, b: np.ndarray, shift: int = 0) -> int:
@@ -570,8 +564,12 @@ class Engine:
         if k is not None and rp.has_rlc:
             k.uses_rlc = True
         # numerics: queued, executed in SPMD batches by flush_numerics()
-        self.pending[cpe.id].append((rp, bases, inputs, outputs))
-        self.n_pending += 1
+        task = _Task(rp, (cpe.id,), (bases,), (inputs,), (outputs,))
+        self.tasks.append(task)
+        if rp.gets:
+            task.deps = {b.task for sl in inputs.values() for b, _, _ in sl if b.task is not None}
+        for b, _ in outputs:
+            b.task = task
         end = start + rp.cycles
         for r, off in rp.ready_after:
             rr[r] = start + off
@@ -605,242 +603,144 @@ class Engine:
             self.trace.span(cpe.id, 1, mk.name, start, end, {"trip": trip})
 
     def flush_numerics(self) -> None:
-        """Execute every queued micro-kernel run, batching CPEs that run the same body with
-        the same trip count (one numpy evaluation per group, ``BatchNumerics``)."""
-        if not self.n_pending:
-            return
-        pending = self.pending
-        while self.n_pending:
-            groups: dict[tuple, list[int]] = {}
-            for c in range(len(pending)):
-                q = pending[c]
-                if not q:
-                    continue
-                rp, _, inputs, _ = q[0]
-                if all(b.data is not None for sl in inputs.values() for b, _, _ in sl):
-                    groups.setdefault(id(rp), []).append(c)
-            if not groups:
-                raise SimError("internal error: micro-kernel numerics wait for messages that "
-                               "no queued run produces")
-            for cpes in groups.values():
-                tasks = [pending[c].popleft() for c in cpes]
-                self.n_pending -= len(tasks)
-                self._execute(tasks[0][0], cpes, tasks)
+        """Execute every queued micro-kernel run (data effects are deferred until somebody needs
+        LDM contents: a DMA, the join, a register read).
 
-    def _execute(self, rp: _RunPlan, cpes: list[int], tasks: list) -> None:
+        Tasks run in creation order, which respects each CPE's program order and every RLC
+        producer -> consumer edge (messages are posted before they are taken). Runs of the same
+        (body, trip count) on other CPEs that are ready are pulled forward into one SPMD batch
+        (``BatchNumerics``): a task may move ahead of skipped tasks only if it shares no CPE with
+        them and its producers already ran."""
+        tasks = self.tasks
+        if not tasks:
+            return
+        n_cpes = self.machine.n_cpes
+        window = 4 * n_cpes
+        head = 0
+        try:
+            while head < len(tasks):
+                h = tasks[head]
+                head += 1
+                if h.done:
+                    continue
+                if h.deps and not all(d.done for d in h.deps):
+                    raise SimError("internal error: micro-kernel numerics wait for messages "
+                                   "that no earlier run produces")
+                batch = [h]
+                if len(h.lanes) < n_cpes:
+                    rp = h.rp
+                    blocked = set(h.lanes)
+                    for k in range(head, min(len(tasks), head + window)):
+                        t = tasks[k]
+                        if t.done:
+                            continue
+                        if t.rp is rp and blocked.isdisjoint(t.lanes) and \
+                                (not t.deps or all(d.done for d in t.deps)):
+                            batch.append(t)
+                        blocked.update(t.lanes)
+                        if len(blocked) >= n_cpes:
+                            break
+                self._execute(batch)
+        finally:
+            del tasks[:head]
+
+    def _execute(self, batch: list[_Task]) -> None:
+        rp = batch[0].rp
         mk, trip, plan = rp.mk, rp.trip, rp.plan
-        bases = np.array([t[1] for t in tasks], dtype=np.int64).reshape(len(tasks), len(mk.strides))
+        if len(batch) == 1:
+            t0 = batch[0]
+            cpes = t0.lanes
+            bases = t0.bases if isinstance(t0.bases, np.ndarray) else \
+                np.array(t0.bases, dtype=np.int64).reshape(len(cpes), len(mk.strides))
+            inputs = t0.inputs
+            outputs = t0.outputs
+        else:
+            cpes = [c for t in batch for c in t.lanes]
+            bases = np.concatenate([np.asarray(t.bases, dtype=np.int64).reshape(len(t.lanes), -1)
+                                    for t in batch]) if mk.strides else \
+                np.zeros((len(cpes), 0), dtype=np.int64)
+            inputs = [x for t in batch for x in t.inputs]
+            outputs = [x for t in batch for x in t.outputs]
+        C = len(cpes)
         ins: dict[str, np.ndarray] = {}
         for d, js in plan.gets.items():
             m = len(js)
+            # fast path: every lane consumes one whole batch, all packed in the same array
+            arr0 = None
+            rows: list[int] = []
+            for inp in inputs:
+                sl = inp[d]
+                if len(sl) != 1:
+                    break
+                b, lo, hi = sl[0]
+                src = b.src
+                if src is None or lo or hi != b.n or (arr0 is not None and src[0] is not arr0):
+                    break
+                arr0 = src[0]
+                rows.append(src[1])
+            if len(rows) == C and arr0.shape[1] == trip * m:
+                ins[d] = arr0[rows].reshape(C, trip, m, 4)
+                continue
             arrs = []
-            for t in tasks:
-                sl = t[2][d]
+            for inp in inputs:
+                sl = inp[d]
                 data = sl[0][0].data[sl[0][1]:sl[0][2]] if len(sl) == 1 else \
                     np.concatenate([b.data[lo:hi] for b, lo, hi in sl])
                 arrs.append(data.reshape(trip, m, 4))
             ins[d] = np.stack(arrs)
         sends = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
                               mk.strides, ins).run()
-        # one (C, n*m, 4) array per distinct group of put instructions, shared by every target
-        # (a broadcast's 7 batches carry the same payload)
-        packed: dict[tuple[int, ...], np.ndarray] = {}
-        C = len(tasks)
-        for ci, t in enumerate(tasks):
-            for b, js in t[3]:
-                arr = packed.get(js)
-                if arr is None:
-                    if len(js) == 1:
-                        arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
-                    else:
-                        arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4)) for j in js],
-                                       axis=2).reshape(C, trip * len(js), 4)
-                    packed[js] = arr
-                b.data = arr[ci]
+        if plan.puts:
+            # one (C, n*m, 4) array per distinct group of put instructions, shared by every
+            # target (a broadcast's 7 batches carry the same payload)
+            packed: dict[tuple[int, ...], np.ndarray] = {}
+            for ci, outs in enumerate(outputs):
+                for b, js in outs:
+                    arr = packed.get(js)
+                    if arr is None:
+                        if len(js) == 1:
+                            arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
+                        else:
+                            arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4)) for j in js],
+                                           axis=2).reshape(C, trip * len(js), 4)
+                        packed[js] = arr
+                    b.data = arr[ci]
+                    b.src = (arr, ci)
+        for t in batch:
+            t.done = True
+            t.inputs = t.outputs = t.deps = None
 
-    def run_microkernel_group(self, g: GroupAgent, mk: MicroKernel, trip: int,
-                              bases: np.ndarray) -> Generator:
-        """:meth:`run_microkernel` for all lanes of a lockstep group at once.
-
-        ``bases``: ``(G, P)`` pointer start addresses. Same timing rules per lane (start =
-        max(lane clock, register scoreboard, message arrivals), back-pressure per link); the
-        lanes' numerics are queued exactly like individual runs."""
-        m = self.machine
-        if trip <= 0:
-            return
-        if bases.shape[1] != len(mk.strides):
-            raise SimError(f"{g.name}: micro-kernel '{mk.name}' has {len(mk.strides)} pointers "
-                           f"but {bases.shape[1]} bases were given")
-        rp = self._run_plan(mk, trip)
-        lanes = g.lanes
-        G = len(lanes)
-        rows = [tuple(b) for b in bases.tolist()]
-        for i, row in enumerate(rows):
-            if row not in rp.checked:
-                check_run_addresses(rp.accesses, int(lanes[i]), row, mk.strides, trip,
-                                    m.ldm_bytes, m.vector_ldm_align)
-                rp.checked.add(row)
-        t0 = g.tl.copy()
-        rr = self.reg_ready
-        if rp.first_use:
-            np.maximum(t0, (rr[lanes][:, rp.fu_regs] - rp.fu_offs).max(axis=1), out=t0)
-        start = t0.copy()
-        rlc = self.rlc
-        lane_list = g.lane_list
-        inputs: list[dict] = [{} for _ in range(G)]
-        for d, (need, rel) in rp.gets.items():
-            fifos = rlc.fifo[d]
-            while True:
-                missing = [c for c in lane_list if fifos[c].count < need]
-                if not missing:
-                    break
-                g.lane_reasons = {}
-                for c in missing:
-                    fifos[c].waiters.append(g)
-                    g.lane_reasons[c] = (f"get{d[0]} in '{mk.name}': waiting for {need} messages "
-                                         f"on the {d} FIFO ({fifos[c].available()} posted)")
-                yield _Block(f"get{d[0]} in '{mk.name}': CPEs {missing} wait for {need} "
-                             f"messages on their {d} FIFO")
-            # common case: every lane consumes one whole batch of the same sender schedule, so
-            # the earliest start is arrival_base + one cached constant (vectorised over lanes)
-            shared = None
-            abases: list[int] = []
-            for i, c in enumerate(lane_list):
-                slices = fifos[c].take(need)
-                inputs[i][d] = slices
-                if abases is not None and len(slices) == 1:
-                    b, lo, hi = slices[0]
-                    if lo == 0 and hi == b.n and (shared is None or b.put_rel is shared):
-                        shared = b.put_rel
-                        abases.append(b.arrival_base)
-                        continue
-                abases = None
-            if abases is not None and shared is not None and shared.shape[0] == rel.shape[0]:
-                np.maximum(start, np.array(abases, dtype=np.int64) + self._maxdiff(shared, rel),
-                           out=start)
-            else:
-                arrival_start = self._arrival_start
-                st_list = start.tolist()
-                for i in range(G):
-                    s_ = arrival_start(inputs[i][d], rel)
-                    if s_ > st_list[i]:
-                        st_list[i] = s_
-                start = np.array(st_list, dtype=np.int64)
+    def queue_run(self, rp: _RunPlan, lanes: list[int], bases: np.ndarray, inputs: list,
+                  outputs: list) -> None:
+        """Queue the numerics of one run on ``lanes`` (lockstep cohorts, ``lockstep.py``)."""
+        task = _Task(rp, lanes, bases, inputs, outputs)
+        self.tasks.append(task)
         if rp.gets:
-            record = self._record_gets
-            gets = rp.gets
-            for i, st in enumerate(start.tolist()):
-                for d, slices in inputs[i].items():
-                    record(slices, gets[d][1], st, lane_list[i])
-        k = g.kernel
-        outputs: list[list] = [[] for _ in range(G)]
+            task.deps = {b.task for inp in inputs for sl in inp.values() for b, _, _ in sl
+                         if b.task is not None}
         if rp.puts:
-            lat = m.rlc_latency
-            for i, st in enumerate(start.tolist()):
-                c = lane_list[i]
-                for d, tgt, js, put_rel in rp.targets(c, rlc):
-                    b = Batch(c, tgt, d, st, put_rel, lat)
-                    b.flow_id = rlc.next_flow
-                    rlc.next_flow += 1
-                    rlc.post(b)
-                    outputs[i].append((b, js))
-                    if self.trace.enabled:
-                        self.trace.flow_start(b, c, st)
-                    fifo = rlc.fifo[d][tgt]
-                    if fifo.waiters:
-                        ws, fifo.waiters = fifo.waiters, []
-                        for w in ws:
-                            self.wake(w)
-            rlc.messages += rp.n_msgs * G
-            if k is not None:
-                k.rlc_messages += rp.n_msgs * G
-        if k is not None and rp.has_rlc:
-            k.uses_rlc = True
-        pend = self.pending
-        for i, c in enumerate(lane_list):
-            pend[c].append((rp, rows[i], inputs[i], outputs[i]))
-        self.n_pending += G
-        end = start + rp.cycles
-        if rp.ready_after:
-            rr[np.ix_(lanes, rp.ra_regs)] = start[:, None] + rp.ra_offs
-        depth = rlc.depth
-        if rp.puts:
-            for i in range(G):
-                for b, _ in outputs[i]:
-                    if b.n <= depth:
-                        continue
-                    while b.consumed < b.n - depth:
-                        self.sender_waiters.setdefault(id(b), []).append(g)
-                        g.lane_reasons = {b.sender: (
-                            f"put{b.direction[0]} in '{mk.name}': send buffer full — CPE "
-                            f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
-                            f"(link depth {depth})")}
-                        yield _Block(f"put{b.direction[0]} in '{mk.name}': send buffer full — "
-                                     f"CPE {b.receiver} has consumed {b.consumed} of {b.n} "
-                                     f"messages from CPE {b.sender} (link depth {depth})")
-                    delta = self._backpressure_delta(b, depth)
-                    if delta > 0:
-                        end[i] += delta
-                        if k is not None:
-                            k.rlc_wait += delta
-        np.maximum(g.tl, end, out=g.tl)
-        cyc = end - start
-        if k is not None:
-            k.flops += rp.flops * G
-            k.p0_valid += rp.p0_valid * G
-            k.p1_valid += rp.p1_valid * G
-            k.p_cycles += int(cyc.sum())
-            k.compute_per_cpe[lanes] += cyc
-            if rp.gets:
-                k.rlc_wait += int((start - t0).sum())
-        if self.trace.enabled:
-            for i in range(G):
-                c = int(lanes[i])
-                if start[i] > t0[i]:
-                    self.trace.span(c, 1, "rlc stall", int(t0[i]), int(start[i]))
-                self.trace.span(c, 1, mk.name, int(start[i]), int(end[i]), {"trip": trip})
+            for outs in outputs:
+                for b, _ in outs:
+                    b.task = task
 
 
-class GroupAgent(Agent):
-    """A set of CPEs executing a kernel in lockstep (same control path): one generator, one
-    clock per lane (``tl``). Divergent ``scf.if``/``scf.for`` create child groups; the parent
-    waits for them and continues with the merged lanes."""
+class _Task:
+    """A queued micro-kernel run of one or more CPEs (its numerics), see ``flush_numerics``.
 
-    def __init__(self, engine: Engine, lanes: np.ndarray, tl: np.ndarray,
-                 parent: GroupAgent | None, kernel: KernelStats | None) -> None:
-        n = len(lanes)
-        label = (f"CPEs {int(lanes[0])}..{int(lanes[-1])} ({n})" if n > 4
-                 else "CPEs " + ", ".join(str(int(c)) for c in lanes))
-        super().__init__(engine, int(lanes[0]), label)
+    ``lanes``: CPE ids; ``bases``: per-lane pointer bases (``(G, P)`` array or tuples);
+    ``inputs`` / ``outputs``: per lane, the RLC slices taken / the batches posted;
+    ``deps``: the producer tasks of the inputs."""
+
+    __slots__ = ("rp", "lanes", "bases", "inputs", "outputs", "deps", "done")
+
+    def __init__(self, rp: _RunPlan, lanes, bases, inputs, outputs) -> None:
+        self.rp = rp
         self.lanes = lanes
-        self.lane_list: list[int] = lanes.tolist()
-        self.tl = tl
-        self.parent = parent
-        self.kernel = kernel
-        self.waiting = 0
-        self.result: list = []
-        self.lane_reasons: dict[int, str] = {}  # per-CPE detail of the current block
-        self.t = max(int(tl.min()), engine.now)
-        engine.groups.append(self)
-
-    @property
-    def rows(self) -> np.ndarray:
-        return self.lanes // self.engine.machine.mesh_cols
-
-    @property
-    def cols(self) -> np.ndarray:
-        return self.lanes % self.engine.machine.mesh_cols
-
-    def run(self, mk: MicroKernel, trip: int, bases: np.ndarray) -> Generator:
-        yield from self.engine.run_microkernel_group(self, mk, trip, bases)
-
-    def split(self, masks: list[np.ndarray]) -> list[GroupAgent]:
-        """Child groups for the lanes selected by each mask (lane clocks copied)."""
-        return [GroupAgent(self.engine, self.lanes[mk], self.tl[mk].copy(), self, self.kernel)
-                for mk in masks]
-
-    def wait_children(self, children: list[GroupAgent]) -> _WaitChildren:
-        return _WaitChildren(children)
+        self.bases = bases
+        self.inputs = inputs
+        self.outputs = outputs
+        self.deps = None
+        self.done = False
 
 
 class _RunPlan:
@@ -851,6 +751,7 @@ class _RunPlan:
         self.mk, self.trip = mk, trip
         self.accesses = memory_accesses(body)
         self.checked: set[tuple[int, ...]] = set()  # pointer bases already bounds-checked
+        self.checked_arrays: set[bytes] = set()  # ... whole (lanes, P) base arrays (lockstep)
         timing = schedule_body(body, machine)
         plan = plan_body(body, machine.zero_reg)
         self.timing, self.plan = timing, plan

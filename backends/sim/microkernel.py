@@ -546,8 +546,16 @@ class BatchNumerics:
         for j in sorted(stores):  # program order: a later store to the same address wins
             if j not in done:
                 self._store(body[j], operand(j, 0))
+        self.acc_out = None
         self._reduce_deferred(deferred, operand, val, livein)
+        skip: frozenset | tuple = ()
+        if self.acc_out is not None:  # vmad accumulators: one scatter of their final values
+            fma, acc_regs, res = self.acc_out
+            regs[cpes[:, None], acc_regs] = res
+            skip = frozenset(fma)
         for r, w in plan.last_writer.items():
+            if w in skip:
+                continue
             v = val.get(w)
             if v is None:
                 continue
@@ -618,9 +626,15 @@ class BatchNumerics:
             Lm = np.stack(left, axis=1).transpose(0, 3, 1, 2)  # (C, l, a, n-1)
             Rm = np.stack(right, axis=1).transpose(0, 3, 2, 1)  # (C, l, n-1, b)
             S = np.matmul(Lm, Rm).transpose(0, 2, 3, 1)  # (C, a, b, l)
-            for j, (ia, ib) in zip(fma, pairs):
-                tot = S[:, ia, ib] + first_l[ia] * first_r[ib]
-                val[j] = livein(body[j].src[2]) + tot[:, None, :]
+            # all accumulators at once: live-in + (S + first products), one gather each
+            ia = [p[0] for p in pairs]
+            ib = [p[1] for p in pairs]
+            acc_regs = [body[j].src[2] for j in fma]
+            tot = S[:, ia, ib] + np.stack(first_l, axis=1)[:, ia] * np.stack(first_r, axis=1)[:, ib]
+            res = regs[cpes[:, None], acc_regs] + tot  # (C, f, 4)
+            for k, j in enumerate(fma):
+                val[j] = res[:, k, None]
+            self.acc_out = (fma, acc_regs, res)
         for j in deferred:
             if j in fma:
                 continue

@@ -41,7 +41,7 @@ class Batch:
     """
 
     __slots__ = ("sender", "receiver", "direction", "put_base", "put_rel", "arrival_base", "data",
-                 "n", "consumed", "got_base", "got_rel", "got", "flow_id")
+                 "n", "consumed", "got_base", "got_rel", "got", "flow_id", "task", "src")
 
     def __init__(self, sender: int, receiver: int, direction: str, put_base: int,
                  put_rel: np.ndarray, latency: int, data: np.ndarray | None = None) -> None:
@@ -58,6 +58,8 @@ class Batch:
         self.got_rel: np.ndarray | None = None
         self.got: np.ndarray | None = None
         self.flow_id = 0
+        self.task = None  # the queued run whose numerics fill ``data`` (engine)
+        self.src = None  # (packed (C, n, 4) array, row) that ``data`` is a row of
 
     @property
     def put(self) -> np.ndarray:

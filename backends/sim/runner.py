@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from taihu.backends.sim.engine import CPE, MPE, Engine
+from taihu.backends.sim.lockstep import Seq
 from taihu.backends.sim.machine import Machine
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import MicroKernel
@@ -168,55 +169,30 @@ class KernelProgram:
         self.args = [self._s(a) for a in kernel.body.block.args]
         self.code = self._compile(list(kernel.body.block.ops))
         self.n_slots = len(self._slot)
-        #: no DMA, wait or barrier: the 64 CPEs can run as one lockstep group
-        self.group_ok = not self._has_sync(self.code)
 
-    @classmethod
-    def _has_sync(cls, code: list[tuple]) -> bool:
-        for rec in code:
-            if rec[0] in ("get", "put", "wait", "reset", "barrier"):
-                return True
-            if rec[0] == "for" and cls._has_sync(rec[8]):
-                return True
-            if rec[0] == "if" and (cls._has_sync(rec[2]) or cls._has_sync(rec[3])):
-                return True
-        return False
+    # -- lockstep execution: the tape of per-lane operations ---------------------------------
+    def tape(self, lanes: np.ndarray, args: tuple, n_cpes: int, mesh_cols: int) -> Seq:
+        """The root :class:`~taihu.backends.sim.lockstep.Seq` of a launch on ``lanes``.
 
-    # -- lockstep (group) execution ---------------------------------------------------------
-    def run_group(self, g, *args: int) -> Generator:
-        """Per-group generator: env values are scalars (uniform) or (lanes,) int arrays."""
+        Control flow and addresses of a kernel never depend on time or data (no op reads LDM
+        into an SSA value), so the 64 CPEs' scalar code is interpreted once, vectorised over
+        lanes (env values are scalars when uniform, else ``(lanes,)`` int arrays), producing the
+        sequence of operations each CPE performs (micro-kernel runs, DMA, waits, barriers).
+        The engine replays it per CPE at each CPE's own time (``lockstep.py``). Lane-dependent
+        ``scf.if`` / ``scf.for`` bounds become ``branch`` entries with one child Seq per lane
+        subset. Entries are produced lazily, as the replay needs them."""
         env: list[Any] = [None] * self.n_slots
         for k, v in zip(self.args, args):
             env[k] = v
-        yield from self._exec_group(self.code, g, env)
+        root = Seq(lanes, n_cpes, mesh_cols)
+        root.gen = self._produce(self.code, root, env)
+        return root
 
-    def _child(self, code: list[tuple], g, env: list, result_slots: tuple | None) -> Generator:
-        res = yield from self._exec_group(code, g, env)
-        g.result = [env[r] for r in result_slots] if result_slots is not None else (res or [])
-
-    def _diverge(self, g, env: list, parts: list[tuple[np.ndarray, list[tuple]]],
-                 result_slots: tuple | None = None) -> Generator:
-        """Run ``code`` on the lanes of each mask as child groups; merge clocks and results
-        (the region's yielded values, or the env slots ``result_slots``)."""
-        children = g.split([mk for mk, _ in parts])
-        for ch, (mk, code) in zip(children, parts):
-            sub = [v[mk] if isinstance(v, np.ndarray) else v for v in env]
-            ch.gen = self._child(code, ch, sub, result_slots)
-        yield g.wait_children(children)
-        G = len(g.lanes)
-        n_res = max((len(ch.result) for ch in children), default=0)
-        merged: list[Any] = []
-        for r in range(n_res):
-            out = np.zeros(G, dtype=np.int64)
-            for ch, (mk, _) in zip(children, parts):
-                out[mk] = ch.result[r]
-            merged.append(out)
-        for ch, (mk, _) in zip(children, parts):
-            g.tl[mk] = ch.tl
-        return merged
-
-    def _exec_group(self, code: list[tuple], g, env: list) -> Generator:
-        G = len(g.lanes)
+    def _produce(self, code: list[tuple], seq: Seq, env: list) -> Generator:
+        """Append ``code``'s operations for ``seq``'s lanes to ``seq.entries`` (yields after
+        each append; returns the values of a terminating ``scf.yield``)."""
+        G = len(seq.lanes)
+        out = seq.entries
         for rec in code:
             tag = rec[0]
             if tag == "bin":
@@ -230,7 +206,23 @@ class KernelProgram:
             elif tag == "mk":
                 cols = [np.broadcast_to(np.asarray(env[p], dtype=np.int64), (G,)) for p in rec[3]]
                 bases = np.stack(cols, axis=1) if cols else np.zeros((G, 0), dtype=np.int64)
-                yield from g.run(rec[1], rec[2], bases)
+                out.append(("mk", rec[1], rec[2], bases))
+                yield
+            elif tag == "get":
+                out.append(("get", env[rec[1]], env[rec[2]], env[rec[3]], rec[4]))
+                yield
+            elif tag == "put":
+                out.append(("put", env[rec[1]], env[rec[2]], env[rec[3]], rec[4]))
+                yield
+            elif tag == "wait":
+                out.append(("wait", env[rec[1]], rec[3] if rec[2] is None else env[rec[2]]))
+                yield
+            elif tag == "reset":
+                out.append(("reset", env[rec[1]]))
+                yield
+            elif tag == "barrier":
+                out.append(("barrier", rec[1], rec[2]))
+                yield
             elif tag == "for":
                 _, lb, ub, st, iv, inits, bargs, results, body = rec
                 bounds = [env[lb], env[ub], env[st]]
@@ -242,16 +234,14 @@ class KernelProgram:
                         bounds = [int(v) for v in uniq[0]]
                     else:
                         parts = [((keys == u).all(axis=1), [rec]) for u in uniq]
-                        merged = yield from self._diverge(g, env, parts, results)
-                        for r, v in zip(results, merged):
-                            env[r] = v
+                        yield from self._branch(seq, env, parts, results, True)
                         continue
                 carried = [env[a] for a in inits]
                 for i in range(bounds[0], bounds[1], bounds[2]):
                     env[iv] = i
                     for a, v in zip(bargs, carried):
                         env[a] = v
-                    carried = yield from self._exec_group(body, g, env)
+                    carried = yield from self._produce(body, seq, env)
                 for r, v in zip(results, carried):
                     env[r] = v
             elif tag == "if":
@@ -262,26 +252,58 @@ class KernelProgram:
                     elif not cond.any():
                         cond = False
                     else:
-                        merged = yield from self._diverge(g, env, [(cond, rec[2]), (~cond, rec[3])])
-                        for r, v in zip(rec[4], merged):
-                            env[r] = v
+                        yield from self._branch(seq, env, [(cond, rec[2]), (~cond, rec[3])],
+                                                rec[4], False)
                         continue
-                res = yield from self._exec_group(rec[2] if cond else rec[3], g, env)
+                res = yield from self._produce(rec[2] if cond else rec[3], seq, env)
                 for r, v in zip(rec[4], res or []):
                     env[r] = v
             elif tag == "yield":
                 return [env[a] for a in rec[1]]
             elif tag == "id":
-                env[rec[1]] = g.lanes if rec[2] == "id" else g.rows if rec[2] == "row" else g.cols
+                env[rec[1]] = seq.lanes if rec[2] == "id" else seq.rows if rec[2] == "row" \
+                    else seq.cols
             elif tag == "select":
                 c = env[rec[2]]
                 env[rec[1]] = np.where(c, env[rec[3]], env[rec[4]]) if isinstance(c, np.ndarray) \
                     else (env[rec[3]] if c else env[rec[4]])
             elif tag == "copy":
                 env[rec[1]] = env[rec[2]]
-            else:  # pragma: no cover - group_ok excludes the rest
-                raise SimDecodeError(f"kernel @{self.name}: '{tag}' in lockstep mode")
+            else:  # pragma: no cover - _compile emits only the tags above
+                raise SimDecodeError(f"kernel @{self.name}: unknown record '{tag}'")
         return []
+
+    def _region(self, code: list[tuple], seq: Seq, env: list,
+                result_slots: tuple | None) -> Generator:
+        res = yield from self._produce(code, seq, env)
+        return [env[r] for r in result_slots] if result_slots is not None else (res or [])
+
+    def _branch(self, seq: Seq, env: list, parts: list[tuple[np.ndarray, list[tuple]]],
+                result_slots: tuple, from_slots: bool) -> Generator:
+        """A ``branch`` entry: ``code`` of each part runs on the lanes of its mask (child Seq).
+        Children are produced lazily unless their results are needed to continue here (the
+        ``result_slots`` of an ``scf.if``, yielded by the regions, or of a divergent ``scf.for``,
+        read from the env slots when ``from_slots``); then they are produced now and merged."""
+        children = []
+        idx = len(seq.entries)
+        for mask, code in parts:
+            ch = seq.child(mask, idx)
+            sub = [v[mask] if isinstance(v, np.ndarray) else v for v in env]
+            ch.gen = self._region(code, ch, sub, result_slots if from_slots else None)
+            children.append(ch)
+        seq.entries.append(("branch", children))
+        if result_slots:
+            G = len(seq.lanes)
+            merged: list[np.ndarray] = []
+            for ch, (mask, _) in zip(children, parts):
+                res = ch.drain()
+                for r, v in enumerate(res):
+                    if r == len(merged):
+                        merged.append(np.zeros(G, dtype=np.int64))
+                    merged[r][mask] = v
+            for r, v in zip(result_slots, merged):
+                env[r] = v
+        yield
 
     def _s(self, v: SSAValue) -> int:
         k = self._slot.get(v)
@@ -452,8 +474,10 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
              progress: Callable[[int, int, str], None] | None = None) -> SimResult:
     """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed).
 
-    ``lockstep``: run kernels without DMA/barriers as one lockstep group of 64 CPEs (SPMD
-    batching of the timing; same results as one agent per CPE).
+    ``lockstep``: run each kernel's scalar code once for all 64 CPEs and replay the resulting
+    operations in cohorts of CPEs (``lockstep.py``: SPMD batching of the interpretation, the
+    timing and the numerics; DMA, waits and barriers at each CPE's own cycle). False = one
+    interpreter per CPE (the reference; reports, traces and outputs are identical).
     ``progress(done, total, kernel_name)``: called after each ``sw.join`` (``total`` = number
     of ``sw.spawn`` in ``@main``), e.g. to drive a progress bar."""
     ensure_swsim(module, machine_path)
@@ -493,7 +517,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                 kp = kernels[op.kernel.root_reference.data]
                 args = tuple(env[a] for a in op.args)
                 yield from mpe.spawn(kp.run, args, name=kp.name, ldm_high_water=kp.ldm_high_water,
-                                     group=kp.run_group if (kp.group_ok and lockstep) else None)
+                                     tape=kp.tape if lockstep else None)
                 joined[1] = kp.name
             elif isinstance(op, sw.JoinOp):
                 yield from mpe.join()
