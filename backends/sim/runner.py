@@ -26,6 +26,7 @@ import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     Float32Type,
     Float64Type,
     IntegerType,
@@ -445,8 +446,19 @@ def _global_value(g: sw.GlobalOp, inputs: Mapping[str, np.ndarray], seed: int) -
     if isinstance(init, DenseIntOrFPElementsAttr):
         vals = np.array(init.get_values(), dtype=dt)
         return np.broadcast_to(vals, shape).copy() if vals.size == 1 else vals.reshape(shape)
+    if isinstance(init, DenseResourceAttr):
+        from taihu.dialects.resources import resource_value
+
+        try:
+            vals = resource_value(init)
+        except (KeyError, ValueError) as e:
+            raise SimDecodeError(f"sw.global @{name}: {e}") from None
+        if vals.size == int(np.prod(shape)):
+            return np.asarray(vals).reshape(shape).astype(dt)
+        raise SimDecodeError(f"sw.global @{name}: dense_resource holds {vals.size} elements, "
+                             f"the global {int(np.prod(shape))}")
     if init is not None:
-        raise SimDecodeError(f"sw.global @{name}: dense_resource initializers are not supported")
+        raise SimDecodeError(f"sw.global @{name}: unsupported initializer {init}")
     if g.io is not None and str(g.io.data.value) == "input":
         rng = np.random.default_rng([seed, sum(map(ord, name))])
         if dt.kind == "f":
