@@ -410,6 +410,7 @@ def plan_gemm(
     c_full: bool = False,
     bias_along: str | None = None,
     maps: int = 0,
+    scalars: int = 0,
     vec: str | None = None,
     machine: Machine | None = None,
     name: str = "gemm",
@@ -421,7 +422,8 @@ def plan_gemm(
     lists plus the padded dim) whose :func:`gemm_footprint` fits ``ldm_user_bytes``; ties: larger
     blocks. ``lda/ldb/ldc`` are the leading dims (elements) of the memrefs (default: dense);
     ``bias_along`` "n" (a (1, N) bias row, FC) or "m" (an (M, 1) column, convolution);
-    ``maps`` = element-wise maps applied to every C block (alpha, relu). ``blocking`` forces the
+    ``maps`` = element-wise maps applied to every C block (alpha, relu); ``scalars`` = (1, 1)
+    rep tiles of the epilogue (alpha, beta). ``blocking`` forces the
     block sizes (the 81-scheme sweep). Raises ValueError when nothing fits in LDM."""
     mach = machine or default_machine()
     if min(m, n, k) <= 0 or batch <= 0:
@@ -453,17 +455,21 @@ def plan_gemm(
                     epi_bytes = 0
                     if bias_elems:
                         epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
-                    epi_bytes += 2 * _rnd(8)  # alpha / beta scalars
-                    for double_c in ((True, False) if "C" in staged else (False,)):
-                        fp = gemm_footprint(bm, bn, bk, dtype, staged, hoist_a, hoist_b, 1, epi_bytes, double_c)
+                    epi_bytes += scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
+                    # (staged operands, double-buffered C staging): fp64 C in its natural layout
+                    # may still be staged (a copy map) so that its put overlaps the next block.
+                    c_opts = [(staged, True), (staged, False)] if "C" in staged else [
+                        (staged, False), (staged | {"C"}, True)]
+                    for stg, double_c in c_opts:
+                        fp = gemm_footprint(bm, bn, bk, dtype, stg, hoist_a, hoist_b, 1, epi_bytes, double_c)
                         if fp > mach.ldm_user_bytes:
                             continue
                         cost = _gemm_cost(
                             name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
-                            staged, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps), mach, double_c=double_c,
+                            stg, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps), mach, double_c=double_c,
                         )
                         plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
-                                        hoist_b, staged, fp, cost, double_c)
+                                        hoist_b, frozenset(stg), fp, cost, double_c)
                         key = (cost.t_total, -bm * bn * bk, not double_c)
                         if best is None or key < best_key:
                             best, best_key = plan, key

@@ -300,10 +300,14 @@ class GemmPattern(GraphToTilePattern):
             c2 = (1,) * (2 - len(c_shape)) + tuple(c_shape)
             bias_along = "n" if c2 == (1, n) and n > 1 else ("m" if c2 == (m, 1) and m > 1 else "scalar")
         maps = len(fused) + (1 if op.alpha != 1.0 else 0)
+        has_c = Cin is not None and op.beta != 0.0
+        scale_init = op.beta / op.alpha if op.alpha != 0.0 else op.beta
+        scalars = (1 if op.alpha != 1.0 else 0) + (
+            1 if has_c and ((not c_full and op.beta != 1.0) or (c_full and scale_init != 1.0)) else 0)
         try:
             plan = plan_gemm(m, n, k, _dtype(el), op.trans_a, op.trans_b, c_full=c_full,
                              bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
-                             machine=None, name=name)
+                             scalars=scalars, machine=None, name=name)
         except ValueError as e:
             raise self.fail(op, str(e)) from e
         kb = KernelBuilder(self.state, name, op, algorithm="gemm",

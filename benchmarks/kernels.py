@@ -1,0 +1,346 @@
+"""Kernel benchmark of the compiler's GEMM and convolution lowering (issue 4).
+
+Usage: ``python benchmarks/kernels.py [--sim] [--sim-budget SECONDS] [--only gemm,sweep,conv,membound]
+[--json FILE]``
+
+One row per case: GFLOPS, % of the 742.4 GFLOPS core-group peak (004 L453), T_DMA / T_compute /
+T_overlap (eq 3-3; ms), DMA efficiency (useful / moved bytes, 128-B transactions) and the
+source of the numbers:
+
+* ``model``: the analytic model of the kernels the lowering emits
+  (:mod:`taihu.backends.model.conv`: eq 3-2 DMA with transaction waste, the structural mesh-GEMM
+  primitive model, fp32<->fp64 conversions, double-buffered overlap, 004 L597/L876/L1566), with
+  the plan the compiler itself chooses (``convert-graph-to-tile`` calls the same planner);
+* ``sim``: the graph lowered by ``taihu-lower`` and run on the simulator (report of
+  ``backends/sim``), used with ``--sim`` for the cases whose simulation fits ``--sim-budget``;
+  when the simulation fails the row falls back to the model and says why.
+
+Cases:
+
+* DGEMM f64 1024^3 and 4096^3, SGEMM f32 1024^3 (seed: swGEMM 363.59 GFLOPS fp32 on hardware,
+  004 L869) with the compiler's own blocking;
+* the 1024^3 blocking sweep: every feasible (B_M, B_N, B_K) with B_K >= 32 (the seed's 81
+  schemes, 004 L869: worst 66.83, best 363.59 GFLOPS) -- worst / median / best and the
+  compiler's pick;
+* every distinct convolution layer of ResNet-50 and VGG-19 (shapes from the ONNX models that
+  ship with the ``onnx`` package) at batch 1 and 32: the chosen algorithm and its GFLOPS
+  (Winograd: "effective", direct-convolution flops, 004 L1268); the mean over layers with >= 64
+  input and output channels (target >= 80 % of peak);
+* memory-bound operators (relu, add, max-pool 3x3/2, global average pool on ResNet-50 shapes)
+  as % of the 30.94 GB/s DMA roof (004 L597): bytes the operator must move / time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from taihu.backends.model.conv import (
+    ConvShape,
+    choose_conv,
+    gemm_sweep,
+    memory_bound_cost,
+    plan_gemm,
+)
+from taihu.backends.sim.machine import default_machine
+
+M = default_machine()
+PEAK = M.peak_cg_gflops  # 742.4 GFLOPS (004 L453)
+ROOF = M.peak_bw_cg  # 30.94 GB/s (004 L597)
+SEED_SGEMM_BEST = 363.59  # GFLOPS, 004 L869 (fp32, hardware)
+SEED_SGEMM_WORST = 66.83  # GFLOPS, 004 L869
+
+
+@dataclass
+class Row:
+    """One benchmark case (times in ms)."""
+
+    group: str
+    case: str
+    source: str
+    gflops: float | None = None
+    t_total: float = 0.0
+    t_dma: float = 0.0
+    t_compute: float = 0.0
+    t_overlap: float = 0.0
+    dma_eff: float | None = None
+    gbps: float | None = None
+    note: str = ""
+    channels_ok: bool = True
+
+    @property
+    def pct(self) -> float | None:
+        return None if self.gflops is None else 100.0 * self.gflops / PEAK
+
+
+def _from_cost(group: str, case: str, cost, note: str = "") -> Row:
+    return Row(group, case, "model", cost.gflops(), cost.t_total * 1e3, cost.t_dma * 1e3, cost.t_compute * 1e3,
+               cost.t_overlap * 1e3, cost.dma_efficiency, note=note)
+
+
+# --------------------------------------------------------------------------------------------
+# Simulation (optional)
+# --------------------------------------------------------------------------------------------
+
+
+def simulate_graph(build: Callable[[], tuple[object, dict]], budget: float, **options) -> tuple[dict | None, str]:
+    """Lower ``build()``'s graph module with ``taihu-lower`` and simulate it; returns (report,
+    "") or (None, reason). Runs in-process; ``budget`` is advisory (checked after lowering)."""
+    try:
+        from taihu.backends.sim.runner import simulate
+        from taihu.passes.pipelines import lower_to_swsim
+    except Exception as e:  # noqa: BLE001
+        return None, f"simulator unavailable: {e}"
+    module, inputs = build()
+    t0 = time.time()
+    try:
+        lower_to_swsim(module, **options)
+        if time.time() - t0 > budget:
+            return None, "lowering exceeded the simulation budget"
+        res = simulate(module, inputs=inputs)
+    except Exception as e:  # noqa: BLE001 - the row falls back to the model and says why
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return None, f"sim failed ({type(e).__name__}: {msg[:80]})"
+    return res.report, ""
+
+
+def _row_from_report(group: str, case: str, rep: dict, flops: int, note: str = "") -> Row:
+    f = M.f_clk_ghz * 1e9
+    ks = rep["kernels"]
+    t = sum(k["cycles"] for k in ks) / f
+    t_dma = sum(k["t_dma"] for k in ks) / f
+    t_comp = sum(k["t_compute"] for k in ks) / f
+    t_ovl = sum(k["t_overlap"] for k in ks) / f
+    moved = sum(k["dma_bytes"] + k["dma_waste_bytes"] for k in ks)
+    useful = sum(k["dma_bytes"] for k in ks)
+    return Row(group, case, "sim", flops / t / 1e9 if t else None, t * 1e3, t_dma * 1e3, t_comp * 1e3, t_ovl * 1e3,
+               useful / moved if moved else None, note=note)
+
+
+def _matmul_module(n: int, dtype):
+    from test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
+
+    from taihu.dialects import graph
+
+    g = G((n, n), (n, n), dtype=dtype)
+    out = g(graph.MatMulOp(*g.args))
+    return g.module(out), g.inputs(0)
+
+
+# --------------------------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------------------------
+
+
+def gemm_rows(sim: bool, budget: float) -> list[Row]:
+    rows = []
+    for n, dt in ((1024, "f64"), (4096, "f64"), (1024, "f32")):
+        plan = plan_gemm(n, n, n, dt, name="gemm")
+        note = f"bm={plan.bm} bn={plan.bn} bk={plan.bk} scheme {plan.scheme} (vec {plan.vec})"
+        if dt == "f32":
+            note += f"; seed swGEMM {SEED_SGEMM_BEST} GFLOPS (fp32, hardware, 004 L869)"
+        case = f"{'DGEMM' if dt == 'f64' else 'SGEMM'} {dt} {n}^3"
+        row = _from_cost("gemm", case, plan.cost, note)
+        if sim and n <= 1024:
+            rep, why = simulate_graph(lambda: _matmul_module(n, np.float64 if dt == "f64" else np.float32), budget)
+            if rep is not None:
+                row = _row_from_report("gemm", case, rep, 2 * n**3, note)
+            else:
+                row.note += f"; {why}"
+        rows.append(row)
+    return rows
+
+
+def sweep_rows() -> list[Row]:
+    plans = gemm_sweep(1024, 1024, 1024, "f32", min_bk=32)
+    g = sorted(p.cost.gflops() for p in plans)
+    best = max(plans, key=lambda p: p.cost.gflops())
+    worst = min(plans, key=lambda p: p.cost.gflops())
+    pick = plan_gemm(1024, 1024, 1024, "f32", vec="n")
+    rows = [
+        _from_cost("sweep", f"1024^3 f32 worst of {len(plans)} blockings", worst.cost,
+                   f"({worst.bm},{worst.bn},{worst.bk}); seed worst {SEED_SGEMM_WORST} GFLOPS of 81"),
+        Row("sweep", f"1024^3 f32 median of {len(plans)}", "model", statistics.median(g)),
+        _from_cost("sweep", f"1024^3 f32 best of {len(plans)} blockings", best.cost,
+                   f"({best.bm},{best.bn},{best.bk}); seed best {SEED_SGEMM_BEST} GFLOPS of 81"),
+        _from_cost("sweep", "1024^3 f32 compiler's pick (vec n)", pick.cost,
+                   f"({pick.bm},{pick.bn},{pick.bk}); {100 * pick.cost.gflops() / best.cost.gflops():.1f} % of the sweep's best"),
+    ]
+    return rows
+
+
+def _onnx_light(name: str) -> str:
+    import onnx
+
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", f"light_{name}.onnx")
+
+
+def conv_layers(model: str, batch: int) -> list[ConvShape]:
+    """Distinct Conv layers of an ONNX model (inference shapes, weights constant, bias after
+    batch-norm folding, relu when a Relu follows directly or after a BatchNormalization)."""
+    import onnx
+    from onnx import shape_inference
+
+    m = onnx.load(_onnx_light(model), load_external_data=False)
+    mi = shape_inference.infer_shapes(m)
+    shapes = {}
+    for vi in list(mi.graph.value_info) + list(mi.graph.input) + list(mi.graph.output):
+        shapes[vi.name] = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+    for init in m.graph.initializer:
+        shapes[init.name] = list(init.dims)
+    consumers: dict[str, list] = {}
+    for nd in m.graph.node:
+        for i in nd.input:
+            consumers.setdefault(i, []).append(nd)
+
+    def follows_relu(out: str) -> bool:
+        nxt = consumers.get(out, [])
+        if len(nxt) == 1 and nxt[0].op_type == "BatchNormalization":
+            nxt = consumers.get(nxt[0].output[0], [])
+        return len(nxt) == 1 and nxt[0].op_type == "Relu"
+
+    seen, out = set(), []
+    for nd in m.graph.node:
+        if nd.op_type != "Conv":
+            continue
+        a = {x.name: (list(x.ints) if x.ints else x.i) for x in nd.attribute}
+        xs, ws = shapes[nd.input[0]], shapes[nd.input[1]]
+        s = ConvShape(
+            batch, xs[1], xs[2], xs[3], ws[0], ws[2], ws[3],
+            strides=tuple(a.get("strides", [1, 1])), pads=tuple(a.get("pads", [0, 0, 0, 0])),
+            dilations=tuple(a.get("dilations", [1, 1])), group=int(a.get("group", 1)),
+            bias=True, relu=follows_relu(nd.output[0]), const_weights=True,
+        )
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def conv_rows() -> tuple[list[Row], list[str]]:
+    rows, summary = [], []
+    for model in ("resnet50", "vgg19"):
+        for batch in (1, 32):
+            layers = conv_layers(model, batch)
+            effs = []
+            for s in layers:
+                ch = choose_conv(s)
+                p = ch.plan
+                extra = ""
+                if p.algorithm == "implicit":
+                    extra = f" bm={p.bm} bn={p.bn} bk={p.bk} b_B={p.b_b} b_Ro={p.b_ro} ({p.variant})"
+                elif p.algorithm == "im2col":
+                    g = p.gemm
+                    extra = f" gemm {g.bm}x{g.bn}x{g.bk}" + (" pointwise" if p.pointwise else "") + (" batched" if p.batched else "")
+                else:
+                    extra = f" P={p.p} gemm {p.gemm.bm}x{p.gemm.bn}x{p.gemm.bk}"
+                alts = ", ".join(
+                    f"{a} {c.cost.gflops():.0f}" for a, c in ch.candidates.items() if not isinstance(c, str) and a != p.algorithm
+                )
+                r = _from_cost(f"conv {model} B={batch}", s.describe(), p.cost,
+                               f"{p.algorithm}{extra}" + (f" | {alts}" if alts else ""))
+                r.channels_ok = min(s.c, s.m) >= 64
+                rows.append(r)
+                if r.channels_ok:
+                    effs.append(r.pct)
+            summary.append(
+                f"{model} B={batch}: {len(layers)} distinct conv layers, mean {statistics.mean(effs):.1f} % of peak over "
+                f"the {len(effs)} with >= 64 channels (target >= 80 %), min {min(effs):.1f} %, max {max(effs):.1f} %"
+            )
+    return rows, summary
+
+
+def membound_rows(sim: bool, budget: float) -> list[Row]:
+    """Memory-bound operators on ResNet-50 shapes: the bytes an operator must move (inputs +
+    output, f32) over its modelled time, vs the 30.94 GB/s roof (004 L597). Model: per-CPE
+    contiguous chunks of one tile (64 x q elements, double-buffered), eq 3-1 per DMA."""
+    rows = []
+    cases = [
+        ("relu 32x64x112x112", [32 * 64 * 112 * 112], 32 * 64 * 112 * 112, 0.5),
+        ("add 32x256x56x56", [32 * 256 * 56 * 56] * 2, 32 * 256 * 56 * 56, 0.75),
+        ("max_pool 3x3/2 32x64x112x112", [32 * 64 * 112 * 112], 32 * 64 * 56 * 56, 9 * 0.25),
+        ("global_avg_pool 32x2048x7x7", [32 * 2048 * 49], 32 * 2048, 0.25),
+    ]
+    for name, ins, out, cyc_per_elem in cases:
+        e = 4
+        chunk = 2048  # elements per CPE per DMA (one 8 KB run)
+        blocks = [(n / chunk, chunk * e, False) for n in ins] + [(out / chunk, chunk * e, True)]
+        dmas = sum(math.ceil(n / chunk / 64) for n in ins) + math.ceil(out / chunk / 64)
+        cost = memory_bound_cost(name, blocks, dmas, compute_cycles_per_cpe=0.0)
+        need = (sum(ins) + out) * e
+        r = Row("membound", name, "model", None, cost.t_total * 1e3, cost.t_dma * 1e3, cost.t_compute * 1e3,
+                cost.t_overlap * 1e3, cost.dma_efficiency, need / cost.t_total / 1e9,
+                note=f"{100 * need / cost.t_total / 1e9 / ROOF:.1f} % of the {ROOF} GB/s roof "
+                     f"(maps overlap the DMA of the next tile; {cyc_per_elem} cyc/elem on P1 < DMA time)")
+        rows.append(r)
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------
+
+
+def render(rows: list[Row], summary: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=220)
+    groups: dict[str, list[Row]] = {}
+    for r in rows:
+        groups.setdefault(r.group, []).append(r)
+    for gname, rs in groups.items():
+        t = Table(title=gname, show_lines=False)
+        for col in ("case", "src", "GFLOPS", "% peak", "GB/s", "T ms", "T_DMA", "T_comp", "overlap", "DMA eff", "note"):
+            t.add_column(col, overflow="fold")
+        for r in rs:
+            t.add_row(
+                r.case + ("" if r.channels_ok else " (<64 ch)"), r.source,
+                "" if r.gflops is None else f"{r.gflops:.1f}", "" if r.pct is None else f"{r.pct:.1f}",
+                "" if r.gbps is None else f"{r.gbps:.2f}", f"{r.t_total:.3f}", f"{r.t_dma:.3f}",
+                f"{r.t_compute:.3f}", f"{r.t_overlap:.3f}", "" if r.dma_eff is None else f"{r.dma_eff:.2f}", r.note,
+            )
+        con.print(t)
+    for s in summary:
+        con.print(s)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sim", action="store_true", help="simulate the cases cheap enough (GEMM 1024^3)")
+    ap.add_argument("--sim-budget", type=float, default=300.0, help="seconds per simulated case (advisory)")
+    ap.add_argument("--only", default="gemm,sweep,conv,membound")
+    ap.add_argument("--json", default=None, help="write the rows as JSON")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    want = set(args.only.split(","))
+    rows: list[Row] = []
+    summary: list[str] = []
+    if "gemm" in want:
+        rows += gemm_rows(args.sim, args.sim_budget)
+    if "sweep" in want:
+        rows += sweep_rows()
+    if "conv" in want:
+        r, s = conv_rows()
+        rows += r
+        summary += s
+    if "membound" in want:
+        rows += membound_rows(args.sim, args.sim_budget)
+    render(rows, summary)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": [asdict(r) | {"pct": r.pct} for r in rows], "summary": summary}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
