@@ -1,0 +1,267 @@
+"""Lowering plans and per-layer algorithm choice (backends/model/conv.py; algorithms.md §B, §C, E7)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from taihu.backends.model.conv import (
+    ALGORITHMS,
+    ConvShape,
+    NotApplicable,
+    applicability,
+    choose_conv,
+    gemm_footprint,
+    gemm_operand_layouts,
+    gemm_sweep,
+    is_pointwise,
+    memory_bound_cost,
+    plan_explicit,
+    plan_gemm,
+    plan_implicit,
+    plan_winograd,
+    winograd_channel_group,
+    winograd_tiles,
+)
+from taihu.backends.model.gemm_blocking import StructuralPrimitiveModel, t_dma_tiles
+from taihu.backends.sim.machine import default_machine
+from taihu.dialects.common import scheme_info
+
+M = default_machine()
+PEAK = M.peak_cg_gflops
+
+
+def conv(n=1, c=64, h=14, w=14, m=64, k=3, s=1, p=1, d=1, g=1, **kw) -> ConvShape:
+    return ConvShape(n, c, h, w, m, k, k, (s, s), (p, p, p, p), (d, d), g, **kw)
+
+
+# ------------------------------------------------------------------------------------------
+# GEMM plans
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("vec", ["m", "n"])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_operand_layouts_satisfy_the_tile_gemm_rules(vec: str, trans_a: bool, trans_b: bool) -> None:
+    """The (dist, layout) the lowering uses obey tile.gemm's verifier (Table 4.1 travel
+    directions, vectorised dim contiguous in the vector-loaded operand and C)."""
+    lay = gemm_operand_layouts(vec, trans_a, trans_b)
+    scheme = 4 if vec == "n" else 2
+    v, a_axis, _ = scheme_info(scheme)
+    assert v.value == vec
+    dims = {"A": ("k", "m") if trans_a else ("m", "k"), "B": ("n", "k") if trans_b else ("k", "n"), "C": ("m", "n")}
+    on_rows = {"A": "m", "B": "k", "C": "m"} if a_axis == "row" else {"A": "k", "B": "n", "C": "n"}
+    for name, (dist, layout) in lay.items():
+        row_dim = 0 if dist == "rc" else 1
+        assert dims[name][row_dim] == on_rows[name], (name, dist)
+        if name in ("C", "A" if vec == "m" else "B"):
+            contiguous = dims[name][0 if layout == "col" else 1]
+            assert contiguous == vec, (name, layout)
+
+
+def test_plan_gemm_respects_multiples_and_ldm() -> None:
+    for (m, n, k, dt) in [(1024, 1024, 1024, "f64"), (300, 500, 200, "f32"), (1, 1000, 2048, "f32"), (4096, 49, 512, "f32")]:
+        p = plan_gemm(m, n, k, dt)
+        um, un = (128, 32) if p.vec == "m" else (32, 128)
+        assert p.bm % um == 0 and p.bn % un == 0 and p.bk % 8 == 0
+        assert p.ldm_bytes <= M.ldm_user_bytes
+        assert p.ldm_bytes == gemm_footprint(p.bm, p.bn, p.bk, dt, p.staged, p.hoist_a, p.hoist_b, 1, 0, p.double_c)
+        # blocks never exceed the padded dims
+        assert p.bm <= -(-m // um) * um and p.bn <= -(-n // un) * un and p.bk <= -(-k // 8) * 8
+        assert 0 < p.cost.gflops() < PEAK
+
+
+def test_plan_gemm_is_the_minimum_of_the_sweep() -> None:
+    """E7 / §B item 7: the chosen blocking is the fastest modelled candidate."""
+    pick = plan_gemm(1024, 1024, 1024, "f32", vec="n")
+    sweep = gemm_sweep(1024, 1024, 1024, "f32", min_bk=8)
+    assert sweep and all(pick.cost.t_total <= p.cost.t_total + 1e-15 for p in sweep)
+    # spread of the sweep (GM-1, 004 L869: > 5x between worst and best on hardware)
+    g = [p.cost.gflops() for p in gemm_sweep(1024, 1024, 1024, "f32", min_bk=32)]
+    assert max(g) / min(g) > 5
+
+
+def test_dgemm_efficiency_targets() -> None:
+    """Compiler's own choices: DGEMM 4096^3 >= 90 % of peak, 1024^3 within 1 % of it."""
+    assert plan_gemm(4096, 4096, 4096, "f64").cost.gflops() >= 0.90 * PEAK
+    assert plan_gemm(1024, 1024, 1024, "f64").cost.gflops() >= 0.89 * PEAK
+
+
+def test_gemm_cost_terms() -> None:
+    """The cost is bounded below by the pure DMA and the pure compute of the steps and above by
+    their sum (+ epilogues), and its flop count is 2MNK x batch."""
+    p = plan_gemm(512, 512, 512, "f32", batch=3)
+    c = p.cost
+    assert c.flops == 2 * 512**3 * 3
+    prim = StructuralPrimitiveModel(M)
+    steps = 3 * math.prod(p.blocks)
+    assert c.t_total >= steps * prim(p.bm, p.bn, p.bk, p.vec)
+    assert c.t_total <= c.t_dma + c.t_compute + 1e-12
+    assert 0 < c.dma_efficiency <= 1
+
+
+def test_hoisting_of_a_loop_invariant_panel() -> None:
+    """GEMP with a small K x N panel: B is loaded once (one K block and one N block)."""
+    p = plan_gemm(4096, 64, 64, "f32")
+    assert p.hoist_b and p.blocks[1] == 1 and p.blocks[2] == 1
+    assert p.shape_class == "GEMP"
+
+
+def test_fp64_natural_layout_is_not_staged() -> None:
+    p = plan_gemm(1024, 1024, 1024, "f64", vec="n")
+    assert "A" not in p.staged and "B" not in p.staged
+    assert plan_gemm(256, 256, 256, "f32").staged >= {"A", "B", "C"}
+
+
+def test_plan_gemm_errors() -> None:
+    with pytest.raises(ValueError, match="positive"):
+        plan_gemm(0, 4, 4)
+    with pytest.raises(ValueError, match="dtype"):
+        plan_gemm(4, 4, 4, "f16")
+    with pytest.raises(ValueError, match="no GEMM blocking fits"):
+        plan_gemm(1024, 1024, 1024, "f64", blocking=(1024, 1024, 1024))
+
+
+# ------------------------------------------------------------------------------------------
+# Convolution
+# ------------------------------------------------------------------------------------------
+
+
+def test_conv_shape_geometry_and_flops() -> None:
+    s = conv(n=2, c=3, h=224, w=224, m=64, k=7, s=2, p=3)
+    assert (s.ho, s.wo) == (112, 112)
+    assert s.flops == 2 * 2 * 64 * 112 * 112 * 3 * 49
+    assert s.describe() == "2x64x112x112 <- 2x3x224x224 * 64x3x7x7 s2 p3,3,3,3"
+    dw = conv(c=32, m=32, g=32)
+    assert (dw.cg, dw.mg) == (1, 1) and dw.flops == 2 * 32 * 14 * 14 * 9
+
+
+@pytest.mark.parametrize(
+    "shape,alg,reason",
+    [
+        (conv(c=32), "implicit", "needs >= 64 input and output channels"),
+        (conv(m=16), "implicit", "needs >= 64 input and output channels"),
+        (conv(g=2), "implicit", "needs group = 1"),
+        (conv(k=5, p=2), "winograd", "needs a 3x3 kernel"),
+        (conv(s=2), "winograd", "needs stride 1"),
+        (conv(d=2, p=2), "winograd", "needs dilation 1"),
+        (conv(g=4), "winograd", "needs group = 1"),
+        (conv(), "fft", "unknown convolution algorithm"),
+    ],
+)
+def test_applicability(shape: ConvShape, alg: str, reason: str) -> None:
+    assert reason in (applicability(shape, alg) or "")
+    with pytest.raises(NotApplicable, match=reason):
+        choose_conv(shape, alg)
+
+
+def test_every_layer_has_im2col() -> None:
+    for s in (conv(c=3, m=8, k=11, s=4, p=2), conv(c=32, m=32, g=32), conv(c=8, m=8, k=5, d=2, p=4)):
+        assert applicability(s, "im2col") is None
+        assert choose_conv(s).algorithm == "im2col"
+
+
+def test_choice_is_the_fastest_candidate() -> None:
+    for s in (conv(n=32, c=256, m=256, h=56, w=56), conv(n=1, c=512, m=512, h=14, w=14), conv(c=64, m=256, k=1, p=0)):
+        ch = choose_conv(s)
+        plans = [p for p in ch.candidates.values() if not isinstance(p, str)]
+        assert ch.plan.cost.t_total == min(p.cost.t_total for p in plans)
+        assert set(ch.candidates) == set(ALGORITHMS)
+
+
+def test_forced_algorithm_is_used() -> None:
+    s = conv(n=2, c=64, m=64, h=10, w=10)
+    for alg in ALGORITHMS:
+        assert choose_conv(s, alg).algorithm == alg
+
+
+def test_implicit_plan_fits_and_reuses_weights() -> None:
+    s = conv(n=32, c=128, m=128, h=28, w=28, bias=True, relu=True)
+    p = plan_implicit(s)
+    assert p.ldm_bytes <= M.ldm_user_bytes
+    um, un = (128, 32) if p.vec == "m" else (32, 128)
+    assert p.bm % um == 0 and p.bn % un == 0 and p.bk % 8 == 0
+    assert 1 <= p.groups <= 8 and p.b_b <= s.n and p.b_ro <= s.ho
+    assert p.variant == ("batch" if p.b_b > 1 else "image")
+    # non-constant kxk weights need the re-layout kernel, constant ones are folded
+    assert [k.name for k in p.kernels] == ["weights", "conv"]
+    assert [k.name for k in plan_implicit(ConvShape(**{**s.__dict__, "const_weights": True})).kernels] == ["conv"]
+
+
+def test_implicit_group_sharing_reduces_weight_traffic() -> None:
+    """Batch-size-aware reuse (Alg 3, eq 5-5): more C tiles per weight tile -> fewer bytes."""
+    from taihu.backends.model.conv import _implicit_cost
+
+    s = conv(n=8, c=256, m=256, h=14, w=14)
+    one = _implicit_cost(s, "m", 256, 32, 64, 1, 1, M)
+    four = _implicit_cost(s, "m", 256, 32, 64, 4, 1, M)
+    assert four.moved_bytes < one.moved_bytes
+
+
+def test_explicit_forms() -> None:
+    pw = plan_explicit(conv(n=4, c=256, m=1024, k=1, p=0))
+    assert pw.pointwise and [k.name for k in pw.kernels] == ["gemm"]
+    assert is_pointwise(conv(k=1, p=0)) and not is_pointwise(conv(k=1, p=0, s=2))
+    one = plan_explicit(conv(n=1, c=64, m=64))
+    assert not one.batched and [k.name for k in one.kernels] == ["im2col", "gemm"]
+    many = plan_explicit(conv(n=32, c=128, m=128, h=28, w=28))
+    if many.batched:
+        assert [k.name for k in many.kernels] == ["im2col", "gemm", "relayout"]
+        assert many.gemm.n == 32 * 28 * 28
+    else:
+        assert many.gemm.n == 28 * 28 and many.gemm.batch == 32
+
+
+def test_winograd_plan() -> None:
+    s = conv(n=2, c=64, m=64, h=10, w=12, const_weights=False)
+    p = plan_winograd(s)
+    tr, tc = winograd_tiles(s.ho, s.wo)
+    assert p.p == 2 * tr * tc and p.p_pad % p.gemm.bm == 0 and p.p_pad >= p.p
+    assert p.gemm.batch == 16 and p.gemm.trans_b
+    assert [k.name for k in p.kernels] == ["filter", "input", "gemm", "output"]
+    # effective GFLOPS: direct flops over the time (may exceed the GEMM's own rate)
+    assert p.cost.flops == s.flops
+    assert [k.name for k in plan_winograd(ConvShape(**{**s.__dict__, "const_weights": True})).kernels] == ["input", "gemm", "output"]
+
+
+def test_winograd_channel_group_fits() -> None:
+    for c, tc in ((64, 112), (512, 7), (3, 28)):
+        g = winograd_channel_group(1, c, tc, [lambda g: 4 * 2 * tc * g, lambda g: 16 * tc * g], 4, M.ldm_user_bytes)
+        assert 1 <= g <= c
+        assert (8 * tc + 16 * tc) * g * 4 <= M.ldm_user_bytes
+
+
+def test_memory_bound_cost_is_eq_3_1_summed() -> None:
+    c = memory_bound_cost("x", [(64, 1024, False)], dmas_per_cpe=1)
+    lat = M.cycles_to_seconds(M.dma_latency)
+    moved = ((1024 - 4) / 128 + 1) * 128  # expected whole transactions, unaligned 4-B start
+    assert c.t_total == pytest.approx(lat + 64 * moved / (M.peak_bw_cg * 1e9))
+    assert c.dma_efficiency == pytest.approx(1024 / moved)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.sampled_from([1, 2, 32]),
+    c=st.sampled_from([3, 16, 64, 128, 512]),
+    hw=st.sampled_from([7, 14, 28, 56]),
+    m=st.sampled_from([16, 64, 256, 1024]),
+    k=st.sampled_from([1, 3, 5, 7]),
+    s=st.sampled_from([1, 2]),
+)
+def test_choose_conv_always_finds_a_plan(n, c, hw, m, k, s) -> None:
+    """Property: every layer gets a plan (im2col at least), within the LDM budget, with a
+    positive finite time; implicit only when it applies."""
+    shape = conv(n=n, c=c, h=hw, w=hw, m=m, k=k, s=s, p=k // 2)
+    ch = choose_conv(shape)
+    assert 0 < ch.plan.cost.t_total < math.inf
+    if ch.algorithm == "implicit":
+        assert min(c, m) >= 64
+    for alg, plan in ch.candidates.items():
+        if isinstance(plan, str):
+            assert applicability(shape, alg) is not None or "fits" in plan
+        else:
+            assert plan.cost.gflops() > 0
