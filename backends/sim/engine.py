@@ -483,6 +483,8 @@ class Engine:
             pos += hi - lo
             if self.trace.enabled:
                 self.trace.flow(b, cpe, start)
+            if b.bp is not None:
+                self.lockstep._bp_satisfied(b, self.rlc.depth)
             ws = self.sender_waiters.pop(id(b), None)
             if ws:
                 for w in ws:
@@ -772,6 +774,7 @@ class _RunPlan:
         self.p1_valid = timing.p1_valid * trip
         self._issue = issue
         self._targets: dict[int, list] = {}
+        self._rels: dict[tuple[int, ...], np.ndarray] = {}
         self._body = body
 
     def targets(self, cpe: int, rlc: RLCNetwork) -> list:
@@ -787,7 +790,10 @@ class _RunPlan:
                     per.setdefault((d, tgt), []).append(j)
             t = []
             for (d, tgt), js in per.items():
-                rel = self._issue[:, js].reshape(-1)
-                t.append((d, tgt, tuple(js), rel))
+                js = tuple(js)
+                rel = self._rels.get(js)  # one array per put set: shared by every sender
+                if rel is None:
+                    rel = self._rels[js] = self._issue[:, list(js)].reshape(-1)
+                t.append((d, tgt, js, rel))
             self._targets[cpe] = t
         return t

@@ -159,14 +159,17 @@ class _Join:
 
 
 class _BackPressure:
-    """A sender lane whose micro-kernel run waits for receivers to consume its messages."""
+    """A sender lane whose micro-kernel run waits until its receivers consumed all but
+    ``depth`` messages of each link (``pending`` links left; ``proc``: the cycle at which the
+    per-CPE agent would resume = max(clock, wake cycles))."""
 
-    __slots__ = ("seq", "idx", "outputs", "start", "end", "t0", "name", "trip", "rp", "scheduled")
+    __slots__ = ("cpe", "seq", "idx", "outputs", "start", "end", "t0", "rp", "pending", "proc")
 
-    def __init__(self, seq, idx, outputs, start, end, t0, name, trip, rp) -> None:
-        self.seq, self.idx, self.outputs = seq, idx, outputs
-        self.scheduled = False
-        self.start, self.end, self.t0, self.name, self.trip, self.rp = start, end, t0, name, trip, rp
+    def __init__(self, cpe, seq, idx, outputs, start, end, t0, rp) -> None:
+        self.cpe, self.seq, self.idx, self.outputs = cpe, seq, idx, outputs
+        self.start, self.end, self.t0, self.rp = start, end, t0, rp
+        self.pending = 0
+        self.proc = t0
 
 
 class Lockstep:
@@ -220,11 +223,7 @@ class Lockstep:
         seq, idx, mode = cpe.site
         now = self.eng.now
         proc = max(cpe.t, now if at is None else at)
-        if mode == "bp":  # re-check at the wake cycle (after the receiver's records)
-            cpe.floor = max(cpe.floor, proc)
-            if not cpe.bp.scheduled:
-                cpe.bp.scheduled = True
-                self.eng.schedule(proc, PH_AGENT, cpe.id, lambda: self._bp_check(cpe))
+        if mode == "bp":  # pragma: no cover - back-pressure ends through _bp_satisfied
             return
         cpe.site = None
         cpe.blocked = None
@@ -432,7 +431,8 @@ class Lockstep:
     def _mk(self, co: Cohort, e: tuple) -> None:
         """Time one run of ``e``'s micro-kernel for every lane (spec §6: start = max(lane clock,
         register scoreboard, message arrivals); §5 back-pressure) and queue its numerics; lanes
-        whose messages are not all posted yet block (re-run when woken)."""
+        whose messages are not all posted yet block (re-run when woken), senders whose links
+        hold more than ``depth`` unconsumed messages wait for their receivers."""
         eng = self.eng
         m = eng.machine
         _, mk, trip, bases_all = e
@@ -458,12 +458,13 @@ class Lockstep:
         if rp.first_use:
             t0 = np.maximum(t0, (rr[lanes][:, rp.fu_regs] - rp.fu_offs).max(axis=1))
         rlc = eng.rlc
-        if rp.gets:
+        gets = rp.gets
+        if gets:
             keep = None
-            for d, (need, rel) in rp.gets.items():
+            for d, (need, rel) in gets.items():
                 fifos = rlc.fifo[d]
                 for i, c in enumerate(co.lane_list):
-                    if (keep is None or keep[i]) and fifos[c].count < need:
+                    if fifos[c].count < need and (keep is None or keep[i]):
                         cpe = eng.cpes[c]
                         fifos[c].waiters.append(cpe)
                         self.block(cpe, co, i, co.idx, "rlc",
@@ -481,110 +482,142 @@ class Lockstep:
                     return
         lane_list = co.lane_list
         G = len(lane_list)
-        start = t0.copy()
-        inputs: list[dict] = [{} for _ in range(G)]
-        for d, (need, rel) in rp.gets.items():
-            fifos = rlc.fifo[d]
-            shared = None
-            abases: list[int] | None = []
-            for i, c in enumerate(lane_list):
-                slices = fifos[c].take(need)
-                inputs[i][d] = slices
-                if abases is not None and len(slices) == 1:
-                    b, lo, hi = slices[0]
-                    if lo == 0 and hi == b.n and (shared is None or b.put_rel is shared):
-                        shared = b.put_rel
-                        abases.append(b.arrival_base)
-                        continue
-                abases = None
-            if abases is not None and shared is not None and shared.shape[0] == rel.shape[0]:
-                np.maximum(start, np.array(abases, dtype=np.int64) + eng._maxdiff(shared, rel),
-                           out=start)
-            else:
-                arrival_start = eng._arrival_start
-                st_list = start.tolist()
-                for i in range(G):
-                    s_ = arrival_start(inputs[i][d], rel)
-                    if s_ > st_list[i]:
-                        st_list[i] = s_
-                start = np.array(st_list, dtype=np.int64)
-        if rp.gets:
-            record = eng._record_gets
-            gets = rp.gets
+        start = t0
+        trace = eng.trace
+        inputs: list[dict] | None = None
+        if gets:
+            start = t0.copy()
+            inputs = [{} for _ in range(G)]
+            for d, (need, rel) in gets.items():
+                fifos = rlc.fifo[d]
+                shared = None
+                abases: list[int] | None = []
+                for i, c in enumerate(lane_list):
+                    f = fifos[c]
+                    b = f.batches[f.head]
+                    if b.consumed == 0 and b.n == need:  # the common case: one whole batch
+                        f.count -= need
+                        b.consumed = need
+                        f.head += 1
+                        if f.head > 64:
+                            del f.batches[: f.head]
+                            f.head = 0
+                        inputs[i][d] = [(b, 0, need)]
+                        if abases is not None and (shared is None or b.put_rel is shared):
+                            shared = b.put_rel
+                            abases.append(b.arrival_base)
+                            continue
+                    else:
+                        inputs[i][d] = f.take(need)
+                    abases = None
+                if abases is not None and shared.shape[0] == rel.shape[0]:
+                    np.maximum(start, np.array(abases, dtype=np.int64) +
+                               eng._maxdiff(shared, rel), out=start)
+                else:
+                    arrival_start = eng._arrival_start
+                    st_list = start.tolist()
+                    for i in range(G):
+                        s_ = arrival_start(inputs[i][d], rel)
+                        if s_ > st_list[i]:
+                            st_list[i] = s_
+                    start = np.array(st_list, dtype=np.int64)
+            # GET issue cycles; a sender waiting for consumption is notified (back-pressure)
+            depth = rlc.depth
+            waiters = eng.sender_waiters
             for i, st in enumerate(start.tolist()):
                 for d, slices in inputs[i].items():
-                    record(slices, gets[d][1], st, lane_list[i])
+                    rel = gets[d][1]
+                    if len(slices) == 1 and slices[0][2] == rel.shape[0]:
+                        b = slices[0][0]
+                        if b.consumed == b.n and slices[0][1] == 0:
+                            b.got_base, b.got_rel = st, rel
+                            if trace.enabled:
+                                trace.flow(b, lane_list[i], st)
+                            if b.bp is not None:
+                                self._bp_satisfied(b, depth)
+                            if waiters:
+                                ws = waiters.pop(id(b), None)
+                                if ws:
+                                    for w in ws:
+                                        eng.wake(w)
+                            continue
+                    eng._record_gets(slices, rel, st, lane_list[i])
         k = self.kernel
-        outputs: list[list] = [[] for _ in range(G)]
-        trace = eng.trace
+        outputs: list[list] | None = None
         if rp.puts:
+            outputs = [[] for _ in range(G)]
             lat = m.rlc_latency
+            fifo_of = rlc.fifo
+            wake = eng.wake
             for i, st in enumerate(start.tolist()):
                 c = lane_list[i]
+                outs = outputs[i]
                 for d, tgt, js, put_rel in rp.targets(c, rlc):
                     b = Batch(c, tgt, d, st, put_rel, lat)
                     b.flow_id = rlc.next_flow
                     rlc.next_flow += 1
-                    rlc.post(b)
-                    outputs[i].append((b, js))
+                    fifo = fifo_of[d][tgt]
+                    fifo.batches.append(b)
+                    fifo.count += b.n
+                    outs.append((b, js))
                     if trace.enabled:
                         trace.flow_start(b, c, st)
-                    fifo = rlc.fifo[d][tgt]
                     if fifo.waiters:
                         ws, fifo.waiters = fifo.waiters, []
                         for w in ws:
-                            eng.wake(w)
+                            wake(w)
             rlc.messages += rp.n_msgs * G
             if k is not None:
                 k.rlc_messages += rp.n_msgs * G
         if k is not None and rp.has_rlc:
             k.uses_rlc = True
-        eng.queue_run(rp, lane_list, bases, inputs, outputs)
+        eng.queue_run(rp, lane_list, bases, inputs or [{}] * G, outputs or [[]] * G)
         end = start + rp.cycles
         if rp.ready_after:
             rr[np.ix_(lanes, rp.ra_regs)] = start[:, None] + rp.ra_offs
         depth = rlc.depth
-        if rp.puts and rp.trip * len(rp.puts) > depth:
+        if outputs is not None and rp.trip * len(rp.puts) > depth:
             keep = None
-            delta_end = end.copy()
             for i in range(G):
                 pend = [b for b, _ in outputs[i] if b.n > depth]
-                if any(b.consumed < b.n - depth for b in pend):
-                    if keep is None:
-                        keep = np.ones(G, dtype=bool)
-                    keep[i] = False
-                    cpe = eng.cpes[lane_list[i]]
-                    self.block(cpe, co, i, co.idx + 1, "bp", "", int(t0[i]))
-                    cpe.bp = _BackPressure(co.seq, co.idx + 1, outputs[i], int(start[i]),
-                                           int(end[i]), int(t0[i]), mk.name, trip, rp)
-                    self._bp_check(cpe)
+                if not pend:
                     continue
+                # at post time nothing is consumed yet: the lane waits for its receivers
+                if keep is None:
+                    keep = np.ones(G, dtype=bool)
+                keep[i] = False
+                cpe = eng.cpes[lane_list[i]]
+                self.block(cpe, co, i, co.idx + 1, "bp", "", int(t0[i]))
+                bp = cpe.bp = _BackPressure(cpe, co.seq, co.idx + 1, outputs[i], int(start[i]),
+                                            int(end[i]), int(t0[i]), rp)
+                bp.pending = len(pend)
+                bp.proc = max(cpe.t, cpe.floor)
                 for b in pend:
-                    delta = eng._backpressure_delta(b, depth)
-                    if delta > 0:
-                        delta_end[i] += delta
-                        if k is not None:
-                            k.rlc_wait += delta
+                    b.bp = bp
+                b = pend[0]
+                cpe.blocked = (f"put{b.direction[0]} in '{mk.name}': send buffer full — CPE "
+                               f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
+                               f"(link depth {depth})")
             if keep is not None:
-                # lanes that left are finished by _bp_check; account for the others only
-                sel = keep
-                self._account(lanes[sel], lane_list, sel, start[sel], delta_end[sel], rp, mk,
-                              trip, t0[sel])
-                fl = None if co.floor is None else co.floor[sel]
-                co.set_lanes(lanes[sel], delta_end[sel] if fl is None else
-                             np.maximum(delta_end[sel], fl), None)
+                self._account(lanes[keep], start[keep], end[keep], rp, t0[keep])
+                newt = np.maximum(co.tl[keep], end[keep])
+                if co.floor is not None:
+                    np.maximum(newt, co.floor[keep], out=newt)
+                co.set_lanes(lanes[keep], newt, None)
                 return
-            end = delta_end
-        self._account(lanes, lane_list, None, start, end, rp, mk, trip, t0)
-        newt = np.maximum(co.tl, end) if co.floor is None else \
-            np.maximum(np.maximum(co.tl, end), co.floor)
+        self._account(lanes, start, end, rp, t0)
+        newt = np.maximum(co.tl, end)
+        if co.floor is not None:
+            np.maximum(newt, co.floor, out=newt)
         co.set_lanes(lanes, newt, None)
 
-    def _account(self, lanes: np.ndarray, lane_list: list[int], sel, start: np.ndarray,
-                 end: np.ndarray, rp, mk, trip: int, t0: np.ndarray) -> None:
+    def _account(self, lanes: np.ndarray, start: np.ndarray, end: np.ndarray, rp,
+                 t0: np.ndarray) -> None:
         """Kernel counters and trace spans of finished runs."""
         k = self.kernel
         G = len(lanes)
+        if not G:
+            return
         cyc = end - start
         if k is not None:
             k.flops += rp.flops * G
@@ -597,25 +630,30 @@ class Lockstep:
         trace = self.eng.trace
         if trace.enabled:
             ll = lanes.tolist()
+            name = rp.mk.name
             for i in range(G):
                 if start[i] > t0[i]:
                     trace.span(ll[i], 1, "rlc stall", int(t0[i]), int(start[i]))
-                trace.span(ll[i], 1, mk.name, int(start[i]), int(end[i]), {"trip": trip})
+                trace.span(ll[i], 1, name, int(start[i]), int(end[i]), {"trip": rp.trip})
 
-    def _bp_check(self, cpe: CPE) -> None:
-        """A sender lane in back-pressure: block on the first batch not consumed enough (like
-        the per-CPE loop), or finish the run and continue after it."""
+    def _bp_satisfied(self, b: Batch, depth: int) -> None:
+        """Receivers consumed enough of ``b`` (called when its GETs are recorded)."""
+        if b.consumed < b.n - depth:
+            return
+        bp = b.bp
+        b.bp = None
+        bp.pending -= 1
+        now = self.eng.now
+        if now > bp.proc:
+            bp.proc = now
+        if bp.pending == 0:
+            self.eng.schedule(bp.proc, PH_AGENT, bp.cpe.id, lambda: self._bp_finish(bp))
+
+    def _bp_finish(self, bp: _BackPressure) -> None:
+        """All links of a sender lane are consumed enough: its run ends ``Σ delta`` later
+        (per link, put ``j`` issues after get ``j - depth``); the lane continues."""
         eng = self.eng
-        bp = cpe.bp
-        bp.scheduled = False
         depth = eng.rlc.depth
-        for b, _ in bp.outputs:
-            if b.n > depth and b.consumed < b.n - depth:
-                eng.sender_waiters.setdefault(id(b), []).append(cpe)
-                cpe.blocked = (f"put{b.direction[0]} in '{bp.name}': send buffer full — CPE "
-                               f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
-                               f"(link depth {depth})")
-                return
         end = bp.end
         k = self.kernel
         for b, _ in bp.outputs:
@@ -625,16 +663,14 @@ class Lockstep:
                     end += delta
                     if k is not None:
                         k.rlc_wait += delta
-        c = cpe.id
-        lanes = np.array([c], dtype=np.int64)
-        self._account(lanes, [c], None, np.array([bp.start]), np.array([end]), bp.rp,
-                      bp.rp.mk, bp.trip, np.array([bp.t0]))
-        proc = max(cpe.t, cpe.floor)
-        final = max(end, proc)
+        cpe = bp.cpe
+        lanes = np.array([cpe.id], dtype=np.int64)
+        self._account(lanes, np.array([bp.start]), np.array([end]), bp.rp, np.array([bp.t0]))
         cpe.site = None
         cpe.blocked = None
         cpe.bp = None
-        self.schedule(Cohort(bp.seq, bp.idx, lanes, np.array([final], dtype=np.int64)), proc)
+        self.schedule(Cohort(bp.seq, bp.idx, lanes,
+                             np.array([max(end, bp.proc)], dtype=np.int64)), bp.proc)
 
 
 __all__ = ["Seq", "Cohort", "Lockstep"]

@@ -501,10 +501,15 @@ class BatchNumerics:
             carried_cache[ref] = out
             return out
 
+        # provenance of values that are columns of one (C, n, m, 4) array (grouped loads, GETs):
+        # the FMA reduction then multiplies views of that array instead of stacked copies
+        prov: dict[int, tuple[np.ndarray, int]] = {}
+        self.prov = prov
         for op, ptr, members in plan.load_groups:
             data = self._load_group(op, ptr, members)
             for k, (j, _) in enumerate(members):
                 val[j] = data[:, :, k]
+                prov[j] = (data, k)
                 if op in FUSED_SEND:
                     sends[j] = val[j]
         for j in plan.order:
@@ -524,6 +529,7 @@ class BatchNumerics:
             elif op in GETS:
                 d = "row" if op == "getr" else "col"
                 val[j] = self.inputs[d][:, :, get_pos[d][j]]
+                prov[j] = (self.inputs[d], get_pos[d][j])
             elif op in PUTS:
                 sends[j] = _bc(operand(j, 0), (C, n, 4))
             elif j in plan.acc and j not in plan.acc_cumsum:
@@ -587,6 +593,8 @@ class BatchNumerics:
             regs, cpes = self.regs, self.cpes
             parts: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
             keep: list[np.ndarray] = []
+            prov = getattr(self, "prov", {})
+            src: dict[tuple, tuple[np.ndarray, int] | None] = {}  # part -> (array, column)
 
             def split(j: int, k: int) -> tuple[tuple, np.ndarray, np.ndarray]:
                 kind, ref = plan.src_kind[j][k]
@@ -594,8 +602,11 @@ class BatchNumerics:
                 hit = parts.get(key)
                 if hit is None:
                     if kind == "carried":
-                        cur = _bc(val[plan.last_writer[ref]], (C, n, 4))
+                        w = plan.last_writer[ref]
+                        cur = _bc(val[w], (C, n, 4))
                         hit = (regs[cpes, ref], cur[:, :-1])
+                        p = prov.get(w)
+                        src[key] = p if p is not None and p[0].shape[:2] == (C, n) else None
                     else:
                         x = _bc(operand(j, k), (C, n, 4))
                         keep.append(x)
@@ -623,9 +634,13 @@ class BatchNumerics:
                     first_r.append(fb)
                 pairs.append((lid[ka], rid[kb]))
             # S[c, a, b, l] = sum_i L[c, a, i, l] R[c, b, i, l] as one batched matmul over (c, l)
-            Lm = np.stack(left, axis=1).transpose(0, 3, 1, 2)  # (C, l, a, n-1)
-            Rm = np.stack(right, axis=1).transpose(0, 3, 2, 1)  # (C, l, n-1, b)
-            S = np.matmul(Lm, Rm).transpose(0, 2, 3, 1)  # (C, a, b, l)
+            Lm, lcols = self._operand_matrix(left, [src.get(k) for k in lid], False)
+            Rm, rcols = self._operand_matrix(right, [src.get(k) for k in rid], True)
+            S = np.matmul(Lm, Rm).transpose(0, 2, 3, 1)  # (C, a', b', l)
+            if lcols is not None:
+                S = S[:, lcols]
+            if rcols is not None:
+                S = S[:, :, rcols]
             # all accumulators at once: live-in + (S + first products), one gather each
             ia = [p[0] for p in pairs]
             ib = [p[1] for p in pairs]
@@ -647,6 +662,21 @@ class BatchNumerics:
             if ins.op in ("vmas", "fmas") or (ins.op.endswith("s") and ins.op.startswith("v")):
                 out = out.astype(np.float32).astype(np.float64)
             val[j] = out[:, None, :]
+
+    @staticmethod
+    def _operand_matrix(parts: list[np.ndarray], srcs: list, right: bool):
+        """The iterations 1..n-1 of the FMA operands ``parts`` as a ``(C, l, a, n-1)`` (left) /
+        ``(C, l, n-1, b)`` (right) matrix. When they are distinct columns of one ``(C, n, m, 4)``
+        array (grouped loads / GETs), a strided view of all ``m`` columns plus the column of
+        each part; else the parts stacked (a copy)."""
+        if srcs and all(p is not None for p in srcs):
+            arr = srcs[0][0]
+            cols = [p[1] for p in srcs]
+            if all(p[0] is arr for p in srcs) and len(set(cols)) == len(cols):
+                v = arr[:, :-1]  # producer iterations 0..n-2 feed consumer iterations 1..n-1
+                return (v.transpose(0, 3, 1, 2) if right else v.transpose(0, 3, 2, 1)), cols
+        st = np.stack(parts, axis=1)  # (C, a, n-1, l)
+        return (st.transpose(0, 3, 2, 1) if right else st.transpose(0, 3, 1, 2)), None
 
     # -- exact iteration-by-iteration evaluation ------------------------------------------
     def run_sequential(self) -> dict[int, np.ndarray]:

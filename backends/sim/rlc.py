@@ -41,7 +41,7 @@ class Batch:
     """
 
     __slots__ = ("sender", "receiver", "direction", "put_base", "put_rel", "arrival_base", "data",
-                 "n", "consumed", "got_base", "got_rel", "got", "flow_id", "task", "src")
+                 "n", "consumed", "got_base", "got_rel", "got", "flow_id", "task", "src", "bp")
 
     def __init__(self, sender: int, receiver: int, direction: str, put_base: int,
                  put_rel: np.ndarray, latency: int, data: np.ndarray | None = None) -> None:
@@ -60,6 +60,7 @@ class Batch:
         self.flow_id = 0
         self.task = None  # the queued run whose numerics fill ``data`` (engine)
         self.src = None  # (packed (C, n, 4) array, row) that ``data`` is a row of
+        self.bp = None  # lockstep: the sender lane waiting for this batch's consumption
 
     @property
     def put(self) -> np.ndarray:
