@@ -19,12 +19,13 @@ from xdsl.parser import Parser
 
 from taihu.dialects import loop
 from taihu.dialects.mapkind import MapKind, check_map
-from taihu.dialects.tile import DataLayout
+from taihu.dialects.tile import DataLayout, Im2colOp
 from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
 from taihu.passes.conversion.tile_to_loop.mem_prims import (
     im2col_reference,
     im2col_rows_reference,
     map_reference,
+    plan_im2col,
     winograd_filter_full_reference,
     winograd_filter_reference,
     winograd_input_full_reference,
@@ -251,7 +252,27 @@ def test_im2col_lowering_resnet_conv1_like() -> None:
     m = _lower_and_run(im2col_text(1, 3, 20, 18, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1, False))
     spmd = next(o for o in m.walk() if isinstance(o, loop.SpmdOp))
     kinds = [o.kind.data.value for o in spmd.walk() if isinstance(o, loop.MapOp)]
-    assert kinds == ["fill", "im2col"]
+    # row groups: the two stride residues of the interior rows (kernel rows {0,2,4,6} / {1,3,5})
+    # plus the edge rows; no guards, every put unconditional
+    assert kinds[0] == "fill" and set(kinds[1:]) == {"im2col"} and 3 <= len(kinds) - 1 <= 10
+    assert not any(isinstance(o, scf.IfOp) for o in spmd.walk())
+    puts = [o for o in spmd.walk() if isinstance(o, loop.DmaStartOp) and not o.is_get]
+    assert all(o.size_values[0] == 7 for o in puts)
+
+
+def test_im2col_row_groups() -> None:
+    """Stride 1, 3x3, pad 1: interior rows feed all 3 kernel rows and form one group; rows_per_task
+    rows of it go in one DMA and leave as one kw x (R*Wo) DMA per kernel row."""
+    c = _ctx()
+    m = Parser(c, im2col_text(1, 2, 10, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4, False)).parse_module()
+    op = next(o for o in m.walk() if isinstance(o, Im2colOp))
+    p = plan_im2col(op)
+    assert [(g.r0, g.step, g.count, g.rows, g.kernel_rows) for g in p.groups] == [
+        (0, 1, 1, 1, (0, 1)),
+        (1, 1, 8, 4, (0, 1, 2)),
+        (9, 1, 1, 1, (1, 2)),
+    ]
+    assert p.zero_ranges == (((0, 1),), (), ((9, 1),))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -282,11 +282,12 @@ class _Emitter:
         """Mixed-radix digits of q (most significant first); radix-1 digits are the constant 0."""
         out: list[SSAValue] = []
         rest = q
+        first = next((i for i, r in enumerate(radices) if r > 1), len(radices))
         for i in range(len(radices) - 1, -1, -1):
             r = radices[i]
             if r == 1:
                 out.append(self.c(0))
-            elif i == 0:
+            elif i == first:  # the most significant non-unit digit: q < Q, no modulo needed
                 out.append(rest)
             else:
                 rest, d = self.divrem(rest, r)
@@ -427,16 +428,35 @@ def _chunk_starts(total: int, size: int) -> list[int]:
 
 
 @dataclass(frozen=True)
+class RowGroup:
+    """Input rows ``r0, r0 + step, ...`` (``count`` rows) that feed the same kernel rows
+    ``kernel_rows`` (i with ``ho = (ri + pt - i*dh)/sh`` integral and in [0, Ho)); a task takes
+    ``rows`` of them (consecutive in the group)."""
+
+    r0: int
+    step: int
+    count: int
+    rows: int
+    kernel_rows: tuple[int, ...]
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.count // self.rows)
+
+
+@dataclass(frozen=True)
 class Im2colPlan:
     """Static decomposition of one ``tile.im2col`` (all sizes in elements).
 
-    Main phase: tasks ``(n, c, blk)``, ``Q = N*C*ceil(H/R)``; a task takes ``R`` consecutive
-    input rows ``row0 = min(blk*R, H-R) ..`` of channel c of image n (one row per task when
-    ``rows_per_task`` = 1, L1045), DMAs them into ``xin`` (R, W), unfolds them with ``loop.map
-    im2col`` into ``xcol`` (R, kw, Wo) (zero padding left/right and the horizontal stride inside
-    the map, L1047), and for every kernel row i whose output row ``ho = (ri + pt - i*dh)/sh`` is
-    integral and inside [0, Ho) writes the (kw, Wo) block of input row ri to col rows
-    ``c*kh*kw + i*kw ..`` and columns ``(n*Ho + ho)*Wo ..`` (one strided DMA: kw blocks of Wo).
+    Main phase: the input rows are grouped by the set of kernel rows they feed (:class:`RowGroup`:
+    the interior rows of a stride-1 conv form one group, each stride residue one group, edge rows
+    small groups; rows that feed nothing are skipped), so that every task has static DMAs and no
+    guards. A task = ``rows`` rows of one group of channel c of image n (one row when
+    ``rows_per_task`` = 1, L1045): one DMA of the rows (strided by the group step) into ``xin``
+    (R, W), ``loop.map im2col`` into (R, kw, Wo) (horizontal padding, stride and dilation inside
+    the map, L1047), for R > 1 a transpose to (kw, R, Wo), then per kernel row i one strided DMA of
+    kw x (R*Wo) to col rows ``c*kh*kw + i*kw ..`` at columns ``(n*Ho + ho)*Wo`` (the R rows feed
+    consecutive output rows ho); all waited once at the end of the task.
 
     Zero phase: col entries whose input row is vertical padding (``ho*sh + i*dh - pt`` outside
     [0, H)) are written from a zero buffer: per task ``(n, c)`` and kernel row i, the ho ranges
@@ -459,17 +479,11 @@ class Im2colPlan:
     dw: int
     Ho: int
     Wo: int
-    R: int
+    R: int  # largest rows per task over the groups
     nhwc: bool
     zchunk: int
     zero_ranges: tuple[tuple[tuple[int, int], ...], ...]  # per kernel row i: ((ho0, n), ...)
-
-    @property
-    def blocks(self) -> int:
-        return -(-self.H // self.R)
-
-    def row0(self, blk: int) -> int:
-        return min(blk * self.R, self.H - self.R)
+    groups: tuple[RowGroup, ...]
 
     def output_row(self, ri: int, i: int) -> int | None:
         """ho fed by input row ri through kernel row i, or None."""
@@ -477,6 +491,29 @@ class Im2colPlan:
         if num < 0 or num % self.sh or num // self.sh >= self.Ho:
             return None
         return num // self.sh
+
+
+def _row_groups(h: int, kh: int, feeds, sh: int, rpt: int, can_stride: bool) -> list[RowGroup]:
+    """Group the input rows by the kernel rows they feed, as arithmetic progressions."""
+    by_sig: dict[tuple[int, ...], list[int]] = {}
+    for ri in range(h):
+        sig = tuple(i for i in range(kh) if feeds(ri, i))
+        if sig:
+            by_sig.setdefault(sig, []).append(ri)
+    groups = []
+    for sig, rows in by_sig.items():
+        k = 0
+        while k < len(rows):
+            step = rows[k + 1] - rows[k] if k + 1 < len(rows) else 1
+            n = 1
+            while k + n < len(rows) and rows[k + n] - rows[k + n - 1] == step:
+                n += 1
+            # R rows of one task feed consecutive output rows only if step == sh; a strided row
+            # DMA must be one athread DMA (NHWC rows with a step > 1 are not)
+            r = min(rpt, n) if step == sh and (step == 1 or can_stride) else 1
+            groups.append(RowGroup(rows[k], step, n, r, sig))
+            k += n
+    return sorted(groups, key=lambda g: g.r0)
 
 
 def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
@@ -508,29 +545,38 @@ def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
             rs.append((max(hi, lo), ho - max(hi, lo)))
         zero_ranges.append(tuple(rs))
     zmax = max((nn for rs in zero_ranges for _, nn in rs), default=0)
-    zchunk = zmax
+
+    def feeds(ri: int, i: int) -> bool:
+        num = ri + pt - i * dh
+        return num >= 0 and num % sh == 0 and num // sh < ho
+
     rpt = op.rows_per_task.value.data if op.rows_per_task is not None else 1
     r = min(rpt, h)
     while True:
+        groups = _row_groups(h, kh, feeds, sh, r, not nhwc)
+        rmax = max((gr.rows for gr in groups), default=1)
         zc = min(zmax, max(1, (budget // 4) // (eb * kw * wo))) if zmax else 0
-        if _fits([r * w, r * kw * wo, kw * zc * wo], eb, budget):
-            zchunk = zc
+        if _fits([rmax * w, rmax * kw * wo, rmax * kw * wo if rmax > 1 else 0, kw * zc * wo], eb, budget):
             break
         if r > 1:
             r = max(1, r // 2)
             continue
         raise _fail(op, f"one input row ({w} elements) and its unfolded rows ({kw}x{wo}) do not fit in {budget} B of LDM")
-    return Im2colPlan(n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, ho, wo, r, nhwc, zchunk, tuple(zero_ranges))
+    return Im2colPlan(
+        n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, ho, wo, rmax, nhwc, zc, tuple(zero_ranges), tuple(groups)
+    )
 
 
 def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
-    """Per-CPE loops of :class:`Im2colPlan` (main phase, then zero phase); all DMAs waited."""
+    """Per-CPE loops of :class:`Im2colPlan` (one per row group, then the zero phase); all DMAs
+    waited at the end of their task."""
     p = plan_im2col(op, _budget(ctx))
     x, col = ctx.value(op.input), ctx.value(op.output)
     et, _ = _elem(op.input.type)
     e = _Emitter(ctx)
     xin = ctx.new_buffer("im2col_in", LdmBufType((p.R, p.W), et))
     xcol = ctx.new_buffer("im2col_col", LdmBufType((p.R, p.kw, p.Wo), et))
+    xcol_t = ctx.new_buffer("im2col_colT", LdmBufType((p.kw, p.R, p.Wo), et)) if p.R > 1 else None
     kk = p.kh * p.kw
     how = p.Ho * p.Wo
     params: dict[str, object] = {"kernel": (p.kw,), "strides": (p.sw,)}
@@ -542,51 +588,37 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
     if any(p.zero_ranges):
         zeros = ctx.new_buffer("im2col_zero", LdmBufType((p.kw, p.zchunk * p.Wo), et))
         e.map(MapKind.FILL, [], zeros, value=0.0)
-    # main phase
-    with e.tasks(p.N * p.C * p.blocks) as q:
-        n, c, blk = e.digits(q, [p.N, p.C, p.blocks])
-        row0 = e.chunk_start(blk, p.R, p.H)
-        if p.nhwc:
-            t = e.get(x, [n, row0, 0, c], [1, p.R, p.W, 1], xin)
-        else:
-            t = e.get(x, [n, c, row0, 0], [1, 1, p.R, p.W], xin)
-        e.wait([t])
-        e.map(MapKind.IM2COL, [xin], xcol, **params)
-        crow = e.mul(c, kk)
-        ncol = e.mul(n, how)
-
-        def one_row(k: SSAValue | int) -> None:
-            ri = e.add(row0, k)
-            src = e.view(xcol, (p.kw, p.Wo), k * p.kw * p.Wo if isinstance(k, int) else e.mul(k, p.kw * p.Wo))
-            uncond: list[SSAValue] = []
-            for i in range(p.kh):
-                base = p.pt - i * p.dh  # ho = (ri + base) / sh
-                conds = []
-                if base < 0:
-                    conds.append(e.cmp("sge", ri, -base))
-                top = (p.Ho - 1) * p.sh - base  # largest ri with ho < Ho
-                if top < p.H - 1:
-                    conds.append(e.cmp("sle", ri, top))
-                if p.sh > 1:
-                    _, rem = e.divrem(e.add(ri, base % p.sh), p.sh)
-                    conds.append(e.cmp("eq", rem, 0))
-                with e.if_(e.and_(conds) if conds else None):
-                    num = e.add(ri, base)
-                    hov = e.divrem(num, p.sh)[0] if p.sh > 1 else num
-                    r0 = e.add(crow, i * p.kw)
-                    c0 = e.add(ncol, e.mul(hov, p.Wo))
-                    tok = e.put(src, col, [r0, c0], [p.kw, p.Wo])
-                    if conds:
-                        e.wait([tok])
-                    else:
-                        uncond.append(tok)
-            e.wait(uncond)
-
-        if p.R == 1:
-            one_row(0)
-        else:
-            with e.for_(0, p.R, 1, "k") as kv:
-                one_row(kv)
+    for gr in p.groups:
+        r = gr.rows
+        with e.tasks(p.N * p.C * gr.chunks) as q:
+            n, c, u = e.digits(q, [p.N, p.C, gr.chunks])
+            ri0 = e.add(e.mul(e.chunk_start(u, r, gr.count), gr.step), gr.r0)
+            strided = r > 1 and gr.step > 1
+            xv = e.view(xin, (r, p.W))
+            if p.nhwc:
+                offs, sizes, st = [n, ri0, 0, c], [1, r, p.W, 1], [1, gr.step, 1, 1]
+            else:
+                offs, sizes, st = [n, c, ri0, 0], [1, 1, r, p.W], [1, 1, gr.step, 1]
+            t = e.emit(
+                DmaStartOp(x, xv, [e.c(o) if isinstance(o, int) else o for o in offs], sizes, strides=st if strided else None)
+            ).results[0]
+            e.wait([t])
+            cv = e.view(xcol, (r, p.kw, p.Wo))
+            e.map(MapKind.IM2COL, [xv], cv, **params)
+            if r > 1:
+                assert xcol_t is not None
+                src = e.view(xcol_t, (p.kw, r, p.Wo))
+                e.map(MapKind.TRANSPOSE, [cv], src, perm=(1, 0, 2))
+            else:
+                src = e.view(xcol, (p.kw, p.Wo))
+            crow = e.mul(c, kk)
+            ncol = e.mul(n, how)
+            toks = []
+            for i in gr.kernel_rows:
+                num = e.add(ri0, p.pt - i * p.dh)  # >= 0 and divisible by sh for every row of the group
+                hov = e._bin(arith.DivUIOp, num, p.sh) if p.sh > 1 else num
+                toks.append(e.put(src, col, [e.add(crow, i * p.kw), e.add(ncol, e.mul(hov, p.Wo))], [p.kw, r * p.Wo]))
+            e.wait(toks)
     # zero phase: col entries fed by vertical padding
     if zeros is not None:
         with e.tasks(p.N * p.C, "qz") as q:

@@ -1,11 +1,12 @@
 // RUN: %taihu-opt %s --split-input-file -p convert-tile-to-loop | filecheck %s
 
-// tile.im2col (004 §5.1.1 L1045-1049, algorithms.md §C2) -> per-CPE task loops: a task = one
-// input row of one channel (q = n*C*H + c*H + row, dealt cyclically: q = id, id+64, ...); DMA the
-// row in, unfold it with loop.map im2col (horizontal padding and stride inside the map), write the
-// (kw, Wo) block to col rows c*kh*kw + i*kw for every kernel row i that uses this input row
-// (a guard per i at the top/bottom edge); then a zero phase writes the col entries fed by
-// vertical padding from a zero-filled buffer.
+// tile.im2col (004 §5.1.1 L1045-1049, algorithms.md §C2) -> per-CPE task loops. A task = input
+// rows of one channel (one row by default, L1045); the rows are grouped by the kernel rows they
+// feed (interior rows / stride residues / edge rows), one scf.for per group, tasks dealt out
+// cyclically over the 64 CPEs as one sequence. A task DMAs its rows in, unfolds them with
+// loop.map im2col (horizontal padding, stride, dilation inside the map), and writes a kw x Wo
+// block per kernel row it feeds (no guards; all puts waited at the end of the task). A zero phase
+// writes the col entries fed by vertical padding from a zero-filled buffer.
 
 func.func @main(%X: memref<2x3x9x10xf32> {graph.name = "x"}) -> (memref<27x160xf32> {graph.name = "col"}) {
   %col = memref.alloc() {alignment = 128 : i64} : memref<27x160xf32>
@@ -21,48 +22,54 @@ func.func @main(%X: memref<2x3x9x10xf32> {graph.name = "x"}) -> (memref<27x160xf
 // CHECK-NEXT:  %im2col_zero = loop.ldm_buffer "im2col_zero" : !loop.ldm<3x10xf32>
 // CHECK:       %id = arith.addi
 // CHECK-NEXT:  loop.map fill out(%im2col_zero : !loop.ldm<3x10xf32>) {value = 0.000000e+00 : f64}
-// CHECK-NEXT:  scf.for %q = %id to %c54 step %c64 {
-// CHECK:         %[[T:.*]] = loop.dma_start %x[%{{.*}}, %{{.*}}, %[[ROW:.*]], %c0] sizes [1, 1, 1, 10] -> %im2col_in
+// CHECK-NOT:   scf.if
+// row 0 (pad 1 on top) feeds kernel rows 0 and 1 only: (n, c) tasks, two puts, one wait
+// CHECK:       scf.for %q = %id to %c6 step %c64 {
+// CHECK-NEXT:    %[[N:.*]] = arith.divui %q, %c3 : index
+// CHECK-NEXT:    %[[C:.*]] = arith.remui %q, %c3 : index
+// CHECK-NEXT:    %[[T:.*]] = loop.dma_start %x[%[[N]], %[[C]], %c0, %c0] sizes [1, 1, 1, 10] -> %im2col_in
 // CHECK-NEXT:    loop.dma_wait %[[T]]
 // CHECK-NEXT:    loop.map im2col ins(%im2col_in : !loop.ldm<1x10xf32>) out(%im2col_col : !loop.ldm<1x3x10xf32>) {kernel = array<i64: 3>, strides = array<i64: 1>, pads = array<i64: 1, 1>}
-// CHECK:         %[[SRC:.*]] = loop.view %im2col_col[%c0] : !loop.ldm<1x3x10xf32> -> !loop.ldm<3x10xf32>
-// kernel row 0 feeds output row ho = row + 1 (rows <= 6 only; the other rows' col entries are
-// vertical padding, written by the zero phase)
-// CHECK-NEXT:    %[[C0:.*]] = arith.cmpi sle, %[[ROW]], %c6 : index
-// CHECK-NEXT:    scf.if %[[C0]] {
-// CHECK:           loop.dma_start %[[SRC]] -> %c[%{{.*}}, %{{.*}}] sizes [3, 10] : !loop.ldm<3x10xf32> -> memref<27x160xf32>
-// CHECK-NEXT:      loop.dma_wait
-// kernel row 2 feeds ho = row - 1 (rows >= 1 only)
-// CHECK:         arith.cmpi sge, %[[ROW]], %c1 : index
-// the zero phase continues the cyclic task numbering after the 54 row tasks: start = (id + 10) mod 64
-// CHECK:       %[[S:.*]] = arith.addi %id, %c10 : index
+// CHECK-NEXT:    %[[SRC:.*]] = loop.view %im2col_col[%c0] : !loop.ldm<1x3x10xf32> -> !loop.ldm<3x10xf32>
+// CHECK:         %[[P0:.*]] = loop.dma_start %[[SRC]] -> %c[%{{.*}}, %{{.*}}] sizes [3, 10] : !loop.ldm<3x10xf32> -> memref<27x160xf32>
+// CHECK:         %[[P1:.*]] = loop.dma_start %[[SRC]] -> %c[%{{.*}}, %{{.*}}] sizes [3, 10]
+// CHECK-NEXT:    loop.dma_wait %[[P0]], %[[P1]]
+// interior rows 1..6 feed all three kernel rows; this group starts at (id - 6) mod 64
+// CHECK:       %[[S:.*]] = arith.addi %id, %c58 : index
 // CHECK-NEXT:  %[[START:.*]] = arith.remui %[[S]], %c64 : index
-// CHECK-NEXT:  scf.for %qz = %[[START]] to %c6 step %c64 {
+// CHECK-NEXT:  scf.for %q_1 = %[[START]] to %c36 step %c64 {
+// CHECK-COUNT-3: loop.dma_start %{{.*}} -> %c[%{{.*}}, %{{.*}}] sizes [3, 10]
+// CHECK-NEXT:    loop.dma_wait %{{.*}}, %{{.*}}, %{{.*}}
+// zero phase (ho = 0 of kernel row 0: its input row -1 is padding)
+// CHECK:       scf.for %qz = %{{.*}} to %c6 step %c64 {
 // CHECK:         loop.dma_start %im2col_zero -> %c[%{{.*}}, %{{.*}}] sizes [3, 10] : !loop.ldm<3x10xf32> -> memref<27x160xf32>
 
 // -----
 
-// Stride 2, dilation 2, NHWC input, two input rows per task (rows_per_task, L1049): the row DMA is
-// strided (one channel of an NHWC row), the unfold map carries strides/dilations, the puts loop
-// over the task's rows (views of the unfolded buffer) with a stride guard (remainder test).
+// Stride 2 and rows_per_task = 2 (L1049): each stride residue is one group; a task DMAs 2 rows
+// of the same residue (one strided DMA), unfolds them, transposes (2, kw, Wo) -> (kw, 2, Wo) in
+// LDM, and writes kw x (2*Wo) per kernel row (the two rows feed consecutive output rows).
 
-func.func @main(%X: memref<1x8x12x4xf32> {graph.name = "x"}) -> (memref<36x15xf32> {graph.name = "col"}) {
-  %col = memref.alloc() {alignment = 128 : i64} : memref<36x15xf32>
-  tile.kernel "im2col_s2" (%x = %X : memref<1x8x12x4xf32>, %c = %col : memref<36x15xf32>) {
-    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, rows_per_task = 2 : i64, layout = #tile<data_layout nhwc>} : memref<1x8x12x4xf32> -> memref<36x15xf32>
+func.func @main(%X: memref<1x4x12x12xf32> {graph.name = "x"}) -> (memref<36x36xf32> {graph.name = "col"}) {
+  %col = memref.alloc() {alignment = 128 : i64} : memref<36x36xf32>
+  tile.kernel "im2col_s2" (%x = %X : memref<1x4x12x12xf32>, %c = %col : memref<36x36xf32>) {
+    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, rows_per_task = 2 : i64} : memref<1x4x12x12xf32> -> memref<36x36xf32>
   }
-  func.return %col : memref<36x15xf32>
+  func.return %col : memref<36x36xf32>
 }
 
 // CHECK-LABEL: loop.spmd "im2col_s2"
 // CHECK-NEXT:  %im2col_in = loop.ldm_buffer "im2col_in" : !loop.ldm<2x12xf32>
-// CHECK-NEXT:  %im2col_col = loop.ldm_buffer "im2col_col" : !loop.ldm<2x3x5xf32>
-// CHECK:       scf.for %q = %id to %c16 step %c64 {
-// CHECK:         loop.dma_start %x[%{{.*}}, %{{.*}}, %c0, %{{.*}}] sizes [1, 2, 12, 1] -> %im2col_in
-// CHECK:         loop.map im2col ins(%im2col_in : !loop.ldm<2x12xf32>) out(%im2col_col : !loop.ldm<2x3x5xf32>) {kernel = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 1>, dilations = array<i64: 2>}
-// CHECK:         scf.for %k = %c0 to %c2 step %c1 {
-// CHECK:           loop.view %im2col_col[%{{.*}}] : !loop.ldm<2x3x5xf32> -> !loop.ldm<3x5xf32>
-// CHECK:           arith.remui
-// CHECK:           arith.cmpi eq
-// CHECK:           scf.if
-// CHECK:             loop.dma_start %{{.*}} -> %c[%{{.*}}, %{{.*}}] sizes [3, 5] : !loop.ldm<3x5xf32> -> memref<36x15xf32>
+// CHECK-NEXT:  %im2col_col = loop.ldm_buffer "im2col_col" : !loop.ldm<2x3x6xf32>
+// CHECK-NEXT:  %im2col_colT = loop.ldm_buffer "im2col_colT" : !loop.ldm<3x2x6xf32>
+// even rows 0, 2, .. 10 feed kernel row 1 (ho = row / 2)
+// CHECK:       scf.for %q = %id to %c12 step %c64 {
+// CHECK:         loop.dma_start %x[%c0, %{{.*}}, %{{.*}}, %c0] sizes [1, 1, 2, 12] strides [1, 1, 2, 1] -> %im2col_in
+// CHECK:         loop.map im2col ins(%im2col_in : !loop.ldm<2x12xf32>) out(%im2col_col : !loop.ldm<2x3x6xf32>) {kernel = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 1>}
+// CHECK-NEXT:    loop.map transpose ins(%im2col_col : !loop.ldm<2x3x6xf32>) out(%im2col_colT : !loop.ldm<3x2x6xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK-COUNT-1: loop.dma_start %im2col_colT -> %c[%{{.*}}, %{{.*}}] sizes [3, 12]
+// CHECK-NEXT:    loop.dma_wait
+// odd rows 1, 3, .. 9 feed kernel rows 0 and 2; 5 rows in chunks of 2, the last shifted (min)
+// CHECK:       scf.for %q_1 =
+// CHECK:         arith.minsi %{{.*}}, %c3 : index
+// CHECK-COUNT-2: loop.dma_start %im2col_colT -> %c[%{{.*}}, %{{.*}}] sizes [3, 12]
