@@ -5,7 +5,8 @@ and compared with the tile semantics (test/unit/tile_numpy.py, numpy).
 * tile.gemm: the per-CPE SUMMA (8 loop.summa_step per K block, 004 §4.1) for vector schemes
   1, 3, 4 (col layouts, transposed operands, double-buffered K loop), and the overlapping
   distribution (loop.gemm_block, f32 and f64);
-* tile.im2col (004 §5.1.1): 3x3 pad 1 NCHW, 3x3 stride 2 dilation 2 NHWC with 2 rows per task;
+* tile.im2col (004 §5.1.1): 3x3 pad 1 NCHW, 3x3 stride 2 NCHW with 2 rows per task, 3x3
+  dilation 2 NHWC with 3 rows per task;
 * tile.winograd_filter / _input (NHWC chunks, NCHW channel groups) / _output (odd sizes).
 """
 
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from taihu.test.integration.test_tile_to_loop_sim import simulate_tile
+from taihu.test.unit.test_tile_to_loop_mem_prims import im2col_text
 
 FILECHECK = Path(__file__).resolve().parent.parent / "filecheck" / "conversion" / "tile_to_loop"
 
@@ -43,9 +45,14 @@ def test_overlapping_gemm_block_on_simulator() -> None:
     _check(_cases("gemm_overlap.mlir")[0], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("i", range(2), ids=["nchw_3x3_pad", "nhwc_stride2_dilation2_rows2"])
+@pytest.mark.parametrize("i", range(2), ids=["nchw_3x3_pad", "nchw_stride2_rows2"])
 def test_im2col_on_simulator(i: int) -> None:
     _check(_cases("im2col.mlir")[i], rtol=0, atol=0)
+
+
+def test_im2col_nhwc_dilated_on_simulator() -> None:
+    """NHWC input (one channel of a row = a strided DMA), 3x3 dilation 2, stride (1, 2), 3 rows per task."""
+    _check(im2col_text(2, 3, 9, 11, (3, 3), (1, 2), (2, 1, 2, 0), (2, 2), 3, True), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("i", range(4), ids=["filter", "input_nhwc_chunks", "input_nchw_groups", "output_nchw_odd"])
