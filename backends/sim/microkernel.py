@@ -594,7 +594,9 @@ class BatchNumerics:
             parts: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
             keep: list[np.ndarray] = []
             prov = getattr(self, "prov", {})
-            src: dict[tuple, tuple[np.ndarray, int] | None] = {}  # part -> (array, column)
+            # part -> (X, column of the (C, n-1, 2m, 4) view V[:, i, s*m + k] = X[:, i + s, k]):
+            # a carried operand of iteration i + 1 is X[:, i, k], a local one X[:, i + 1, k]
+            src: dict[tuple, tuple[np.ndarray, int] | None] = {}
 
             def split(j: int, k: int) -> tuple[tuple, np.ndarray, np.ndarray]:
                 kind, ref = plan.src_kind[j][k]
@@ -611,6 +613,9 @@ class BatchNumerics:
                         x = _bc(operand(j, k), (C, n, 4))
                         keep.append(x)
                         hit = (x[:, 0], x[:, 1:])
+                        p = prov.get(ref) if kind == "local" else None
+                        src[key] = (p[0], p[0].shape[2] + p[1]) \
+                            if p is not None and p[0].shape[:2] == (C, n) else None
                     parts[key] = hit
                 return key, hit[0], hit[1]
 
@@ -666,14 +671,18 @@ class BatchNumerics:
     @staticmethod
     def _operand_matrix(parts: list[np.ndarray], srcs: list, right: bool):
         """The iterations 1..n-1 of the FMA operands ``parts`` as a ``(C, l, a, n-1)`` (left) /
-        ``(C, l, n-1, b)`` (right) matrix. When they are distinct columns of one ``(C, n, m, 4)``
-        array (grouped loads / GETs), a strided view of all ``m`` columns plus the column of
-        each part; else the parts stacked (a copy)."""
+        ``(C, l, n-1, b)`` (right) matrix. When all come from one C-contiguous ``(C, n, m, 4)``
+        array X (grouped loads / GETs; ``srcs``: (X, column) per part), a strided view of the
+        ``2m`` columns ``V[:, i, s*m + k] = X[:, i + s, k]`` (s = 0: carried, 1: local operand)
+        plus the column of each part; else the parts stacked (a copy)."""
         if srcs and all(p is not None for p in srcs):
             arr = srcs[0][0]
             cols = [p[1] for p in srcs]
-            if all(p[0] is arr for p in srcs) and len(set(cols)) == len(cols):
-                v = arr[:, :-1]  # producer iterations 0..n-2 feed consumer iterations 1..n-1
+            C, n, m, L = arr.shape
+            if n > 1 and arr.flags.c_contiguous and all(p[0] is arr for p in srcs) and \
+                    len(set(cols)) == len(cols):
+                v = np.lib.stride_tricks.as_strided(arr, (C, n - 1, 2 * m, L), arr.strides,
+                                                    writeable=False)
                 return (v.transpose(0, 3, 1, 2) if right else v.transpose(0, 3, 2, 1)), cols
         st = np.stack(parts, axis=1)  # (C, a, n-1, l)
         return (st.transpose(0, 3, 2, 1) if right else st.transpose(0, 3, 1, 2)), None
