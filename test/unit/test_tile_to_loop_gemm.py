@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, f32, f64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from taihu.dialects import loop, tile

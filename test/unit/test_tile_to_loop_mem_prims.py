@@ -23,7 +23,6 @@ from taihu.dialects.tile import DataLayout, Im2colOp
 from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
 from taihu.passes.conversion.tile_to_loop.mem_prims import (
     im2col_reference,
-    im2col_rows_reference,
     map_reference,
     plan_im2col,
     winograd_filter_full_reference,

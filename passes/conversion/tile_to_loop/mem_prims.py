@@ -1,28 +1,49 @@
 """``tile.im2col`` / ``tile.winograd_*`` -> per-CPE task loops of the ``loop`` dialect.
 
-Part of ``convert-tile-to-loop`` (engineer E2). The memory-to-memory primitives of the tile
-level are self-scheduled: their seed algorithms fix the per-CPE task decomposition, which this
-module expands into ``scf.for`` loops of ``loop.dma_start`` / ``loop.dma_wait`` / ``loop.map``
-on LDM buffers. Tasks are numbered ``q = 0 .. Q-1`` and dealt out cyclically: CPE ``id`` runs
-``q = id, id + 64, ...`` (``scf.for %q = %id to Q step 64``).
+Part of ``convert-tile-to-loop`` (called by the pass with its ``LowerCtx``, see
+:class:`taihu.passes.conversion.tile_to_loop.gemm.LowerContext`; each ``lower_*`` returns the ops
+replacing the tile op, every DMA waited). The memory-to-memory primitives of the tile level are
+self-scheduled: their seed algorithms fix the per-CPE task decomposition, which this module
+expands into ``scf.for`` loops of ``loop.dma_start`` / ``loop.dma_wait`` / ``loop.map`` on LDM
+buffers:
 
-numpy references of the loop-only map kinds (:data:`taihu.dialects.mapkind.LOOP_ONLY_KINDS`)
-----------------------------------------------------------------------------------------------
+* ``tile.im2col`` (004 §5.1.1 L1045-1049): tasks = input rows of one channel (``rows_per_task``
+  per task), grouped by the kernel rows they feed (:class:`Im2colPlan`); a zero phase writes the
+  entries fed by vertical padding.
+* ``tile.winograd_filter`` (Algorithm 5 step 1, L1187): chunks of 3x3 filters.
+* ``tile.winograd_input`` / ``_output`` (steps 2 and 4, L1138-1183): m' consecutive 4x4 tiles
+  of a tile row with all channels (NHWC, the seed layout), or whole tile rows with channel
+  groups (NCHW, via an in-LDM transpose); boundary clipping handled by static task groups
+  (:class:`WinogradTiling`); rows of v past B*T zeroed (L1194-1196).
+
+Conventions: tasks of one op are numbered ``q = 0 .. Q-1`` over all its groups and dealt out
+cyclically (CPE ``id`` runs ``q = id, id + 64, ...``; a group starting at ``base`` loops from
+``(id - base) mod 64``). Ragged chunks are shifted to stay inside (``min(j*size, total-size)``):
+overlapping tasks recompute and rewrite identical values, so every DMA and map has static sizes.
+Buffers come from ``ctx.new_buffer`` sized within ``ctx.ldm_free_bytes()`` (LDM budget); index
+math uses ``arith`` (addi, subi, muli, divui, remui, minsi), folded when constant.
+
+numpy references
+----------------
 :func:`map_reference` gives the exact semantics of ``loop.map im2col | winograd_filter |
-winograd_input | winograd_output`` (used by the tests; loop-to-sw's micro-kernels must agree).
-Transform matrices of F(2x2, 3x3): Lavin & Gray 2016 (algorithms.md §C4).
+winograd_input | winograd_output`` (:data:`taihu.dialects.mapkind.LOOP_ONLY_KINDS`; loop-to-sw's
+micro-kernels are tested against it); :func:`im2col_reference` and ``winograd_*_full_reference``
+the tile-level semantics of the four ops. Transform matrices of F(2x2, 3x3): Lavin & Gray 2016
+(algorithms.md §C4).
+
+Errors: :class:`xdsl.utils.exceptions.PassFailedException` naming the op when even the smallest
+task does not fit in LDM.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i1
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -36,7 +57,6 @@ from taihu.dialects.tile import (
     WinogradFilterOp,
     WinogradInputOp,
     WinogradOutputOp,
-    winograd_tiles,
 )
 
 #: F(2x2, 3x3) transform matrices (Lavin & Gray 2016; algorithms.md §C4).
