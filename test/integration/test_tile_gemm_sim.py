@@ -2,8 +2,8 @@
 gemm.py / mem_prims.py), then convert-loop-to-sw + sw-to-swsim, run on the simulated core group
 and compared with the tile semantics (test/unit/tile_numpy.py, numpy).
 
-* tile.gemm: the per-CPE SUMMA (8 loop.summa_step per K block, 004 §4.1) for vector schemes
-  1, 3, 4 (col layouts, transposed operands, double-buffered K loop), and the overlapping
+* tile.gemm: the per-CPE SUMMA (8 loop.summa_step per K block, 004 §4.1) for the vector schemes
+  1-4 (col layouts, transposed operands, double-buffered K loop), and the overlapping
   distribution (loop.gemm_block, f32 and f64);
 * tile.im2col (004 §5.1.1): 3x3 pad 1 NCHW, 3x3 stride 2 NCHW with 2 rows per task, 3x3
   dilation 2 NHWC with 3 rows per task;
@@ -36,7 +36,7 @@ def _check(text: str, rtol: float, atol: float) -> int:
     return cycles
 
 
-@pytest.mark.parametrize("i", range(3), ids=["scheme1_col", "scheme4_trans", "scheme3_double_buffered_k"])
+@pytest.mark.parametrize("i", range(4), ids=["scheme1_col", "scheme4_trans", "scheme3_double_buffered_k", "scheme2_trans"])
 def test_summa_gemm_on_simulator(i: int) -> None:
     _check(_cases("gemm_summa.mlir")[i], rtol=1e-12, atol=1e-12)
 

@@ -92,3 +92,33 @@ func.func @main(%A: memref<32x128xf64> {graph.name = "a"}, %B: memref<128x128xf6
 // CHECK:         %tb_cur{{.*}} = loop.slot %tb[%slot] : !loop.ldm<8x16xf64, double>
 // CHECK:         scf.for %T = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      loop.summa_step %T, %ta_cur{{.*}}, %tb_cur{{.*}} -> %tc scheme 3 : !loop.ldm<4x8xf64>, !loop.ldm<8x16xf64>, !loop.ldm<4x16xf64>
+
+// -----
+
+// Scheme 2 (A vector-loaded along M, A travels along rows, B along columns), both operands
+// transposed: A (K, M) cr row -> buffer (k, m) = trans_a; B (N, K) cr row -> buffer (n, k) =
+// trans_b; C rc col -> trans_c.
+
+func.func @main(%A: memref<64x128xf64> {graph.name = "a"}, %B: memref<32x64xf64> {graph.name = "b"}) -> (memref<128x32xf64> {graph.name = "c"}) {
+  %C = memref.alloc() {alignment = 128 : i64} : memref<128x32xf64>
+  tile.kernel "s2t" (%a = %A : memref<64x128xf64>, %b = %B : memref<32x64xf64>, %c = %C : memref<128x32xf64>) {
+    %c0 = arith.constant 0 : index
+    %ta = tile.alloc : !tile.buf<64x128xf64, cr>
+    %tb = tile.alloc : !tile.buf<32x64xf64, cr>
+    %tc = tile.alloc : !tile.buf<128x32xf64, rc, col>
+    tile.move %a[%c0, %c0] sizes [64, 128] -> %ta : memref<64x128xf64> -> !tile.buf<64x128xf64, cr>
+    tile.move %b[%c0, %c0] sizes [32, 64] -> %tb : memref<32x64xf64> -> !tile.buf<32x64xf64, cr>
+    tile.map fill out(%tc : !tile.buf<128x32xf64, rc, col>) {value = 0.0 : f64}
+    tile.gemm %ta, %tb -> %tc m 128 n 32 k 64 scheme 2 vec m trans_a trans_b : !tile.buf<64x128xf64, cr>, !tile.buf<32x64xf64, cr>, !tile.buf<128x32xf64, rc, col>
+    tile.move %tc -> %c[%c0, %c0] sizes [128, 32] : !tile.buf<128x32xf64, rc, col> -> memref<128x32xf64>
+  }
+  func.return %C : memref<128x32xf64>
+}
+
+// CHECK-LABEL: loop.spmd "s2t"
+// CHECK-DAG:   %ta = loop.ldm_buffer "ta" : !loop.ldm<8x16xf64>
+// CHECK-DAG:   %tb = loop.ldm_buffer "tb" : !loop.ldm<4x8xf64>
+// CHECK-DAG:   %tc = loop.ldm_buffer "tc" : !loop.ldm<4x16xf64>
+// CHECK:       scf.for %T = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:    loop.summa_step %T, %ta, %tb -> %tc scheme 2 trans_a trans_b trans_c : !loop.ldm<8x16xf64>, !loop.ldm<4x8xf64>, !loop.ldm<4x16xf64>
+// CHECK-NEXT:  }
