@@ -203,6 +203,20 @@ CASES = {
         tile.move %u -> %y[%c0, %j] sizes [64, 512] : !tile.buf<64x512xf32, cpe> -> memref<64x4096xf32>
       }""",
     ),
+    "peeled_boundary_iteration": _main(
+        [("a", "memref<64x576xf32>"), ("y", "memref<64x128xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc double : !tile.buf<64x128xf32, cpe>
+      %acc = tile.alloc : !tile.buf<64x128xf32, cpe>
+      %c0 = arith.constant 0 : index
+      tile.map fill out(%acc : !tile.buf<64x128xf32, cpe>) {value = 0.0 : f64}
+      tile.for %k = 0 to 576 step 128 {
+        tile.move %a[%c0, %k] sizes [64, 128] pad 0.0 -> %t : memref<64x576xf32> -> !tile.buf<64x128xf32, cpe>
+        tile.map add ins(%acc, %t : !tile.buf<64x128xf32, cpe>, !tile.buf<64x128xf32, cpe>) out(%acc : !tile.buf<64x128xf32, cpe>)
+      }
+      tile.move %acc -> %y[%c0, %c0] sizes [64, 128] : !tile.buf<64x128xf32, cpe> -> memref<64x128xf32>""",
+    ),
     "read_after_write_barrier": _main(
         [("x", "memref<64x64xf32>"), ("y", "memref<64x64xf32>"), ("z", "memref<64x64xf32>")],
         ["y", "z"],
@@ -236,6 +250,24 @@ def test_double_buffering_form() -> None:
     m1 = lower_and_compare(CASES["double_buffered_map_loop"], double_buffer=False)
     (f1,) = [o for o in m1.walk() if isinstance(o, scf.ForOp)]
     assert not f1.iter_args
+
+
+def test_boundary_iteration_is_peeled() -> None:
+    # K = 576 in steps of 128: iterations 0..3 are interior (prefetched, asynchronous), the last
+    # one (k = 512, half outside) is peeled (E6 primitive switching)
+    m = lower_and_compare(CASES["peeled_boundary_iteration"])
+    (f,) = [o for o in m.walk() if isinstance(o, scf.ForOp)]
+    assert len(f.iter_args) == 2  # load token + slot counter
+    after = []
+    op = f.next_op
+    while op is not None:
+        after.append(op)
+        op = op.next_op
+    # every CPE's piece of the last window is half outside: fill + one DMA of the valid half
+    assert [o.size_values for o in after if isinstance(o, loop.DmaStartOp)][0] == (1, 64)
+    assert any(isinstance(o, loop.MapOp) and o.kind.data.value == "fill" for o in after)
+    assert f.ub.owner.value.value.data == 384  # type: ignore[union-attr]
+    assert not any(isinstance(o, scf.IfOp) for o in m.walk())
 
 
 def test_barrier_before_reading_written_memref() -> None:

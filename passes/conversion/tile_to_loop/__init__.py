@@ -110,20 +110,25 @@ def _fail(op: Operation, msg: str) -> PassFailedException:
 # --------------------------------------------------------------------------------------------
 
 
-def index_values(v: SSAValue, limit: int = _MAX_ENUM) -> list[int] | None:
-    """Superset of the values an ``index`` value takes (from ``tile.for`` bounds, constants and
+def index_values(
+    v: SSAValue, limit: int = _MAX_ENUM, iv_values: dict[tile.ForOp, list[int]] | None = None
+) -> list[int] | None:
+    """Superset of the values an ``index`` value takes (from ``tile.for`` bounds -- or the
+    values in ``iv_values`` for the loops being lowered piecewise --, constants and
     ``arith.addi/subi/muli``), sorted; None when unknown or larger than ``limit``."""
     owner = v.owner
     if isinstance(v, BlockArgument):
         op = owner.parent_op() if isinstance(owner, Block) else None
         if isinstance(op, tile.ForOp):
+            if iv_values is not None and op in iv_values:
+                return iv_values[op]
             vals = list(range(op.lb_value, op.ub_value, op.step_value))
             return vals if len(vals) <= limit else None
         return None
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return [owner.value.value.data]
     if isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
-        a, b = index_values(owner.lhs, limit), index_values(owner.rhs, limit)
+        a, b = index_values(owner.lhs, limit, iv_values), index_values(owner.rhs, limit, iv_values)
         if a is None or b is None or len(a) * len(b) > limit * 4:
             return None
         f: Callable[[int, int], int] = {
@@ -188,6 +193,14 @@ class _MovePlan:
         cls, _, cases = self.classes[0]
         return cls.id_lo == 0 and cls.id_hi == dmaplan.N_CPE - 1 and all(len(c) == 1 for c in cases)
 
+    @property
+    def interior(self) -> bool:
+        """Uniform and every piece whole (no boundary at all)."""
+        if not self.uniform:
+            return False
+        _, n, cases = self.classes[0]
+        return all(c[0].lo == 0 and c[0].hi == e for c, e in zip(cases, n))
+
     def cpe_coef(self, d: int) -> tuple[int, int]:
         """(a, b): the piece start along memref dim d is offset_d + stride_d*(a*row + b*col)."""
         t = self.tdims[d]
@@ -197,8 +210,11 @@ class _MovePlan:
         return (blk.a * self.strides[d], blk.b * self.strides[d])
 
 
-def plan_move(op: tile.MoveOp, rep_bcast: bool = True) -> _MovePlan:
-    """Static analysis of a ``tile.move`` (see module docstring)."""
+def plan_move(
+    op: tile.MoveOp, rep_bcast: bool = True, iv_values: dict[tile.ForOp, list[int]] | None = None
+) -> _MovePlan:
+    """Static analysis of a ``tile.move`` (see module docstring); ``iv_values`` restricts the
+    iterator values of loops lowered piecewise (boundary iterations peeled)."""
     mt = op.memref.type
     tt = op.tile.type
     assert isinstance(mt, MemRefType) and isinstance(tt, TileBufType)
@@ -224,7 +240,7 @@ def plan_move(op: tile.MoveOp, rep_bcast: bool = True) -> _MovePlan:
     offs_vals: list[list[int] | None] = [None] * r
     if boundary:
         for d, o in enumerate(op.offsets):
-            offs_vals[d] = index_values(o)
+            offs_vals[d] = index_values(o, iv_values=iv_values)
             if offs_vals[d] is None:
                 raise _fail(op, f"cannot bound offset #{d} of a boundary (pad/clip) move statically")
     out_classes = []
@@ -316,7 +332,8 @@ class LowerCtx:
         self.slot0: dict[SSAValue, SSAValue] = {}
         self.scopes: list[_Scope] = [_Scope()]
         self.written: set[SSAValue] = set()  # loop memrefs written since the last barrier
-        self._plans: dict[tile.MoveOp, _MovePlan] = {}
+        self._plans: dict[tuple[tile.MoveOp, tuple[tuple[int, tuple[int, ...]], ...]], _MovePlan] = {}
+        self.iv_values: dict[tile.ForOp, list[int]] = {}  # loops lowered piecewise: current values
         # memrefs written anywhere inside each tile.for (for barriers in loops)
         self.loop_writes: dict[tile.ForOp, set[SSAValue]] = {}
         self.for_stack: list[tile.ForOp] = []
@@ -497,9 +514,10 @@ class LowerCtx:
             self.written.clear()
 
     def plan(self, op: tile.MoveOp) -> _MovePlan:
-        if op not in self._plans:
-            self._plans[op] = plan_move(op, self.options.rep_bcast)
-        return self._plans[op]
+        key = (op, tuple(sorted((id(f), tuple(v)) for f, v in self.iv_values.items() if f.is_ancestor(op))))
+        if key not in self._plans:
+            self._plans[key] = plan_move(op, self.options.rep_bcast, self.iv_values)
+        return self._plans[key]
 
     def finish(self) -> None:
         """Put buffers, constants and the prelude at the top of the spmd body."""
@@ -991,20 +1009,101 @@ def _prefetch_candidates(ctx: LowerCtx, f: tile.ForOp) -> tuple[list[tile.MoveOp
     return loads, stores
 
 
+_MAX_PEELED = 4  # boundary iterations peeled per loop (algorithms.md §E6 primitive switching)
+
+
+def _depends_on(v: SSAValue, iv: SSAValue) -> bool:
+    if v is iv:
+        return True
+    owner = v.owner
+    return isinstance(owner, Operation) and owner.dialect_name() == "arith" and any(
+        _depends_on(o, iv) for o in owner.operands
+    )
+
+
+def _boundary_iterations(ctx: LowerCtx, f: tile.ForOp, values: list[int]) -> set[int]:
+    """Iterator values of ``f`` for which a boundary (pad/clip) move in its body has a piece
+    that may cross the array border along a dim whose offset depends on ``f``'s iterator (given
+    the values of the enclosing loops). Empty when peeling would not help (every value is a
+    boundary one, or more than ``_MAX_PEELED``)."""
+    moves = []
+    for m in f.walk():
+        if isinstance(m, tile.MoveOp) and (m.pad is not None or m.clip is not None):
+            dims = [d for d, o in enumerate(m.offsets) if _depends_on(o, f.iv)]
+            if dims:
+                moves.append((m, dims))
+    if not moves or len(values) > 256:
+        return set()
+    bad: set[int] = set()
+    saved = ctx.iv_values.get(f)
+    try:
+        for v in values:
+            ctx.iv_values[f] = [v]
+            for m, dims in moves:
+                plan = ctx.plan(m)
+                if any(
+                    any(e > 0 for e in n) and any(len(cases[d]) != 1 or (cases[d][0].lo, cases[d][0].hi) != (0, n[d]) for d in dims)
+                    for _, n, cases in plan.classes
+                ):
+                    bad.add(v)
+                    break
+    except PassFailedException:
+        return set()
+    finally:
+        if saved is None:
+            ctx.iv_values.pop(f, None)
+        else:
+            ctx.iv_values[f] = saved
+    if len(bad) == len(values) or len(bad) > _MAX_PEELED:
+        return set()
+    return bad
+
+
 def _lower_for(ctx: LowerCtx, f: tile.ForOp) -> None:
-    loads, stores = _prefetch_candidates(ctx, f)
-    ctx.flush()
+    """``tile.for`` -> ``scf.for``; iterations whose boundary moves may cross the array border
+    are peeled (lowered with the iterator as a constant, dispatching per CPE), so that the other
+    iterations have uniform, asynchronous (and prefetchable) moves."""
+    values = ctx.iv_values.get(f, list(range(f.lb_value, f.ub_value, f.step_value)))
+    bad = _boundary_iterations(ctx, f, values)
+    segments: list[tuple[bool, list[int]]] = []  # (peeled, values)
+    for v in values:
+        if v in bad:
+            segments.append((True, [v]))
+        elif segments and not segments[-1][0]:
+            segments[-1][1].append(v)
+        else:
+            segments.append((False, [v]))
+    saved = ctx.iv_values.get(f)
     ctx.for_stack.append(f)
     try:
-        if not loads and not stores:
-            _plain_for(ctx, f)
-        else:
-            _double_buffered_for(ctx, f, loads, stores)
+        for peeled, sg in segments:
+            ctx.iv_values[f] = sg
+            _lower_for_range(ctx, f, sg[0], len(sg), peeled)
     finally:
         ctx.for_stack.pop()
+        if saved is None:
+            ctx.iv_values.pop(f, None)
+        else:
+            ctx.iv_values[f] = saved
 
 
-def _plain_for(ctx: LowerCtx, f: tile.ForOp) -> None:
+def _lower_for_range(ctx: LowerCtx, f: tile.ForOp, lb: int, n: int, peeled: bool = False) -> None:
+    """Iterations ``lb, lb+step, ... (n of them)`` of ``f``."""
+    ctx.flush()
+    if peeled or n == 1:  # one iteration: inline, the iterator a constant
+        assert n == 1
+        ctx.vmap[f.iv] = ctx.const(lb)
+        lower_block(ctx, f.body.block)
+        ctx.flush()
+        return
+    loads, stores = _prefetch_candidates(ctx, f)
+    if not loads and not stores:
+        _plain_for(ctx, f, lb, n)
+    else:
+        _double_buffered_for(ctx, f, loads, stores, lb, n)
+
+
+def _plain_for(ctx: LowerCtx, f: tile.ForOp, lb: int, n: int) -> None:
     body = Block(arg_types=[IndexType()])
     body.args[0].name_hint = f.iv.name_hint
     ctx.vmap[f.iv] = body.args[0]
@@ -1012,11 +1111,14 @@ def _plain_for(ctx: LowerCtx, f: tile.ForOp) -> None:
     lower_block(ctx, f.body.block)
     ctx.pop(saved)
     body.add_op(scf.YieldOp())
-    ctx.emit(scf.ForOp(ctx.const(f.lb_value), ctx.const(f.ub_value), ctx.const(f.step_value), [], body))
+    step = f.step_value
+    ctx.emit(scf.ForOp(ctx.const(lb), ctx.const(lb + n * step), ctx.const(step), [], body))
 
 
-def _double_buffered_for(ctx: LowerCtx, f: tile.ForOp, loads: list[tile.MoveOp], stores: list[tile.MoveOp]) -> None:
-    lb, step, n = f.lb_value, f.step_value, f.trip_count
+def _double_buffered_for(
+    ctx: LowerCtx, f: tile.ForOp, loads: list[tile.MoveOp], stores: list[tile.MoveOp], lb: int, n: int
+) -> None:
+    step = f.step_value
     bufs = [m.tile for m in loads + stores]
 
     def slot(b: SSAValue, c: SSAValue) -> SSAValue:

@@ -5,42 +5,66 @@
 // (scf.if + arith.cmpi sle): loads fill the block with the pad value and transfer only the valid
 // rows/columns, clipped stores transfer only the valid part. No extra main memory.
 
-// 100x70 in 64x64 rc tiles: the CPE rows' starts i + 8*row are <= 88 (full), 96 (4 valid rows)
-// or beyond (nothing valid); columns likewise (<= 56 full, 64: 6 valid, else nothing).
+// 100x70 in 64x64 rc tiles, no loop: CPE rows' starts 8*row are <= 88 (full), 96 (4 valid rows)
+// or beyond (nothing valid); columns 64 + 8*col: 64 (6 valid) or beyond.
 func.func @pad(%X: memref<100x70xf32>) {
   tile.kernel "pad" (%x = %X : memref<100x70xf32>) {
     %t = tile.alloc : !tile.buf<64x64xf32, rc>
-    tile.for %i = 0 to 100 step 64 {
-      tile.for %j = 0 to 70 step 64 {
-        tile.move %x[%i, %j] sizes [64, 64] pad -inf -> %t : memref<100x70xf32> -> !tile.buf<64x64xf32, rc>
-      }
-    }
+    %c64 = arith.constant 64 : index
+    tile.move %x[%c64, %c64] sizes [64, 64] pad -inf -> %t : memref<100x70xf32> -> !tile.buf<64x64xf32, rc>
   }
   func.return
 }
 // CHECK-LABEL: func.func @pad
-// CHECK:        %[[I:.*]] = arith.addi %i, %{{.*}} : index
-// CHECK-NEXT:   %[[J:.*]] = arith.addi %j, %{{.*}} : index
+// CHECK:        %[[I:.*]] = arith.addi %c64, %{{.*}} : index
+// CHECK-NEXT:   %[[J:.*]] = arith.addi %c64, %{{.*}} : index
 // CHECK-NEXT:   %[[A:.*]] = arith.cmpi sle, %[[I]], %c88 : index
 // CHECK-NEXT:   scf.if %[[A]] {
-// CHECK-NEXT:     %[[B:.*]] = arith.cmpi sle, %[[J]], %c56 : index
+// CHECK-NEXT:     %[[B:.*]] = arith.cmpi sle, %[[J]], %c64 : index
 // CHECK-NEXT:     scf.if %[[B]] {
-// CHECK-NEXT:       %[[T:.*]] = loop.dma_start %x[%[[I]], %[[J]]] sizes [8, 8] -> %t : memref<100x70xf32> -> !loop.ldm<8x8xf32>
-// CHECK-NEXT:       loop.dma_wait %[[T]]
-// CHECK-NEXT:     } else {
-// CHECK-NEXT:       %{{.*}} = arith.cmpi sle, %[[J]], %c64 : index
-// CHECK-NEXT:       scf.if %{{.*}} {
-// CHECK-NEXT:         loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0xfff0000000000000 : f64}
-// CHECK-NEXT:         %{{.*}} = loop.view %t[%c0] : !loop.ldm<8x8xf32> -> !loop.ldm<6xf32>
-// CHECK-NEXT:         %{{.*}} = loop.dma_start %x[%[[I]], %[[J]]] sizes [1, 6] -> %{{.*}} : memref<100x70xf32> -> !loop.ldm<6xf32>
-// CHECK:            } else {
-// CHECK-NEXT:         loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0xfff0000000000000 : f64}
-// CHECK-NEXT:       }
-// CHECK:        } else {
+// CHECK-NEXT:       loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0xfff0000000000000 : f64}
+// CHECK-NEXT:       %{{.*}} = loop.view %t[%c0] : !loop.ldm<8x8xf32> -> !loop.ldm<6xf32>
+// CHECK-NEXT:       %{{.*}} = loop.dma_start %x[%[[I]], %[[J]]] sizes [1, 6] -> %{{.*}} : memref<100x70xf32> -> !loop.ldm<6xf32>
+// CHECK:          } else {
+// CHECK-NEXT:       loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0xfff0000000000000 : f64}
+// CHECK-NEXT:     }
+// CHECK-NEXT:   } else {
 // CHECK-NEXT:     %{{.*}} = arith.cmpi sle, %[[I]], %c96 : index
 // CHECK:              loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0xfff0000000000000 : f64}
-// CHECK-NEXT:         %[[V:.*]] = loop.view %t[%c0] : !loop.ldm<8x8xf32> -> !loop.ldm<32xf32>
-// CHECK-NEXT:         %{{.*}} = loop.dma_start %x[%[[I]], %[[J]]] sizes [4, 8] -> %[[V]] : memref<100x70xf32> -> !loop.ldm<32xf32>
+// CHECK:              %[[V:.*]] = loop.view %t[%c24] : !loop.ldm<8x8xf32> -> !loop.ldm<6xf32>
+// CHECK-NEXT:         %[[L:.*]] = loop.dma_start %x[%{{.*}}, %[[J]]] sizes [1, 6] -> %[[V]]
+// CHECK-NEXT:         loop.dma_wait %{{.*}}, %{{.*}}, %{{.*}}, %[[L]]
+
+// In a loop, the iterations whose windows may cross the border are peeled (E6 primitive
+// switching): rows 0..191 in an asynchronous scf.for, the window at 192 (rows 192..199 valid:
+// CPE row 0 only) dispatches on the piece start.
+func.func @peel(%X: memref<200x64xf32>) {
+  tile.kernel "peel" (%x = %X : memref<200x64xf32>) {
+    %t = tile.alloc : !tile.buf<64x64xf32, rc>
+    %c0 = arith.constant 0 : index
+    tile.for %i = 0 to 200 step 64 {
+      tile.move %x[%i, %c0] sizes [64, 64] pad 0.0 -> %t : memref<200x64xf32> -> !tile.buf<64x64xf32, rc>
+      tile.map relu ins(%t : !tile.buf<64x64xf32, rc>) out(%t : !tile.buf<64x64xf32, rc>)
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @peel
+// CHECK:        scf.for %i = %c0 to %c192 step %c64 {
+// CHECK-NEXT:     %[[S:.*]] = arith.addi %i, %{{.*}} : index
+// CHECK-NEXT:     %[[T:.*]] = loop.dma_start %x[%[[S]], %{{.*}}] sizes [8, 8] -> %t
+// CHECK-NEXT:     loop.dma_wait %[[T]]
+// CHECK-NEXT:     loop.map relu
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %[[S2:.*]] = arith.addi %c192, %{{.*}} : index
+// CHECK-NEXT:   %[[C:.*]] = arith.cmpi sle, %[[S2]], %c192 : index
+// CHECK-NEXT:   scf.if %[[C]] {
+// CHECK-NEXT:     %[[T2:.*]] = loop.dma_start %x[%[[S2]], %{{.*}}] sizes [8, 8] -> %t
+// CHECK-NEXT:     loop.dma_wait %[[T2]]
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0.000000e+00 : f64}
+// CHECK-NEXT:   }
+// CHECK-NEXT:   loop.map relu
 
 // A rep window that is always partly outside (a bias of 10 padded to 128 for the GEMM
 // multiples) is the same for every CPE: no dispatch, one fill + one broadcast DMA of the valid
