@@ -347,6 +347,59 @@ def test_matmul_random_shapes(m, k, n, seed) -> None:
 
 
 # ------------------------------------------------------------------------------------------
+# LSTM (Algorithm 6)
+# ------------------------------------------------------------------------------------------
+
+
+def lstm_graph(dtype, seq=5, batch=3, inp=20, hidden=24, const_b=False, init=True):
+    rng = np.random.default_rng(0)
+    shapes = [(seq, batch, inp), (1, 4 * hidden, inp), (1, 4 * hidden, hidden)]
+    if not const_b:
+        shapes.append((1, 8 * hidden))
+    if init:
+        shapes += [(1, batch, hidden), (1, batch, hidden)]
+    g = G(*shapes, dtype=dtype)
+    x, w, r = g.args[:3]
+    b = g.cst(rng.standard_normal((1, 8 * hidden)).astype(np.float32), "b") if const_b else g.args[3]
+    op = graph.LSTMOp(x, w, r, b, g.args[-2] if init else None, g.args[-1] if init else None, hidden_size=hidden)
+    g.block.add_op(op)
+    op.results[0].name_hint = "lstm"
+    return g, op.results
+
+
+def check_tile_multi(build, seed: int = 0, **options) -> ModuleOp:
+    g, outs = build(np.float32)
+    g64, outs64 = build(np.float64)
+    inputs = g.inputs(seed)
+    ref = run_module(g64.module(*outs64), {k: v.astype(np.float64) for k, v in inputs.items()})
+    lowered = lower_tile(g.module(*outs), **options)
+    with _extended():
+        got = tile_numpy.run_tile_module(lowered, inputs)
+    for k, v in ref.items():
+        np.testing.assert_allclose(got[k], v, rtol=RTOL, atol=ATOL, err_msg=k)
+    return lowered
+
+
+@pytest.mark.parametrize(
+    "kw,kernels_expected",
+    [
+        ({}, ["lstm_bias", "lstm_x", "lstm"]),
+        ({"const_b": True, "init": False}, ["lstm_x", "lstm"]),
+        ({"seq": 3, "batch": 40, "inp": 50, "hidden": 300}, ["lstm_bias", "lstm_x", "lstm"]),
+    ],
+)
+def test_lstm(kw, kernels_expected) -> None:
+    lowered = check_tile_multi(lambda dt: lstm_graph(dt, **kw))
+    assert [k.kernel_name.data for k in kernels(lowered)] == kernels_expected
+
+
+def test_lstm_hidden_too_large_is_a_diagnostic() -> None:
+    g, outs = lstm_graph(np.float32, seq=2, batch=2, inp=8, hidden=1024)
+    with pytest.raises(PassFailedException, match="graph.lstm: hidden_size 1024: the LDM-resident recurrence"):
+        lower_tile(g.module(*outs))
+
+
+# ------------------------------------------------------------------------------------------
 # Simulated (full pipeline); skipped while a downstream pass is missing
 # ------------------------------------------------------------------------------------------
 
@@ -367,6 +420,7 @@ def _simulate(module: ModuleOp, inputs, **options):
 
 SIM_CASES = [
     ("matmul", None),
+    ("lstm", None),
     ("implicit", (1, 64, 6, 8, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)),
     ("im2col", (1, 16, 6, 6, 16, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1)),
     ("winograd", (1, 16, 6, 6, 16, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)),
@@ -375,6 +429,15 @@ SIM_CASES = [
 
 @pytest.mark.parametrize("algorithm,case", SIM_CASES)
 def test_simulated_matches_reference(algorithm: str, case) -> None:
+    if algorithm == "lstm":
+        g, outs = lstm_graph(np.float32, seq=3, batch=2, inp=8, hidden=16)
+        module = g.module(*outs)
+        inputs = g.inputs(1)
+        ref = run_module(module.clone(), inputs)
+        res = _simulate(module, inputs)
+        for k, v in ref.items():
+            np.testing.assert_allclose(res.outputs[k], v, rtol=RTOL, atol=ATOL, err_msg=k)
+        return
     if case is None:
         g = G((64, 40), (40, 128))
         out = g(graph.ReluOp(g(graph.MatMulOp(*g.args))))

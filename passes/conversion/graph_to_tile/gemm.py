@@ -64,7 +64,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorTy
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from taihu.backends.model.conv import GemmPlan, plan_gemm
+from taihu.backends.model.conv import GemmPlan, gemm_operand_layouts, plan_gemm
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.passes.conversion.graph_to_tile.common import (
@@ -74,6 +74,7 @@ from taihu.passes.conversion.graph_to_tile.common import (
     KernelBuilder,
     LoweringState,
     absorb_elementwise_consumers,
+    constant_array,
     shape_of,
 )
 
@@ -81,6 +82,7 @@ __all__ = [
     "GemmAccess",
     "GemmEpilogue",
     "GemmPattern",
+    "LstmPattern",
     "MatMulPattern",
     "emit_gemm",
     "patterns",
@@ -415,6 +417,144 @@ class MatMulPattern(GraphToTilePattern):
         self.replace(rewriter, op, [Y], fused)
 
 
+class LstmPattern(GraphToTilePattern):
+    """``graph.lstm`` (ONNX, forward, i/o/f/c gates) -> two kernels, Algorithm 6 (004 L1229-1244,
+    algorithms.md §D):
+
+    * ``NAME_x``: ONE memory-level GEMM for all time steps, XW (seq*batch, 4H) = X W^T + Wb + Rb
+      (Table 4.2 row 5, GEPB/GEMP; the 4 gate matrices are already fused in ONNX's W, L1213; the
+      two biases are summed at compile time for constants, else by a small ``NAME_bias`` kernel);
+    * ``NAME``: the recurrence. h and c stay in LDM for the whole sequence (fp64 tiles
+      (Bp, Hp), batch padded to 32 and H to 128: zero padding stays zero through the cell); per
+      time step and gate j: gates_j = XW[t, :, j] and the mesh GEMM gates_j += h R_j^T
+      (R_j = R[jH:(j+1)H] loaded once when the four fit in LDM, else streamed per step: L1333,
+      it cannot be double-buffered then); then the cell in LDM (sigmoid/tanh/mul/add maps),
+      y[t] = h stored; y_h, y_c stored at the end. A hidden size whose state and one R_j do not
+      fit in LDM is a diagnostic.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.LSTMOp, rewriter: PatternRewriter) -> None:
+        opt = [v for v in (op.b, op.initial_h, op.initial_c) if v is not None]
+        el = _check_float(self, op, op.x, op.w, op.r, *opt)
+        seq, batch, inp = shape_of(op.x)
+        H = op.hidden_size
+        name = self.state.layer_name(op)
+        X = self.buffer(rewriter, op.x)
+        W = self.buffer(rewriter, op.w)
+        R = self.buffer(rewriter, op.r)
+        Y = self.alloc_like(rewriter, op.y, name)
+        YH = self.alloc_like(rewriter, op.y_h, f"{name}_h")
+        YC = self.alloc_like(rewriter, op.y_c, f"{name}_c")
+        dt = _dtype(el)
+        # -- 1. XW = X W^T + Wb (+ Rb when b is a constant: folded at compile time) -----------------
+        b_np = constant_array(op.b) if op.b is not None else None
+        XW = self.alloc(rewriter, (seq * batch, 4 * H), el, f"{name}_xw")
+        plan = plan_gemm(seq * batch, 4 * H, inp, dt, trans_b=True, bias_along="n" if op.b is not None else None,
+                         name=f"{name}_x")
+        kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
+                           shape=gemm_attrs_shape(seq * batch, 4 * H, inp, False, True) + f" ({plan.shape_class})",
+                           layer=name)
+        kb.attrs["taihu.blocking"] = _blocking_attr(plan)
+        a = kb.arg(self.view(rewriter, X, (seq * batch, inp)), "x")
+        w = kb.arg(self.view(rewriter, W, (4 * H, inp)), "w")
+        xw = kb.arg(XW, "xw")
+        epi = GemmEpilogue()
+        if op.b is not None:
+            if b_np is not None:  # Wb + Rb folded at compile time
+                bsum = (b_np[0, : 4 * H].astype(np.float64) + b_np[0, 4 * H :]).astype(b_np.dtype).reshape(1, 4 * H)
+                bv = self.state.new_global(rewriter, bsum, f"{name}_bias").memref
+            else:  # a small element-wise kernel NAME_bias: (1, 4H) = Wb + Rb
+                from taihu.passes.conversion.graph_to_tile.maps import Access, Step, emit_elementwise
+
+                bv = self.alloc(rewriter, (1, 4 * H), el, f"{name}_bias")
+                b2 = self.view(rewriter, self.buffer(rewriter, op.b), (2, 4 * H))
+                kbb = KernelBuilder(self.state, f"{name}_bias", op, algorithm="map", shape=f"1x{4 * H} <- 2x{4 * H}",
+                                    layer=name)
+                bin_ = kbb.arg(b2, "b")
+                emit_elementwise(self.state, kbb, (1, 4 * H),
+                                 [Access(bin_, (True, True)), Access(bin_, (True, True), (1, 0))],
+                                 Access(kbb.arg(bv, "bias"), (True, True)), [Step(MapKind.ADD, (0, 1))])
+                kbb.finish(rewriter)
+            bacc = kb.arg(bv, "bias")
+            epi.bias = GemmAccess(bacc, lambda ivs, r, col: [0, col], [1, plan.bn])
+            epi.bias_shape = (1, plan.bn)
+        emit_gemm(kb, plan, dense2d(a, plan.bm, plan.bk), dense2d(w, plan.bn, plan.bk), dense2d(xw, plan.bm, plan.bn),
+                  epilogue=epi, elem=el)
+        kb.finish(rewriter)
+        # -- 2. the recurrence ----------------------------------------------------------------
+        Bp = -(-batch // 32) * 32
+        Hp = -(-H // 128) * 128
+        kb = KernelBuilder(self.state, name, op, algorithm="lstm",
+                           shape=f"{seq}x{batch}x{H} <- {seq}x{batch}x{inp} (H={H})", layer=name)
+        xwv = kb.arg(self.view(rewriter, XW, (seq, batch, 4, H)), "xw")
+        rv = kb.arg(self.view(rewriter, R, (4, H, H)), "r")
+        yv = kb.arg(self.view(rewriter, Y, (seq, batch, H)), "y")
+        yh = kb.arg(self.view(rewriter, YH, (batch, H)), "y_h")
+        yc = kb.arg(self.view(rewriter, YC, (batch, H)), "y_c")
+        h0 = kb.arg(self.view(rewriter, self.buffer(rewriter, op.initial_h), (batch, H)), "h0") if op.initial_h is not None else None
+        c0 = kb.arg(self.view(rewriter, self.buffer(rewriter, op.initial_c), (batch, H)), "c0") if op.initial_c is not None else None
+        lay = gemm_operand_layouts("n", False, True)
+        conv = MapKind.CONVERT if dt == "f32" else MapKind.COPY
+        e8 = 8
+        per = lambda r, c: -(-(r * c * e8 // 64) // 32) * 32  # noqa: E731 - per-CPE fp64 bytes
+        eb = 4 if dt == "f32" else 8
+        state_bytes = 7 * per(Bp, Hp) + 2 * per(Bp, Hp) * eb // 8  # h, c, 4 gates, tmp, staging x2
+        r_bytes = per(Hp, Hp)
+        r_stage = r_bytes * eb // 8
+        hoist_r = state_bytes + 4 * r_bytes + r_stage <= self.state.ldm_budget
+        if not hoist_r and state_bytes + r_bytes + r_stage > self.state.ldm_budget:
+            raise self.fail(op, f"hidden_size {H}: the LDM-resident recurrence (h, c, gates and one R_j of "
+                                f"{Hp}x{Hp}) needs {state_bytes + r_bytes + r_stage} B per CPE > {self.state.ldm_budget}")
+        h = kb.alloc((Bp, Hp), f64, lay["A"][0], name="h")
+        c = kb.alloc((Bp, Hp), f64, lay["C"][0], name="c")
+        gates = [kb.alloc((Bp, Hp), f64, lay["C"][0], name=f"g{j}") for j in range(4)]
+        tmp = kb.alloc((Bp, Hp), f64, lay["C"][0], name="tmp")
+        s32 = kb.alloc((Bp, Hp), el, lay["C"][0], double=True, name="s")
+        r_s = kb.alloc((Hp, Hp), el, lay["B"][0], name="r_s")
+        rts = [kb.alloc((Hp, Hp), f64, lay["B"][0], layout=lay["B"][1], name=f"r{j}") for j in range(4 if hoist_r else 1)]
+        for st, src in ((h, h0), (c, c0)):
+            if src is None:
+                kb.map(MapKind.FILL, [], st, value=0.0)
+            else:
+                kb.load(src, [0, 0], [Bp, Hp], s32)
+                kb.map(conv, [s32], st)
+        if hoist_r:
+            for j in range(4):
+                kb.load(rv, [j, 0, 0], [1, Hp, Hp], r_s)
+                kb.map(conv, [r_s], rts[j])
+        with kb.loop(0, seq, 1, "t") as t:
+            for j in range(4):
+                g = gates[j]
+                kb.load(xwv, [t, 0, j, 0], [1, Bp, 1, Hp], s32)
+                kb.map(conv, [s32], g)
+                if hoist_r:
+                    rt = rts[j]
+                else:
+                    rt = rts[0]
+                    kb.load(rv, [j, 0, 0], [1, Hp, Hp], r_s)
+                    kb.map(conv, [r_s], rt)
+                kb.insert(tile.GemmOp(h, rt, g, Bp, Hp, Hp, 4, trans_b=True))
+            gi, go, gf, gc = gates
+            kb.map(MapKind.SIGMOID, [gi], gi)
+            kb.map(MapKind.SIGMOID, [go], go)
+            kb.map(MapKind.SIGMOID, [gf], gf)
+            kb.map(MapKind.TANH, [gc], gc)
+            kb.map(MapKind.MUL, [gf, c], c)  # c = f*c + i*g
+            kb.map(MapKind.MUL, [gi, gc], tmp)
+            kb.map(MapKind.ADD, [c, tmp], c)
+            kb.map(MapKind.TANH, [c], tmp)  # h = o * tanh(c)
+            kb.map(MapKind.MUL, [go, tmp], h)
+            kb.map(conv, [h], s32)
+            kb.store(s32, yv, [t, 0, 0], [1, Bp, Hp])
+        kb.map(conv, [h], s32)
+        kb.store(s32, yh, [0, 0], [Bp, Hp])
+        kb.map(conv, [c], s32)
+        kb.store(s32, yc, [0, 0], [Bp, Hp])
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [Y, YH, YC])
+
+
 def patterns(state: LoweringState) -> list[RewritePattern]:
     """The patterns of this module."""
-    return [GemmPattern(state), MatMulPattern(state)]
+    return [GemmPattern(state), MatMulPattern(state), LstmPattern(state)]
