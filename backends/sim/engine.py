@@ -690,12 +690,14 @@ class Engine:
                     np.concatenate([b.data[lo:hi] for b, lo, hi in sl])
                 arrs.append(data.reshape(trip, m, 4))
             ins[d] = np.stack(arrs)
-        sends = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
-                              mk.strides, ins).run()
+        bn = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
+                           mk.strides, ins)
+        sends = bn.run()
         if plan.puts:
             # one (C, n*m, 4) array per distinct group of put instructions, shared by every
             # target (a broadcast's 7 batches carry the same payload)
             packed: dict[tuple[int, ...], np.ndarray] = {}
+            prov = getattr(bn, "prov", None) or {}
             for ci, outs in enumerate(outputs):
                 for b, js in outs:
                     arr = packed.get(js)
@@ -703,8 +705,16 @@ class Engine:
                         if len(js) == 1:
                             arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
                         else:
-                            arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4)) for j in js],
-                                           axis=2).reshape(C, trip * len(js), 4)
+                            src = [prov.get(j) for j in js]
+                            x = src[0][0] if src[0] is not None else None
+                            if x is not None and x.shape == (C, trip, len(js), 4) and \
+                                    x.flags.c_contiguous and all(
+                                    p is not None and p[0] is x and p[1] == i
+                                    for i, p in enumerate(src)):
+                                arr = x.reshape(C, trip * len(js), 4)  # the grouped loads
+                            else:
+                                arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4))
+                                                for j in js], axis=2).reshape(C, trip * len(js), 4)
                         packed[js] = arr
                     b.data = arr[ci]
                     b.src = (arr, ci)

@@ -683,6 +683,9 @@ class BatchNumerics:
                     len(set(cols)) == len(cols):
                 v = np.lib.stride_tricks.as_strided(arr, (C, n - 1, 2 * m, L), arr.strides,
                                                     writeable=False)
+                lo = min(cols)
+                v = v[:, :, lo:max(cols) + 1]  # only the window of columns used
+                cols = [c - lo for c in cols]
                 return (v.transpose(0, 3, 1, 2) if right else v.transpose(0, 3, 2, 1)), cols
         st = np.stack(parts, axis=1)  # (C, a, n-1, l)
         return (st.transpose(0, 3, 2, 1) if right else st.transpose(0, 3, 1, 2)), None
