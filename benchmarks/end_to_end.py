@@ -66,7 +66,10 @@ def run_taihu(name: str, random_weights: int | None, row: Row):
     except Exception as e:  # noqa: BLE001 - a benchmark row shows the failure and goes on
         from taihu.tools.diagnostics import format_error
 
-        row.error = format_error(e).splitlines()[0][:160]
+        msg = format_error(e).splitlines()[0]
+        if not isinstance(e, run_tool.RunError):
+            msg = f"{type(e).__name__}: {msg}"
+        row.error = msg[:200]
         row.stages += getattr(e, "stages", [])
         if "is not available yet" in row.error:  # time the stages that exist, on a fresh import
             row.stages += time_available_prefix(run_tool.load_onnx(run_tool.example_path(name),

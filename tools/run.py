@@ -533,8 +533,12 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
     in_map = match_globals(in_names, _io_globals(module, "input"), "input")
     out_map = match_globals(out_names, _io_globals(module, "output"), "output")
     t0 = time.perf_counter()
-    res = simulate_module(module, {in_map[n]: np.asarray(inputs[n]).reshape(in_shapes[n]) for n in in_names},
-                          trace=trace, progress=progress)
+    try:
+        res = simulate_module(module, {in_map[n]: np.asarray(inputs[n]).reshape(in_shapes[n]) for n in in_names},
+                              trace=trace, progress=progress)
+    except Exception as e:
+        e.stages = [*stages, ("simulate (failed)", time.perf_counter() - t0)]  # for benchmarks
+        raise
     stages.append(("simulate", time.perf_counter() - t0))
     outputs = {n: res.outputs[out_map[n]] for n in out_names}
     return RunResult(outputs, "swsim", res.report, stages, res.engine, module)
