@@ -184,7 +184,7 @@ class DMAEngine:
     def issue(self, req: DMARequest, t: int) -> None:
         """Append ``req`` (validated) to its CPE's channel buffer at cycle ``t``."""
         req.issue_t = t
-        if req.kind == "put":
+        if req.kind == "put" and self.engine.numerics:
             self.engine.flush_numerics()
             req.snapshot = self.engine.ldm.data[req.cpe, req.ldm : req.ldm + req.size].copy()
         self.pending += 1
@@ -256,6 +256,8 @@ class DMAEngine:
         self.engine.on_dma_complete(req)
 
     def _move_data(self, req: DMARequest) -> None:
+        if not self.engine.numerics:  # timing-only mode
+            return
         self.engine.flush_numerics()
         mem = self.engine.memory
         ldm = self.engine.ldm.data

@@ -272,12 +272,16 @@ class MPE(Agent):
 class Engine:
     """Event queue, shared resources and agents of one core group."""
 
-    def __init__(self, machine: Machine | None = None, trace: bool = False) -> None:
+    def __init__(self, machine: Machine | None = None, trace: bool = False,
+                 numerics: bool = True) -> None:
         self.machine = m = machine or default_machine()
+        #: False = timing only: no micro-kernel numerics, no DMA data movement, main memory
+        #: not materialised (allocations and bounds checks only); same cycles and report
+        self.numerics = numerics
         self.now = 0
         self._heap: list = []
         self._seq = itertools.count()
-        self.memory = MainMemory(m.mem_txn_bytes)
+        self.memory = MainMemory(m.mem_txn_bytes, materialize=numerics)
         self.ldm = LDMArray(m.n_cpes, m.ldm_bytes)
         self.trace = Trace(m, enabled=trace)
         self.dma = DMAEngine(self)
@@ -566,12 +570,14 @@ class Engine:
         if k is not None and rp.has_rlc:
             k.uses_rlc = True
         # numerics: queued, executed in SPMD batches by flush_numerics()
-        task = _Task(rp, (cpe.id,), (bases,), (inputs,), (outputs,))
-        self.tasks.append(task)
-        if rp.gets:
-            task.deps = {b.task for sl in inputs.values() for b, _, _ in sl if b.task is not None}
-        for b, _ in outputs:
-            b.task = task
+        if self.numerics:
+            task = _Task(rp, (cpe.id,), (bases,), (inputs,), (outputs,))
+            self.tasks.append(task)
+            if rp.gets:
+                task.deps = {b.task for sl in inputs.values() for b, _, _ in sl
+                             if b.task is not None}
+            for b, _ in outputs:
+                b.task = task
         end = start + rp.cycles
         for r, off in rp.ready_after:
             rr[r] = start + off
@@ -725,6 +731,8 @@ class Engine:
     def queue_run(self, rp: _RunPlan, lanes: list[int], bases: np.ndarray, inputs: list,
                   outputs: list) -> None:
         """Queue the numerics of one run on ``lanes`` (lockstep cohorts, ``lockstep.py``)."""
+        if not self.numerics:
+            return
         task = _Task(rp, lanes, bases, inputs, outputs)
         self.tasks.append(task)
         if rp.gets:

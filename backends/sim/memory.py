@@ -46,9 +46,12 @@ class MainMemory:
     Addresses are plain integers (bytes). ``alloc`` returns 128-B aligned addresses by default.
     """
 
-    def __init__(self, txn_bytes: int = 128) -> None:
+    def __init__(self, txn_bytes: int = 128, materialize: bool = True) -> None:
         self.txn_bytes = txn_bytes
-        self._data = np.zeros(1 << 16, dtype=np.uint8)
+        #: False: only the allocation table is kept (timing-only simulation); reads return
+        #: zeros, writes are dropped
+        self.materialize = materialize
+        self._data = np.zeros(1 << 16 if materialize else 0, dtype=np.uint8)
         self._top = MAIN_MEMORY_BASE
         self._starts: list[int] = []
         self._allocs: list[Allocation] = []
@@ -68,6 +71,8 @@ class MainMemory:
         return addr
 
     def _ensure(self, end: int) -> None:
+        if not self.materialize:
+            return
         need = end - MAIN_MEMORY_BASE
         if need > self._data.size:
             new = np.zeros(max(need, 2 * self._data.size), dtype=np.uint8)
@@ -101,6 +106,8 @@ class MainMemory:
     def read(self, addr: int, nbytes: int) -> np.ndarray:
         """A copy of ``nbytes`` bytes at ``addr``."""
         self.allocation_of(addr, nbytes)
+        if not self.materialize:
+            return np.zeros(nbytes, dtype=np.uint8)
         o = addr - MAIN_MEMORY_BASE
         return self._data[o : o + nbytes].copy()
 
@@ -108,6 +115,8 @@ class MainMemory:
         """Write the bytes of ``data`` (any dtype, C order) at ``addr``."""
         raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
         self.allocation_of(addr, raw.size)
+        if not self.materialize:
+            return
         o = addr - MAIN_MEMORY_BASE
         self._data[o : o + raw.size] = raw
 

@@ -483,7 +483,8 @@ def ensure_swsim(module: ModuleOp, machine_path: str | None = None) -> None:
 def simulate(module: ModuleOp, machine_path: str | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, trace: bool = False,
              seed: int = 0, machine: Machine | None = None, lockstep: bool = True,
-             progress: Callable[[int, int, str], None] | None = None) -> SimResult:
+             progress: Callable[[int, int, str], None] | None = None,
+             numerics: bool = True) -> SimResult:
     """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed).
 
     ``lockstep``: run each kernel's scalar code once for all 64 CPEs and replay the resulting
@@ -491,11 +492,14 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     timing and the numerics; DMA, waits and barriers at each CPE's own cycle). False = one
     interpreter per CPE (the reference; reports, traces and outputs are identical).
     ``progress(done, total, kernel_name)``: called after each ``sw.join`` (``total`` = number
-    of ``sw.spawn`` in ``@main``), e.g. to drive a progress bar."""
+    of ``sw.spawn`` in ``@main``), e.g. to drive a progress bar.
+    ``numerics=False``: timing only -- no micro-kernel arithmetic, no DMA data movement, main
+    memory not materialised (global initial values and ``inputs`` are not read); the report
+    and the trace are those of a full run, ``outputs`` is empty."""
     ensure_swsim(module, machine_path)
     target = next(o for o in module.body.block.ops if isinstance(o, TargetOp))
     m = machine or target.get_machine()
-    eng = Engine(m, trace=trace)
+    eng = Engine(m, trace=trace, numerics=numerics)
     inputs = inputs or {}
     globals_: dict[str, tuple[int, sw.GlobalOp]] = {}
     kernels: dict[str, KernelProgram] = {}
@@ -503,7 +507,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     for op in module.body.block.ops:
         if isinstance(op, sw.GlobalOp):
             addr = eng.memory.alloc(op.nbytes, op.sym_name.data)
-            v = _global_value(op, inputs, seed)
+            v = _global_value(op, inputs, seed) if numerics else None
             if v is not None:
                 eng.memory.write(addr, v)
             globals_[op.sym_name.data] = (addr, op)
@@ -543,7 +547,9 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
 
     eng.run_host(host)
     outs = [g for g in globals_.values() if g[1].io is not None and str(g[1].io.data.value) == "output"]
-    if not outs:
+    if not numerics:
+        outs = []
+    elif not outs:
         outs = list(globals_.values())
     outputs = {}
     for addr, g in outs:
@@ -627,7 +633,8 @@ def run_cli(module: ModuleOp, args, shown: str) -> int:
     try:
         t0 = time.perf_counter()
         res = simulate(module, machine_path=getattr(args, "machine", None), inputs=inputs,
-                       trace=bool(getattr(args, "trace", None)), seed=getattr(args, "seed", 0))
+                       trace=bool(getattr(args, "trace", None)), seed=getattr(args, "seed", 0),
+                       numerics=not getattr(args, "timing_only", False))
         wall = time.perf_counter() - t0
     except (SimError, MachineConfigError) as e:
         msg = str(e).replace("\n", "\n  ")
