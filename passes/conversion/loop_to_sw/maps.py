@@ -125,10 +125,11 @@ class Unit:
 
     ZERO = -(10**6)
 
-    def __init__(self) -> None:
+    def __init__(self, partials: int = PARTIALS) -> None:
         self.code: list[_T] = []
         self.n = 0
         self.consts: list[float] = []
+        self.partials = partials
 
     # -- primitives ---------------------------------------------------------------------
     def _new(self) -> int:
@@ -197,15 +198,17 @@ class Unit:
         return self.max(a, b) if how == "max" else self.add(a, b)
 
     def reduce(self, n: int, get: Callable[[int], int], how: str) -> int:
-        """Combine ``get(0..n-1)`` with up to PARTIALS independent partial accumulators (each
-        value is produced and folded in before the next one is requested: few live registers)."""
+        """Combine ``get(0..n-1)`` with up to ``self.partials`` independent partial accumulators
+        (each value is produced and folded in before the next one is requested: few live
+        registers; more partials = shorter dependence chains, fewer units per body)."""
         parts: list[int] = []
+        pn = max(1, self.partials)
         for i in range(n):
             v = get(i)
-            if i < PARTIALS:
+            if i < pn:
                 parts.append(v)
             else:
-                parts[i % PARTIALS] = self.combine(how, parts[i % PARTIALS], v)
+                parts[i % pn] = self.combine(how, parts[i % pn], v)
         while len(parts) > 1:
             parts = [self.combine(how, parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
                      for i in range(0, len(parts), 2)]
@@ -226,9 +229,12 @@ class Unit:
         return p
 
 
-def _allocate(code: list[_T]) -> tuple[dict[int, int], int]:
+def _allocate(code: list[_T], budget: int = 0) -> tuple[dict[int, int], int]:
     """Linear-scan allocation of a unit's virtual registers to slots 0..S-1 (a source whose
-    last use is an instruction frees its slot for that instruction's result)."""
+    last use is an instruction frees its slot for that instruction's result). Without a
+    ``budget`` the fewest slots (lowest free slot first); with one, new slots up to ``budget``
+    and then the least recently freed slot, which keeps false (WAR/WAW) dependences between
+    independent chains rare so that the scheduler can overlap them."""
     last: dict[int, int] = {}
     for i, t in enumerate(code):
         for s in t.srcs:
@@ -242,12 +248,14 @@ def _allocate(code: list[_T]) -> tuple[dict[int, int], int]:
             if s >= 0 and last.get(s) == i:
                 free.append(slot[s])
         if t.dst is not None:
-            if free:
-                free.sort()
-                slot[t.dst] = free.pop(0)
-            else:
+            if budget and n < budget or not free:
                 slot[t.dst] = n
                 n += 1
+            elif budget:
+                slot[t.dst] = free.pop(0)  # least recently freed
+            else:
+                free.sort()
+                slot[t.dst] = free.pop(0)
             if t.dst not in last:  # dead result: its slot is free again
                 free.append(slot[t.dst])
     return slot, max(n, 1)
@@ -278,6 +286,95 @@ def _reg_op(mn: str, regs: Sequence[int], dst: int) -> sw.RegInstr:
 def _mem_op(cls: type[sw.RegInstr], reg: int, ptr: int, off: int, store: bool) -> sw.RegInstr:
     return cls.build(properties={"rs" if store else "rd": IntegerAttr(reg, i64),
                                  "ptr": IntegerAttr(ptr, i64), "offset": IntegerAttr(off, i64)})
+
+
+def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
+    """Reorder a straight-line body for the in-order dual-issue P0/P1 pipeline (spec §6.1):
+    cycle-driven list scheduling, at most one instruction per pipe and cycle, highest
+    latency-weighted critical path first; the non-pipelined divide/sqrt unit (table ``repeat``)
+    is tracked. Kept: register RAW (with latency), WAR and WAW order, and memory order (a store
+    after every earlier load/store, a load after every earlier store: pointers may alias)."""
+    from taihu.backends.sim.machine import default_machine
+
+    m = default_machine()
+    n = len(body)
+    if n < 3:
+        return body
+    tim = [m.instruction(i.mnemonic) for i in body]
+    lat = [t.latency for t in tim]
+    preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    last_w: dict[int, int] = {}
+    reads_since: dict[int, list[int]] = {}
+    last_store = -1
+    loads_since_store: list[int] = []
+    zero = m.zero_reg
+    for j, ins in enumerate(body):
+        for r in ins.reads():
+            if r != zero and r in last_w:
+                preds[j].append((last_w[r], lat[last_w[r]]))
+        for r in ins.writes():
+            if r in last_w:
+                preds[j].append((last_w[r], 0))
+            for i in reads_since.get(r, ()):
+                preds[j].append((i, 0))
+        mo = ins.mem()
+        if mo is not None:
+            if mo.access == "store":
+                preds[j].extend((i, 0) for i in loads_since_store)
+                if last_store >= 0:
+                    preds[j].append((last_store, 0))
+                last_store = j
+                loads_since_store = []
+            else:
+                if last_store >= 0:
+                    preds[j].append((last_store, 0))
+                loads_since_store.append(j)
+        for r in ins.reads():
+            reads_since.setdefault(r, []).append(j)
+        for r in ins.writes():
+            last_w[r] = j
+            reads_since[r] = []
+    dep: list[dict[int, int]] = [{} for _ in range(n)]  # j -> {pred: latency}
+    for j, ps in enumerate(preds):
+        for i, l in ps:
+            dep[j][i] = max(dep[j].get(i, 0), l)
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for j, d in enumerate(dep):
+        for i in d:
+            succs[i].append(j)
+    prio = [0] * n
+    for j in range(n - 1, -1, -1):
+        prio[j] = lat[j] + max((prio[k] for k in succs[j]), default=0)
+    npred = [len(d) for d in dep]
+    issue = [0] * n
+    earliest = [0] * n
+    ready = {j for j in range(n) if npred[j] == 0}
+    order: list[int] = []
+    cycle = 0
+    unit_free = 0
+    while len(order) < n:
+        used: set[int] = set()
+        for j in sorted((j for j in ready if earliest[j] <= cycle), key=lambda j: (-prio[j], j)):
+            if tim[j].repeat > 1 and unit_free > cycle:
+                continue
+            free = [p for p in tim[j].pipes if p not in used]
+            if not free:
+                continue
+            used.add(free[0])
+            ready.discard(j)
+            order.append(j)
+            issue[j] = cycle
+            if tim[j].repeat > 1:
+                unit_free = cycle + tim[j].repeat
+            for k in succs[j]:
+                npred[k] -= 1
+                if npred[k] == 0:  # order-only edges: the next cycle at the earliest
+                    earliest[k] = max(issue[i] + max(l, 1) for i, l in dep[k].items())
+                    ready.add(k)
+            if len(used) == 2:
+                break
+        cycle += 1
+    return [body[j] for j in order]
 
 
 # --------------------------------------------------------------------------------------------
@@ -389,13 +486,19 @@ def _units_per_body(units: int, kmax: int) -> int:
     return -(-units // n_bodies)
 
 
+def _partials(sizes: Sequence[int]) -> int:
+    """Partial accumulators per reduction: enough independent chains in a body (~8, spec §6:
+    7-cycle fp latency) between the units (one per output position) and inside a unit."""
+    return max(1, min(8, -(-8 // max(1, math.prod(sizes)))))
+
+
 def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Callable[[Unit], None],
           label: str = "", tail_ok: bool = False) -> None:
     """Emit micro-kernels computing ``unit_fn`` for every element of the nest ``sizes``.
 
     ``tail_ok``: the nest covers whole buffers from offset 0, so a flat (one-dim) nest may be
     processed in vector units past its end (into the buffer's 32-B padding)."""
-    u = Unit()
+    u = Unit(_partials(sizes))
     unit_fn(u)
     code = u.code
     dims, strides = _merge(sizes, accs)
@@ -430,35 +533,47 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 vec = False
     units = -(-n_inner // 4) if vec else n_inner
     step = [strides[a][inner] * (4 if vec else 1) for a in range(len(accs))]
-    slot, S = _allocate(code)
+    _, s_min = _allocate(code)
     nc = len(u.consts)
-    kmax = (N_ALLOC - nc) // S
+    kmax = (N_ALLOC - nc) // s_min
     if kmax < 1:
         raise DiagnosticException(
-            f"convert-loop-to-sw: map {em.name}: unit program needs {S} registers + {nc} constants > {N_ALLOC}")
+            f"convert-loop-to-sw: map {em.name}: unit program needs {s_min} registers + {nc} constants > {N_ALLOC}")
     L = len(code)
+    allocs: dict[int, tuple[dict[int, int], int]] = {}
 
-    def reg(v: int, j: int) -> int:
+    def alloc(group: int) -> tuple[dict[int, int], int]:
+        """Slots of a unit when ``group`` units share the registers not holding constants."""
+        if group not in allocs:
+            allocs[group] = _allocate(code, max(s_min, (N_ALLOC - nc) // group))
+        return allocs[group]
+
+    def reg(v: int, j: int, group: int = 1) -> int:
         if v == Unit.ZERO:
             return ZERO_REG
         if v < 0:
             return N_ALLOC - 1 - (-1 - v)  # r30, r29, ...
+        slot, S = alloc(group)
         return j * S + slot[v]
 
     ptr_of = {a: i for i, a in enumerate(used)}
 
-    def body(n_rows: int, n_cols: int, row_stride: list[int], group: int) -> list[sw.RegInstr]:
-        """Units (row r, column c) for r < n_rows, c < n_cols (row r at ``r*row_stride``),
-        register sets interleaved round-robin in groups of ``group`` units."""
+    def body(n_rows: int, n_cols: int, row_stride: list[int]) -> list[sw.RegInstr]:
+        """Units (row r, column c) for r < n_rows, c < n_cols (row r at ``r*row_stride``), in
+        groups of up to ``kmax`` units that share the registers (disjoint sets inside a group),
+        then list-scheduled."""
         pos = [(r, c) for r in range(n_rows) for c in range(n_cols)]
+        n = len(pos)
+        g = min(n, kmax)
         out: list[sw.RegInstr] = []
-        for g0 in range(0, len(pos), group):
-            js = range(g0, min(len(pos), g0 + group))
+        for g0 in range(0, n, g):
+            js = range(g0, min(n, g0 + g))
+            key = len(js)
             for t in code:
                 for j in js:
                     r = j - g0
                     if t.kind == "op":
-                        out.append(_reg_op(t.mn, [reg(s, r) for s in t.srcs], reg(t.dst, r)))
+                        out.append(_reg_op(t.mn, [reg(s, r, key) for s in t.srcs], reg(t.dst, r, key)))
                         continue
                     a = t.acc
                     acc = accs[a]
@@ -467,11 +582,11 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                     v = vec and a in contiguous
                     if t.kind == "ld":
                         cls = (_LOAD_VEC if v else _LOAD_REP)[acc.eb]
-                        out.append(_mem_op(cls, reg(t.dst, r), ptr_of[a], off, False))
+                        out.append(_mem_op(cls, reg(t.dst, r, key), ptr_of[a], off, False))
                     else:
                         cls = (_STORE_VEC if v else _STORE_SCALAR)[acc.eb]
-                        out.append(_mem_op(cls, reg(t.srcs[0], r), ptr_of[a], off, True))
-        return out
+                        out.append(_mem_op(cls, reg(t.srcs[0], r, key), ptr_of[a], off, True))
+        return _schedule(out)
 
     if u.consts:
         em.microkernel(1, [], [], [sw.LdfiOp(reg(-1 - i, 0), c) for i, c in enumerate(u.consts)],
@@ -484,23 +599,21 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
         ptrs = [bases[a] for a in used]
         if row:  # a body = whole rows of units; the micro-kernel iterates dimension k-2
             rs = [strides[a][k - 2] for a in range(len(accs))]
-            rows_max = max(1, min(BODY_MAX // (units * L), -(-kmax // units)))
-            per = _units_per_body(dims[k - 2], rows_max)
+            per = _units_per_body(dims[k - 2], max(1, min(BODY_MAX // (units * L), -(-kmax // units))))
             trip, rem = divmod(dims[k - 2], per)
-            g = max(1, min(kmax, per * units))
             if trip:
-                em.microkernel(trip, ptrs, [rs[a] * per for a in used], body(per, units, rs, g), label)
+                em.microkernel(trip, ptrs, [rs[a] * per for a in used], body(per, units, rs), label)
             if rem:
                 moved = [em.add(bases[a], trip * per * rs[a]) for a in used]
-                em.microkernel(1, moved, [0] * len(used), body(rem, units, rs, max(1, min(kmax, rem * units))), label)
+                em.microkernel(1, moved, [0] * len(used), body(rem, units, rs), label)
             return
         per = _units_per_body(units, max(1, min(kmax, BODY_MAX // L)))
         trip, rem = divmod(units, per)
         if trip:
-            em.microkernel(trip, ptrs, [step[a] * per for a in used], body(1, per, zero, per), label)
+            em.microkernel(trip, ptrs, [step[a] * per for a in used], body(1, per, zero), label)
         if rem:
             moved = [em.add(bases[a], trip * per * step[a]) for a in used]
-            em.microkernel(1, moved, [0] * len(used), body(1, rem, zero, rem), label)
+            em.microkernel(1, moved, [0] * len(used), body(1, rem, zero), label)
 
     def level(d: int, bases: list[SSAValue]) -> None:
         if d == n_loop:
