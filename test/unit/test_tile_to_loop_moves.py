@@ -217,6 +217,20 @@ CASES = {
       }
       tile.move %acc -> %y[%c0, %c0] sizes [64, 128] : !tile.buf<64x128xf32, cpe> -> memref<64x128xf32>""",
     ),
+    "hoisted_invariant_load": _main(
+        [("x", "memref<64x1024xf32>"), ("b", "memref<64x1xf32>"), ("y", "memref<64x1024xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc : !tile.buf<64x256xf32, cpe>
+      %bb = tile.alloc : !tile.buf<64x1xf32, cpe>
+      %c0 = arith.constant 0 : index
+      tile.for %j = 0 to 1024 step 256 {
+        tile.move %x[%c0, %j] sizes [64, 256] -> %t : memref<64x1024xf32> -> !tile.buf<64x256xf32, cpe>
+        tile.move %b[%c0, %c0] sizes [64, 1] -> %bb : memref<64x1xf32> -> !tile.buf<64x1xf32, cpe>
+        tile.map add ins(%t, %bb : !tile.buf<64x256xf32, cpe>, !tile.buf<64x1xf32, cpe>) out(%t : !tile.buf<64x256xf32, cpe>)
+        tile.move %t -> %y[%c0, %j] sizes [64, 256] : !tile.buf<64x256xf32, cpe> -> memref<64x1024xf32>
+      }""",
+    ),
     "read_after_write_barrier": _main(
         [("x", "memref<64x64xf32>"), ("y", "memref<64x64xf32>"), ("z", "memref<64x64xf32>")],
         ["y", "z"],
@@ -268,6 +282,15 @@ def test_boundary_iteration_is_peeled() -> None:
     assert any(isinstance(o, loop.MapOp) and o.kind.data.value == "fill" for o in after)
     assert f.ub.owner.value.value.data == 384  # type: ignore[union-attr]
     assert not any(isinstance(o, scf.IfOp) for o in m.walk())
+
+
+def test_loop_invariant_load_is_hoisted() -> None:
+    # 004 Alg. 7: the DMA of %b (address independent of %j) is placed before the loop
+    m = lower_and_compare(CASES["hoisted_invariant_load"])
+    (f,) = [o for o in m.walk() if isinstance(o, scf.ForOp)]
+    inside = [o.memref.name_hint for o in f.walk() if isinstance(o, loop.DmaStartOp)]
+    assert "b" not in inside and "x" in inside
+    assert any(isinstance(o, loop.DmaStartOp) and o.memref.name_hint == "b" for o in m.walk())
 
 
 def test_barrier_before_reading_written_memref() -> None:

@@ -20,7 +20,13 @@ Lowering rules:
 * ``tile.alloc`` -> ``loop.ldm_buffer`` of the CPE-local block (:meth:`TileBufType.local_shape`;
   layout ``col`` = the two dims swapped; ``double`` -> two slots, every consumer gets a
   ``loop.slot`` view). Names: the SSA name hint, made unique.
-* ``tile.for`` -> ``scf.for`` (1:1), or the double-buffered form below.
+* ``tile.for`` -> ``scf.for`` (1:1), or the double-buffered form below. Loop-invariant loads
+  (address independent of the loop, tile written by nothing else in it) are placed before the
+  loop (004 Alg. 7: a DMA belongs to the innermost loop whose iterator its address uses).
+  Iterations in which a ``pad``/``clip`` window may cross the array border (along a dim that
+  depends on the loop's iterator) are peeled and lowered with the iterator as a constant
+  (algorithms.md §E6 "primitive switching" at the boundary), so the other iterations keep
+  uniform, asynchronous, prefetchable DMAs.
 * ``tile.move`` -> DMA inference (004 Alg. 7 L1514-1534, algorithms.md §E4; helpers in
   :mod:`.dma`): each CPE's piece of the window (its local block) is split into ``loop.dma_start``
   windows that are each ONE athread DMA (a contiguous run repeated with a constant gap), the LDM
@@ -334,6 +340,7 @@ class LowerCtx:
         self.written: set[SSAValue] = set()  # loop memrefs written since the last barrier
         self._plans: dict[tuple[tile.MoveOp, tuple[tuple[int, tuple[int, ...]], ...]], _MovePlan] = {}
         self.iv_values: dict[tile.ForOp, list[int]] = {}  # loops lowered piecewise: current values
+        self.hoisted: set[tile.MoveOp] = set()  # loop-invariant loads placed before their loop
         # memrefs written anywhere inside each tile.for (for barriers in loops)
         self.loop_writes: dict[tile.ForOp, set[SSAValue]] = {}
         self.for_stack: list[tile.ForOp] = []
@@ -587,7 +594,8 @@ def lower_op(ctx: LowerCtx, op: Operation) -> None:
         _lower_for(ctx, op)
         return
     if isinstance(op, tile.MoveOp):
-        _lower_move_sync_or_async(ctx, op)
+        if op not in ctx.hoisted:
+            _lower_move_sync_or_async(ctx, op)
         return
     if isinstance(op, tile.MapOp):
         _lower_map(ctx, op)
@@ -1059,10 +1067,50 @@ def _boundary_iterations(ctx: LowerCtx, f: tile.ForOp, values: list[int]) -> set
     return bad
 
 
+def _writes_tile(op: Operation, b: SSAValue) -> bool:
+    if isinstance(op, tile.MoveOp):
+        return op.is_load and op.tile is b
+    if isinstance(op, tile.MapOp):
+        return op.out is b
+    if isinstance(op, tile.GemmOp):
+        return op.c is b
+    return False
+
+
+def _hoistable_loads(ctx: LowerCtx, f: tile.ForOp) -> list[tile.MoveOp]:
+    """Loads in ``f`` (at any depth) whose address does not depend on any loop inside ``f``
+    (offsets defined outside ``f`` or constants), into a single-slot tile nothing else in ``f``
+    writes, from a memref ``f`` does not write: 004 Alg. 7 places such a DMA before the loop."""
+    out = []
+    written = ctx.loop_writes.get(f, set())
+    for m in f.walk():
+        if not isinstance(m, tile.MoveOp) or not m.is_load or m in ctx.hoisted:
+            continue
+        al = m.tile.owner
+        if isinstance(al, tile.AllocOp) and al.is_double:
+            continue
+        if m.memref in written:
+            continue
+        if any(
+            isinstance(o.owner, Operation) and f.is_ancestor(o.owner) and not isinstance(o.owner, arith.ConstantOp)
+            or isinstance(o, BlockArgument) and f.is_ancestor(o.owner.parent_op())  # type: ignore[union-attr, arg-type]
+            for o in m.offsets
+        ):
+            continue
+        if any(x is not m and _writes_tile(x, m.tile) for x in f.walk()):
+            continue
+        out.append(m)
+    return out
+
+
 def _lower_for(ctx: LowerCtx, f: tile.ForOp) -> None:
-    """``tile.for`` -> ``scf.for``; iterations whose boundary moves may cross the array border
-    are peeled (lowered with the iterator as a constant, dispatching per CPE), so that the other
-    iterations have uniform, asynchronous (and prefetchable) moves."""
+    """``tile.for`` -> ``scf.for``; loop-invariant loads are placed before it (Alg. 7);
+    iterations whose boundary moves may cross the array border are peeled (lowered with the
+    iterator as a constant, dispatching per CPE), so that the other iterations have uniform,
+    asynchronous (and prefetchable) moves."""
+    for m in _hoistable_loads(ctx, f):
+        _lower_move_sync_or_async(ctx, m)
+        ctx.hoisted.add(m)
     values = ctx.iv_values.get(f, list(range(f.lb_value, f.ub_value, f.step_value)))
     bad = _boundary_iterations(ctx, f, values)
     segments: list[tuple[bool, list[int]]] = []  # (peeled, values)
