@@ -95,15 +95,36 @@ def _i64s(v: Sequence[int]) -> DenseArrayBase:
 
 
 def _add(kb: KernelBuilder, *terms: Idx) -> Idx:
-    """Sum of index terms (ints folded, SSA values added with arith.addi)."""
+    """Sum of index terms (ints folded, SSA values added with arith.addi); a sum already built
+    in the current block is reused (no duplicate index arithmetic in the unrolled bodies)."""
     const = sum(t for t in terms if isinstance(t, int))
     vals = [t for t in terms if not isinstance(t, int)]
     if not vals:
         return const
+    block = kb.builder.insertion_point.block
+    cache: dict = kb.__dict__.setdefault("_sum_cache", {})
+    key = (id(block), tuple(sorted(id(v) for v in vals)), const)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
     cur: SSAValue = vals[0]
     for v in vals[1:]:
         cur = kb.builder.insert(arith.AddiOp(cur, v)).result
-    return kb.affine(cur, 1, const)
+    out = kb.affine(cur, 1, const)
+    cache[key] = out
+    return out
+
+
+def _scaled(kb: KernelBuilder, v: Idx, scale: int) -> Idx:
+    """``v * scale`` built once per block (see :func:`_add`)."""
+    if isinstance(v, int) or scale == 1:
+        return kb.affine(v, scale)
+    block = kb.builder.insertion_point.block
+    cache: dict = kb.__dict__.setdefault("_sum_cache", {})
+    key = (id(block), "mul", id(v), scale)
+    if key not in cache:
+        cache[key] = kb.affine(v, scale)
+    return cache[key]
 
 
 def _elem(mem: SSAValue) -> Attribute:
@@ -312,10 +333,10 @@ class ConvPattern(GraphToTilePattern):
                                 with kb.loop(0, s.c, bk, "cNi") as k0:
                                     kb.load(w, [m0, kr, kc, k0], [bm, 1, 1, bk], a_s)
                                     kb.map(conv, [a_s], a)
-                                    ci = _add(kb, kb.affine(co0, sw), kb.affine(kc, dw), -pl)
+                                    ci = _add(kb, _scaled(kb, co0, sw), _scaled(kb, kc, dw), -pl)
                                     for (gb, gr), c in zip(members, cs):
                                         n = _add(kb, n0, gb)
-                                        ri = _add(kb, kb.affine(ro0, sh), gr * sh - pt, kb.affine(kr, dh))
+                                        ri = _add(kb, _scaled(kb, ro0, sh), gr * sh - pt, _scaled(kb, kr, dh))
                                         kb.load(x, [n, k0, ri, ci], [1, bk, 1, bn], b_s,
                                                 strides=[1, 1, 1, sw])
                                         kb.map(conv, [b_s], b)
