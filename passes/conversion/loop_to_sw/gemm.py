@@ -47,6 +47,7 @@ selects one of the 4 role variants (004 L792).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -73,8 +74,16 @@ LDM_V, LDM_V_P, LDM_S, RK, RM, CK = 24, 25, 26, 27, 28, 29
 Fetch = Callable[[int, int, "int | None"], Operation]
 
 
+@functools.cache
+def _int_attr(v: int) -> IntegerAttr:
+    """Shared ``IntegerAttr(v, i64)`` (attributes are immutable; building one is slow)."""
+    return IntegerAttr(v, i64)
+
+
 def _ins(cls: type[sw.RegInstr], **fields: int | None) -> Operation:
-    return cls.build(properties={k: IntegerAttr(v, i64) for k, v in fields.items() if v is not None})
+    """A register instruction. ``Operation.create`` skips IRDL's constructor checks (the fields
+    are plain integers set by this module; the module is verified after the pass)."""
+    return cls.create(properties={k: _int_attr(v) for k, v in fields.items() if v is not None})
 
 
 def _err(op: Operation, msg: str) -> DiagnosticException:
