@@ -116,9 +116,11 @@ class Cohort:
         self.key = None
 
     def set_lanes(self, lanes: np.ndarray, tl: np.ndarray, floor: np.ndarray | None) -> None:
-        self.lanes = lanes
         self.tl = tl
         self.floor = floor
+        if lanes is getattr(self, "lanes", None):
+            return
+        self.lanes = lanes
         self.lane_list: list[int] = lanes.tolist()
         seq = self.seq
         self.pos = None if len(lanes) == len(seq.lanes) else seq.pos[lanes]
@@ -179,6 +181,7 @@ class Lockstep:
         self.eng = engine
         self.ready: dict[tuple, Cohort] = {}
         self.joins: dict[tuple, _Join] = {}
+        self.bp_due: dict[int, list[_BackPressure]] = {}
         self.kernel: KernelStats | None = None
 
     # -- scheduling ----------------------------------------------------------------------
@@ -186,6 +189,7 @@ class Lockstep:
         self.kernel = kernel
         self.ready.clear()
         self.joins.clear()
+        self.bp_due.clear()
         co = Cohort(root, 0, root.lanes.copy(), np.full(len(root.lanes), t, dtype=np.int64))
         self.schedule(co, t)
 
@@ -456,7 +460,7 @@ class Lockstep:
         lanes = co.lanes
         t0 = co.tl
         if rp.first_use:
-            t0 = np.maximum(t0, (rr[lanes][:, rp.fu_regs] - rp.fu_offs).max(axis=1))
+            t0 = np.maximum(t0, (rr[lanes[:, None], rp.fu_regs] - rp.fu_offs).max(axis=1))
         rlc = eng.rlc
         gets = rp.gets
         if gets:
@@ -574,7 +578,7 @@ class Lockstep:
         eng.queue_run(rp, lane_list, bases, inputs or [{}] * G, outputs or [[]] * G)
         end = start + rp.cycles
         if rp.ready_after:
-            rr[np.ix_(lanes, rp.ra_regs)] = start[:, None] + rp.ra_offs
+            rr[lanes[:, None], rp.ra_regs] = start[:, None] + rp.ra_offs
         depth = rlc.depth
         if outputs is not None and rp.trip * len(rp.puts) > depth:
             keep = None
@@ -647,30 +651,56 @@ class Lockstep:
         if now > bp.proc:
             bp.proc = now
         if bp.pending == 0:
-            self.eng.schedule(bp.proc, PH_AGENT, bp.cpe.id, lambda: self._bp_finish(bp))
+            due = self.bp_due.get(bp.proc)
+            if due is None:  # one event per cycle finishes every lane released then
+                due = self.bp_due[bp.proc] = []
+                t = bp.proc
+                self.eng.schedule(t, PH_AGENT, bp.cpe.id, lambda: self._bp_finish(t))
+            due.append(bp)
 
-    def _bp_finish(self, bp: _BackPressure) -> None:
-        """All links of a sender lane are consumed enough: its run ends ``Σ delta`` later
-        (per link, put ``j`` issues after get ``j - depth``); the lane continues."""
+    def _bp_finish(self, t: int) -> None:
+        """Sender lanes whose links are all consumed enough: each run ends ``Σ delta`` later
+        (per link, put ``j`` issues after get ``j - depth``); the lanes continue (per-CPE agents
+        would resume at cycle ``t`` each)."""
         eng = self.eng
         depth = eng.rlc.depth
-        end = bp.end
         k = self.kernel
-        for b, _ in bp.outputs:
-            if b.n > depth:
-                delta = eng._backpressure_delta(b, depth)
-                if delta > 0:
-                    end += delta
-                    if k is not None:
-                        k.rlc_wait += delta
-        cpe = bp.cpe
-        lanes = np.array([cpe.id], dtype=np.int64)
-        self._account(lanes, np.array([bp.start]), np.array([end]), bp.rp, np.array([bp.t0]))
-        cpe.site = None
-        cpe.blocked = None
-        cpe.bp = None
-        self.schedule(Cohort(bp.seq, bp.idx, lanes,
-                             np.array([max(end, bp.proc)], dtype=np.int64)), bp.proc)
+        bps = self.bp_due.pop(t)
+        ends = []
+        delta_fn = eng._backpressure_delta
+        for bp in bps:
+            end = bp.end
+            for b, _ in bp.outputs:
+                if b.n > depth:
+                    delta = delta_fn(b, depth)
+                    if delta > 0:
+                        end += delta
+                        if k is not None:
+                            k.rlc_wait += delta
+            ends.append(end)
+        # per run plan: counters and trace spans at once
+        by_rp: dict[int, list[int]] = {}
+        for i, bp in enumerate(bps):
+            by_rp.setdefault(id(bp.rp), []).append(i)
+        for idx in by_rp.values():
+            rp = bps[idx[0]].rp
+            self._account(np.array([bps[i].cpe.id for i in idx], dtype=np.int64),
+                          np.array([bps[i].start for i in idx], dtype=np.int64),
+                          np.array([ends[i] for i in idx], dtype=np.int64), rp,
+                          np.array([bps[i].t0 for i in idx], dtype=np.int64))
+        groups: dict[tuple, list[int]] = {}
+        for i, bp in enumerate(bps):
+            cpe = bp.cpe
+            cpe.site = None
+            cpe.blocked = None
+            cpe.bp = None
+            groups.setdefault((id(bp.seq), bp.idx), []).append(i)
+        for idx in groups.values():
+            bp0 = bps[idx[0]]
+            lanes = np.array([bps[i].cpe.id for i in idx], dtype=np.int64)
+            tl = np.array([max(ends[i], t) for i in idx], dtype=np.int64)
+            order = np.argsort(lanes, kind="stable")
+            self.schedule(Cohort(bp0.seq, bp0.idx, lanes[order], tl[order]), t)
 
 
 __all__ = ["Seq", "Cohort", "Lockstep"]
