@@ -252,6 +252,13 @@ def _groups(body: tuple[Instr, ...], kinds: frozenset, disjoint: bool) -> tuple:
             w = _width(op)
             if any(b - a < w for a, b in zip(offs, offs[1:])):
                 continue
+            # a store of another kind through the same pointer overlapping a member: the
+            # group would be executed out of program order with respect to it
+            mine = {j for j, _ in members}
+            if any(j not in mine and ins.op in kinds and ins.ptr == ptr
+                   and any(o < ins.offset + _width(ins.op) and ins.offset < o + w for _, o in members)
+                   for j, ins in enumerate(body)):
+                continue
         out.append((op, ptr, tuple(members)))
     return tuple(out)
 
@@ -434,29 +441,84 @@ class BatchNumerics:
             self.ldm.f32[c, (a // 4)[:, :, None] + _AR4] = val.astype(np.float32)
 
     def _memory_hazard(self) -> bool:
-        """True if a store of the run may write bytes a load of the same CPE's run reads."""
+        """True if the vectorised evaluation (all loads first, then the stores: coalesced
+        groups, then the others in program order, each over all iterations) could differ from
+        executing the iterations in order.
+
+        Exact for accesses through pointers of equal stride (every in-place update, e.g. a
+        map whose input is its output, or a read-modify-write of an accumulator): a store S and
+        a load L conflict iff some iteration of S writes bytes that L reads in a LATER iteration
+        (or the same iteration, L after S in the body); two stores conflict iff the one executed
+        later by the vectorised order also writes, in an EARLIER iteration, bytes the other one
+        writes. Pointers with different strides: any overlap of their address ranges."""
         plan = self.plan
         if not plan.has_store:
             return False
         n = self.n
-        ld, st = [], []
-        for ins in self.body:
-            w = _width(ins.op)
-            if not w:
+        body = self.body
+        rank: dict[int, int] = {}
+        r = 0
+        for _op, ptr, members in plan.store_groups:
+            if n > 1 and self.strides[ptr] == 0:
                 continue
-            b = self.bases[:, ins.ptr] + ins.offset
-            e = b + (n - 1) * self.strides[ins.ptr]
-            rng = (np.minimum(b, e), np.maximum(b, e) + w)
-            (ld if ins.op in LOADS else st).append(rng)
-        if any(bool(((s0 < l1) & (l0 < s1)).any()) for s0, s1 in st for l0, l1 in ld):
-            return True
-        if n > 1:  # two stores whose iterations interleave on the same bytes
-            for i in range(len(st)):
-                for k in range(i + 1, len(st)):
-                    (a0, a1), (b0, b1) = st[i], st[k]
-                    if bool(((a0 < b1) & (b0 < a1)).any()):
+            for jj, _ in members:
+                rank[jj] = r
+            r += 1
+        for jj, ins in enumerate(body):
+            if ins.op in STORES and jj not in rank:
+                rank[jj] = r
+                r += 1
+        acc = [(jj, ins) for jj, ins in enumerate(body) if _width(ins.op)]
+        stores = [(jj, ins) for jj, ins in acc if ins.op in STORES]
+        loads = [(jj, ins) for jj, ins in acc if ins.op in LOADS]
+        for js, st in stores:
+            for jl, ld in loads:  # L in iteration i_S + d reads what S wrote: d >= 1 (d = 0 if S first)
+                if self._overlap(st, ld, 0 if js < jl else 1, n - 1):
+                    return True
+            for jb, other in stores:
+                if jb == js:
+                    continue
+                if rank[jb] > rank[js]:  # `other` wins in the vectorised order: bad if S is later
+                    if self._overlap(st, other, -(n - 1), -1):
+                        return True
+                elif rank[jb] == rank[js] and jb > js:  # one scatter: any overlap across iterations
+                    if self._overlap(st, other, -(n - 1), n - 1, skip_zero=True):
                         return True
         return False
+
+    def _overlap(self, a: Instr, b: Instr, dmin: int, dmax: int, skip_zero: bool = False) -> bool:
+        """Does iteration i of ``a`` touch bytes of iteration i + d of ``b`` for some d in
+        [dmin, dmax] (d != 0 if ``skip_zero``) and some i, on any CPE of the batch?"""
+        if dmin > dmax:
+            return False
+        n = self.n
+        wa, wb = _width(a.op), _width(b.op)
+        ba = self.bases[:, a.ptr] + a.offset
+        bb = self.bases[:, b.ptr] + b.offset
+        sa, sb = self.strides[a.ptr], self.strides[b.ptr]
+        if sa != sb or n == 1:
+            if n == 1:
+                if dmin > 0 or dmax < 0 or skip_zero:
+                    return False
+            ea, eb = ba + (n - 1) * sa, bb + (n - 1) * sb
+            a0, a1 = np.minimum(ba, ea), np.maximum(ba, ea) + wa
+            b0, b1 = np.minimum(bb, eb), np.maximum(bb, eb) + wb
+            return bool(((a0 < b1) & (b0 < a1)).any())
+        # b's bytes at iteration i + d overlap a's at i  <=>  lo < d*s < hi
+        lo = ba - bb - wb
+        hi = ba - bb + wa
+        s = sa
+        if s == 0:
+            ok = (lo < 0) & (hi > 0)
+            return bool(ok.any()) and not (skip_zero and dmin == dmax == 0)
+        if s < 0:
+            lo, hi, s = -hi, -lo, -s
+        d_lo = np.maximum(lo // s + 1, dmin)
+        d_hi = np.minimum(-((-hi) // s) - 1, dmax)
+        ok = d_lo <= d_hi
+        if skip_zero:
+            ok &= ~((d_lo == 0) & (d_hi == 0))
+        return bool(ok.any())
 
     def run(self) -> dict[int, np.ndarray]:
         plan = self.plan
