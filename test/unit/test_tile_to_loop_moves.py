@@ -405,3 +405,39 @@ def move_kernels(draw):  # type: ignore[no-untyped-def]
 @given(move_kernels(), st.booleans())
 def test_random_moves(text: str, double_buffer: bool) -> None:
     lower_and_compare(text, double_buffer=double_buffer, max_unrolled_dmas=8)
+
+
+@st.composite
+def nested_kernels(draw):  # type: ignore[no-untyped-def]
+    """Two-level tiled y = x + bias[row] with boundary tiles: exercises peeling, prefetching,
+    delayed stores, hoisting and the interplay of their token chains."""
+    dist = draw(st.sampled_from(["rc", "cpe"]))
+    th = 8 * draw(st.integers(1, 3)) if dist == "rc" else draw(st.integers(1, 80))
+    tw = 8 * draw(st.integers(1, 3))
+    h = draw(st.integers(max(1, th // 2), 3 * th))
+    w = draw(st.integers(max(1, tw // 2), 3 * tw))
+    ni, nj = -(-h // th), -(-w // tw)
+    dbl = " double" if draw(st.booleans()) else ""
+    tt = f"!tile.buf<{th}x{tw}xf32, {dist}>"
+    bt = f"!tile.buf<{th}x1xf32, {'cpe' if dist == 'cpe' else 'rep'}>"
+    mt = f"memref<{h}x{w}xf32>"
+    body = f"""
+      %t = tile.alloc{dbl} : {tt}
+      %u = tile.alloc{dbl} : {tt}
+      %bb = tile.alloc : {bt}
+      %c0 = arith.constant 0 : index
+      tile.for %i = 0 to {ni * th} step {th} {{
+        tile.for %j = 0 to {nj * tw} step {tw} {{
+          tile.move %x[%i, %j] sizes [{th}, {tw}] pad 0.0 -> %t : {mt} -> {tt}
+          tile.move %b[%i, %c0] sizes [{th}, 1] pad 0.0 -> %bb : memref<{h}x1xf32> -> {bt}
+          tile.map add ins(%t, %bb : {tt}, {bt}) out(%u : {tt})
+          tile.move %u -> %y[%i, %j] sizes [{th}, {tw}] clip : {tt} -> {mt}
+        }}
+      }}"""
+    return _main([("x", mt), ("b", f"memref<{h}x1xf32>"), ("y", mt)], ["y"], body)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nested_kernels(), st.booleans())
+def test_random_nested_kernels(text: str, double_buffer: bool) -> None:
+    lower_and_compare(text, double_buffer=double_buffer)

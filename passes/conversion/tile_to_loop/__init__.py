@@ -1108,9 +1108,17 @@ def _lower_for(ctx: LowerCtx, f: tile.ForOp) -> None:
     iterations whose boundary moves may cross the array border are peeled (lowered with the
     iterator as a constant, dispatching per CPE), so that the other iterations have uniform,
     asynchronous (and prefetchable) moves."""
-    for m in _hoistable_loads(ctx, f):
+    hoisted = _hoistable_loads(ctx, f)
+    for m in hoisted:
         _lower_move_sync_or_async(ctx, m)
         ctx.hoisted.add(m)
+    try:
+        _lower_for_segments(ctx, f)
+    finally:  # the body may be lowered again (an enclosing loop's peeled iteration)
+        ctx.hoisted.difference_update(hoisted)
+
+
+def _lower_for_segments(ctx: LowerCtx, f: tile.ForOp) -> None:
     values = ctx.iv_values.get(f, list(range(f.lb_value, f.ub_value, f.step_value)))
     bad = _boundary_iterations(ctx, f, values)
     segments: list[tuple[bool, list[int]]] = []  # (peeled, values)
