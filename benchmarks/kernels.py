@@ -158,6 +158,9 @@ def gemm_rows(sim: bool, budget: float) -> list[Row]:
             rep, why = simulate_graph(lambda: _matmul_module(n, np.float64 if dt == "f64" else np.float32), budget)
             if rep is not None:
                 row = _row_from_report("gemm", case, rep, 2 * n**3, note)
+                if row.gflops:
+                    err = 100 * (plan.cost.gflops() - row.gflops) / row.gflops
+                    row.note += f"; model {plan.cost.gflops():.1f} GFLOPS ({err:+.1f} % vs sim)"
             else:
                 row.note += f"; {why}"
         rows.append(row)

@@ -234,6 +234,7 @@ def algorithms_of(module: ModuleOp) -> set[str]:
 
 CONV_CASES = [
     # (n, c, h, w, m, kh, kw, strides, pads, dil, group)
+    (32, 64, 4, 5, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),  # batch 32: C tiles grouped over images
     (1, 64, 9, 11, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
     (2, 64, 8, 8, 96, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
     (2, 64, 9, 9, 64, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
