@@ -263,6 +263,93 @@ def _groups(body: tuple[Instr, ...], kinds: frozenset, disjoint: bool) -> tuple:
     return tuple(out)
 
 
+def _overlaps(ba, bb, sa: int, sb: int, wa: int, wb: int, n: int, dmin: int, dmax: int, skip_zero: bool):
+    """Vectorised over CPEs (``ba``/``bb`` int or int arrays of start addresses): does
+    iteration i of access a (bytes [ba + i*sa, +wa)) overlap iteration i + d of access b for
+    some d in [dmin, dmax] (d != 0 if ``skip_zero``), 0 <= i, i + d < n?"""
+    if dmin > dmax:
+        return False
+    if sa != sb or n == 1:
+        if n == 1 and (dmin > 0 or dmax < 0 or skip_zero):
+            return False
+        ea, eb = ba + (n - 1) * sa, bb + (n - 1) * sb
+        a0, a1 = np.minimum(ba, ea), np.maximum(ba, ea) + wa
+        b0, b1 = np.minimum(bb, eb), np.maximum(bb, eb) + wb
+        return (a0 < b1) & (b0 < a1)
+    lo = ba - bb - wb  # b at i + d overlaps a at i  <=>  lo < d*s < hi
+    hi = ba - bb + wa
+    s = sa
+    if s == 0:
+        ok = (lo < 0) & (hi > 0)
+        return ok & (not (skip_zero and dmin == dmax == 0))
+    if s < 0:
+        lo, hi, s = -hi, -lo, -s
+    d_lo = np.maximum(lo // s + 1, dmin)
+    d_hi = np.minimum(-((-hi) // s) - 1, dmax)
+    ok = d_lo <= d_hi
+    if skip_zero:
+        ok = ok & ~((d_lo == 0) & (d_hi == 0))
+    return ok
+
+
+@dataclass(frozen=True)
+class HazardPairs:
+    """Static part of the memory-hazard test of a body (see :func:`_hazard_pairs`)."""
+
+    static: bool  # a conflict between two accesses through the same pointer
+    cross: dict = field(hash=False)  # (p, q) -> ((a, b, dmin, dmax, skip_zero), ...)
+    extent: dict = field(hash=False)  # pointer -> (min offset, max offset + width)
+
+
+@functools.lru_cache(maxsize=4096)
+def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[int, ...], n: int) -> HazardPairs:
+    """The conflicting-pair candidates of the vectorised evaluation of ``body`` for ``n``
+    iterations: a store S and a load L conflict iff some iteration of S writes bytes L reads in a
+    later iteration (or the same one, L after S in the body); two stores conflict iff the one
+    the vectorised order executes later also writes, in an earlier iteration, bytes the other one
+    writes (members of one coalesced group: any overlap across iterations). Pairs through the same
+    pointer are decided here (exact: equal stride, known offset difference)."""
+    rank: dict[int, int] = {}
+    r = 0
+    for _op, ptr, members in store_groups:
+        if n > 1 and strides[ptr] == 0:
+            continue
+        for jj, _ in members:
+            rank[jj] = r
+        r += 1
+    for jj, ins in enumerate(body):
+        if ins.op in STORES and jj not in rank:
+            rank[jj] = r
+            r += 1
+    acc = [(jj, ins) for jj, ins in enumerate(body) if _width(ins.op)]
+    extent: dict[int, tuple[int, int]] = {}
+    for _, ins in acc:
+        lo, hi = extent.get(ins.ptr, (ins.offset, ins.offset + _width(ins.op)))
+        extent[ins.ptr] = (min(lo, ins.offset), max(hi, ins.offset + _width(ins.op)))
+    stores = [(jj, ins) for jj, ins in acc if ins.op in STORES]
+    loads = [(jj, ins) for jj, ins in acc if ins.op in LOADS]
+    pairs: list[tuple[Instr, Instr, int, int, bool]] = []
+    for js, st in stores:
+        for jl, ld in loads:
+            pairs.append((st, ld, 0 if js < jl else 1, n - 1, False))
+        for jb, other in stores:
+            if jb == js:
+                continue
+            if rank[jb] > rank[js]:
+                pairs.append((st, other, -(n - 1), -1, False))
+            elif rank[jb] == rank[js] and jb > js:
+                pairs.append((st, other, -(n - 1), n - 1, True))
+    cross: dict[tuple[int, int], list] = {}
+    for a, b, dmin, dmax, skip in pairs:
+        if a.ptr == b.ptr:
+            if _overlaps(a.offset, b.offset, strides[a.ptr], strides[b.ptr], _width(a.op), _width(b.op),
+                         n, dmin, dmax, skip):
+                return HazardPairs(True, {}, extent)
+        else:
+            cross.setdefault((a.ptr, b.ptr), []).append((a, b, dmin, dmax, skip))
+    return HazardPairs(False, {k: tuple(v) for k, v in cross.items()}, extent)
+
+
 class NumericsError(SimError):
     """A micro-kernel access that is misaligned or outside the LDM."""
 
@@ -443,82 +530,39 @@ class BatchNumerics:
     def _memory_hazard(self) -> bool:
         """True if the vectorised evaluation (all loads first, then the stores: coalesced
         groups, then the others in program order, each over all iterations) could differ from
-        executing the iterations in order.
-
-        Exact for accesses through pointers of equal stride (every in-place update, e.g. a
-        map whose input is its output, or a read-modify-write of an accumulator): a store S and
-        a load L conflict iff some iteration of S writes bytes that L reads in a LATER iteration
-        (or the same iteration, L after S in the body); two stores conflict iff the one executed
-        later by the vectorised order also writes, in an EARLIER iteration, bytes the other one
-        writes. Pointers with different strides: any overlap of their address ranges."""
+        executing the iterations in order (rule: :func:`_hazard_pairs`). Pairs through the same
+        pointer are decided once per body (cached); pairs through two pointers only when the
+        address ranges of the two pointers overlap in this run."""
         plan = self.plan
         if not plan.has_store:
             return False
+        hp = _hazard_pairs(self.body, plan.store_groups, self.strides, self.n)
+        if hp.static:
+            return True
         n = self.n
-        body = self.body
-        rank: dict[int, int] = {}
-        r = 0
-        for _op, ptr, members in plan.store_groups:
-            if n > 1 and self.strides[ptr] == 0:
+        for (p, q), pairs in hp.cross.items():
+            (p0, p1), (q0, q1) = hp.extent[p], hp.extent[q]
+            sp, sq = self.strides[p], self.strides[q]
+            bp, bq = self.bases[:, p], self.bases[:, q]
+            a0 = bp + p0 + min(0, (n - 1) * sp)
+            a1 = bp + p1 + max(0, (n - 1) * sp)
+            b0 = bq + q0 + min(0, (n - 1) * sq)
+            b1 = bq + q1 + max(0, (n - 1) * sq)
+            if not bool(((a0 < b1) & (b0 < a1)).any()):
                 continue
-            for jj, _ in members:
-                rank[jj] = r
-            r += 1
-        for jj, ins in enumerate(body):
-            if ins.op in STORES and jj not in rank:
-                rank[jj] = r
-                r += 1
-        acc = [(jj, ins) for jj, ins in enumerate(body) if _width(ins.op)]
-        stores = [(jj, ins) for jj, ins in acc if ins.op in STORES]
-        loads = [(jj, ins) for jj, ins in acc if ins.op in LOADS]
-        for js, st in stores:
-            for jl, ld in loads:  # L in iteration i_S + d reads what S wrote: d >= 1 (d = 0 if S first)
-                if self._overlap(st, ld, 0 if js < jl else 1, n - 1):
+            for a, b, dmin, dmax, skip_zero in pairs:
+                if self._overlap(a, b, dmin, dmax, skip_zero):
                     return True
-            for jb, other in stores:
-                if jb == js:
-                    continue
-                if rank[jb] > rank[js]:  # `other` wins in the vectorised order: bad if S is later
-                    if self._overlap(st, other, -(n - 1), -1):
-                        return True
-                elif rank[jb] == rank[js] and jb > js:  # one scatter: any overlap across iterations
-                    if self._overlap(st, other, -(n - 1), n - 1, skip_zero=True):
-                        return True
         return False
 
     def _overlap(self, a: Instr, b: Instr, dmin: int, dmax: int, skip_zero: bool = False) -> bool:
         """Does iteration i of ``a`` touch bytes of iteration i + d of ``b`` for some d in
         [dmin, dmax] (d != 0 if ``skip_zero``) and some i, on any CPE of the batch?"""
-        if dmin > dmax:
-            return False
         n = self.n
-        wa, wb = _width(a.op), _width(b.op)
         ba = self.bases[:, a.ptr] + a.offset
         bb = self.bases[:, b.ptr] + b.offset
         sa, sb = self.strides[a.ptr], self.strides[b.ptr]
-        if sa != sb or n == 1:
-            if n == 1:
-                if dmin > 0 or dmax < 0 or skip_zero:
-                    return False
-            ea, eb = ba + (n - 1) * sa, bb + (n - 1) * sb
-            a0, a1 = np.minimum(ba, ea), np.maximum(ba, ea) + wa
-            b0, b1 = np.minimum(bb, eb), np.maximum(bb, eb) + wb
-            return bool(((a0 < b1) & (b0 < a1)).any())
-        # b's bytes at iteration i + d overlap a's at i  <=>  lo < d*s < hi
-        lo = ba - bb - wb
-        hi = ba - bb + wa
-        s = sa
-        if s == 0:
-            ok = (lo < 0) & (hi > 0)
-            return bool(ok.any()) and not (skip_zero and dmin == dmax == 0)
-        if s < 0:
-            lo, hi, s = -hi, -lo, -s
-        d_lo = np.maximum(lo // s + 1, dmin)
-        d_hi = np.minimum(-((-hi) // s) - 1, dmax)
-        ok = d_lo <= d_hi
-        if skip_zero:
-            ok &= ~((d_lo == 0) & (d_hi == 0))
-        return bool(ok.any())
+        return bool(np.any(_overlaps(ba, bb, sa, sb, _width(a.op), _width(b.op), n, dmin, dmax, skip_zero)))
 
     def run(self) -> dict[int, np.ndarray]:
         plan = self.plan
