@@ -166,17 +166,6 @@ def _touches(op: Operation, v: SSAValue) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Leaf:
-    """One variant of a move: CPE class + per-dim valid box (piece coordinates)."""
-
-    cls: dmaplan.CpeClass
-    n: tuple[int, ...]  # piece extent per memref dim
-    lo: tuple[int, ...]
-    hi: tuple[int, ...]
-    guards: tuple[tuple[int, int, int], ...]  # (memref dim, s_lo, s_hi) start intervals to test
-
-
 @dataclass
 class _MovePlan:
     op: tile.MoveOp
@@ -800,7 +789,7 @@ def _emit_box(
 
     def issue(idx_vals: dict[int, SSAValue]) -> list[SSAValue]:
         toks = []
-        for combo in dmaplan._product([range(lo[d], hi[d]) for d in unrolled]):
+        for combo in dmaplan.product([range(lo[d], hi[d]) for d in unrolled]):
             idx: dict[int, int] = {d: lo[d] for d in range(r)}
             for d, i in zip(unrolled, combo):
                 idx[d] = i

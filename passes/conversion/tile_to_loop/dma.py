@@ -213,7 +213,7 @@ def expand_plan(
     """Every DMA of a plan: (first element's piece index per memref dim, LDM element offset)."""
     out: list[tuple[tuple[int, ...], int]] = []
     ranges = [range(lo[d], hi[d]) for d in plan.lead]
-    for combo in _product(ranges):
+    for combo in product(ranges):
         idx = list(lo)
         for d, i in zip(plan.lead, combo):
             idx[d] = i
@@ -221,7 +221,8 @@ def expand_plan(
     return out
 
 
-def _product(ranges: list[range]) -> list[tuple[int, ...]]:
+def product(ranges: list[range]) -> list[tuple[int, ...]]:
+    """All index tuples of the ranges (first range outermost)."""
     res: list[tuple[int, ...]] = [()]
     for rg in ranges:
         res = [t + (i,) for t in res for i in rg]
