@@ -582,6 +582,7 @@ class Engine:
         for r, off in rp.ready_after:
             rr[r] = start + off
         depth = rlc.depth
+        bp = 0
         for b, _ in outputs:
             if b.n <= depth:
                 continue
@@ -590,11 +591,13 @@ class Engine:
                 yield _Block(f"put{b.direction[0]} in '{mk.name}': send buffer full — CPE "
                              f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
                              f"(link depth {depth})")
-            delta = self._backpressure_delta(b, depth)
-            if delta > 0:
-                end += delta
-                if k is not None:
-                    k.rlc_wait += delta
+            # the sender's puts form one instruction stream: it lags by the slowest link,
+            # not by the sum over links (a broadcast feeds 7 links per axis)
+            bp = max(bp, int(self._backpressure_delta(b, depth)))
+        if bp > 0:
+            end += bp
+            if k is not None:
+                k.rlc_wait += bp
         if end > cpe.t:
             cpe.t = end
         if k is not None:

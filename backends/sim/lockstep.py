@@ -659,7 +659,7 @@ class Lockstep:
             due.append(bp)
 
     def _bp_finish(self, t: int) -> None:
-        """Sender lanes whose links are all consumed enough: each run ends ``Σ delta`` later
+        """Sender lanes whose links are all consumed enough: each run ends ``max delta`` later
         (per link, put ``j`` issues after get ``j - depth``); the lanes continue (per-CPE agents
         would resume at cycle ``t`` each)."""
         eng = self.eng
@@ -669,14 +669,13 @@ class Lockstep:
         ends = []
         delta_fn = eng._backpressure_delta
         for bp in bps:
-            end = bp.end
-            for b, _ in bp.outputs:
-                if b.n > depth:
-                    delta = delta_fn(b, depth)
-                    if delta > 0:
-                        end += delta
-                        if k is not None:
-                            k.rlc_wait += delta
+            # one instruction stream per sender: it lags by its slowest link (max, not sum)
+            lag = max((int(delta_fn(b, depth)) for b, _ in bp.outputs if b.n > depth), default=0)
+            end = int(bp.end)
+            if lag > 0:
+                end += lag
+                if k is not None:
+                    k.rlc_wait += lag
             ends.append(end)
         # per run plan: counters and trace spans at once
         by_rp: dict[int, list[int]] = {}
