@@ -184,9 +184,8 @@ class DMAEngine:
     def issue(self, req: DMARequest, t: int) -> None:
         """Append ``req`` (validated) to its CPE's channel buffer at cycle ``t``."""
         req.issue_t = t
-        if req.kind == "put" and self.engine.numerics:
-            self.engine.flush_numerics()
-            req.snapshot = self.engine.ldm.data[req.cpe, req.ldm : req.ldm + req.size].copy()
+        if req.kind == "put":
+            self.engine.queue_data(req, True)  # the LDM bytes as of issue (deferred)
         self.pending += 1
         c = req.cpe
         if self.inflight[c] < self.m.dma_cpe_inflight and not self.chan[c]:
@@ -236,7 +235,7 @@ class DMAEngine:
         b = self.bus_of[req.cpe]
         bus = self.buses[b]
         bus.serving = None
-        self._move_data(req)
+        self.engine.queue_data(req, False)  # the bytes land now (deferred)
         self._request_arb(b)
         c = req.cpe
         self.inflight[c] -= 1
@@ -255,10 +254,17 @@ class DMAEngine:
         self.pending -= 1
         self.engine.on_dma_complete(req)
 
-    def _move_data(self, req: DMARequest) -> None:
-        if not self.engine.numerics:  # timing-only mode
-            return
-        self.engine.flush_numerics()
+    def snapshot(self, req: DMARequest) -> None:
+        """A put's LDM bytes at issue (run by the engine's data queue in order)."""
+        req.snapshot = self.engine.ldm.data[req.cpe, req.ldm : req.ldm + req.size].copy()
+
+    def targets(self, req: DMARequest) -> list[int]:
+        """CPEs whose LDM a request reads (put) or writes (get; all selected rows for bcast)."""
+        return self._targets(req) if req.kind == "get" else [req.cpe]
+
+    def move_data(self, req: DMARequest) -> None:
+        """A request's bytes: main memory -> LDM(s) (get) or snapshot -> main memory (put), at
+        its completion (run by the engine's data queue in order)."""
         mem = self.engine.memory
         ldm = self.engine.ldm.data
         size, bsize = req.size, req.bsize

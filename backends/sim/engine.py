@@ -614,8 +614,8 @@ class Engine:
             self.trace.span(cpe.id, 1, mk.name, start, end, {"trip": trip})
 
     def flush_numerics(self) -> None:
-        """Execute every queued micro-kernel run (data effects are deferred until somebody needs
-        LDM contents: a DMA, the join, a register read).
+        """Execute every queued data effect: micro-kernel numerics and DMA data movement are
+        deferred until somebody needs the bytes (the join, a register read, a long queue).
 
         Tasks run in creation order, which respects each CPE's program order and every RLC
         producer -> consumer edge (messages are posted before they are taken). Runs of the same
@@ -633,6 +633,13 @@ class Engine:
                 h = tasks[head]
                 head += 1
                 if h.done:
+                    continue
+                if h.rp is None:  # DMA data effect (never reordered with other DMA effects)
+                    if h.snap:
+                        self.dma.snapshot(h.req)
+                    else:
+                        self.dma.move_data(h.req)
+                    h.done = True
                     continue
                 if h.deps and not all(d.done for d in h.deps):
                     raise SimError("internal error: micro-kernel numerics wait for messages "
@@ -731,6 +738,17 @@ class Engine:
             t.done = True
             t.inputs = t.outputs = t.deps = None
 
+    def queue_data(self, req: DMARequest, snap: bool) -> None:
+        """Queue a DMA data effect: a put's LDM snapshot at issue (``snap``) or the data
+        movement at completion. Effects run in queue order with the micro-kernel numerics, so
+        every run sees exactly the bytes it would see if everything ran eagerly."""
+        if not self.numerics:
+            return
+        t = _DataTask(req, snap, self.dma.targets(req) if (snap or req.kind == "get") else ())
+        self.tasks.append(t)
+        if len(self.tasks) > 200_000:  # bound the memory of long DMA-only stretches
+            self.flush_numerics()
+
     def queue_run(self, rp: _RunPlan, lanes: list[int], bases: np.ndarray, inputs: list,
                   outputs: list) -> None:
         """Queue the numerics of one run on ``lanes`` (lockstep cohorts, ``lockstep.py``)."""
@@ -763,6 +781,21 @@ class _Task:
         self.inputs = inputs
         self.outputs = outputs
         self.deps = None
+        self.done = False
+
+
+class _DataTask:
+    """A queued DMA data effect (see ``Engine.queue_data``); ``lanes``: CPEs whose LDM it
+    reads or writes."""
+
+    __slots__ = ("req", "snap", "lanes", "done")
+    rp = None
+    deps = None
+
+    def __init__(self, req: DMARequest, snap: bool, lanes) -> None:
+        self.req = req
+        self.snap = snap
+        self.lanes = lanes
         self.done = False
 
 
