@@ -59,12 +59,13 @@ aliases an input for kinds that read inputs after writing outputs).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float64Type, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import FloatAttr, Float64Type, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -277,15 +278,24 @@ _OPS: dict[str, type[sw.RegInstr]] = {
 _FIELDS = {1: ("ra", "rc"), 2: ("ra", "rb", "rc"), 3: ("ra", "rb", "rc", "rd")}
 
 
+@functools.cache
+def _i64(v: int) -> IntegerAttr:
+    """Shared i64 attributes (building IntegerAttr dominates IR construction time)."""
+    return IntegerAttr(v, i64)
+
+
 def _reg_op(mn: str, regs: Sequence[int], dst: int) -> sw.RegInstr:
     names = _FIELDS[len(regs)]
-    props = {n: IntegerAttr(r, i64) for n, r in zip(names, list(regs) + [dst])}
-    return _OPS[mn].build(properties=props)
+    props = {n: _i64(r) for n, r in zip(names, list(regs) + [dst])}
+    return _OPS[mn].create(properties=props)  # no IRDL init checks: the module is verified later
 
 
 def _mem_op(cls: type[sw.RegInstr], reg: int, ptr: int, off: int, store: bool) -> sw.RegInstr:
-    return cls.build(properties={"rs" if store else "rd": IntegerAttr(reg, i64),
-                                 "ptr": IntegerAttr(ptr, i64), "offset": IntegerAttr(off, i64)})
+    return cls.create(properties={"rs" if store else "rd": _i64(reg), "ptr": _i64(ptr), "offset": _i64(off)})
+
+
+def _ldfi(reg: int, value: float) -> sw.LdfiOp:
+    return sw.LdfiOp.create(properties={"rd": _i64(reg), "value": FloatAttr(float(value), f64)})
 
 
 def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
@@ -294,6 +304,8 @@ def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
     latency-weighted critical path first; the non-pipelined divide/sqrt unit (table ``repeat``)
     is tracked. Kept: register RAW (with latency), WAR and WAW order, and memory order (a store
     after every earlier load/store, a load after every earlier store: pointers may alias)."""
+    import heapq
+
     from taihu.backends.sim.machine import default_machine
 
     m = default_machine()
@@ -302,42 +314,43 @@ def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
         return body
     tim = [m.instruction(i.mnemonic) for i in body]
     lat = [t.latency for t in tim]
-    preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    zero = m.zero_reg
+    dep: list[dict[int, int]] = [{} for _ in range(n)]  # j -> {pred: latency}
     last_w: dict[int, int] = {}
     reads_since: dict[int, list[int]] = {}
     last_store = -1
     loads_since_store: list[int] = []
-    zero = m.zero_reg
     for j, ins in enumerate(body):
-        for r in ins.reads():
-            if r != zero and r in last_w:
-                preds[j].append((last_w[r], lat[last_w[r]]))
-        for r in ins.writes():
-            if r in last_w:
-                preds[j].append((last_w[r], 0))
+        d = dep[j]
+        rd = ins.reads()
+        wr = ins.writes()
+        for r in rd:
+            w = last_w.get(r)
+            if w is not None and r != zero:
+                d[w] = max(d.get(w, 0), lat[w])
+        for r in wr:
+            w = last_w.get(r)
+            if w is not None:
+                d.setdefault(w, 0)
             for i in reads_since.get(r, ()):
-                preds[j].append((i, 0))
-        mo = ins.mem()
-        if mo is not None:
-            if mo.access == "store":
-                preds[j].extend((i, 0) for i in loads_since_store)
-                if last_store >= 0:
-                    preds[j].append((last_store, 0))
-                last_store = j
-                loads_since_store = []
-            else:
-                if last_store >= 0:
-                    preds[j].append((last_store, 0))
-                loads_since_store.append(j)
-        for r in ins.reads():
+                d.setdefault(i, 0)
+        kind = ins.kind
+        if kind == "store":
+            for i in loads_since_store:
+                d.setdefault(i, 0)
+            if last_store >= 0:
+                d.setdefault(last_store, 0)
+            last_store = j
+            loads_since_store = []
+        elif kind == "load":
+            if last_store >= 0:
+                d.setdefault(last_store, 0)
+            loads_since_store.append(j)
+        for r in rd:
             reads_since.setdefault(r, []).append(j)
-        for r in ins.writes():
+        for r in wr:
             last_w[r] = j
             reads_since[r] = []
-    dep: list[dict[int, int]] = [{} for _ in range(n)]  # j -> {pred: latency}
-    for j, ps in enumerate(preds):
-        for i, l in ps:
-            dep[j][i] = max(dep[j].get(i, 0), l)
     succs: list[list[int]] = [[] for _ in range(n)]
     for j, d in enumerate(dep):
         for i in d:
@@ -347,32 +360,42 @@ def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
         prio[j] = lat[j] + max((prio[k] for k in succs[j]), default=0)
     npred = [len(d) for d in dep]
     issue = [0] * n
-    earliest = [0] * n
-    ready = {j for j in range(n) if npred[j] == 0}
+    avail: list[tuple[int, int]] = [(-prio[j], j) for j in range(n) if npred[j] == 0]  # issuable now
+    heapq.heapify(avail)
+    waiting: list[tuple[int, int]] = []  # (earliest cycle, j)
     order: list[int] = []
     cycle = 0
     unit_free = 0
     while len(order) < n:
+        while waiting and waiting[0][0] <= cycle:
+            _, j = heapq.heappop(waiting)
+            heapq.heappush(avail, (-prio[j], j))
+        if not avail:
+            cycle = waiting[0][0]
+            continue
         used: set[int] = set()
-        for j in sorted((j for j in ready if earliest[j] <= cycle), key=lambda j: (-prio[j], j)):
-            if tim[j].repeat > 1 and unit_free > cycle:
-                continue
+        skipped = []
+        picked = []
+        while avail and len(used) < 2:
+            item = heapq.heappop(avail)
+            j = item[1]
             free = [p for p in tim[j].pipes if p not in used]
-            if not free:
+            if not free or (tim[j].repeat > 1 and unit_free > cycle):
+                skipped.append(item)
                 continue
             used.add(free[0])
-            ready.discard(j)
-            order.append(j)
+            picked.append(j)
             issue[j] = cycle
             if tim[j].repeat > 1:
                 unit_free = cycle + tim[j].repeat
+        for item in skipped:
+            heapq.heappush(avail, item)
+        for j in picked:
+            order.append(j)
             for k in succs[j]:
                 npred[k] -= 1
                 if npred[k] == 0:  # order-only edges: the next cycle at the earliest
-                    earliest[k] = max(issue[i] + max(l, 1) for i, l in dep[k].items())
-                    ready.add(k)
-            if len(used) == 2:
-                break
+                    heapq.heappush(waiting, (max(issue[i] + max(l, 1) for i, l in dep[k].items()), k))
         cycle += 1
     return [body[j] for j in order]
 
@@ -589,7 +612,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
         return _schedule(out)
 
     if u.consts:
-        em.microkernel(1, [], [], [sw.LdfiOp(reg(-1 - i, 0), c) for i, c in enumerate(u.consts)],
+        em.microkernel(1, [], [], [_ldfi(reg(-1 - i, 0), c) for i, c in enumerate(u.consts)],
                        f"{label}.consts" if label else "consts")
     row = k >= 2 and units * L <= BODY_MAX
     n_loop = k - 2 if row else k - 1
