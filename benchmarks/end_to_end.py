@@ -7,7 +7,8 @@ For each network (the ``light_*`` ONNX models shipped in the onnx package, as ``
 --example``): wall time of every taihu stage — ONNX import, each pass of ``taihu-lower``
 (graph-fold-constants ... sw-to-swsim), the timed simulation of the swsim program — and the total;
 onnxruntime (CPU) on the same model and the same inputs: session creation, one inference, and
-their sum; the ratio taihu total / onnxruntime total; the modeled run time on the core group
+their sum; the ratio taihu total / onnxruntime total (wall); CPU seconds of both (steadier than wall
+time on a shared machine); the modeled run time on the core group
 (ms at 1.45 GHz) and its GFLOPS. ``--check`` also compares the simulated outputs with onnxruntime
 (rtol 1e-4, atol 1e-5) and prints the max absolute error.
 
@@ -47,6 +48,8 @@ class Row:
     gflops: float | None = None
     max_abs_err: float | None = None
     check_ok: bool | None = None
+    cpu: float | None = None  # process CPU seconds of import + lower + simulate
+    ort_cpu: float | None = None
 
     @property
     def total(self) -> float:
@@ -57,6 +60,14 @@ def run_taihu(name: str, random_weights: int | None, row: Row):
     """Import, lower and simulate ``name``; fills ``row``; returns (model, inputs, outputs|None)."""
     from taihu.tools import run as run_tool
 
+    c0 = time.process_time()
+    try:
+        return _run_taihu(name, random_weights, row, run_tool)
+    finally:
+        row.cpu = time.process_time() - c0
+
+
+def _run_taihu(name: str, random_weights: int | None, row: Row, run_tool):
     t0 = time.perf_counter()
     source = run_tool.load_onnx(run_tool.example_path(name), random_weights)
     row.stages.append(("import", time.perf_counter() - t0))
@@ -116,6 +127,7 @@ def run_ort(model, inputs, row: Row) -> dict[str, np.ndarray] | None:
         return None
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    c0 = time.process_time()
     t0 = time.perf_counter()
     sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     row.ort_session = time.perf_counter() - t0
@@ -123,6 +135,7 @@ def run_ort(model, inputs, row: Row) -> dict[str, np.ndarray] | None:
     t0 = time.perf_counter()
     out = sess.run(None, feed)
     row.ort_run = time.perf_counter() - t0
+    row.ort_cpu = time.process_time() - c0
     return dict(zip([o.name for o in sess.get_outputs()], out))
 
 
@@ -177,10 +190,13 @@ def main(argv: list[str] | None = None) -> int:
         tab.add_row(s, *[next((f"{t:.3f}" for n, t in r.stages if n == s), "-") for r in rows])
     tab.add_section()
     tab.add_row("taihu total", *[f"{r.total:.3f}" if not r.error else "n/a" for r in rows])
+    tab.add_row("taihu CPU seconds", *[f"{r.cpu:.3f}" if r.cpu is not None else "-" for r in rows])
     tab.add_row("onnxruntime session", *[f"{r.ort_session:.3f}" if r.ort_session is not None else "-" for r in rows])
     tab.add_row("onnxruntime run", *[f"{r.ort_run:.4f}" if r.ort_run is not None else "-" for r in rows])
     ort_tot = [None if r.ort_session is None else r.ort_session + r.ort_run for r in rows]
     tab.add_row("onnxruntime total", *[f"{t:.3f}" if t is not None else "-" for t in ort_tot])
+    tab.add_row("onnxruntime CPU seconds (all threads)",
+                *[f"{r.ort_cpu:.3f}" if r.ort_cpu is not None else "-" for r in rows])
     tab.add_row("ratio taihu / onnxruntime", *[f"{r.total / t:.0f}x" if (t and not r.error) else "-"
                                                for r, t in zip(rows, ort_tot)])
     tab.add_section()
