@@ -51,348 +51,522 @@ builtin.module {
   sw.kernel @gemm() attributes {taihu.op = "mesh_gemm", taihu.algorithm = "gemm", taihu.shape = "128x128x512 scheme 1"} {
     %c512 = arith.constant 512 : i64
     %c32 = arith.constant 32 : i64
-    %c128 = arith.constant 128 : i64
     %c4 = arith.constant 4 : i64
     %c8 = arith.constant 8 : i64
     %c1 = arith.constant 1 : i64
     %c0 = arith.constant 0 : i64
-    %c64 = arith.constant 64 : i64
-    %c16 = arith.constant 16 : i64
     %row = sw.row_id
     %col = sw.col_id
     %A = sw.ldm_alloc 8192
     %B = sw.ldm_alloc 8192
     %C = sw.ldm_alloc 2048
     scf.for %rep = %c0 to %c1 step %c1 : i64 {
-      scf.for %io = %c0 to %c4 step %c1 : i64 {
-        %0 = arith.muli %c0, %c128 : i64
-        %1 = arith.addi %A, %0 : i64
-        %2 = arith.muli %io, %c32 : i64
+      %0 = arith.cmpi eq, %row, %c0 : i64
+      %1 = arith.cmpi eq, %col, %c0 : i64
+      scf.if %0 {
+        scf.if %1 {
+          sw.microkernel trip 1 (%A step 0, %B step 0, %C step 0) attributes {name = "summa_prologue"} {
+            sw.vldd r0, 0(p2)
+            sw.vldd r1, 32(p2)
+            sw.vldd r2, 64(p2)
+            sw.vldd r3, 96(p2)
+            sw.vldd r4, 128(p2)
+            sw.vldd r5, 160(p2)
+            sw.vldd r6, 192(p2)
+            sw.vldd r7, 224(p2)
+            sw.vldd r8, 256(p2)
+            sw.vldd r9, 288(p2)
+            sw.vldd r10, 320(p2)
+            sw.vldd r11, 352(p2)
+            sw.vldd r12, 384(p2)
+            sw.vldd r13, 416(p2)
+            sw.vldd r14, 448(p2)
+            sw.vldd r15, 480(p2)
+            sw.vldc r16, 0(p0)
+            sw.ldder r20, 0(p1)
+            sw.vldc r17, 32(p0)
+            sw.ldder r21, 8(p1)
+            sw.vldc r18, 64(p0)
+            sw.ldder r22, 16(p1)
+          }
+        } else {
+          sw.microkernel trip 1 (%A step 0, %B step 0, %C step 0) attributes {name = "summa_prologue"} {
+            sw.vldd r0, 0(p2)
+            sw.vldd r1, 32(p2)
+            sw.vldd r2, 64(p2)
+            sw.vldd r3, 96(p2)
+            sw.vldd r4, 128(p2)
+            sw.vldd r5, 160(p2)
+            sw.vldd r6, 192(p2)
+            sw.vldd r7, 224(p2)
+            sw.vldd r8, 256(p2)
+            sw.vldd r9, 288(p2)
+            sw.vldd r10, 320(p2)
+            sw.vldd r11, 352(p2)
+            sw.vldd r12, 384(p2)
+            sw.vldd r13, 416(p2)
+            sw.vldd r14, 448(p2)
+            sw.vldd r15, 480(p2)
+            sw.vldc r16, 0(p0)
+            sw.getr r20
+            sw.vldc r17, 32(p0)
+            sw.getr r21
+            sw.vldc r18, 64(p0)
+            sw.getr r22
+          }
+        }
+      } else {
+        scf.if %1 {
+          sw.microkernel trip 1 (%A step 0, %B step 0, %C step 0) attributes {name = "summa_prologue"} {
+            sw.vldd r0, 0(p2)
+            sw.vldd r1, 32(p2)
+            sw.vldd r2, 64(p2)
+            sw.vldd r3, 96(p2)
+            sw.vldd r4, 128(p2)
+            sw.vldd r5, 160(p2)
+            sw.vldd r6, 192(p2)
+            sw.vldd r7, 224(p2)
+            sw.vldd r8, 256(p2)
+            sw.vldd r9, 288(p2)
+            sw.vldd r10, 320(p2)
+            sw.vldd r11, 352(p2)
+            sw.vldd r12, 384(p2)
+            sw.vldd r13, 416(p2)
+            sw.vldd r14, 448(p2)
+            sw.vldd r15, 480(p2)
+            sw.getc r16
+            sw.ldder r20, 0(p1)
+            sw.getc r17
+            sw.ldder r21, 8(p1)
+            sw.getc r18
+            sw.ldder r22, 16(p1)
+          }
+        } else {
+          sw.microkernel trip 1 (%A step 0, %B step 0, %C step 0) attributes {name = "summa_prologue"} {
+            sw.vldd r0, 0(p2)
+            sw.vldd r1, 32(p2)
+            sw.vldd r2, 64(p2)
+            sw.vldd r3, 96(p2)
+            sw.vldd r4, 128(p2)
+            sw.vldd r5, 160(p2)
+            sw.vldd r6, 192(p2)
+            sw.vldd r7, 224(p2)
+            sw.vldd r8, 256(p2)
+            sw.vldd r9, 288(p2)
+            sw.vldd r10, 320(p2)
+            sw.vldd r11, 352(p2)
+            sw.vldd r12, 384(p2)
+            sw.vldd r13, 416(p2)
+            sw.vldd r14, 448(p2)
+            sw.vldd r15, 480(p2)
+            sw.getc r16
+            sw.getr r20
+            sw.getc r17
+            sw.getr r21
+            sw.getc r18
+            sw.getr r22
+          }
+        }
+      }
+      scf.for %q = %c0 to %c4 step %c1 : i64 {
+        %2 = arith.muli %q, %c32 : i64
         %3 = arith.addi %B, %2 : i64
-        %4 = arith.muli %io, %c512 : i64
+        %4 = arith.muli %q, %c512 : i64
         %5 = arith.addi %C, %4 : i64
-        %6 = arith.addi %5, %0 : i64
-        %7 = arith.cmpi eq, %row, %c0 : i64
-        %8 = arith.cmpi eq, %col, %c0 : i64
-        scf.if %7 {
-          scf.if %8 {
-            sw.microkernel trip 1 (%1 step 0, %3 step 0, %6 step 0) attributes {name = "summa_prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
-              sw.vldc r16, 0(p0)
-              sw.ldder r20, 0(p1)
-              sw.vldc r17, 32(p0)
-              sw.ldder r21, 8(p1)
-              sw.vldc r18, 64(p0)
-              sw.ldder r22, 16(p1)
+        scf.for %t = %c0 to %c8 step %c1 : i64 {
+          %6 = arith.cmpi eq, %row, %t : i64
+          %7 = arith.cmpi eq, %col, %t : i64
+          scf.if %6 {
+            scf.if %7 {
+              sw.microkernel trip 64 (%A step 128, %3 step 128) attributes {name = "summa_kloop"} {
+                sw.vmad r20, r16, r0
+                sw.addl r25, r27, r25
+                sw.vmad r20, r17, r1
+                sw.vldc r19, 96(p0, r25)
+                sw.vmad r20, r18, r2
+                sw.ldder r23, 24(p1, r26)
+                sw.vmad r21, r16, r4
+                sw.addl r24, 8, r24
+                sw.vmad r21, r17, r5
+                sw.addl r24, r27, r25
+                sw.vmad r22, r17, r9
+                sw.subw r29, 1, r29
+                sw.vmad r20, r19, r3
+                sw.nop
+                sw.vmad r21, r18, r6
+                sw.addl r26, r28, r26
+                sw.vmad r22, r16, r8
+                sw.ldder r20, 128(p1, r26)
+                sw.vmad r21, r19, r7
+                sw.ldder r21, 136(p1, r26)
+                sw.vmad r23, r16, r12
+                sw.vldc r16, 128(p0, r24)
+                sw.vmad r23, r17, r13
+                sw.vldc r17, 160(p0, r25)
+                sw.vmad r22, r18, r10
+                sw.addl r25, r27, r25
+                sw.vmad r23, r18, r14
+                sw.vldc r18, 192(p0, r25)
+                sw.vmad r22, r19, r11
+                sw.ldder r22, 144(p1, r26)
+                sw.vmad r23, r19, r15
+                sw.bgt r29
+              }
+            } else {
+              sw.microkernel trip 64 (%A step 128, %3 step 128) attributes {name = "summa_kloop"} {
+                sw.vmad r20, r16, r0
+                sw.addl r25, r27, r25
+                sw.vmad r20, r17, r1
+                sw.vldc r19, 96(p0, r25)
+                sw.vmad r20, r18, r2
+                sw.getr r23
+                sw.vmad r21, r16, r4
+                sw.addl r24, 8, r24
+                sw.vmad r21, r17, r5
+                sw.addl r24, r27, r25
+                sw.vmad r22, r17, r9
+                sw.subw r29, 1, r29
+                sw.vmad r20, r19, r3
+                sw.nop
+                sw.vmad r21, r18, r6
+                sw.addl r26, r28, r26
+                sw.vmad r22, r16, r8
+                sw.getr r20
+                sw.vmad r21, r19, r7
+                sw.getr r21
+                sw.vmad r23, r16, r12
+                sw.vldc r16, 128(p0, r24)
+                sw.vmad r23, r17, r13
+                sw.vldc r17, 160(p0, r25)
+                sw.vmad r22, r18, r10
+                sw.addl r25, r27, r25
+                sw.vmad r23, r18, r14
+                sw.vldc r18, 192(p0, r25)
+                sw.vmad r22, r19, r11
+                sw.getr r22
+                sw.vmad r23, r19, r15
+                sw.bgt r29
+              }
             }
           } else {
-            sw.microkernel trip 1 (%1 step 0, %3 step 0, %6 step 0) attributes {name = "summa_prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
-              sw.vldc r16, 0(p0)
-              sw.getr r20
-              sw.vldc r17, 32(p0)
-              sw.getr r21
-              sw.vldc r18, 64(p0)
-              sw.getr r22
+            scf.if %7 {
+              sw.microkernel trip 64 (%A step 128, %3 step 128) attributes {name = "summa_kloop"} {
+                sw.vmad r20, r16, r0
+                sw.addl r25, r27, r25
+                sw.vmad r20, r17, r1
+                sw.getc r19
+                sw.vmad r20, r18, r2
+                sw.ldder r23, 24(p1, r26)
+                sw.vmad r21, r16, r4
+                sw.addl r24, 8, r24
+                sw.vmad r21, r17, r5
+                sw.addl r24, r27, r25
+                sw.vmad r22, r17, r9
+                sw.subw r29, 1, r29
+                sw.vmad r20, r19, r3
+                sw.nop
+                sw.vmad r21, r18, r6
+                sw.addl r26, r28, r26
+                sw.vmad r22, r16, r8
+                sw.ldder r20, 128(p1, r26)
+                sw.vmad r21, r19, r7
+                sw.ldder r21, 136(p1, r26)
+                sw.vmad r23, r16, r12
+                sw.getc r16
+                sw.vmad r23, r17, r13
+                sw.getc r17
+                sw.vmad r22, r18, r10
+                sw.addl r25, r27, r25
+                sw.vmad r23, r18, r14
+                sw.getc r18
+                sw.vmad r22, r19, r11
+                sw.ldder r22, 144(p1, r26)
+                sw.vmad r23, r19, r15
+                sw.bgt r29
+              }
+            } else {
+              sw.microkernel trip 64 (%A step 128, %3 step 128) attributes {name = "summa_kloop"} {
+                sw.vmad r20, r16, r0
+                sw.addl r25, r27, r25
+                sw.vmad r20, r17, r1
+                sw.getc r19
+                sw.vmad r20, r18, r2
+                sw.getr r23
+                sw.vmad r21, r16, r4
+                sw.addl r24, 8, r24
+                sw.vmad r21, r17, r5
+                sw.addl r24, r27, r25
+                sw.vmad r22, r17, r9
+                sw.subw r29, 1, r29
+                sw.vmad r20, r19, r3
+                sw.nop
+                sw.vmad r21, r18, r6
+                sw.addl r26, r28, r26
+                sw.vmad r22, r16, r8
+                sw.getr r20
+                sw.vmad r21, r19, r7
+                sw.getr r21
+                sw.vmad r23, r16, r12
+                sw.getc r16
+                sw.vmad r23, r17, r13
+                sw.getc r17
+                sw.vmad r22, r18, r10
+                sw.addl r25, r27, r25
+                sw.vmad r23, r18, r14
+                sw.getc r18
+                sw.vmad r22, r19, r11
+                sw.getr r22
+                sw.vmad r23, r19, r15
+                sw.bgt r29
+              }
+            }
+          }
+          %8 = arith.addi %t, %c1 : i64
+          %9 = arith.cmpi slt, %8, %c8 : i64
+          scf.if %9 {
+            %10 = arith.cmpi eq, %row, %8 : i64
+            %11 = arith.cmpi eq, %col, %8 : i64
+            scf.if %10 {
+              scf.if %11 {
+                sw.microkernel trip 1 (%A step 128, %3 step 128) attributes {name = "summa_next_step"} {
+                  sw.vldc r16, 0(p0)
+                  sw.ldder r20, 0(p1)
+                  sw.vldc r17, 32(p0)
+                  sw.ldder r21, 8(p1)
+                  sw.vldc r18, 64(p0)
+                  sw.ldder r22, 16(p1)
+                }
+              } else {
+                sw.microkernel trip 1 (%A step 128, %3 step 128) attributes {name = "summa_next_step"} {
+                  sw.vldc r16, 0(p0)
+                  sw.getr r20
+                  sw.vldc r17, 32(p0)
+                  sw.getr r21
+                  sw.vldc r18, 64(p0)
+                  sw.getr r22
+                }
+              }
+            } else {
+              scf.if %11 {
+                sw.microkernel trip 1 (%A step 128, %3 step 128) attributes {name = "summa_next_step"} {
+                  sw.getc r16
+                  sw.ldder r20, 0(p1)
+                  sw.getc r17
+                  sw.ldder r21, 8(p1)
+                  sw.getc r18
+                  sw.ldder r22, 16(p1)
+                }
+              } else {
+                sw.microkernel trip 1 (%A step 128, %3 step 128) attributes {name = "summa_next_step"} {
+                  sw.getc r16
+                  sw.getr r20
+                  sw.getc r17
+                  sw.getr r21
+                  sw.getc r18
+                  sw.getr r22
+                }
+              }
+            }
+          } else {
+          }
+        }
+        %12 = arith.addi %q, %c1 : i64
+        %13 = arith.cmpi slt, %12, %c4 : i64
+        scf.if %13 {
+          %14 = arith.muli %12, %c32 : i64
+          %15 = arith.addi %B, %14 : i64
+          %16 = arith.muli %12, %c512 : i64
+          %17 = arith.addi %C, %16 : i64
+          %18 = arith.cmpi eq, %row, %c0 : i64
+          %19 = arith.cmpi eq, %col, %c0 : i64
+          scf.if %18 {
+            scf.if %19 {
+              sw.microkernel trip 1 (%A step 0, %15 step 0, %17 step 0, %5 step 0) attributes {name = "summa_next_tile"} {
+                sw.vstd r0, 0(p3)
+                sw.vstd r1, 32(p3)
+                sw.vstd r2, 64(p3)
+                sw.vstd r3, 96(p3)
+                sw.vstd r4, 128(p3)
+                sw.vstd r5, 160(p3)
+                sw.vstd r6, 192(p3)
+                sw.vstd r7, 224(p3)
+                sw.vstd r8, 256(p3)
+                sw.vstd r9, 288(p3)
+                sw.vstd r10, 320(p3)
+                sw.vstd r11, 352(p3)
+                sw.vstd r12, 384(p3)
+                sw.vstd r13, 416(p3)
+                sw.vstd r14, 448(p3)
+                sw.vstd r15, 480(p3)
+                sw.vldd r0, 0(p2)
+                sw.vldd r1, 32(p2)
+                sw.vldd r2, 64(p2)
+                sw.vldd r3, 96(p2)
+                sw.vldd r4, 128(p2)
+                sw.vldd r5, 160(p2)
+                sw.vldd r6, 192(p2)
+                sw.vldd r7, 224(p2)
+                sw.vldd r8, 256(p2)
+                sw.vldd r9, 288(p2)
+                sw.vldd r10, 320(p2)
+                sw.vldd r11, 352(p2)
+                sw.vldd r12, 384(p2)
+                sw.vldd r13, 416(p2)
+                sw.vldd r14, 448(p2)
+                sw.vldd r15, 480(p2)
+                sw.vldc r16, 0(p0)
+                sw.ldder r20, 0(p1)
+                sw.vldc r17, 32(p0)
+                sw.ldder r21, 8(p1)
+                sw.vldc r18, 64(p0)
+                sw.ldder r22, 16(p1)
+              }
+            } else {
+              sw.microkernel trip 1 (%A step 0, %15 step 0, %17 step 0, %5 step 0) attributes {name = "summa_next_tile"} {
+                sw.vstd r0, 0(p3)
+                sw.vstd r1, 32(p3)
+                sw.vstd r2, 64(p3)
+                sw.vstd r3, 96(p3)
+                sw.vstd r4, 128(p3)
+                sw.vstd r5, 160(p3)
+                sw.vstd r6, 192(p3)
+                sw.vstd r7, 224(p3)
+                sw.vstd r8, 256(p3)
+                sw.vstd r9, 288(p3)
+                sw.vstd r10, 320(p3)
+                sw.vstd r11, 352(p3)
+                sw.vstd r12, 384(p3)
+                sw.vstd r13, 416(p3)
+                sw.vstd r14, 448(p3)
+                sw.vstd r15, 480(p3)
+                sw.vldd r0, 0(p2)
+                sw.vldd r1, 32(p2)
+                sw.vldd r2, 64(p2)
+                sw.vldd r3, 96(p2)
+                sw.vldd r4, 128(p2)
+                sw.vldd r5, 160(p2)
+                sw.vldd r6, 192(p2)
+                sw.vldd r7, 224(p2)
+                sw.vldd r8, 256(p2)
+                sw.vldd r9, 288(p2)
+                sw.vldd r10, 320(p2)
+                sw.vldd r11, 352(p2)
+                sw.vldd r12, 384(p2)
+                sw.vldd r13, 416(p2)
+                sw.vldd r14, 448(p2)
+                sw.vldd r15, 480(p2)
+                sw.vldc r16, 0(p0)
+                sw.getr r20
+                sw.vldc r17, 32(p0)
+                sw.getr r21
+                sw.vldc r18, 64(p0)
+                sw.getr r22
+              }
+            }
+          } else {
+            scf.if %19 {
+              sw.microkernel trip 1 (%A step 0, %15 step 0, %17 step 0, %5 step 0) attributes {name = "summa_next_tile"} {
+                sw.vstd r0, 0(p3)
+                sw.vstd r1, 32(p3)
+                sw.vstd r2, 64(p3)
+                sw.vstd r3, 96(p3)
+                sw.vstd r4, 128(p3)
+                sw.vstd r5, 160(p3)
+                sw.vstd r6, 192(p3)
+                sw.vstd r7, 224(p3)
+                sw.vstd r8, 256(p3)
+                sw.vstd r9, 288(p3)
+                sw.vstd r10, 320(p3)
+                sw.vstd r11, 352(p3)
+                sw.vstd r12, 384(p3)
+                sw.vstd r13, 416(p3)
+                sw.vstd r14, 448(p3)
+                sw.vstd r15, 480(p3)
+                sw.vldd r0, 0(p2)
+                sw.vldd r1, 32(p2)
+                sw.vldd r2, 64(p2)
+                sw.vldd r3, 96(p2)
+                sw.vldd r4, 128(p2)
+                sw.vldd r5, 160(p2)
+                sw.vldd r6, 192(p2)
+                sw.vldd r7, 224(p2)
+                sw.vldd r8, 256(p2)
+                sw.vldd r9, 288(p2)
+                sw.vldd r10, 320(p2)
+                sw.vldd r11, 352(p2)
+                sw.vldd r12, 384(p2)
+                sw.vldd r13, 416(p2)
+                sw.vldd r14, 448(p2)
+                sw.vldd r15, 480(p2)
+                sw.getc r16
+                sw.ldder r20, 0(p1)
+                sw.getc r17
+                sw.ldder r21, 8(p1)
+                sw.getc r18
+                sw.ldder r22, 16(p1)
+              }
+            } else {
+              sw.microkernel trip 1 (%A step 0, %15 step 0, %17 step 0, %5 step 0) attributes {name = "summa_next_tile"} {
+                sw.vstd r0, 0(p3)
+                sw.vstd r1, 32(p3)
+                sw.vstd r2, 64(p3)
+                sw.vstd r3, 96(p3)
+                sw.vstd r4, 128(p3)
+                sw.vstd r5, 160(p3)
+                sw.vstd r6, 192(p3)
+                sw.vstd r7, 224(p3)
+                sw.vstd r8, 256(p3)
+                sw.vstd r9, 288(p3)
+                sw.vstd r10, 320(p3)
+                sw.vstd r11, 352(p3)
+                sw.vstd r12, 384(p3)
+                sw.vstd r13, 416(p3)
+                sw.vstd r14, 448(p3)
+                sw.vstd r15, 480(p3)
+                sw.vldd r0, 0(p2)
+                sw.vldd r1, 32(p2)
+                sw.vldd r2, 64(p2)
+                sw.vldd r3, 96(p2)
+                sw.vldd r4, 128(p2)
+                sw.vldd r5, 160(p2)
+                sw.vldd r6, 192(p2)
+                sw.vldd r7, 224(p2)
+                sw.vldd r8, 256(p2)
+                sw.vldd r9, 288(p2)
+                sw.vldd r10, 320(p2)
+                sw.vldd r11, 352(p2)
+                sw.vldd r12, 384(p2)
+                sw.vldd r13, 416(p2)
+                sw.vldd r14, 448(p2)
+                sw.vldd r15, 480(p2)
+                sw.getc r16
+                sw.getr r20
+                sw.getc r17
+                sw.getr r21
+                sw.getc r18
+                sw.getr r22
+              }
             }
           }
         } else {
-          scf.if %8 {
-            sw.microkernel trip 1 (%1 step 0, %3 step 0, %6 step 0) attributes {name = "summa_prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
-              sw.getc r16
-              sw.ldder r20, 0(p1)
-              sw.getc r17
-              sw.ldder r21, 8(p1)
-              sw.getc r18
-              sw.ldder r22, 16(p1)
-            }
-          } else {
-            sw.microkernel trip 1 (%1 step 0, %3 step 0, %6 step 0) attributes {name = "summa_prologue"} {
-              sw.vldd r0, 0(p2)
-              sw.vldd r1, 32(p2)
-              sw.vldd r2, 64(p2)
-              sw.vldd r3, 96(p2)
-              sw.vldd r4, 128(p2)
-              sw.vldd r5, 160(p2)
-              sw.vldd r6, 192(p2)
-              sw.vldd r7, 224(p2)
-              sw.vldd r8, 256(p2)
-              sw.vldd r9, 288(p2)
-              sw.vldd r10, 320(p2)
-              sw.vldd r11, 352(p2)
-              sw.vldd r12, 384(p2)
-              sw.vldd r13, 416(p2)
-              sw.vldd r14, 448(p2)
-              sw.vldd r15, 480(p2)
-              sw.getc r16
-              sw.getr r20
-              sw.getc r17
-              sw.getr r21
-              sw.getc r18
-              sw.getr r22
-            }
+          sw.microkernel trip 1 (%5 step 0) attributes {name = "summa_store_c"} {
+            sw.vstd r0, 0(p0)
+            sw.vstd r1, 32(p0)
+            sw.vstd r2, 64(p0)
+            sw.vstd r3, 96(p0)
+            sw.vstd r4, 128(p0)
+            sw.vstd r5, 160(p0)
+            sw.vstd r6, 192(p0)
+            sw.vstd r7, 224(p0)
+            sw.vstd r8, 256(p0)
+            sw.vstd r9, 288(p0)
+            sw.vstd r10, 320(p0)
+            sw.vstd r11, 352(p0)
+            sw.vstd r12, 384(p0)
+            sw.vstd r13, 416(p0)
+            sw.vstd r14, 448(p0)
+            sw.vstd r15, 480(p0)
           }
-        }
-        scf.for %t = %c0 to %c8 step %c1 : i64 {
-          %9 = arith.cmpi eq, %row, %t : i64
-          %10 = arith.cmpi eq, %col, %t : i64
-          scf.if %9 {
-            scf.if %10 {
-              sw.microkernel trip 64 (%1 step 128, %3 step 128) attributes {name = "summa_kloop"} {
-                sw.vmad r20, r16, r0
-                sw.addl r25, r27, r25
-                sw.vmad r20, r17, r1
-                sw.vldc r19, 96(p0, r25)
-                sw.vmad r20, r18, r2
-                sw.ldder r23, 24(p1, r26)
-                sw.vmad r21, r16, r4
-                sw.addl r24, 8, r24
-                sw.vmad r21, r17, r5
-                sw.addl r24, r27, r25
-                sw.vmad r22, r17, r9
-                sw.subw r29, 1, r29
-                sw.vmad r20, r19, r3
-                sw.nop
-                sw.vmad r21, r18, r6
-                sw.addl r26, r28, r26
-                sw.vmad r22, r16, r8
-                sw.ldder r20, 128(p1, r26)
-                sw.vmad r21, r19, r7
-                sw.ldder r21, 136(p1, r26)
-                sw.vmad r23, r16, r12
-                sw.vldc r16, 128(p0, r24)
-                sw.vmad r23, r17, r13
-                sw.vldc r17, 160(p0, r25)
-                sw.vmad r22, r18, r10
-                sw.addl r25, r27, r25
-                sw.vmad r23, r18, r14
-                sw.vldc r18, 192(p0, r25)
-                sw.vmad r22, r19, r11
-                sw.ldder r22, 144(p1, r26)
-                sw.vmad r23, r19, r15
-                sw.bgt r29
-              }
-            } else {
-              sw.microkernel trip 64 (%1 step 128, %3 step 128) attributes {name = "summa_kloop"} {
-                sw.vmad r20, r16, r0
-                sw.addl r25, r27, r25
-                sw.vmad r20, r17, r1
-                sw.vldc r19, 96(p0, r25)
-                sw.vmad r20, r18, r2
-                sw.getr r23
-                sw.vmad r21, r16, r4
-                sw.addl r24, 8, r24
-                sw.vmad r21, r17, r5
-                sw.addl r24, r27, r25
-                sw.vmad r22, r17, r9
-                sw.subw r29, 1, r29
-                sw.vmad r20, r19, r3
-                sw.nop
-                sw.vmad r21, r18, r6
-                sw.addl r26, r28, r26
-                sw.vmad r22, r16, r8
-                sw.getr r20
-                sw.vmad r21, r19, r7
-                sw.getr r21
-                sw.vmad r23, r16, r12
-                sw.vldc r16, 128(p0, r24)
-                sw.vmad r23, r17, r13
-                sw.vldc r17, 160(p0, r25)
-                sw.vmad r22, r18, r10
-                sw.addl r25, r27, r25
-                sw.vmad r23, r18, r14
-                sw.vldc r18, 192(p0, r25)
-                sw.vmad r22, r19, r11
-                sw.getr r22
-                sw.vmad r23, r19, r15
-                sw.bgt r29
-              }
-            }
-          } else {
-            scf.if %10 {
-              sw.microkernel trip 64 (%1 step 128, %3 step 128) attributes {name = "summa_kloop"} {
-                sw.vmad r20, r16, r0
-                sw.addl r25, r27, r25
-                sw.vmad r20, r17, r1
-                sw.getc r19
-                sw.vmad r20, r18, r2
-                sw.ldder r23, 24(p1, r26)
-                sw.vmad r21, r16, r4
-                sw.addl r24, 8, r24
-                sw.vmad r21, r17, r5
-                sw.addl r24, r27, r25
-                sw.vmad r22, r17, r9
-                sw.subw r29, 1, r29
-                sw.vmad r20, r19, r3
-                sw.nop
-                sw.vmad r21, r18, r6
-                sw.addl r26, r28, r26
-                sw.vmad r22, r16, r8
-                sw.ldder r20, 128(p1, r26)
-                sw.vmad r21, r19, r7
-                sw.ldder r21, 136(p1, r26)
-                sw.vmad r23, r16, r12
-                sw.getc r16
-                sw.vmad r23, r17, r13
-                sw.getc r17
-                sw.vmad r22, r18, r10
-                sw.addl r25, r27, r25
-                sw.vmad r23, r18, r14
-                sw.getc r18
-                sw.vmad r22, r19, r11
-                sw.ldder r22, 144(p1, r26)
-                sw.vmad r23, r19, r15
-                sw.bgt r29
-              }
-            } else {
-              sw.microkernel trip 64 (%1 step 128, %3 step 128) attributes {name = "summa_kloop"} {
-                sw.vmad r20, r16, r0
-                sw.addl r25, r27, r25
-                sw.vmad r20, r17, r1
-                sw.getc r19
-                sw.vmad r20, r18, r2
-                sw.getr r23
-                sw.vmad r21, r16, r4
-                sw.addl r24, 8, r24
-                sw.vmad r21, r17, r5
-                sw.addl r24, r27, r25
-                sw.vmad r22, r17, r9
-                sw.subw r29, 1, r29
-                sw.vmad r20, r19, r3
-                sw.nop
-                sw.vmad r21, r18, r6
-                sw.addl r26, r28, r26
-                sw.vmad r22, r16, r8
-                sw.getr r20
-                sw.vmad r21, r19, r7
-                sw.getr r21
-                sw.vmad r23, r16, r12
-                sw.getc r16
-                sw.vmad r23, r17, r13
-                sw.getc r17
-                sw.vmad r22, r18, r10
-                sw.addl r25, r27, r25
-                sw.vmad r23, r18, r14
-                sw.getc r18
-                sw.vmad r22, r19, r11
-                sw.getr r22
-                sw.vmad r23, r19, r15
-                sw.bgt r29
-              }
-            }
-          }
-          %11 = arith.addi %t, %c1 : i64
-          %12 = arith.cmpi slt, %11, %c8 : i64
-          scf.if %12 {
-            %13 = arith.cmpi eq, %row, %11 : i64
-            %14 = arith.cmpi eq, %col, %11 : i64
-            scf.if %13 {
-              scf.if %14 {
-                sw.microkernel trip 1 (%1 step 128, %3 step 128) attributes {name = "summa_next_step"} {
-                  sw.vldc r16, 0(p0)
-                  sw.ldder r20, 0(p1)
-                  sw.vldc r17, 32(p0)
-                  sw.ldder r21, 8(p1)
-                  sw.vldc r18, 64(p0)
-                  sw.ldder r22, 16(p1)
-                }
-              } else {
-                sw.microkernel trip 1 (%1 step 128, %3 step 128) attributes {name = "summa_next_step"} {
-                  sw.vldc r16, 0(p0)
-                  sw.getr r20
-                  sw.vldc r17, 32(p0)
-                  sw.getr r21
-                  sw.vldc r18, 64(p0)
-                  sw.getr r22
-                }
-              }
-            } else {
-              scf.if %14 {
-                sw.microkernel trip 1 (%1 step 128, %3 step 128) attributes {name = "summa_next_step"} {
-                  sw.getc r16
-                  sw.ldder r20, 0(p1)
-                  sw.getc r17
-                  sw.ldder r21, 8(p1)
-                  sw.getc r18
-                  sw.ldder r22, 16(p1)
-                }
-              } else {
-                sw.microkernel trip 1 (%1 step 128, %3 step 128) attributes {name = "summa_next_step"} {
-                  sw.getc r16
-                  sw.getr r20
-                  sw.getc r17
-                  sw.getr r21
-                  sw.getc r18
-                  sw.getr r22
-                }
-              }
-            }
-          } else {
-          }
-        }
-        sw.microkernel trip 1 (%6 step 0) attributes {name = "summa_store_c"} {
-          sw.vstd r0, 0(p0)
-          sw.vstd r1, 32(p0)
-          sw.vstd r2, 64(p0)
-          sw.vstd r3, 96(p0)
-          sw.vstd r4, 128(p0)
-          sw.vstd r5, 160(p0)
-          sw.vstd r6, 192(p0)
-          sw.vstd r7, 224(p0)
-          sw.vstd r8, 256(p0)
-          sw.vstd r9, 288(p0)
-          sw.vstd r10, 320(p0)
-          sw.vstd r11, 352(p0)
-          sw.vstd r12, 384(p0)
-          sw.vstd r13, 416(p0)
-          sw.vstd r14, 448(p0)
-          sw.vstd r15, 480(p0)
         }
       }
     }
@@ -401,7 +575,6 @@ builtin.module {
     %rw = sw.reply_alloc
     %c8 = arith.constant 8 : i64
     %c1024 = arith.constant 1024 : i64
-    %c64 = arith.constant 64 : i64
     %c16 = arith.constant 16 : i64
     %row = sw.row_id
     %col = sw.col_id

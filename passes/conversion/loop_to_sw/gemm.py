@@ -29,16 +29,24 @@ Runs (each ``sw.microkernel`` run costs simulator Python time, so runs are few a
   registers: P (load C + first FETCHes of the first step), then per step a k-loop run of k
   iterations with the role of that step (its last iteration fetches one k past the block: the
   senders send it and the receivers receive it, so the message counts match; the values are
-  overwritten) and, between steps, a run with the first FETCHes of the next step; finally E
-  (store C). 1 + 2 x steps runs per tile. The over-read stays inside the 64 KB LDM (checked:
-  the kernel's LDM footprint + one k-row <= ldm_bytes, else a diagnostic).
-* a single ``loop.summa_step``: P, k-loop, E per tile (3 runs).
+  overwritten) and, between steps, a run with the first FETCHes of the next step; after the
+  last step one run stores C and loads the next tile's C with its first FETCHes (the last tile
+  only stores). 2 x steps runs per tile. The over-read stays inside the 64 KB LDM (checked: the
+  kernel's LDM footprint + one k-row <= ldm_bytes, else a diagnostic).
+* a single ``loop.summa_step``: the same with one step (2 runs per tile).
 * ``loop.gemm_block``: P (C + first k), k - 1 iterations, E (last k without next-k fetches +
   store C): no over-read. Partial register tiles (vectorised dim % 16 != 0, other dim % 4 != 0)
   use a generic body (:func:`generic_body`).
 * ``loop.rlc_bcast``: one run per role: the root streams the source with VLDR/VLDC (fused load
   and broadcast, 32 B per message, 004 L763-765) and stores its own copy; the others GETR/GETC +
   VSTD. Up to 4 messages per iteration.
+
+Step boundaries cost ~28 cycles per tile: a run starts when every GET of it finds its message
+(RLC latency 11 cycles, 004 L496), and the CPEs that broadcast A at step T receive B in the same
+run, so the last receivers start two hops after the CPE (T, T). Merging the last k-step of step
+t with the first FETCHes of step t + 1 into one run would make the runs of consecutive senders
+wait for each other's messages (a deadlock of the run-level model), so the first FETCHes stay a
+run of their own.
 
 Roles: the CPE in mesh row T (column axis) / column T (row axis) sends at step T (algorithms.md
 §A2, :func:`taihu.dialects.common.scheme_info`); ``scf.if`` on ``sw.row_id``/``sw.col_id``
@@ -364,14 +372,23 @@ def _summa_steps(k: KernelLowering, op: loop.SummaStepOp, lb: SSAValue, ub: SSAV
         return (fetcher("send" if send_v else "recv", True, sm.axis_v, True, 0),
                 fetcher("send" if send_s else "recv", False, sm.axis_s, True, 1))
 
-    def tile(io: SSAValue, iv: SSAValue) -> None:
-        pv, ps, pc = _tile_ptrs(k, geo, sm.V, sm.S, sm.C, io, iv)
-        all3 = [(pv, 0), (ps, 0), (pc, 0)]
-        kl = [(pv, geo.v_k), (ps, geo.s_k)]
+    n_tiles = nvt * not_
 
-        def prologue(sv: bool, ss: bool) -> None:
-            fv, fs = fetchers(sv, ss)
-            _mk(k, 1, all3, "summa_prologue", c_tile(geo, False) + first_fetches(geo, fv, fs))
+    def tile_ptrs(q: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """Pointers of register tile q (vectorised tiles innermost)."""
+        if nvt == 1:
+            return _tile_ptrs(k, geo, sm.V, sm.S, sm.C, q, k.const(0))
+        c = k.const(nvt)
+        io = k.emit(arith.DivUIOp(q, c)).results[0]
+        iv = k.emit(arith.RemUIOp(q, c)).results[0]
+        return _tile_ptrs(k, geo, sm.V, sm.S, sm.C, io, iv)
+
+    def roles(t: SSAValue) -> list[SSAValue]:
+        return [_eq(k, cv, t), _eq(k, cs, t)]
+
+    def steps(pv: SSAValue, ps: SSAValue) -> None:
+        """The k-loops of every step of one tile and the first FETCHes between steps."""
+        kl = [(pv, geo.v_k), (ps, geo.s_k)]
 
         def kloop(sv: bool, ss: bool) -> None:
             fv, fs = fetchers(sv, ss)
@@ -381,27 +398,61 @@ def _summa_steps(k: KernelLowering, op: loop.SummaStepOp, lb: SSAValue, ub: SSAV
             fv, fs = fetchers(sv, ss)
             _mk(k, 1, kl, "summa_next_step", first_fetches(geo, fv, fs))
 
-        _dispatch(k, [_eq(k, cv, lb), _eq(k, cs, lb)], prologue)
         if ub is None:
-            _dispatch(k, [_eq(k, cv, lb), _eq(k, cs, lb)], kloop)
-        else:
-            assert step is not None
+            _dispatch(k, roles(lb), kloop)
+            return
+        assert step is not None
 
-            def one_step(t: SSAValue) -> None:
-                _dispatch(k, [_eq(k, cv, t), _eq(k, cs, t)], kloop)
-                t1 = k.emit(arith.AddiOp(t, step)).results[0]
-                more = k.emit(arith.CmpiOp(t1, ub, "slt")).results[0]
-                blk = Block()
-                saved, k.block = k.block, blk
-                _dispatch(k, [_eq(k, cv, t1), _eq(k, cs, t1)], next_step)
-                k.block = saved
-                blk.add_op(scf.YieldOp())
-                k.emit(scf.IfOp(more, [], Region(blk), Region(Block([scf.YieldOp()]))))
+        def one_step(t: SSAValue) -> None:
+            _dispatch(k, roles(t), kloop)
+            t1 = k.emit(arith.AddiOp(t, step)).results[0]
+            more = k.emit(arith.CmpiOp(t1, ub, "slt")).results[0]
+            blk = Block()
+            saved, k.block = k.block, blk
+            _dispatch(k, roles(t1), next_step)
+            k.block = saved
+            blk.add_op(scf.YieldOp())
+            k.emit(scf.IfOp(more, [], Region(blk), Region(Block([scf.YieldOp()]))))
 
-            _for(k, lb, ub, step, one_step, "t")
+        _for(k, lb, ub, step, one_step, "t")
+
+    # P: C of tile 0 + first FETCHes of step lb
+    pv0, ps0, pc0 = tile_ptrs(k.const(0))
+
+    def prologue(sv: bool, ss: bool) -> None:
+        fv, fs = fetchers(sv, ss)
+        _mk(k, 1, [(pv0, 0), (ps0, 0), (pc0, 0)], "summa_prologue", c_tile(geo, False) + first_fetches(geo, fv, fs))
+
+    _dispatch(k, roles(lb), prologue)
+
+    def tile(q: SSAValue) -> None:
+        pv, ps, pc = tile_ptrs(q)
+        steps(pv, ps)
+        if n_tiles == 1:
+            _mk(k, 1, [(pc, 0)], "summa_store_c", c_tile(geo, True, ptr=0))
+            return
+        # store C of tile q and, in the same run, load C + first FETCHes of tile q + 1
+        q1 = k.emit(arith.AddiOp(q, k.const(1))).results[0]
+        more = k.emit(arith.CmpiOp(q1, k.const(n_tiles), "slt")).results[0]
+        blk_t, blk_e = Block(), Block()
+        saved = k.block
+        k.block = blk_t
+        pv1, ps1, pc1 = tile_ptrs(q1)
+
+        def transition(sv: bool, ss: bool) -> None:
+            fv, fs = fetchers(sv, ss)
+            _mk(k, 1, [(pv1, 0), (ps1, 0), (pc1, 0), (pc, 0)], "summa_next_tile",
+                c_tile(geo, True, ptr=3) + c_tile(geo, False) + first_fetches(geo, fv, fs))
+
+        _dispatch(k, roles(lb), transition)
+        k.block = blk_e
         _mk(k, 1, [(pc, 0)], "summa_store_c", c_tile(geo, True, ptr=0))
+        k.block = saved
+        blk_t.add_op(scf.YieldOp())
+        blk_e.add_op(scf.YieldOp())
+        k.emit(scf.IfOp(more, [], Region(blk_t), Region(blk_e)))
 
-    _range(k, not_, lambda io: _range(k, nvt, lambda iv: tile(io, iv), "iv"), "io")
+    _range(k, n_tiles, tile, "q")
 
 
 def try_fuse_summa_loop(k: KernelLowering, op: scf.ForOp) -> bool:
