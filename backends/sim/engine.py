@@ -617,50 +617,97 @@ class Engine:
         """Execute every queued data effect: micro-kernel numerics and DMA data movement are
         deferred until somebody needs the bytes (the join, a register read, a long queue).
 
-        Tasks run in creation order, which respects each CPE's program order and every RLC
-        producer -> consumer edge (messages are posted before they are taken). Runs of the same
-        (body, trip count) on other CPEs that are ready are pulled forward into one SPMD batch
-        (``BatchNumerics``): a task may move ahead of skipped tasks only if it shares no CPE with
-        them and its producers already ran."""
+        The queue (creation order) is the reference order. Effects are executed in any order
+        that keeps every dependence of it: the effects on one CPE's LDM/registers in queue order,
+        DMA reads/writes of one main-memory allocation in queue order (RAW/WAR/WAW), RLC
+        producer runs before their consumers. Among the runs that are ready, those of the same
+        (body, trip count) execute as one SPMD batch (``BatchNumerics``); DMA effects run as soon
+        as they are ready (they unlock runs of other CPEs)."""
         tasks = self.tasks
         if not tasks:
             return
-        n_cpes = self.machine.n_cpes
-        window = 4 * n_cpes
-        head = 0
-        try:
-            while head < len(tasks):
-                h = tasks[head]
-                head += 1
-                if h.done:
-                    continue
-                if h.rp is None:  # DMA data effect (never reordered with other DMA effects)
-                    if h.snap:
-                        self.dma.snapshot(h.req)
+        self.tasks = []
+        n = len(tasks)
+        indeg = [0] * n
+        succ: list[list[int]] = [[] for _ in range(n)]
+        last_lane: dict[int, int] = {}
+        mem_w: dict[int, int] = {}  # allocation -> last DMA write in the queue
+        mem_r: dict[int, list[int]] = {}  # allocation -> DMA reads since that write
+        snaps: dict[int, int] = {}
+        for i, t in enumerate(tasks):
+            t.idx = i
+            preds: set[int] = set()
+            for c in t.lanes:
+                p = last_lane.get(c)
+                if p is not None:
+                    preds.add(p)
+                last_lane[c] = i
+            if t.rp is None:
+                if t.snap:
+                    snaps[id(t.req)] = i
+                else:
+                    p = snaps.pop(id(t.req), None)  # a put's move after its snapshot
+                    if p is not None:
+                        preds.add(p)
+                    a = t.alloc
+                    w = mem_w.get(a)
+                    if w is not None:
+                        preds.add(w)
+                    if t.req.kind == "get":
+                        mem_r.setdefault(a, []).append(i)
                     else:
-                        self.dma.move_data(h.req)
-                    h.done = True
-                    continue
-                if h.deps and not all(d.done for d in h.deps):
-                    raise SimError("internal error: micro-kernel numerics wait for messages "
-                                   "that no earlier run produces")
-                batch = [h]
-                if len(h.lanes) < n_cpes:
-                    rp = h.rp
-                    blocked = set(h.lanes)
-                    for k in range(head, min(len(tasks), head + window)):
-                        t = tasks[k]
-                        if t.done:
-                            continue
-                        if t.rp is rp and blocked.isdisjoint(t.lanes) and \
-                                (not t.deps or all(d.done for d in t.deps)):
-                            batch.append(t)
-                        blocked.update(t.lanes)
-                        if len(blocked) >= n_cpes:
-                            break
-                self._execute(batch)
-        finally:
-            del tasks[:head]
+                        preds.update(mem_r.pop(a, ()))
+                        mem_w[a] = i
+            elif t.deps:
+                for d in t.deps:
+                    if not d.done:
+                        preds.add(d.idx)
+            indeg[i] = len(preds)
+            for p in preds:
+                succ[p].append(i)
+        ready_dma: list[int] = []
+        ready_run: dict[int, list[int]] = {}
+
+        def push(i: int) -> None:
+            t = tasks[i]
+            if t.rp is None:
+                heapq.heappush(ready_dma, i)
+            else:
+                ready_run.setdefault(id(t.rp), []).append(i)
+
+        for i in range(n):
+            if indeg[i] == 0:
+                push(i)
+        done = 0
+        dma = self.dma
+        while True:
+            while ready_dma:
+                i = heapq.heappop(ready_dma)
+                t = tasks[i]
+                if t.snap:
+                    dma.snapshot(t.req)
+                else:
+                    dma.move_data(t.req)
+                t.done = True
+                done += 1
+                for s in succ[i]:
+                    indeg[s] -= 1
+                    if indeg[s] == 0:
+                        push(s)
+            if not ready_run:
+                break
+            key = min(ready_run, key=lambda k: min(ready_run[k]))  # the oldest ready run
+            idxs = sorted(ready_run.pop(key))
+            self._execute([tasks[i] for i in idxs])
+            done += len(idxs)
+            for i in idxs:
+                for s in succ[i]:
+                    indeg[s] -= 1
+                    if indeg[s] == 0:
+                        push(s)
+        if done != n:
+            raise SimError("internal error: micro-kernel numerics wait for messages that no "
+                           "earlier run produces")
 
     def _execute(self, batch: list[_Task]) -> None:
         rp = batch[0].rp
@@ -744,7 +791,8 @@ class Engine:
         every run sees exactly the bytes it would see if everything ran eagerly."""
         if not self.numerics:
             return
-        t = _DataTask(req, snap, self.dma.targets(req) if (snap or req.kind == "get") else ())
+        t = _DataTask(req, snap, self.dma.targets(req) if (snap or req.kind == "get") else (),
+                      self.memory.allocation_of(req.mem).addr)
         self.tasks.append(t)
         if len(self.tasks) > 200_000:  # bound the memory of long DMA-only stretches
             self.flush_numerics()
@@ -772,7 +820,7 @@ class _Task:
     ``inputs`` / ``outputs``: per lane, the RLC slices taken / the batches posted;
     ``deps``: the producer tasks of the inputs."""
 
-    __slots__ = ("rp", "lanes", "bases", "inputs", "outputs", "deps", "done")
+    __slots__ = ("rp", "lanes", "bases", "inputs", "outputs", "deps", "done", "idx")
 
     def __init__(self, rp: _RunPlan, lanes, bases, inputs, outputs) -> None:
         self.rp = rp
@@ -782,21 +830,24 @@ class _Task:
         self.outputs = outputs
         self.deps = None
         self.done = False
+        self.idx = 0
 
 
 class _DataTask:
     """A queued DMA data effect (see ``Engine.queue_data``); ``lanes``: CPEs whose LDM it
     reads or writes."""
 
-    __slots__ = ("req", "snap", "lanes", "done")
+    __slots__ = ("req", "snap", "lanes", "done", "alloc", "idx")
     rp = None
     deps = None
 
-    def __init__(self, req: DMARequest, snap: bool, lanes) -> None:
+    def __init__(self, req: DMARequest, snap: bool, lanes, alloc: int) -> None:
         self.req = req
         self.snap = snap
         self.lanes = lanes
+        self.alloc = alloc  # main-memory allocation (start address) the move reads / writes
         self.done = False
+        self.idx = 0
 
 
 class _RunPlan:
