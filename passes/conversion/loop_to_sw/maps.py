@@ -77,6 +77,10 @@ __all__ = ["lower_map", "BODY_MAX", "TAP_CHUNK"]
 #: maximum instructions per micro-kernel body (bodies are timed once and cached; the numerics
 #: cost per run grows with the body)
 BODY_MAX = 384
+#: units per body beyond a row (16 independent vectors hide the 7-cycle fp latency, 004 L530;
+#: more only lengthen the body, i.e. IR size and simulator work per run)
+UNITS_MAX = 16
+_BODY_CACHE: dict[tuple, list] = {}
 #: maximum taps combined per unit and run (window / reduction / softmax sums)
 TAP_CHUNK = 64
 #: independent partial accumulators per unit in a reduction
@@ -584,7 +588,20 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
     def body(n_rows: int, n_cols: int, row_stride: list[int]) -> list[sw.RegInstr]:
         """Units (row r, column c) for r < n_rows, c < n_cols (row r at ``r*row_stride``), in
         groups of up to ``kmax`` units that share the registers (disjoint sets inside a group),
-        then list-scheduled."""
+        then list-scheduled. Bodies are cached by everything they depend on (maps of one
+        network repeat the same few bodies many times)."""
+        key = (tuple(code), nc, vec, n_rows, n_cols,
+               tuple((ptr_of[a], accs[a].offset, accs[a].eb, step[a], row_stride[a], a in contiguous) for a in used))
+        recipe = _BODY_CACHE.get(key)
+        if recipe is None:
+            ops = build_body(n_rows, n_cols, row_stride)
+            if len(_BODY_CACHE) >= 1024:
+                _BODY_CACHE.clear()
+            _BODY_CACHE[key] = [(type(o), dict(o.properties)) for o in ops]
+            return ops
+        return [cls.create(properties=dict(props)) for cls, props in recipe]
+
+    def build_body(n_rows: int, n_cols: int, row_stride: list[int]) -> list[sw.RegInstr]:
         pos = [(r, c) for r in range(n_rows) for c in range(n_cols)]
         n = len(pos)
         g = min(n, kmax)
@@ -622,7 +639,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
         ptrs = [bases[a] for a in used]
         if row:  # a body = whole rows of units; the micro-kernel iterates dimension k-2
             rs = [strides[a][k - 2] for a in range(len(accs))]
-            per = _units_per_body(dims[k - 2], max(1, min(BODY_MAX // (units * L), -(-kmax // units))))
+            per = _units_per_body(dims[k - 2], max(1, min(BODY_MAX // (units * L), -(-min(kmax, UNITS_MAX) // units))))
             trip, rem = divmod(dims[k - 2], per)
             if trip:
                 em.microkernel(trip, ptrs, [rs[a] * per for a in used], body(per, units, rs), label)
@@ -630,7 +647,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 moved = [em.add(bases[a], trip * per * rs[a]) for a in used]
                 em.microkernel(1, moved, [0] * len(used), body(rem, units, rs), label)
             return
-        per = _units_per_body(units, max(1, min(kmax, BODY_MAX // L)))
+        per = _units_per_body(units, max(1, min(kmax, UNITS_MAX, BODY_MAX // L)))
         trip, rem = divmod(units, per)
         if trip:
             em.microkernel(trip, ptrs, [step[a] * per for a in used], body(1, per, zero), label)
