@@ -124,7 +124,7 @@ class _CpeState:
         """``what`` reads (``writes=False``) or writes LDM ``b``: it must not overlap an in-flight
         DMA that writes LDM (a get), nor, when it writes, any in-flight DMA (concurrent reads of
         the same LDM, e.g. several puts from one zero buffer, are fine)."""
-        if not self.strict:
+        if not self.strict or b.owner.startswith("dma_scratch"):  # dummy-DMA targets are never read
             return
         for v in self.inflight.values():
             if v.arr is b.arr and v.off < b.off + b.n and b.off < v.off + v.n and (writes or v.is_get):

@@ -231,6 +231,19 @@ CASES = {
         tile.move %t -> %y[%c0, %j] sizes [64, 256] : !tile.buf<64x256xf32, cpe> -> memref<64x1024xf32>
       }""",
     ),
+    "balanced_prefetch": _main(
+        [("a", "memref<1x1024xf32>"), ("y", "memref<1x1024xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc double : !tile.buf<32x256xf32, rc>
+      %u = tile.alloc : !tile.buf<32x256xf32, rc>
+      %c0 = arith.constant 0 : index
+      tile.for %k = 0 to 1024 step 256 {
+        tile.move %a[%c0, %k] sizes [32, 256] pad 0.0 -> %t : memref<1x1024xf32> -> !tile.buf<32x256xf32, rc>
+        tile.map relu ins(%t : !tile.buf<32x256xf32, rc>) out(%u : !tile.buf<32x256xf32, rc>)
+        tile.move %u -> %y[%c0, %k] sizes [32, 256] clip : !tile.buf<32x256xf32, rc> -> memref<1x1024xf32>
+      }""",
+    ),
     "read_after_write_barrier": _main(
         [("x", "memref<64x64xf32>"), ("y", "memref<64x64xf32>"), ("z", "memref<64x64xf32>")],
         ["y", "z"],
@@ -291,6 +304,17 @@ def test_loop_invariant_load_is_hoisted() -> None:
     inside = [o.memref.name_hint for o in f.walk() if isinstance(o, loop.DmaStartOp)]
     assert "b" not in inside and "x" in inside
     assert any(isinstance(o, loop.DmaStartOp) and o.memref.name_hint == "b" for o in m.walk())
+
+
+def test_dispatched_move_with_balanced_tokens_is_prefetched() -> None:
+    # a vector (1 x K) in 32-row rc tiles: only CPE row 0 has a valid row, the others only pad;
+    # one DMA per variant (a dummy for the empty ones), so the dispatch yields its token and the
+    # load is double-buffered like an interior one
+    m = lower_and_compare(CASES["balanced_prefetch"])
+    (f,) = [o for o in m.walk() if isinstance(o, scf.ForOp)]
+    assert [type(a.type) for a in f.iter_args] == [loop.TokenType, builtin.IndexType]
+    ifs = [o for o in f.walk() if isinstance(o, scf.IfOp)]
+    assert any(len(o.results) == 1 for o in ifs)
 
 
 def test_barrier_before_reading_written_memref() -> None:

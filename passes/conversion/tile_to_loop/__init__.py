@@ -74,8 +74,8 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.builtin import Float64Type, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
@@ -330,6 +330,7 @@ class LowerCtx:
         self._plans: dict[tuple[tile.MoveOp, tuple[tuple[int, tuple[int, ...]], ...]], _MovePlan] = {}
         self.iv_values: dict[tile.ForOp, list[int]] = {}  # loops lowered piecewise: current values
         self.hoisted: set[tile.MoveOp] = set()  # loop-invariant loads placed before their loop
+        self._scratch: dict[str, SSAValue] = {}
         # memrefs written anywhere inside each tile.for (for barriers in loops)
         self.loop_writes: dict[tile.ForOp, set[SSAValue]] = {}
         self.for_stack: list[tile.ForOp] = []
@@ -377,6 +378,13 @@ class LowerCtx:
         op.result.name_hint = nm
         self._buffer_ops.append(op)
         return op.result
+
+    def scratch(self, elem: Attribute) -> SSAValue:
+        """A small LDM buffer of element type ``elem`` that dummy DMAs write (never read)."""
+        key = "f64" if isinstance(elem, Float64Type) else "f32"
+        if key not in self._scratch:
+            self._scratch[key] = self.new_buffer(f"dma_scratch_{key}", LdmBufType([8 if key == "f32" else 4], elem))
+        return self._scratch[key]
 
     def ldm_free_bytes(self) -> int:
         """``ldm_user_bytes`` minus the LDM footprint of every buffer of this spmd so far
@@ -845,19 +853,26 @@ def _cmp(ctx: LowerCtx, x: SSAValue, pred: str, c: int) -> SSAValue:
     return ctx.emit(arith.CmpiOp(x, ctx.const(c), pred)).results[0]
 
 
-def _emit_if(ctx: LowerCtx, cond: SSAValue, then: Callable[[], None], other: Callable[[], None] | None) -> None:
-    tb = Block()
-    eb = Block()
-    saved = ctx.push(tb)
-    then()
-    ctx.pop(saved)
-    tb.add_op(scf.YieldOp())
-    if other is not None:
-        saved = ctx.push(eb)
-        other()
+def _emit_if(
+    ctx: LowerCtx,
+    cond: SSAValue,
+    then: Callable[[], list[SSAValue]],
+    other: Callable[[], list[SSAValue]],
+    n_tokens: int = 0,
+) -> list[SSAValue]:
+    """``scf.if`` whose branches yield ``n_tokens`` DMA tokens each (0: no results)."""
+    blocks = []
+    for fn in (then, other):
+        blk = Block()
+        saved = ctx.push(blk)
+        toks = fn()
         ctx.pop(saved)
-    eb.add_op(scf.YieldOp())
-    ctx.emit(scf.IfOp(cond, [], Region(tb), Region(eb)))
+        assert len(toks) == n_tokens
+        blk.add_op(scf.YieldOp(*toks))
+        blocks.append(blk)
+    op = scf.IfOp(cond, [loop.TokenType()] * n_tokens, Region(blocks[0]), Region(blocks[1]))
+    ctx.emit(op)
+    return list(op.results)
 
 
 def _emit_leaf(
@@ -879,9 +894,70 @@ def _emit_leaf(
     return toks
 
 
+def _leaves(plan: _MovePlan) -> list[tuple[dmaplan.CpeClass, tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+    """Every variant (CPE class, piece extents, valid box lo/hi) of a move."""
+    out = []
+    for cls, n, cases in plan.classes:
+        r = len(cases)
+
+        def rec(d: int, lo: list[int], hi: list[int]) -> None:
+            if d == r:
+                out.append((cls, n, tuple(lo), tuple(hi)))
+                return
+            for c in cases[d]:
+                if c.hi <= c.lo:
+                    out.append((cls, n, (0,) * r, (0,) * r))
+                else:
+                    rec(d + 1, lo + [c.lo], hi + [c.hi])
+
+        rec(0, [], [])
+    return out
+
+
+def balanced_tokens(ctx: LowerCtx, plan: _MovePlan) -> int | None:
+    """For a dispatched (non-uniform) move: the number K of DMAs every variant issues when the
+    variants with fewer DMAs are padded with 1-element dummy gets into a scratch buffer, so that
+    the dispatch can yield K tokens and the move stays asynchronous (and prefetchable). None when
+    that is not worth it: a variant needs more DMAs than the whole piece (clipped inner dims),
+    or more than ``max_unrolled_dmas``."""
+    if plan.uniform or plan.bcast:
+        return None
+    r = len(plan.shape)
+    full = dmaplan.split_box(plan.shape, plan.strides, plan.full_n, (0,) * r, plan.full_n, plan.order, plan.elem_bytes)
+    k_full = full.count((0,) * r, plan.full_n)
+    k = 0
+    for _, _, lo, hi in _leaves(plan):
+        if any(h <= l for l, h in zip(lo, hi)):
+            continue
+        sp = dmaplan.split_box(plan.shape, plan.strides, plan.full_n, lo, hi, plan.order, plan.elem_bytes)
+        k = max(k, sp.count(lo, hi))
+    k = max(k, 1)
+    if k > k_full or k > ctx.options.max_unrolled_dmas:
+        return None
+    return k
+
+
+def _dummy_dmas(ctx: LowerCtx, mem: SSAValue, n: int) -> list[SSAValue]:
+    """``n`` one-element gets of element 0 of ``mem`` into this CPE's scratch buffer (token
+    padding of a dispatched move; the data are never read)."""
+    mt = mem.type
+    assert isinstance(mt, MemRefType)
+    scratch = ctx.scratch(mt.get_element_type())
+    zeros = [ctx.const(0)] * len(mt.get_shape())
+    toks = []
+    for _ in range(n):
+        d = loop.DmaStartOp(mem, scratch, zeros, [1] * len(zeros))
+        ctx.emit(d)
+        toks.append(d.token)
+    return toks
+
+
 def emit_move(ctx: LowerCtx, op: tile.MoveOp, offsets: Sequence[SSAValue], buf: SSAValue, sync: bool) -> list[SSAValue]:
     """Emit the DMAs of ``op`` with the given loop-level offsets into/from LDM buffer ``buf``.
-    Returns the tokens still in flight (only for uniform plans with ``sync`` False)."""
+    Returns the tokens still in flight (none when ``sync``): uniform plans issue their DMAs
+    directly, dispatched plans (boundary / ragged / rep-store variants, ``scf.if`` on the piece
+    start or the CPE id) yield :func:`balanced_tokens` tokens from every branch, or wait inside
+    the branches when they cannot be balanced."""
     plan = ctx.plan(op)
     mem = ctx.value(op.memref)
     starts = _piece_starts(ctx, plan, offsets)
@@ -890,45 +966,45 @@ def emit_move(ctx: LowerCtx, op: tile.MoveOp, offsets: Sequence[SSAValue], buf: 
         lo = tuple(c[0].lo for c in cases)
         hi = tuple(c[0].hi for c in cases)
         return _emit_leaf(ctx, plan, n, lo, hi, starts, mem, buf, sync)
+    k = None if sync else balanced_tokens(ctx, plan)
+    n_tok = k or 0
 
-    def by_dims(n: tuple[int, ...], cases: list[list[dmaplan.ClipCase]], d: int, lo: list[int], hi: list[int]) -> None:
+    def leaf(n: Sequence[int], lo: Sequence[int], hi: Sequence[int]) -> list[SSAValue]:
+        toks = _emit_leaf(ctx, plan, n, lo, hi, starts, mem, buf, k is None)
+        if k is None:
+            return []
+        return toks + _dummy_dmas(ctx, mem, k - len(toks))
+
+    def by_dims(n: tuple[int, ...], cases: list[list[dmaplan.ClipCase]], d: int, lo: list[int], hi: list[int]) -> list[SSAValue]:
         if d == len(cases):
-            _emit_leaf(ctx, plan, n, lo, hi, starts, mem, buf, True)
-            return
+            return leaf(n, lo, hi)
         cs = cases[d]
 
-        def one(k: int) -> None:
-            c = cs[k]
+        def one(j: int) -> list[SSAValue]:
+            c = cs[j]
             if c.hi <= c.lo:  # nothing valid along this dim: the other dims do not matter
                 r = len(cases)
-                _emit_leaf(ctx, plan, n, [0] * r, [0] * r, starts, mem, buf, True)
-                return
-            by_dims(n, cases, d + 1, lo + [c.lo], hi + [c.hi])
+                return leaf(n, [0] * r, [0] * r)
+            return by_dims(n, cases, d + 1, lo + [c.lo], hi + [c.hi])
 
-        def chain(k: int) -> None:
-            if k == len(cs) - 1:
-                one(k)
-                return
-            cond = _cmp(ctx, starts[d], "sle", cs[k].s_hi)
-            _emit_if(ctx, cond, lambda: one(k), lambda: chain(k + 1))
+        def chain(j: int) -> list[SSAValue]:
+            if j == len(cs) - 1:
+                return one(j)
+            cond = _cmp(ctx, starts[d], "sle", cs[j].s_hi)
+            return _emit_if(ctx, cond, lambda: one(j), lambda: chain(j + 1), n_tok)
 
-        chain(0)
+        return chain(0)
 
-    classes = [c for c in plan.classes]
+    classes = list(plan.classes)
 
-    def by_class(k: int) -> None:
-        cls, n, cases = classes[k]
-        if k == len(classes) - 1:
-            by_dims(n, cases, 0, [], [])
-            return
+    def by_class(j: int) -> list[SSAValue]:
+        cls, n, cases = classes[j]
+        if j == len(classes) - 1:
+            return by_dims(n, cases, 0, [], [])
         cond = _cmp(ctx, ctx.cpe_id, "sle", cls.id_hi)
-        _emit_if(ctx, cond, lambda: by_dims(n, cases, 0, [], []), lambda: by_class(k + 1))
+        return _emit_if(ctx, cond, lambda: by_dims(n, cases, 0, [], []), lambda: by_class(j + 1), n_tok)
 
-    if len(classes) == 1:
-        by_dims(*classes[0][1:], 0, [], [])
-    else:
-        by_class(0)
-    return []
+    return by_class(0)
 
 
 def _move_prologue_checks(ctx: LowerCtx, op: tile.MoveOp) -> None:
@@ -942,8 +1018,7 @@ def _lower_move_sync_or_async(ctx: LowerCtx, op: tile.MoveOp) -> None:
     _move_prologue_checks(ctx, op)
     offsets = [ctx.value(o) for o in op.offsets]
     buf = ctx.value(op.tile)
-    plan = ctx.plan(op)
-    toks = emit_move(ctx, op, offsets, buf, sync=not plan.uniform)
+    toks = emit_move(ctx, op, offsets, buf, sync=False)
     mem = ctx.value(op.memref)
     ctx.add_pending(toks, op.tile, mem, op.is_load)
     if not op.is_load:
@@ -989,7 +1064,8 @@ def _prefetch_candidates(ctx: LowerCtx, f: tile.ForOp) -> tuple[list[tile.MoveOp
         al = m.tile.owner
         if not isinstance(al, tile.AllocOp) or not al.is_double or not _uses_in(m.tile, f):
             continue
-        if not ctx.plan(m).uniform or ctx.plan(m).bcast:
+        pl = ctx.plan(m)
+        if pl.bcast or not (pl.uniform or balanced_tokens(ctx, pl) is not None):
             continue
         if any(isinstance(x, tile.MoveOp) and x is not m and x.tile is m.tile for x in f.walk()):
             continue

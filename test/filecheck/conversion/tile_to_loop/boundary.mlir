@@ -37,7 +37,9 @@ func.func @pad(%X: memref<100x70xf32>) {
 
 // In a loop, the iterations whose windows may cross the border are peeled (E6 primitive
 // switching): rows 0..191 in an asynchronous scf.for, the window at 192 (rows 192..199 valid:
-// CPE row 0 only) dispatches on the piece start.
+// CPE row 0 only) dispatches on the piece start. Every variant issues one DMA (the empty one a
+// 1-element dummy get into a scratch buffer), so the scf.if yields the token: still
+// asynchronous (waited lazily before the map).
 func.func @peel(%X: memref<200x64xf32>) {
   tile.kernel "peel" (%x = %X : memref<200x64xf32>) {
     %t = tile.alloc : !tile.buf<64x64xf32, rc>
@@ -58,12 +60,15 @@ func.func @peel(%X: memref<200x64xf32>) {
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %[[S2:.*]] = arith.addi %c192, %{{.*}} : index
 // CHECK-NEXT:   %[[C:.*]] = arith.cmpi sle, %[[S2]], %c192 : index
-// CHECK-NEXT:   scf.if %[[C]] {
+// CHECK-NEXT:   %[[TOK:.*]] = scf.if %[[C]] -> (!loop.token) {
 // CHECK-NEXT:     %[[T2:.*]] = loop.dma_start %x[%[[S2]], %{{.*}}] sizes [8, 8] -> %t
-// CHECK-NEXT:     loop.dma_wait %[[T2]]
+// CHECK-NEXT:     scf.yield %[[T2]] : !loop.token
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0.000000e+00 : f64}
+// CHECK-NEXT:     %[[D:.*]] = loop.dma_start %x[%c0, %c0] sizes [1, 1] -> %dma_scratch_f32
+// CHECK-NEXT:     scf.yield %[[D]] : !loop.token
 // CHECK-NEXT:   }
+// CHECK-NEXT:   loop.dma_wait %[[TOK]]
 // CHECK-NEXT:   loop.map relu
 
 // A rep window that is always partly outside (a bias of 10 padded to 128 for the GEMM
@@ -87,7 +92,8 @@ func.func @static_pad(%B: memref<1x10xf32>) {
 // CHECK-NEXT:   loop.map relu
 
 // cpe distribution with 130 rows: q = 3 rows per CPE, CPEs 0..42 full, CPE 43 one row, 44..63
-// nothing (dispatch on the CPE id); a rep store is done by CPE 0 only; clip on a store.
+// nothing (dispatch on the CPE id, one DMA per variant: the token is yielded); a rep store is
+// done by CPE 0 only; clip on a store.
 func.func @ragged(%X: memref<130x37xf32>, %R: memref<4x5xf32>, %Y: memref<60x60xf32>) {
   tile.kernel "ragged" (%x = %X : memref<130x37xf32>, %r = %R : memref<4x5xf32>, %y = %Y : memref<60x60xf32>) {
     %t = tile.alloc : !tile.buf<130x37xf32, cpe>
@@ -102,24 +108,31 @@ func.func @ragged(%X: memref<130x37xf32>, %R: memref<4x5xf32>, %Y: memref<60x60x
 }
 // CHECK-LABEL: func.func @ragged
 // CHECK:        %[[C:.*]] = arith.cmpi sle, %id, %c42 : index
-// CHECK-NEXT:   scf.if %[[C]] {
+// CHECK-NEXT:   %[[R:.*]] = scf.if %[[C]] -> (!loop.token) {
 // CHECK-NEXT:     %[[T:.*]] = loop.dma_start %t -> %x[%{{.*}}, %c0] sizes [3, 37] : !loop.ldm<3x37xf32> -> memref<130x37xf32>
-// CHECK-NEXT:     loop.dma_wait %[[T]]
+// CHECK-NEXT:     scf.yield %[[T]] : !loop.token
 // CHECK-NEXT:   } else {
 // CHECK-NEXT:     %[[D:.*]] = arith.cmpi sle, %id, %c43 : index
-// CHECK-NEXT:     scf.if %[[D]] {
+// CHECK-NEXT:     %[[R2:.*]] = scf.if %[[D]] -> (!loop.token) {
 // CHECK-NEXT:       %[[V:.*]] = loop.view %t[%c0] : !loop.ldm<3x37xf32> -> !loop.ldm<37xf32>
 // CHECK-NEXT:       %[[T2:.*]] = loop.dma_start %[[V]] -> %x[%{{.*}}, %c0] sizes [1, 37] : !loop.ldm<37xf32> -> memref<130x37xf32>
-// CHECK-NEXT:       loop.dma_wait %[[T2]]
+// CHECK-NEXT:       scf.yield %[[T2]] : !loop.token
 // CHECK-NEXT:     } else {
+// CHECK-NEXT:       %[[DUMMY:.*]] = loop.dma_start %x[%c0, %c0] sizes [1, 1] -> %dma_scratch_f32 : memref<130x37xf32> -> !loop.ldm<8xf32>
+// CHECK-NEXT:       scf.yield %[[DUMMY]] : !loop.token
 // CHECK-NEXT:     }
+// CHECK-NEXT:     scf.yield %[[R2]] : !loop.token
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %[[Z:.*]] = arith.cmpi sle, %id, %c0 : index
-// CHECK-NEXT:   scf.if %[[Z]] {
+// CHECK-NEXT:   %{{.*}} = scf.if %[[Z]] -> (!loop.token) {
 // CHECK-NEXT:     %[[T3:.*]] = loop.dma_start %s -> %r[%c0, %c0] sizes [4, 5] : !loop.ldm<4x5xf32> -> memref<4x5xf32>
-// CHECK-NEXT:     loop.dma_wait %[[T3]]
+// CHECK-NEXT:     scf.yield %[[T3]] : !loop.token
 // CHECK-NEXT:   } else {
-// CHECK-NEXT:   }
+// CHECK-NEXT:     %{{.*}} = loop.dma_start %r[%c0, %c0] sizes [1, 1] -> %dma_scratch_f32
+// CHECK:        }
+//               the clipped columns need one DMA per row (more than the whole piece's one):
+//               no token balancing, the branches wait for their own DMAs
 // CHECK:        arith.cmpi sle, %{{.*}}, %c48 : index
 // CHECK:        loop.dma_start %u -> %y[%{{.*}}, %{{.*}}] sizes [8, 8] : !loop.ldm<8x8xf32> -> memref<60x60xf32>
+// CHECK-NEXT:   loop.dma_wait
 // CHECK:        loop.dma_start %{{.*}} -> %y[%{{.*}}, %{{.*}}] sizes [1, 4] : !loop.ldm<4xf32> -> memref<60x60xf32>
