@@ -26,7 +26,8 @@ flat buffer): ``loop.ldm_buffer`` slots are rounded up to 32 B (dialects/loop.py
 belong to the buffer.
 
 Kinds (mapkind.py; f32 data are widened by the loads and computed with the fp64 instructions, the
-stores round once, so add/sub/mul/div/sqrt are correctly rounded):
+stores round once, so add/sub/mul are correctly rounded; divides and square roots of f32 nests use
+the shorter fp32 VDIVS/VSQRTS of the non-pipelined divide unit):
 
 * copy / convert / fill / transpose: loads + stores (a transpose is a strided copy nest).
 * relu = VFSELLT x, 0, x; leaky_relu = VFSELLT x, alpha*x, x; clip / max = VFCMPLT + VFSELEQ.
@@ -130,11 +131,14 @@ class Unit:
 
     ZERO = -(10**6)
 
-    def __init__(self, partials: int = PARTIALS) -> None:
+    def __init__(self, partials: int = PARTIALS, fp32: bool = False) -> None:
         self.code: list[_T] = []
         self.n = 0
         self.consts: list[float] = []
         self.partials = partials
+        #: all data of the nest are f32: divides and square roots use the shorter fp32
+        #: instructions (VDIVS/VSQRTS; the result is rounded to f32 by the store anyway)
+        self.fp32 = fp32
 
     # -- primitives ---------------------------------------------------------------------
     def _new(self) -> int:
@@ -175,10 +179,10 @@ class Unit:
         return self.op("vmuld", a, b)
 
     def div(self, a: int, b: int) -> int:
-        return self.op("vdivd", a, b)
+        return self.op("vdivs" if self.fp32 else "vdivd", a, b)
 
     def sqrt(self, a: int) -> int:
-        return self.op("vsqrtd", a)
+        return self.op("vsqrts" if self.fp32 else "vsqrtd", a)
 
     def fma(self, a: int, b: int, c: int) -> int:
         """a*b + c (4-operand VMAD)."""
@@ -276,7 +280,7 @@ _STORE_VEC = {8: sw.VstdOp, 4: sw.VstsOp}
 _STORE_SCALAR = {8: sw.FstdOp, 4: sw.FstsOp}
 _OPS: dict[str, type[sw.RegInstr]] = {
     "vaddd": sw.VadddOp, "vsubd": sw.VsubdOp, "vmuld": sw.VmuldOp, "vdivd": sw.VdivdOp,
-    "vmad": sw.VmadOp, "vsqrtd": sw.VsqrtdOp, "vfcmplt": sw.VfcmpltOp, "vfcmple": sw.VfcmpleOp,
+    "vmad": sw.VmadOp, "vsqrtd": sw.VsqrtdOp, "vdivs": sw.VdivsOp, "vsqrts": sw.VsqrtsOp, "vfcmplt": sw.VfcmpltOp, "vfcmple": sw.VfcmpleOp,
     "vfcmpeq": sw.VfcmpeqOp, "vfseleq": sw.VfseleqOp, "vfsellt": sw.VfselltOp,
 }
 _FIELDS = {1: ("ra", "rc"), 2: ("ra", "rb", "rc"), 3: ("ra", "rb", "rc", "rd")}
@@ -525,7 +529,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
 
     ``tail_ok``: the nest covers whole buffers from offset 0, so a flat (one-dim) nest may be
     processed in vector units past its end (into the buffer's 32-B padding)."""
-    u = Unit(_partials(sizes))
+    u = Unit(_partials(sizes), fp32=all(a.eb == 4 for a in accs))
     unit_fn(u)
     code = u.code
     dims, strides = _merge(sizes, accs)
