@@ -94,3 +94,26 @@ def test_double_buffering_hides_dma(kind: str) -> None:
         assert cyc_db <= cyc_sb, (cyc_db, cyc_sb)
     else:
         assert cyc_db < 0.95 * cyc_sb, (cyc_db, cyc_sb)
+
+
+def test_double_buffering_speeds_up_gemm() -> None:
+    """graph.matmul f64 128x512x128 through the whole pipeline (graph-to-tile's K loop with
+    double-buffered A/B tiles, E2's SUMMA steps): the prefetch hides the tile DMAs behind the
+    mesh GEMM. Measured 64877 vs 92861 cycles (375 vs 262 GFLOPS); 256x1024x256: 358098 vs
+    617021 cycles (543 vs 315 GFLOPS, 73 % of peak)."""
+    from taihu.backends.reference import run_module
+    from taihu.dialects import graph
+    from taihu.passes.pipelines import lower_to_swsim
+    from taihu.test.unit.graph_builder import G
+
+    cycles = {}
+    for db in (True, False):
+        g = G((128, 512), (512, 128), dtype=np.float64)
+        mod = g.module(g(graph.MatMulOp(g.args[0], g.args[1])))
+        inputs = g.inputs(0)
+        ref = run_module(mod, inputs)
+        lower_to_swsim(mod, double_buffer=db)
+        res = simulate(mod, inputs=inputs)
+        np.testing.assert_allclose(res.outputs["y0"], ref["y0"], rtol=1e-10, atol=1e-10)
+        cycles[db] = int(res.report["total_cycles"])
+    assert cycles[True] < 0.85 * cycles[False], cycles
