@@ -337,3 +337,23 @@ def test_winograd_large_channels_split_into_channel_groups(nhwc) -> None:
     """N_i = 600 channels do not fit one LDM per task: full tile rows with channel groups."""
     _lower_and_run(wino_input_text(1, 600, 6, 6, (1, 1, 1, 1), nhwc, 2, 0))
     _lower_and_run(wino_output_text(1, 600, 6, 6, nhwc, 0))
+
+
+def test_winograd_task_shape_choice() -> None:
+    """The task shape with the smaller modelled DMA time wins: NCHW input of a 56x56x64 layer ->
+    whole tile rows of channel groups (4 whole image rows per DMA); its output transform -> all
+    channels, several tiles (one DMA of 16 large blocks from m); NHWC input -> the seed's m'
+    consecutive tiles with all channels (tiles_per_cpe honoured)."""
+    from taihu.dialects.tile import WinogradInputOp, WinogradOutputOp
+    from taihu.passes.conversion.tile_to_loop.mem_prims import plan_winograd_input, plan_winograd_output
+
+    def plan(text, cls, fn):
+        m = Parser(_ctx(), text).parse_module()
+        return fn(next(o for o in m.walk() if isinstance(o, cls))).tiling
+
+    t_in = plan(wino_input_text(1, 64, 56, 56, (1, 1, 1, 1), False, 4, 0), WinogradInputOp, plan_winograd_input)
+    assert t_in.full_width and t_in.t == 28 and 8 <= t_in.g < 64
+    t_in_nhwc = plan(wino_input_text(1, 64, 56, 56, (1, 1, 1, 1), True, 4, 0), WinogradInputOp, plan_winograd_input)
+    assert not t_in_nhwc.full_width and (t_in_nhwc.t, t_in_nhwc.g) == (4, 64)
+    t_out = plan(wino_output_text(1, 64, 56, 56, False, 0), WinogradOutputOp, plan_winograd_output)
+    assert not t_out.full_width and t_out.g == 64 and t_out.t >= 4

@@ -202,6 +202,9 @@ N_CPE = 64
 #: smallest channel group of a full-width Winograd task when the channels must be split: DMA blocks
 #: of >= 8 channels (32 B of f32) rather than perfect load balance (R1: large DMA blocks, 004 L657).
 MIN_CHANNEL_GROUP = 8
+#: fewest tiles per Winograd output task (when the tile row has them): NCHW output rows leave in
+#: blocks of 2t elements, so t >= 4 gives blocks of >= 32 B of f32 (R1, 004 L657).
+MIN_TILES_OUT = 4
 
 
 class _Emitter:
@@ -734,12 +737,14 @@ class WinogradTiling:
     A task covers ``t`` consecutive tiles ``tc0 .. tc0+t-1`` of one tile row (the m' of L1138)
     and ``g`` consecutive channels ``c0 ..``:
 
-    * ``full_width = False`` (NHWC, seed layout, L1140): g = all channels, t =
-      min(tiles_per_cpe, TC) shrunk to fit LDM; each input DMA reads (rows, 2t+2 cols, N_i) with
-      N_i contiguous and each output DMA writes 16 blocks of t*N_i (L1140-1175);
-    * ``full_width = True`` (NCHW, or NHWC when all channels do not fit): t = TC (a whole tile
+    * ``full_width = False``: g = all channels, t = min(tiles_per_cpe, TC) shrunk to fit LDM
+      (input; the output transform picks t for >= 64 tasks); the transformed side -- the 16x
+      larger one -- moves as ONE DMA of 16 blocks of t*C (L1140-1175). The image side: NHWC (the
+      seed's layout, L1140) one DMA of (rows, 2t+2 cols, C); NCHW one DMA per image row of
+      (C, cols) and an in-LDM transpose to channels-last;
+    * ``full_width = True`` (when all channels of one tile do not fit): t = TC (a whole tile
       row), g channels per task (g chosen to fit LDM and give >= 64 tasks when possible); the
-      DMAs read/write whole image rows of g channels.
+      image-side DMAs move whole image rows of g channels, the transformed side 16 DMAs of t x g.
 
     Chunk starts along the tile row and the channels: :func:`_chunk_starts`. Tasks with the same
     boundary clipping form one group (``row_groups`` x ``col_groups``), each lowered as its own
@@ -767,18 +772,44 @@ class WinogradTiling:
         return -(-self.C // self.g)
 
 
-def _tiling(b: int, c: int, tr: int, tc: int, want_t: int, nhwc: bool, eb: int, budget: int, sizes) -> WinogradTiling:
-    """Pick t and g: ``sizes(t, g, full_width)`` lists the element counts of the task buffers."""
-    if nhwc:
-        for t in range(min(max(1, want_t), tc), 0, -1):
-            if _fits(sizes(t, c, False), eb, budget):
-                return WinogradTiling(b, c, tr, tc, t, c, False)
+def _dma_seconds(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, count: int = 1) -> float:
+    """Modelled time of ``count`` DMAs of the window ``sizes`` of a row-major array (eq 3-1 /
+    3-2 with 128-B transaction waste, :mod:`taihu.backends.model.analytic`; 64 CPEs at once)."""
+    from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
+    from taihu.dialects.loop import dma_pattern
+
+    pat = dma_pattern(mem_shape, sizes, eb)
+    assert pat is not None, (mem_shape, sizes)
+    size, bsize, stride = pat
+    return count * (t_stride_dma(size, bsize, stride) if bsize else t_cont_dma(size))
+
+
+def _tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int, sizes, cost) -> WinogradTiling:
+    """Pick t and g. Candidates: all channels and the largest t <= want_t that fits (the seed's
+    choice: do not split the channels, maximise m'*N_i within LDM, L1175), and whole tile rows
+    with channel groups (g for >= 64 tasks and >= 8 channels per DMA block, within LDM). The one
+    with the smaller modelled DMA time per CPE wins (the transforms are DMA-bound, eq 5-7).
+    ``sizes(t, g, full_width)``: element counts of the task buffers; ``cost(t, g, full_width)``:
+    modelled DMA seconds of one task."""
+    cands = []
+    for t in range(min(max(1, want_t), tc), 0, -1):
+        if _fits(sizes(t, c, False), eb, budget):
+            cands.append(WinogradTiling(b, c, tr, tc, t, c, False))
+            break
     gbal = -(-c // max(1, -(-N_CPE // (b * tr))))  # channels per task for >= 64 tasks
     gbal = max(gbal, min(c, MIN_CHANNEL_GROUP))  # but DMA blocks of >= 8 channels (R1, 004 L657)
     for g in range(min(c, gbal), 0, -1):
         if _fits(sizes(tc, g, True), eb, budget):
-            return WinogradTiling(b, c, tr, tc, tc, g, True)
-    return WinogradTiling(b, c, tr, tc, tc, 0, True)
+            cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
+            break
+    if not cands:
+        return WinogradTiling(b, c, tr, tc, tc, 0, True)
+
+    def per_cpe(w: WinogradTiling) -> float:
+        tasks = w.B * w.TR * len(w.col_starts if not w.full_width else [0]) * w.c_chunks
+        return -(-tasks // N_CPE) * cost(w.t, w.g, w.full_width)
+
+    return min(cands, key=per_cpe)
 
 
 def _dims(t: MemRefType, layout: DataLayout) -> tuple[int, int, int, int]:
@@ -830,11 +861,24 @@ def plan_winograd_input(op: WinogradInputOp, budget: int | None = None) -> Winog
     def sizes(t: int, g: int, full: bool) -> list[int]:
         cols = min(w, 2 * t + 2)
         out = [4 * cols * g, 16 * t * g, zb]
-        if full and not nhwc:
-            out.append(g * 4 * w)  # channels-first staging before the transpose
+        if not nhwc:
+            out.append(4 * cols * g)  # channels-first staging before the transpose
         return out
 
-    til = _tiling(b, ni, tr, tc, want, nhwc, eb, budget, sizes)
+    xs, vs = ti.get_shape(), to.get_shape()
+
+    def cost(t: int, g: int, full: bool) -> float:
+        cols = min(w, 2 * t + 2)
+        if nhwc:
+            tin = _dma_seconds(xs, [1, 4, cols, g], eb)
+        elif full:
+            tin = _dma_seconds(xs, [1, g, 4, w], eb)
+        else:
+            tin = _dma_seconds(xs, [1, g, 1, cols], eb, 4)
+        tout = _dma_seconds(vs, [16, t, g], eb) if g == ni else _dma_seconds(vs, [1, t, g], eb, 16)
+        return tin + tout
+
+    til = _tiling(b, ni, tr, tc, want, eb, budget, sizes, cost)
     if til.g == 0:
         raise _fail(op, f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
     return WinogradInputPlan(til, h, w, pads, p_rows, nhwc, zrows)  # type: ignore[arg-type]
@@ -857,7 +901,7 @@ def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
     cols_max = min(p.W, 2 * t + 2)
     din = ctx.new_buffer("wino_in", LdmBufType((4 * cols_max * g,), et))
     vout = ctx.new_buffer("wino_in_v", LdmBufType((16, t, g), et))
-    dchw = ctx.new_buffer("wino_in_chw", LdmBufType((g * 4 * p.W,), et)) if til.full_width and not p.nhwc else None
+    dchw = ctx.new_buffer("wino_in_chw", LdmBufType((4 * cols_max * g,), et)) if not p.nhwc else None
     e = _Emitter(ctx)
     row_keys = [p.row_clip(tr) for tr in range(til.TR)]
     starts = til.col_starts if not til.full_width else [0]
@@ -885,11 +929,19 @@ def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
                     d = e.view(din, (R, Wc, g))
                     if p.nhwc:
                         e.wait([e.get(x, [bb, r_in, c_in, c0], [1, R, Wc, g], d)])
-                    else:
+                    elif til.full_width:  # (g, R, W): one DMA of g channels x R whole rows
                         assert dchw is not None
                         dc = e.view(dchw, (g, R, Wc))
                         e.wait([e.get(x, [bb, c0, r_in, c_in], [1, g, R, Wc], dc)])
                         e.map(MapKind.TRANSPOSE, [dc], d, perm=(1, 2, 0))
+                    else:  # (R, C, Wc): one DMA per image row of all channels
+                        assert dchw is not None
+                        toks = [
+                            e.get(x, [bb, c0, e.add(r_in, k), c_in], [1, g, 1, Wc], e.view(dchw, (g, Wc), k * g * Wc))
+                            for k in range(R)
+                        ]
+                        e.wait(toks)
+                        e.map(MapKind.TRANSPOSE, [e.view(dchw, (R, g, Wc))], d, perm=(0, 2, 1))
                     params = {"pads": (top, left, bottom, right)} if (top or left or bottom or right) else {}
                     e.map(MapKind.WINOGRAD_INPUT, [d], vo, **params)
                 p0 = e.add(e.mul(bb, til.T), e.add(e.mul(trv, til.TC), tc0))
@@ -939,12 +991,27 @@ def plan_winograd_output(op: WinogradOutputOp, budget: int | None = None) -> Win
 
     def sizes(t: int, g: int, full: bool) -> list[int]:
         out = [16 * t * g, 2 * 2 * t * g]
-        if full and not nhwc:
-            out.append(g * 2 * co)  # channels-first staging after the transpose
+        if not nhwc:
+            out.append(2 * 2 * t * g)  # channels-first staging after the transpose
         return out
 
     want_t = -(-tc // max(1, -(-N_CPE // (b * tr))))  # tiles per task for >= 64 tasks when possible
-    til = _tiling(b, no, tr, tc, want_t, nhwc, eb, budget, sizes)
+    want_t = max(want_t, min(tc, MIN_TILES_OUT))  # but NCHW rows of >= 8 outputs per DMA block
+    ms, ys = ti.get_shape(), to.get_shape()
+
+    def cost(t: int, g: int, full: bool) -> float:
+        wc = min(co, 2 * t)
+        tin = _dma_seconds(ms, [16, t, g], eb) if g == no else _dma_seconds(ms, [1, t, g], eb, 16)
+        rows = min(2, ro)
+        if nhwc:
+            tout = _dma_seconds(ys, [1, rows, wc, g], eb)
+        elif full:
+            tout = _dma_seconds(ys, [1, g, rows, co], eb)
+        else:
+            tout = _dma_seconds(ys, [1, g, 1, wc], eb, rows)
+        return tin + tout
+
+    til = _tiling(b, no, tr, tc, want_t, eb, budget, sizes, cost)
     if til.g == 0:
         raise _fail(op, f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
     return WinogradOutputPlan(til, ro, co, nhwc)
@@ -961,7 +1028,7 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
     t, g, C = til.t, til.g, til.C
     mbuf = ctx.new_buffer("wino_out_m", LdmBufType((16, t, g), et))
     ybuf = ctx.new_buffer("wino_out_y", LdmBufType((2 * 2 * t * g,), et))
-    ychw = ctx.new_buffer("wino_out_chw", LdmBufType((g * 2 * p.Co,), et)) if til.full_width and not p.nhwc else None
+    ychw = ctx.new_buffer("wino_out_chw", LdmBufType((2 * 2 * t * g,), et)) if not p.nhwc else None
     e = _Emitter(ctx)
     row_keys = [p.rows(tr) for tr in range(til.TR)]
     starts = til.col_starts if not til.full_width else [0]
@@ -989,10 +1056,19 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
                 c_out = e.mul(tc0, 2)
                 if p.nhwc:
                     e.wait([e.put(yv, y, [bb, r_out, c_out, o0], [1, R, Wc, g])])  # type: ignore[list-item]
-                else:
+                elif til.full_width:  # (g, R, Co): one DMA of g channels x R whole rows
                     assert ychw is not None
                     yc = e.view(ychw, (g, R, Wc))  # type: ignore[arg-type]
                     e.map(MapKind.TRANSPOSE, [yv], yc, perm=(2, 0, 1))
                     e.wait([e.put(yc, y, [bb, o0, r_out, c_out], [1, g, R, Wc])])  # type: ignore[list-item]
+                else:  # (R, C, Wc): one DMA per output row of all channels
+                    assert ychw is not None
+                    yc = e.view(ychw, (R, g, Wc))  # type: ignore[arg-type]
+                    e.map(MapKind.TRANSPOSE, [yv], yc, perm=(0, 2, 1))
+                    toks = [
+                        e.put(e.view(ychw, (g, Wc), k * g * Wc), y, [bb, o0, e.add(r_out, k), c_out], [1, g, 1, Wc])  # type: ignore[operator]
+                        for k in range(R)  # type: ignore[arg-type]
+                    ]
+                    e.wait(toks)
     ctx.note_memref_write(op.output)
     return e.ops()

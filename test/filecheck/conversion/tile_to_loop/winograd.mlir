@@ -66,32 +66,34 @@ func.func @main(%X: memref<1x14x14x16xf32> {graph.name = "x"}) -> (memref<16x64x
 
 // -----
 
-// Input transform, NCHW: whole tile rows (t = TC = 7) of 8-channel groups; the channels-first
-// window (8, rows, 14) is transposed to channels-last in LDM, and the 16 planes go out as 16
-// strided DMAs of (7 tiles x 8 channels).
+// Input transform, NCHW (D's layout), m' = tiles_per_cpe = 3 tiles of a tile row, all 16
+// channels: one DMA per image row of (16 channels x cols) into LDM, a transpose to channels-last,
+// the transform, and ONE DMA of 16 blocks of 3 x 16 to v (the 16x larger side).
 func.func @main(%X: memref<1x16x14x14xf32> {graph.name = "x"}) -> (memref<16x49x16xf32> {graph.name = "v"}) {
   %V = memref.alloc() {alignment = 128 : i64} : memref<16x49x16xf32>
   tile.kernel "wi_nchw" (%x = %X : memref<1x16x14x14xf32>, %v = %V : memref<16x49x16xf32>) {
-    tile.winograd_input %x -> %v {pads = array<i64: 1, 1, 1, 1>} : memref<1x16x14x14xf32> -> memref<16x49x16xf32>
+    tile.winograd_input %x -> %v {pads = array<i64: 1, 1, 1, 1>, tiles_per_cpe = 3 : i64} : memref<1x16x14x14xf32> -> memref<16x49x16xf32>
   }
   func.return %V : memref<16x49x16xf32>
 }
 
 // CHECK-LABEL: loop.spmd "wi_nchw"
-// CHECK:       %wino_in_v = loop.ldm_buffer "wino_in_v" : !loop.ldm<16x7x8xf32>
-// CHECK:       scf.for %q = %id to %c2 step %c64 {
-// CHECK:         %[[D:.*]] = loop.view %wino_in[%c0] : !loop.ldm<448xf32> -> !loop.ldm<3x14x8xf32>
-// CHECK-NEXT:    %[[DC:.*]] = loop.view %wino_in_chw[%c0] : !loop.ldm<448xf32> -> !loop.ldm<8x3x14xf32>
-// CHECK-NEXT:    %[[T:.*]] = loop.dma_start %x[%c0, %[[C0:.*]], %c0, %c0] sizes [1, 8, 3, 14] -> %[[DC]]
-// CHECK-NEXT:    loop.dma_wait %[[T]]
-// CHECK-NEXT:    loop.map transpose ins(%[[DC]] : !loop.ldm<8x3x14xf32>) out(%[[D]] : !loop.ldm<3x14x8xf32>) {perm = array<i64: 1, 2, 0>}
-// CHECK-NEXT:    loop.map winograd_input ins(%[[D]] : !loop.ldm<3x14x8xf32>) out(%wino_in_v : !loop.ldm<16x7x8xf32>) {pads = array<i64: 1, 1, 0, 1>}
-// CHECK-COUNT-16: loop.dma_start %{{.*}} -> %v[%{{.*}}, %c0, %[[C0]]] sizes [1, 7, 8]
+// CHECK:       %wino_in_v = loop.ldm_buffer "wino_in_v" : !loop.ldm<16x3x16xf32>
+// interior tasks: 4 image rows of 8 columns
+// CHECK:       scf.for %q_4 = %{{.*}} to %c5 step %c64 {
+// CHECK:         %[[D:.*]] = loop.view %wino_in[%c0] : !loop.ldm<512xf32> -> !loop.ldm<4x8x16xf32>
+// CHECK-COUNT-4: loop.dma_start %x[%c0, %c0, %{{.*}}, %{{.*}}] sizes [1, 16, 1, 8] -> %{{.*}} : memref<1x16x14x14xf32> -> !loop.ldm<16x8xf32>
+// CHECK-NEXT:    loop.dma_wait
+// CHECK-NEXT:    %[[DC:.*]] = loop.view %wino_in_chw[%c0] : !loop.ldm<512xf32> -> !loop.ldm<4x16x8xf32>
+// CHECK-NEXT:    loop.map transpose ins(%[[DC]] : !loop.ldm<4x16x8xf32>) out(%[[D]] : !loop.ldm<4x8x16xf32>) {perm = array<i64: 0, 2, 1>}
+// CHECK-NEXT:    loop.map winograd_input ins(%[[D]] : !loop.ldm<4x8x16xf32>) out(%wino_in_v : !loop.ldm<16x3x16xf32>){{$}}
+// CHECK:         loop.dma_start %wino_in_v -> %v[%c0, %{{.*}}, %c0] sizes [16, 3, 16] : !loop.ldm<16x3x16xf32> -> memref<16x49x16xf32>
 
 // -----
 
-// Output transform, NCHW, odd R_o = C_o = 13: the last tile row writes one output row; the
-// 2-row result of the map is clipped to 13 columns and transposed to channels-first.
+// Output transform, NCHW, odd R_o = C_o = 13: tasks of 4 tiles (the last chunk of a tile row
+// shifted left and clipped to 7 columns) with all 8 channels: ONE DMA of 16 blocks of 4 x 8 in,
+// the transform, a transpose to (rows, channels, cols) and one DMA per output row.
 func.func @main(%M: memref<16x49x8xf32> {graph.name = "m"}) -> (memref<1x8x13x13xf32> {graph.name = "y"}) {
   %Y = memref.alloc() {alignment = 128 : i64} : memref<1x8x13x13xf32>
   tile.kernel "wo" (%m = %M : memref<16x49x8xf32>, %y = %Y : memref<1x8x13x13xf32>) {
@@ -101,12 +103,12 @@ func.func @main(%M: memref<16x49x8xf32> {graph.name = "m"}) -> (memref<1x8x13x13
 }
 
 // CHECK-LABEL: loop.spmd "wo"
-// CHECK-NEXT:  %wino_out_m = loop.ldm_buffer "wino_out_m" : !loop.ldm<16x7x8xf32>
+// CHECK-NEXT:  %wino_out_m = loop.ldm_buffer "wino_out_m" : !loop.ldm<16x4x8xf32>
 // CHECK:       scf.for %q = %id to %c6 step %c64 {
-// CHECK:         loop.dma_start %m[%c0, %{{.*}}, %c0] sizes [16, 7, 8] -> %wino_out_m
-// CHECK:         loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x7x8xf32>) out(%{{.*}} : !loop.ldm<2x13x8xf32>)
-// CHECK:         loop.map transpose ins(%{{.*}} : !loop.ldm<2x13x8xf32>) out(%{{.*}} : !loop.ldm<8x2x13xf32>) {perm = array<i64: 2, 0, 1>}
-// CHECK:         loop.dma_start %{{.*}} -> %y[%c0, %c0, %{{.*}}, %c0] sizes [1, 8, 2, 13]
-// CHECK:       scf.for %q_1 = %{{.*}} to %c1 step %c64 {
-// CHECK:         loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x7x8xf32>) out(%{{.*}} : !loop.ldm<1x13x8xf32>)
-// CHECK:         loop.dma_start %{{.*}} -> %y[%c0, %c0, %c12, %c0] sizes [1, 8, 1, 13]
+// CHECK:         loop.dma_start %m[%c0, %{{.*}}, %c0] sizes [16, 4, 8] -> %wino_out_m
+// CHECK:         loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x4x8xf32>) out(%[[Y:.*]] : !loop.ldm<2x8x8xf32>)
+// CHECK:         loop.map transpose ins(%[[Y]] : !loop.ldm<2x8x8xf32>) out(%{{.*}} : !loop.ldm<2x8x8xf32>) {perm = array<i64: 0, 2, 1>}
+// CHECK-COUNT-2: loop.dma_start %{{.*}} -> %y[%c0, %c0, %{{.*}}, %{{.*}}] sizes [1, 8, 1, 8]
+// last tile row (one output row), last chunk (7 columns)
+// CHECK:       loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x4x8xf32>) out(%{{.*}} : !loop.ldm<1x7x8xf32>)
+// CHECK:       loop.dma_start %{{.*}} -> %y[%c0, %c0, %c12, %c6] sizes [1, 8, 1, 7]
