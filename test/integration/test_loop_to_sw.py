@@ -413,8 +413,6 @@ builtin.module {
 """
 
 
-@pytest.mark.xfail(reason="simulator sums RLC back-pressure over broadcast targets (reported to the sim "
-                          "owner); remove when fixed", strict=False)
 def test_summa_in_double_buffered_k_loop() -> None:
     """A GEMM from main memory: A/B K-blocks double-buffered (two token chains through
     iter_args), 8 fused SUMMA steps per block on the current slots, C resident."""

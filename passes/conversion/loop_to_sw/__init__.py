@@ -57,6 +57,7 @@ returned buffer that is not an allocation of the host function, several host fun
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -76,6 +77,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     TensorType,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -95,6 +97,27 @@ def sanitize(name: str) -> str:
     """A symbol name from a graph/kernel name: characters outside ``[A-Za-z0-9_.]`` -> ``_``."""
     s = _NAME_OK.sub("_", name) or "_"
     return s
+
+
+_NO_OVERFLOW = arith.IntegerOverflowAttr("none")
+_CMP = {name: IntegerAttr(i, i64) for i, name in enumerate(("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"))}
+
+
+def int_binop(cls: type[Operation], a: SSAValue, b: SSAValue) -> Operation:
+    """``cls(a, b)`` on i64 (``arith.addi``/``muli``/``andi``/``divui``/``remui``...) without
+    IRDL's constructor checks (shared property attributes; the module is verified after the pass)."""
+    return cls.create(operands=[a, b], result_types=[i64], properties=_binop_props(cls))
+
+
+@functools.cache
+def _binop_props(cls: type[Operation]) -> dict[str, Attribute]:
+    has_flags = "overflowFlags" in cls.get_irdl_definition().properties  # type: ignore[attr-defined]
+    return {"overflowFlags": _NO_OVERFLOW} if has_flags else {}
+
+
+def cmpi(a: SSAValue, b: SSAValue, predicate: str) -> Operation:
+    """``arith.cmpi predicate, a, b`` (i1) without IRDL's constructor checks."""
+    return arith.CmpiOp.create(operands=[a, b], result_types=[i1], properties={"predicate": _CMP[predicate]})
 
 
 def _err(op: Operation | None, msg: str) -> DiagnosticException:
@@ -272,7 +295,7 @@ class KernelLowering:
             return a
         if ca == 0 and not isinstance(b, int):
             return b
-        return self.emit(arith.AddiOp(a, self.const(b) if isinstance(b, int) else b)).results[0]
+        return self.emit(int_binop(arith.AddiOp, a, self.const(b) if isinstance(b, int) else b)).results[0]
 
     def mul(self, a: SSAValue, b: int) -> SSAValue:
         """``a * b`` in i64 (constants folded)."""
@@ -283,7 +306,7 @@ class KernelLowering:
             return a
         if b == 0:
             return self.const(0)
-        return self.emit(arith.MuliOp(a, self.const(b))).results[0]
+        return self.emit(int_binop(arith.MuliOp, a, self.const(b))).results[0]
 
     def linear(self, terms: Sequence[tuple[SSAValue, int]], base: SSAValue | None = None) -> SSAValue:
         """``base + sum(value * factor)`` in i64; ``terms`` are loop-level index values (constants
@@ -310,15 +333,14 @@ class KernelLowering:
     def _erase_dead(self) -> None:
         """Drop pure ops (arith, mesh ids) whose results are unused (e.g. index constants
         folded into addresses)."""
-        changed = True
-        while changed:
-            changed = False
-            for op in reversed(list(self.kernel.walk())):
-                pure = op.dialect_name() == "arith" or isinstance(op, (sw.RowIdOp, sw.ColIdOp, sw.CpeIdOp))
-                if pure and not op.regions and all(not r.uses for r in op.results):
-                    op.detach()
-                    op.erase()
-                    changed = True
+        # one backward walk: every user comes after its definition in pre-order
+        for op in reversed(list(self.kernel.walk())):
+            if isinstance(op, sw.RegInstr) or op.regions or not op.results:
+                continue
+            pure = op.dialect_name() == "arith" or isinstance(op, (sw.RowIdOp, sw.ColIdOp, sw.CpeIdOp))
+            if pure and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
 
     def _collect_chains(self, region: Region) -> None:
         uf = self._uf
@@ -455,7 +477,7 @@ class KernelLowering:
         if c is not None:
             self.vmap[op.result] = self.add(base, (c % 2) * stride)
             return
-        bit = self.emit(arith.AndIOp(self.value(op.index), self.const(1))).results[0]
+        bit = self.emit(int_binop(arith.AndIOp, self.value(op.index), self.const(1))).results[0]
         self.vmap[op.result] = self.add(base, self.mul(bit, stride))
 
     def _lower_view(self, op: loop.ViewOp) -> None:
@@ -487,7 +509,7 @@ class KernelLowering:
             if not self._first_write(op):
                 self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(BarrierScope.ARRAY)}))
             get = sw.DmaGetOp.build(operands=[mem, ldm, ch.reply], properties=props)
-            is0 = self.emit(arith.CmpiOp(self.cpe, self.const(0), "eq")).results[0]
+            is0 = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]
             self.emit(scf.IfOp(is0, [], Region(Block([get, scf.YieldOp()])), Region(Block([scf.YieldOp()]))))
             return
         if op.is_get:
@@ -545,7 +567,7 @@ class KernelLowering:
             wait = sw.DmaWaitOp.build(operands=[ch.reply, []], properties={"count": IntegerAttr(1, i64)})
             reset = sw.ReplyResetOp.build(operands=[ch.reply])
             if ch.bcast:
-                is0 = self.emit(arith.CmpiOp(self.cpe, self.const(0), "eq")).results[0]
+                is0 = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]
                 self.emit(scf.IfOp(is0, [], Region(Block([wait, reset, scf.YieldOp()])),
                                    Region(Block([scf.YieldOp()]))))
                 bcast_wait = True

@@ -72,6 +72,18 @@ from taihu.dialects.common import VecDim, scheme_info
 if TYPE_CHECKING:  # pragma: no cover
     from taihu.passes.conversion.loop_to_sw import KernelLowering
 
+
+def cmpi(a: SSAValue, b: SSAValue, predicate: str) -> Operation:
+    from taihu.passes.conversion.loop_to_sw import cmpi as _cmpi
+
+    return _cmpi(a, b, predicate)
+
+
+def int_binop(cls: type[Operation], a: SSAValue, b: SSAValue) -> Operation:
+    from taihu.passes.conversion.loop_to_sw import int_binop as _binop
+
+    return _binop(cls, a, b)
+
 __all__ = ["Geometry", "geometry", "listing41", "generic_body", "lower", "try_fuse_summa_loop"]
 
 REG_C = tuple(range(16))
@@ -299,7 +311,7 @@ def _range(k: KernelLowering, n: int, body: Callable[[SSAValue], None], name: st
 
 
 def _eq(k: KernelLowering, a: SSAValue, b: SSAValue) -> SSAValue:
-    return k.emit(arith.CmpiOp(a, b, "eq")).results[0]
+    return k.emit(cmpi(a, b, "eq")).results[0]
 
 
 def _tile_ptrs(k: KernelLowering, geo: Geometry, V: SSAValue, S: SSAValue, C: SSAValue,
@@ -379,8 +391,8 @@ def _summa_steps(k: KernelLowering, op: loop.SummaStepOp, lb: SSAValue, ub: SSAV
         if nvt == 1:
             return _tile_ptrs(k, geo, sm.V, sm.S, sm.C, q, k.const(0))
         c = k.const(nvt)
-        io = k.emit(arith.DivUIOp(q, c)).results[0]
-        iv = k.emit(arith.RemUIOp(q, c)).results[0]
+        io = k.emit(int_binop(arith.DivUIOp, q, c)).results[0]
+        iv = k.emit(int_binop(arith.RemUIOp, q, c)).results[0]
         return _tile_ptrs(k, geo, sm.V, sm.S, sm.C, io, iv)
 
     def roles(t: SSAValue) -> list[SSAValue]:
@@ -405,8 +417,8 @@ def _summa_steps(k: KernelLowering, op: loop.SummaStepOp, lb: SSAValue, ub: SSAV
 
         def one_step(t: SSAValue) -> None:
             _dispatch(k, roles(t), kloop)
-            t1 = k.emit(arith.AddiOp(t, step)).results[0]
-            more = k.emit(arith.CmpiOp(t1, ub, "slt")).results[0]
+            t1 = k.emit(int_binop(arith.AddiOp, t, step)).results[0]
+            more = k.emit(cmpi(t1, ub, "slt")).results[0]
             blk = Block()
             saved, k.block = k.block, blk
             _dispatch(k, roles(t1), next_step)
@@ -432,8 +444,8 @@ def _summa_steps(k: KernelLowering, op: loop.SummaStepOp, lb: SSAValue, ub: SSAV
             _mk(k, 1, [(pc, 0)], "summa_store_c", c_tile(geo, True, ptr=0))
             return
         # store C of tile q and, in the same run, load C + first FETCHes of tile q + 1
-        q1 = k.emit(arith.AddiOp(q, k.const(1))).results[0]
-        more = k.emit(arith.CmpiOp(q1, k.const(n_tiles), "slt")).results[0]
+        q1 = k.add(q, 1)
+        more = k.emit(cmpi(q1, k.const(n_tiles), "slt")).results[0]
         blk_t, blk_e = Block(), Block()
         saved = k.block
         k.block = blk_t
