@@ -1495,6 +1495,58 @@ class VextwOp(RegInstr):
             raise VerifyException("sw.vextw: lane must be in 0..7 (32-bit words of a 256-bit register)")
 
 
+@_meta(MNEMONIC='vinsf', KIND='fp')
+@irdl_op_definition
+class VinsfOp(RegInstr):
+    """``sw.vinsf rA, rB, lane, rC``: rC = rB with fp64 lane ``lane`` (0..3) replaced by lane 0
+    of rA (SW-64 VINSF, P0, 1 cycle; 004 L537). Packs scalar-loaded elements into one vector so
+    that expensive vector ops (divide, square root) serve four elements."""
+
+    name = "sw.vinsf"
+    ra = _reg_prop()
+    rb = _reg_prop()
+    lane = prop_def(IntegerAttr[I64])
+    rc = _reg_prop()
+    _FIELDS: ClassVar = (("ra", _REG), ("rb", _REG), ("lane", _INT), ("rc", _REG))
+    _READS: ClassVar = ("ra", "rb")
+    _WRITES: ClassVar = ("rc",)
+    ELEM: ClassVar = "f64"
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not 0 <= self.lane.value.data < 4:
+            raise VerifyException("sw.vinsf: lane must be in 0..3 (fp64 lanes of a 256-bit register)")
+
+    @property
+    def lane_index(self) -> int:
+        return self.lane.value.data
+
+
+@_meta(MNEMONIC='vextf', KIND='fp')
+@irdl_op_definition
+class VextfOp(RegInstr):
+    """``sw.vextf rA, lane, rC``: rC = fp64 lane ``lane`` (0..3) of rA, in every lane (a scalar
+    fp value, as LDDE leaves it; SW-64 VEXTF, P0, 1 cycle; 004 L537)."""
+
+    name = "sw.vextf"
+    ra = _reg_prop()
+    lane = prop_def(IntegerAttr[I64])
+    rc = _reg_prop()
+    _FIELDS: ClassVar = (("ra", _REG), ("lane", _INT), ("rc", _REG))
+    _READS: ClassVar = ("ra",)
+    _WRITES: ClassVar = ("rc",)
+    ELEM: ClassVar = "f64"
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not 0 <= self.lane.value.data < 4:
+            raise VerifyException("sw.vextf: lane must be in 0..3 (fp64 lanes of a 256-bit register)")
+
+    @property
+    def lane_index(self) -> int:
+        return self.lane.value.data
+
+
 class _Put(RegInstr):
     """``sw.putX rA, dst``: send register rA (256 bit) along the row (putr: dst = target column)
     or column (putc: dst = target row); dst 8 = broadcast to the other 7 (spec §5 rule 2).
@@ -1807,6 +1859,8 @@ Sw = Dialect(
         CmpleOp,
         VinswOp,
         VextwOp,
+        VinsfOp,
+        VextfOp,
         PutrOp,
         PutcOp,
         GetrOp,

@@ -416,7 +416,14 @@ _SW64_FP = {
 }
 
 
-def _compute(op: str, x: list[np.ndarray]) -> np.ndarray:
+def _compute(op: str, x: list[np.ndarray], lane: int = 0) -> np.ndarray:
+    if op == "vinsf":  # x[1] with lane `lane` = x[0][0]
+        shape = np.broadcast_shapes(x[0].shape, x[1].shape)
+        r = np.array(np.broadcast_to(x[1], shape))
+        r[..., lane] = np.broadcast_to(x[0][..., 0], shape[:-1])
+        return r
+    if op == "vextf":  # lane `lane` of x[0] in every lane
+        return np.repeat(x[0][..., lane : lane + 1], 4, axis=-1)
     if op in ("vmad", "fmad"):
         return x[0] * x[1] + x[2]
     if op in ("vmas", "fmas"):
@@ -647,7 +654,7 @@ class BatchNumerics:
                 sign = -1.0 if op.startswith(("vsub", "fsub")) else 1.0
                 val[j] = livein(ins.src[ai]) + sign * np.cumsum(inc, axis=1)
             else:
-                val[j] = _compute(op, [operand(j, k) for k in range(len(ins.src))])
+                val[j] = _compute(op, [operand(j, k) for k in range(len(ins.src))], ins.offset)
         done: set[int] = set()
         for op, ptr, members in plan.store_groups:
             if n > 1 and self.strides[ptr] == 0:
@@ -841,5 +848,5 @@ class BatchNumerics:
                         sends.setdefault(j, np.zeros((C, n, 4)))[ci, i] = regs[ins.src[0]]
                     elif op in FMA or op in FP_BINARY or op in FP_OTHER:
                         x = [regs[r] if r != 31 else np.zeros(4) for r in numeric_sources(ins)]
-                        regs[ins.dst[0]] = _compute(op, x)
+                        regs[ins.dst[0]] = _compute(op, x, ins.offset)
         return sends

@@ -58,7 +58,10 @@ FP_BINARY = frozenset(
 FP_CMP = frozenset({"vfcmpeq", "vfcmple", "vfcmplt"})
 FP_SEL = frozenset({"vfseleq", "vfsellt"})
 FP_UNARY = frozenset({"vsqrtd", "vsqrts"})
-FP_OTHER = FP_CMP | FP_SEL | FP_UNARY
+#: fp64 lane insert / extract (lane index in ``Instr.offset``): vinsf (ra, rb) -> rb with lane
+#: ``offset`` = ra[0]; vextf (ra,) -> ra[offset] in every lane
+LANE_OPS = frozenset({"vinsf", "vextf"})
+FP_OTHER = FP_CMP | FP_SEL | FP_UNARY | LANE_OPS
 ROW_OPS = frozenset({"putr", "getr", "vldr", "ldder"})
 COL_OPS = frozenset({"putc", "getc", "vldc", "lddec"})
 

@@ -79,7 +79,7 @@ def decode_microkernel(op: sw.MicrokernelOp) -> MicroKernel:
             dst=ins.writes(),
             src=ins.reads(),
             ptr=None if mem is None else mem.ptr,
-            offset=0 if mem is None else mem.offset,
+            offset=getattr(ins, "lane_index", 0) if mem is None else mem.offset,
             rlc_dst=None if rlc is None or rlc.role != "put" else rlc.dst,
             imm=getattr(ins, "imm", None),
         ))

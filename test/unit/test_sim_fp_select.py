@@ -157,6 +157,19 @@ def test_ldfi_constant_is_exact(v):
     np.testing.assert_array_equal(y.outputs["Y"], np.full((64, N), v))
 
 
+def test_lane_insert_and_extract():
+    # pack x[3], x[2], x[1], x[0] (scalar loads) into one vector: y = reversed vector of x
+    x, z, y = _run("sw.ldde r0, 24(p0)\n sw.ldde r1, 16(p0)\n sw.vinsf r1, r0, 1, r0\n"
+                   " sw.ldde r1, 8(p0)\n sw.vinsf r1, r0, 2, r0\n sw.ldde r1, 0(p0)\n sw.vinsf r1, r0, 3, r0\n"
+                   " sw.vstd r0, 0(p2)")
+    np.testing.assert_array_equal(y, x.reshape(64, -1, 4)[:, :, ::-1].reshape(64, -1))
+    # lane 2 of every vector, stored as a scalar at the vector's first element
+    x, z, y = _run("sw.vldd r0, 0(p0)\n sw.vextf r0, 2, r1\n sw.fstd r1, 0(p2)")
+    want = np.zeros_like(x)
+    want[:, ::4] = x[:, 2::4]
+    np.testing.assert_array_equal(y, want)
+
+
 # ---- vectorised evaluation == exact sequential evaluation -------------------------------------
 
 _R = st.integers(0, 7)
@@ -171,6 +184,8 @@ INSTR = st.one_of(
     st.builds(lambda s, o: Instr("vstd", (), (s,), ptr=1, offset=32 * o), _R, st.integers(0, 3)),
     st.builds(lambda s, o: Instr("fstd", (), (s,), ptr=1, offset=8 * o), _R, st.integers(0, 15)),
     st.builds(lambda d, v: Instr("ldfi", (d,), (), imm=v), _R, st.floats(-4, 4)),
+    st.builds(lambda a, b, c, ln: Instr("vinsf", (c,), (a, b), offset=ln), _R, _R, _R, st.integers(0, 3)),
+    st.builds(lambda a, c, ln: Instr("vextf", (c,), (a,), offset=ln), _R, _R, st.integers(0, 3)),
 )
 
 

@@ -2,7 +2,7 @@
 // RUN: TAIHU_GENERIC_ROUNDTRIP
 
 // SW-64 fp compare / select / divide / square root (dest last; lane = 2.0 if true else 0.0),
-// scalar fp stores (lane 0) and the fp-constant pseudo-instruction sw.ldfi.
+// scalar fp stores (lane 0), the fp-constant pseudo-instruction sw.ldfi, fp64 lane insert/extract.
 
 sw.kernel @k(%a: i64) {
   sw.microkernel trip 4 (%a step 32) {
@@ -23,6 +23,8 @@ sw.kernel @k(%a: i64) {
     sw.ldfi r13, 0xfff0000000000000
     sw.fstd r10, 8(p0)
     sw.fsts r11, 4(p0)
+    sw.vinsf r10, r0, 3, r0
+    sw.vextf r0, 2, r14
   }
 }
 
@@ -44,6 +46,8 @@ sw.kernel @k(%a: i64) {
 // CHECK-NEXT:   sw.ldfi r13, 0xfff0000000000000
 // CHECK-NEXT:   sw.fstd r10, 8(p0)
 // CHECK-NEXT:   sw.fsts r11, 4(p0)
+// CHECK-NEXT:   sw.vinsf r10, r0, 3, r0
+// CHECK-NEXT:   sw.vextf r0, 2, r14
 // CHECK-NEXT: }
 
 // CHECK-GENERIC: "sw.vfseleq"() <{ra = 3 : i64, rb = 0 : i64, rc = 31 : i64, rd = 4 : i64}> : () -> ()

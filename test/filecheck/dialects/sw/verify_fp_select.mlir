@@ -51,3 +51,21 @@ sw.kernel @k(%a: i64) {
   }
 }
 // CHECK: sw.ldfi: r31 is hard-wired to 0 and cannot be written (004 L821)
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  sw.microkernel trip 1 () {
+    sw.vinsf r0, r1, 4, r2
+  }
+}
+// CHECK: sw.vinsf: lane must be in 0..3 (fp64 lanes of a 256-bit register)
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  sw.microkernel trip 1 () {
+    sw.vextf r0, -1, r2
+  }
+}
+// CHECK: sw.vextf: lane must be in 0..3 (fp64 lanes of a 256-bit register)
