@@ -68,13 +68,14 @@ Errors: :class:`xdsl.utils.exceptions.PassFailedException` naming the op and the
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float64Type, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IndexType, IntegerAttr, MemRefType, ModuleOp, i64
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
@@ -109,6 +110,51 @@ def _fail(op: Operation, msg: str) -> PassFailedException:
     if isinstance(op, tile.KernelOp):
         where = f'tile.kernel "{op.kernel_name.data}"'
     return PassFailedException(f"convert-tile-to-loop: {where}: {msg}")
+
+
+# Fast op construction: the ops below are built without IRDL's per-construction checks (the
+# module is verified after the pass); attributes are cached.
+
+
+@functools.cache
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@functools.cache
+def _ldm_type(shape: tuple[int, ...], elem: Attribute) -> LdmBufType:
+    return LdmBufType(shape, elem)
+
+
+_TOKEN = loop.TokenType()
+_INDEX = IndexType()
+
+
+def _dma_start(
+    src: SSAValue, dst: SSAValue, offsets: Sequence[SSAValue], sizes: Sequence[int],
+    strides: Sequence[int] | None = None, mode: DmaMode | None = None,
+) -> loop.DmaStartOp:
+    props: dict[str, Attribute] = {"sizes": _i64_array(tuple(sizes))}
+    if strides is not None and any(x != 1 for x in strides):
+        props["strides"] = _i64_array(tuple(strides))
+    if mode is not None:
+        props["mode"] = loop.DmaModeAttr(mode)
+    return loop.DmaStartOp.create(operands=[src, dst, *offsets], properties=props, result_types=[_TOKEN])
+
+
+def _view_op(buf: SSAValue, off: SSAValue, t: LdmBufType) -> loop.ViewOp:
+    return loop.ViewOp.create(operands=[buf, off], result_types=[t])
+
+
+def _addi(x: SSAValue, y: SSAValue) -> arith.AddiOp:
+    return arith.AddiOp.create(operands=[x, y], properties={"overflowFlags": _NO_OVERFLOW}, result_types=[_INDEX])
+
+
+def _muli(x: SSAValue, y: SSAValue) -> arith.MuliOp:
+    return arith.MuliOp.create(operands=[x, y], properties={"overflowFlags": _NO_OVERFLOW}, result_types=[_INDEX])
+
+
+_NO_OVERFLOW = arith.IntegerOverflowAttr("none")
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,8 +393,8 @@ class LowerCtx:
     @property
     def cpe_id(self) -> SSAValue:
         if self._cpe_id is None:
-            r8 = arith.MuliOp(self.row, self.const(MESH))
-            i = arith.AddiOp(r8.result, self.col)
+            r8 = _muli(self.row, self.const(MESH))
+            i = _addi(r8.result, self.col)
             i.result.name_hint = "id"
             self._prelude += [r8, i]
             self._cpe_id = i.result
@@ -426,7 +472,7 @@ class LowerCtx:
             return y
         if cy == 0:
             return x
-        return self.emit(arith.AddiOp(x, y)).results[0]
+        return self.emit(_addi(x, y)).results[0]
 
     def addc(self, x: SSAValue, c: int) -> SSAValue:
         return self.add(x, self.const(c)) if c else x
@@ -439,7 +485,7 @@ class LowerCtx:
             return x
         if c == 0:
             return self.const(0)
-        return self.emit(arith.MuliOp(x, self.const(c))).results[0]
+        return self.emit(_muli(x, self.const(c))).results[0]
 
     def cpe_term(self, a: int, b: int) -> SSAValue:
         """``a*row + b*col`` (hoisted to the spmd prelude)."""
@@ -450,7 +496,7 @@ class LowerCtx:
             if b == 1:
                 self._cpe_terms[key] = self.cpe_id
             else:
-                m = arith.MuliOp(self.cpe_id, self.const(b))
+                m = _muli(self.cpe_id, self.const(b))
                 self._prelude.append(m)
                 self._cpe_terms[key] = m.result
         if key not in self._cpe_terms:
@@ -462,11 +508,11 @@ class LowerCtx:
                 if coef == 1:
                     parts.append(v)
                 else:
-                    m = arith.MuliOp(v, self.const(coef))
+                    m = _muli(v, self.const(coef))
                     ops.append(m)
                     parts.append(m.result)
             if len(parts) == 2:
-                s = arith.AddiOp(parts[0], parts[1])
+                s = _addi(parts[0], parts[1])
                 ops.append(s)
                 parts = [s.result]
             self._prelude += ops
@@ -757,7 +803,7 @@ def _view(ctx: LowerCtx, buf: SSAValue, off: int | SSAValue, count: int, whole: 
     if whole and isinstance(off, int) and off == 0:
         return buf
     o = ctx.const(off) if isinstance(off, int) else off
-    v = loop.ViewOp(buf, o, LdmBufType([count], bt.element_type))
+    v = _view_op(buf, o, _ldm_type((count,), bt.element_type))
     ctx.emit(v)
     return v.result
 
@@ -820,9 +866,9 @@ def _emit_box(
                 ldm_off = acc
             v = _view(ctx, buf, ldm_off, per, whole)
             if op.is_load:
-                d_op = loop.DmaStartOp(mem, v, offs, sp.sizes, mode=mode, strides=plan.strides)
+                d_op = _dma_start(mem, v, offs, sp.sizes, plan.strides, mode)
             else:
-                d_op = loop.DmaStartOp(v, mem, offs, sp.sizes, strides=plan.strides)
+                d_op = _dma_start(v, mem, offs, sp.sizes, plan.strides)
             ctx.emit(d_op)
             toks.append(d_op.token)
         return toks
@@ -946,7 +992,7 @@ def _dummy_dmas(ctx: LowerCtx, mem: SSAValue, n: int) -> list[SSAValue]:
     zeros = [ctx.const(0)] * len(mt.get_shape())
     toks = []
     for _ in range(n):
-        d = loop.DmaStartOp(mem, scratch, zeros, [1] * len(zeros))
+        d = _dma_start(mem, scratch, zeros, [1] * len(zeros))
         ctx.emit(d)
         toks.append(d.token)
     return toks
