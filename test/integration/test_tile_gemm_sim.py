@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from taihu.backends.sim.machine import default_machine
 from taihu.test.integration.test_tile_to_loop_sim import simulate_tile
 from taihu.test.unit.test_tile_to_loop_mem_prims import im2col_text
 
@@ -58,3 +59,37 @@ def test_im2col_nhwc_dilated_on_simulator() -> None:
 @pytest.mark.parametrize("i", range(4), ids=["filter", "input_nhwc_chunks", "input_nchw_groups", "output_nchw_odd"])
 def test_winograd_on_simulator(i: int) -> None:
     _check(_cases("winograd.mlir")[i], rtol=1e-5, atol=1e-5)
+
+
+BLOCKED_DGEMM = """
+func.func @main(%A: memref<128x1024xf64> {graph.name = "a"}, %B: memref<1024x512xf64> {graph.name = "b"}) -> (memref<128x512xf64> {graph.name = "c"}) {
+  %C = memref.alloc() {alignment = 128 : i64} : memref<128x512xf64>
+  tile.kernel "dgemm" (%a = %A : memref<128x1024xf64>, %b = %B : memref<1024x512xf64>, %c = %C : memref<128x512xf64>) {
+    %c0 = arith.constant 0 : index
+    %ta = tile.alloc double : !tile.buf<128x128xf64, cr>
+    %tb = tile.alloc double : !tile.buf<128x256xf64, cr>
+    %tc = tile.alloc : !tile.buf<128x256xf64, cr>
+    tile.for %j = 0 to 512 step 256 name "cN" {
+      tile.map fill out(%tc : !tile.buf<128x256xf64, cr>) {value = 0.0 : f64}
+      tile.for %k = 0 to 1024 step 128 name "cK" {
+        tile.move %a[%c0, %k] sizes [128, 128] -> %ta : memref<128x1024xf64> -> !tile.buf<128x128xf64, cr>
+        tile.move %b[%k, %j] sizes [128, 256] -> %tb : memref<1024x512xf64> -> !tile.buf<128x256xf64, cr>
+        tile.gemm %ta, %tb -> %tc m 128 n 256 k 128 scheme 3 vec n : !tile.buf<128x128xf64, cr>, !tile.buf<128x256xf64, cr>, !tile.buf<128x256xf64, cr>
+      }
+      tile.move %tc -> %c[%c0, %j] sizes [128, 256] : !tile.buf<128x256xf64, cr> -> memref<128x512xf64>
+    }
+  }
+  func.return %C : memref<128x512xf64>
+}
+"""
+
+
+def test_blocked_dgemm_throughput() -> None:
+    """A blocked DGEMM from main memory (K innermost, double-buffered A/B blocks, 004 §4.2):
+    correct, and the SUMMA steps keep the mesh busy: >= 60 % of the CG's fp64 peak (measured
+    73 % = 544 GFLOPS for 128x512x1024; reference points: the LDM-resident primitive alone reaches
+    97.3 % at best and > 67 % on 76 % of its shapes, reproduction-targets HW-5/HW-6, 004 L895)."""
+    cycles = _check(BLOCKED_DGEMM, rtol=1e-12, atol=1e-10)
+    m = default_machine()
+    gflops = 2 * 128 * 512 * 1024 / (cycles / (m.f_clk_ghz * 1e9)) / 1e9
+    assert gflops >= 0.6 * m.peak_cg_gflops, (gflops, m.peak_cg_gflops)
