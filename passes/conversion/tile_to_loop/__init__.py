@@ -968,6 +968,9 @@ def balanced_tokens(ctx: LowerCtx, plan: _MovePlan) -> int | None:
     or more than ``max_unrolled_dmas``."""
     if plan.uniform or plan.bcast:
         return None
+    et = plan.op.memref.type.get_element_type()  # type: ignore[union-attr]
+    if ("f64" if isinstance(et, Float64Type) else "f32") not in ctx._scratch and ctx.ldm_free_bytes() < loop.LDM_ALIGN:
+        return None  # no room for the scratch buffer of the dummy DMAs
     r = len(plan.shape)
     full = dmaplan.split_box(plan.shape, plan.strides, plan.full_n, (0,) * r, plan.full_n, plan.order, plan.elem_bytes)
     k_full = full.count((0,) * r, plan.full_n)
