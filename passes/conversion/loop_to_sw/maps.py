@@ -16,8 +16,10 @@ access with one byte stride per nest dimension (0 = broadcast), plus a *unit pro
 once with virtual registers (:class:`Unit`). Adjacent dimensions that are contiguous for every
 access are merged; the innermost dimension is processed in *vector units* (4 elements: VLDD/VLDS,
 LDDE/LDSE for broadcast operands, VSTD/VSTS) when every access is contiguous or broadcast along it
-and 32-B (f64) / 16-B (f32) aligned, else in *scalar units* (LDDE/LDSE replicate one element,
-FSTD/FSTS store lane 0). A micro-kernel body holds several units (register sets interleaved
+and 32-B (f64) / 16-B (f32) aligned, else in *packed units* (4 elements loaded one by one with
+LDDE/LDSE and moved into lanes with VINSF, stored lane by lane with VEXTF + FSTD/FSTS) when the
+unit's arithmetic outweighs the lane moves (:func:`_packing_pays`), else in *scalar units* (LDDE/LDSE
+replicate one element, FSTD/FSTS store lane 0). A micro-kernel body holds several units (register sets interleaved
 round-robin, so independent units hide the 7-cycle fp latency, 004 L530-532); it iterates either
 the innermost dimension or, when one row of units fits a body, the next outer one.
 
@@ -302,6 +304,15 @@ def _mem_op(cls: type[sw.RegInstr], reg: int, ptr: int, off: int, store: bool) -
     return cls.create(properties={"rs" if store else "rd": _i64(reg), "ptr": _i64(ptr), "offset": _i64(off)})
 
 
+def _lane_op(mn: str, srcs: Sequence[int], lane: int, dst: int) -> sw.RegInstr:
+    """``sw.vinsf rA, rB, lane, rC`` / ``sw.vextf rA, lane, rC``."""
+    props = {"ra": _i64(srcs[0]), "lane": _i64(lane), "rc": _i64(dst)}
+    if mn == "vinsf":
+        props["rb"] = _i64(srcs[1])
+        return sw.VinsfOp.create(properties=props)
+    return sw.VextfOp.create(properties=props)
+
+
 def _ldfi(reg: int, value: float) -> sw.LdfiOp:
     return sw.LdfiOp.create(properties={"rd": _i64(reg), "value": FloatAttr(float(value), f64)})
 
@@ -517,6 +528,23 @@ def _units_per_body(units: int, kmax: int) -> int:
     return -(-units // n_bodies)
 
 
+def _packing_pays(code: list[_T], strides: list[list[int]], inner: int) -> bool:
+    """Packed units (four scalar-loaded elements moved into one vector with VINSF, results
+    stored lane by lane with VEXTF) instead of scalar units, when the per-element cost estimate
+    max(P0, P1, divide unit) drops by a fifth: pays for divides, square roots, exp polynomials,
+    long max chains; not for a plain copy."""
+    from taihu.backends.sim.machine import default_machine
+
+    m = default_machine()
+    ops = [t for t in code if t.kind == "op"]
+    div = sum(m.instruction(t.mn).repeat for t in ops if m.instruction(t.mn).repeat > 1)
+    moved = sum(1 for t in code if t.kind in ("ld", "st") and strides[t.acc][inner] != 0)
+    bcast = sum(1 for t in code if t.kind == "ld" and strides[t.acc][inner] == 0)
+    scalar = max(len(ops), moved + bcast, div)
+    packed = max((len(ops) + 3 * moved) / 4, (4 * moved + bcast) / 4, div / 4)
+    return packed < 0.8 * scalar
+
+
 def _partials(sizes: Sequence[int]) -> int:
     """Partial accumulators per reduction: enough independent chains in a body (~8, spec §6:
     7-cycle fp latency) between the units (one per output position) and inside a unit."""
@@ -562,21 +590,27 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 vec = False
             if any(s % va for s in strides[a][:inner]):
                 vec = False
-    units = -(-n_inner // 4) if vec else n_inner
-    step = [strides[a][inner] * (4 if vec else 1) for a in range(len(accs))]
+    packed = not vec and _packing_pays(code, strides, inner)
+    units = -(-n_inner // 4) if vec or packed else n_inner
+    lanes_last = n_inner - 4 * (units - 1) if packed else 4
+    step = [strides[a][inner] * (4 if vec or packed else 1) for a in range(len(accs))]
     _, s_min = _allocate(code)
+    extra = 1 if packed else 0  # packed units: one temporary register for lane moves
     nc = len(u.consts)
-    kmax = (N_ALLOC - nc) // s_min
+    kmax = (N_ALLOC - nc) // (s_min + extra)
     if kmax < 1:
         raise DiagnosticException(
             f"convert-loop-to-sw: map {em.name}: unit program needs {s_min} registers + {nc} constants > {N_ALLOC}")
-    L = len(code)
+    L = len(code) if not packed else len(code) + sum(
+        6 for t in code if t.kind in ("ld", "st") and strides[t.acc][inner] != 0)
     allocs: dict[int, tuple[dict[int, int], int]] = {}
 
     def alloc(group: int) -> tuple[dict[int, int], int]:
-        """Slots of a unit when ``group`` units share the registers not holding constants."""
+        """Slots of a unit when ``group`` units share the registers not holding constants
+        (the per-unit register count includes the lane-move temporary of packed units)."""
         if group not in allocs:
-            allocs[group] = _allocate(code, max(s_min, (N_ALLOC - nc) // group))
+            slot, S = _allocate(code, max(s_min, (N_ALLOC - nc) // group - extra))
+            allocs[group] = (slot, S + extra)
         return allocs[group]
 
     def reg(v: int, j: int, group: int = 1) -> int:
@@ -587,25 +621,30 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
         slot, S = alloc(group)
         return j * S + slot[v]
 
+    def temp(j: int, group: int) -> int:
+        _, S = alloc(group)
+        return j * S + S - 1
+
     ptr_of = {a: i for i, a in enumerate(used)}
 
-    def body(n_rows: int, n_cols: int, row_stride: list[int]) -> list[sw.RegInstr]:
-        """Units (row r, column c) for r < n_rows, c < n_cols (row r at ``r*row_stride``), in
-        groups of up to ``kmax`` units that share the registers (disjoint sets inside a group),
-        then list-scheduled. Bodies are cached by everything they depend on (maps of one
-        network repeat the same few bodies many times)."""
-        key = (tuple(code), nc, vec, n_rows, n_cols,
-               tuple((ptr_of[a], accs[a].offset, accs[a].eb, step[a], row_stride[a], a in contiguous) for a in used))
+    def body(n_rows: int, n_cols: int, row_stride: list[int], last: int = 4) -> list[sw.RegInstr]:
+        """Units (row r, column c) for r < n_rows, c < n_cols (row r at ``r*row_stride``; the
+        last column of packed units has ``last`` lanes), in groups of up to ``kmax`` units that
+        share the registers (disjoint sets inside a group), then list-scheduled. Bodies are
+        cached by everything they depend on (maps of one network repeat a few bodies)."""
+        key = (tuple(code), nc, vec, packed, n_rows, n_cols, last,
+               tuple((ptr_of[a], accs[a].offset, accs[a].eb, step[a], strides[a][inner], row_stride[a],
+                      a in contiguous) for a in used))
         recipe = _BODY_CACHE.get(key)
         if recipe is None:
-            ops = build_body(n_rows, n_cols, row_stride)
+            ops = build_body(n_rows, n_cols, row_stride, last)
             if len(_BODY_CACHE) >= 1024:
                 _BODY_CACHE.clear()
             _BODY_CACHE[key] = [(type(o), dict(o.properties)) for o in ops]
             return ops
         return [cls.create(properties=dict(props)) for cls, props in recipe]
 
-    def build_body(n_rows: int, n_cols: int, row_stride: list[int]) -> list[sw.RegInstr]:
+    def build_body(n_rows: int, n_cols: int, row_stride: list[int], last: int) -> list[sw.RegInstr]:
         pos = [(r, c) for r in range(n_rows) for c in range(n_cols)]
         n = len(pos)
         g = min(n, kmax)
@@ -624,12 +663,24 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                     rr, cc = pos[j]
                     off = acc.offset + rr * row_stride[a] + cc * step[a] + t.tap
                     v = vec and a in contiguous
+                    lanes = (last if cc == n_cols - 1 else 4) if packed and strides[a][inner] else 1
+                    es = strides[a][inner]
                     if t.kind == "ld":
                         cls = (_LOAD_VEC if v else _LOAD_REP)[acc.eb]
-                        out.append(_mem_op(cls, reg(t.dst, r, key), ptr_of[a], off, False))
+                        d = reg(t.dst, r, key)
+                        out.append(_mem_op(cls, d, ptr_of[a], off, False))
+                        for ln in range(1, lanes):  # packed: the other lanes through the temporary
+                            tr = temp(r, key)
+                            out.append(_mem_op(cls, tr, ptr_of[a], off + ln * es, False))
+                            out.append(_lane_op("vinsf", (tr, d), ln, d))
                     else:
                         cls = (_STORE_VEC if v else _STORE_SCALAR)[acc.eb]
-                        out.append(_mem_op(cls, reg(t.srcs[0], r, key), ptr_of[a], off, True))
+                        src = reg(t.srcs[0], r, key)
+                        out.append(_mem_op(cls, src, ptr_of[a], off, True))
+                        for ln in range(1, lanes):
+                            tr = temp(r, key)
+                            out.append(_lane_op("vextf", (src,), ln, tr))
+                            out.append(_mem_op(cls, tr, ptr_of[a], off + ln * es, True))
         return _schedule(out)
 
     if u.consts:
@@ -646,18 +697,20 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
             per = _units_per_body(dims[k - 2], max(1, min(BODY_MAX // (units * L), -(-min(kmax, UNITS_MAX) // units))))
             trip, rem = divmod(dims[k - 2], per)
             if trip:
-                em.microkernel(trip, ptrs, [rs[a] * per for a in used], body(per, units, rs), label)
+                em.microkernel(trip, ptrs, [rs[a] * per for a in used], body(per, units, rs, lanes_last), label)
             if rem:
                 moved = [em.add(bases[a], trip * per * rs[a]) for a in used]
-                em.microkernel(1, moved, [0] * len(used), body(rem, units, rs), label)
+                em.microkernel(1, moved, [0] * len(used), body(rem, units, rs, lanes_last), label)
             return
-        per = _units_per_body(units, max(1, min(kmax, UNITS_MAX, BODY_MAX // L)))
-        trip, rem = divmod(units, per)
+        full = units if lanes_last == 4 else units - 1  # a partial packed unit goes last
+        per = _units_per_body(full, max(1, min(kmax, UNITS_MAX, BODY_MAX // L))) if full else 1
+        trip, rem = divmod(full, per)
         if trip:
             em.microkernel(trip, ptrs, [step[a] * per for a in used], body(1, per, zero), label)
-        if rem:
+        tail = rem + (units - full)
+        if tail:
             moved = [em.add(bases[a], trip * per * step[a]) for a in used]
-            em.microkernel(1, moved, [0] * len(used), body(1, rem, zero), label)
+            em.microkernel(1, moved, [0] * len(used), body(1, tail, zero, lanes_last), label)
 
     def level(d: int, bases: list[SSAValue]) -> None:
         if d == n_loop:

@@ -55,11 +55,14 @@ builtin.module {
 // CHECK:        sw.vmuld r{{[0-9]+}}, r30, r{{[0-9]+}}
 // CHECK:        sw.vfsellt
 
-// 3x3 stride-2 max pool: scalar units (one output each), all 3 output rows in one body.
+// 3x3 stride-2 max pool: packed units (3 outputs of a row, scalar loads moved into lanes with
+// VINSF, results stored lane by lane via VEXTF), all 3 output rows in one body.
 // CHECK:      sw.microkernel trip 1 (%y step 192, %p step 36) attributes {name = "max_pool.max"} {
 // CHECK:        sw.ldse r{{[0-9]+}}, 0(p0)
+// CHECK:        sw.vinsf
 // CHECK:        sw.vfcmplt
 // CHECK:        sw.vfseleq
+// CHECK:        sw.vextf
 // CHECK:        sw.fsts r{{[0-9]+}}, 32(p1)
 // CHECK-NEXT: }
 
@@ -73,6 +76,6 @@ builtin.module {
 // CHECK:      sw.microkernel trip 1 (%x step 256, %y step 256, %y step 256) attributes {name = "softmax.exp"} {
 // CHECK:        sw.vmad
 // CHECK:      attributes {name = "softmax.sum"}
-// CHECK:        sw.vdivd
+// CHECK:        sw.vdivs
 // CHECK:      attributes {name = "softmax.scale"}
 // CHECK:      attributes {name = "softmax.tail"}
