@@ -409,3 +409,15 @@ def test_winograd_output(t, C, R, Wc, elem):
     x = _rand((16, t, C), NP[elem], 16)
     y, _, _ = run_map(MapKind.WINOGRAD_OUTPUT, [x], (R, Wc, C), elem, {})
     np.testing.assert_allclose(y, _mem_prims_reference(MapKind.WINOGRAD_OUTPUT, x, (R, Wc, C), {}), **_tol(NP[elem]))
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_packed_units_with_partial_lanes(elem):
+    """Strided windows go through packed units (VINSF/VEXTF); rows of 5 outputs = 4 + 1 lanes."""
+    dt = NP[elem]
+    x = _rand((2, 11, 11), dt, 30)
+    want, oshape = _pool(x, (3, 3), (2, 2), "max")
+    y, _, mod = run_map(MapKind.MAX_POOL, [x], oshape[1:], elem, {"kernel": (3, 3), "strides": (2, 2)})
+    np.testing.assert_array_equal(y, want)
+    names = {op.name for op in mod.walk()}
+    assert {"sw.vinsf", "sw.vextf"} <= names
