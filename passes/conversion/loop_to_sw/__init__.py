@@ -99,6 +99,12 @@ def sanitize(name: str) -> str:
     return s
 
 
+@functools.cache
+def int_attr(v: int) -> IntegerAttr:
+    """Shared ``IntegerAttr(v, i64)`` (attributes are immutable; building one is slow)."""
+    return IntegerAttr(v, i64)
+
+
 _NO_OVERFLOW = arith.IntegerOverflowAttr("none")
 _CMP = {name: IntegerAttr(i, i64) for i, name in enumerate(("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"))}
 
@@ -251,7 +257,7 @@ class KernelLowering:
         """A kernel-level i64 constant (hoisted to the top of the kernel, shared)."""
         c = self._consts.get(v)
         if c is None:
-            op = arith.ConstantOp(IntegerAttr(v, i64))
+            op = arith.ConstantOp.create(properties={"value": int_attr(v)}, result_types=[i64])
             op.result.name_hint = f"c{v}" if v >= 0 else f"cm{-v}"
             Rewriter.insert_op(op, InsertPoint.at_start(self.top))
             c = self._consts[v] = op.result
@@ -495,10 +501,10 @@ class KernelLowering:
         mem = self.linear([(o, p) for o, p in zip(op.offsets, pitch)], base=self.value(op.memref))
         ldm = self.addr(op.buffer)
         size, bsize, stride = op.descriptor()
-        props: dict[str, Attribute] = {"size": IntegerAttr(size, i64)}
+        props: dict[str, Attribute] = {"size": int_attr(size)}
         if bsize:
-            props["bsize"] = IntegerAttr(bsize, i64)
-            props["stride"] = IntegerAttr(stride, i64)
+            props["bsize"] = int_attr(bsize)
+            props["stride"] = int_attr(stride)
         mode = op.dma_mode
         if mode == DmaMode.ROW:
             raise _err(op, "DMA mode row is not supported by the simulator (use pe or bcast)")
@@ -508,14 +514,14 @@ class KernelLowering:
             props["mode"] = sw.DmaModeAttr(DmaMode.BCAST)
             if not self._first_write(op):
                 self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(BarrierScope.ARRAY)}))
-            get = sw.DmaGetOp.build(operands=[mem, ldm, ch.reply], properties=props)
+            get = sw.DmaGetOp.create(operands=[mem, ldm, ch.reply], properties=props)
             is0 = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]
             self.emit(scf.IfOp(is0, [], Region(Block([get, scf.YieldOp()])), Region(Block([scf.YieldOp()]))))
             return
         if op.is_get:
-            self.emit(sw.DmaGetOp.build(operands=[mem, ldm, ch.reply], properties=props))
+            self.emit(sw.DmaGetOp.create(operands=[mem, ldm, ch.reply], properties=props))
         else:
-            self.emit(sw.DmaPutOp.build(operands=[ldm, mem, ch.reply], properties=props))
+            self.emit(sw.DmaPutOp.create(operands=[ldm, mem, ch.reply], properties=props))
 
     def _first_write(self, op: loop.DmaStartOp) -> bool:
         """True if no CPE can still be using the buffer of the broadcast get ``op``: it is not
@@ -564,7 +570,7 @@ class KernelLowering:
             if id(ch) in seen:
                 continue
             seen.add(id(ch))
-            wait = sw.DmaWaitOp.build(operands=[ch.reply, []], properties={"count": IntegerAttr(1, i64)})
+            wait = sw.DmaWaitOp.build(operands=[ch.reply, []], properties={"count": int_attr(1)})
             reset = sw.ReplyResetOp.build(operands=[ch.reply])
             if ch.bcast:
                 is0 = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]

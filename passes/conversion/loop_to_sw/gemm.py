@@ -61,28 +61,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from taihu.backends.sim.machine import default_machine
 from taihu.dialects import loop, sw
 from taihu.dialects.common import VecDim, scheme_info
+from taihu.passes.conversion.loop_to_sw import cmpi, int_attr, int_binop
 
 if TYPE_CHECKING:  # pragma: no cover
     from taihu.passes.conversion.loop_to_sw import KernelLowering
-
-
-def cmpi(a: SSAValue, b: SSAValue, predicate: str) -> Operation:
-    from taihu.passes.conversion.loop_to_sw import cmpi as _cmpi
-
-    return _cmpi(a, b, predicate)
-
-
-def int_binop(cls: type[Operation], a: SSAValue, b: SSAValue) -> Operation:
-    from taihu.passes.conversion.loop_to_sw import int_binop as _binop
-
-    return _binop(cls, a, b)
 
 __all__ = ["Geometry", "geometry", "listing41", "generic_body", "lower", "try_fuse_summa_loop"]
 
@@ -95,15 +84,19 @@ Fetch = Callable[[int, int, "int | None"], Operation]
 
 
 @functools.cache
-def _int_attr(v: int) -> IntegerAttr:
-    """Shared ``IntegerAttr(v, i64)`` (attributes are immutable; building one is slow)."""
-    return IntegerAttr(v, i64)
+def _strides_attr(strides: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(strides))
+
+
+@functools.cache
+def _name_attr(name: str) -> StringAttr:
+    return StringAttr(name)
 
 
 def _ins(cls: type[sw.RegInstr], **fields: int | None) -> Operation:
     """A register instruction. ``Operation.create`` skips IRDL's constructor checks (the fields
     are plain integers set by this module; the module is verified after the pass)."""
-    return cls.create(properties={k: _int_attr(v) for k, v in fields.items() if v is not None})
+    return cls.create(properties={k: int_attr(v) for k, v in fields.items() if v is not None})
 
 
 def _err(op: Operation, msg: str) -> DiagnosticException:
@@ -268,8 +261,12 @@ def generic_body(geo: Geometry, nv: int, ns: int, fv: Fetch, fs: Fetch, next_k: 
 
 def _mk(k: KernelLowering, trip: int, ptrs: Sequence[tuple[SSAValue, int]], name: str,
         body: list[Operation]) -> None:
-    op = sw.MicrokernelOp(trip, [p for p, _ in ptrs], [s for _, s in ptrs], Region(Block(body)))
-    op.attributes["name"] = StringAttr(name)
+    op = sw.MicrokernelOp.create(
+        operands=[p for p, _ in ptrs],
+        properties={"trip_count": int_attr(trip), "strides": _strides_attr(tuple(s for _, s in ptrs))},
+        attributes={"name": _name_attr(name)},
+        regions=[Region(Block(body))],
+    )
     k.emit(op)
     k.n_microkernels += 1
 
