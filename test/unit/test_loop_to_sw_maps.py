@@ -283,7 +283,8 @@ def test_avg_pool_inv_count_and_many_taps():
 
 @pytest.mark.parametrize("kf, case, elem", _alt([(MapKind.REDUCE_SUM, np.sum), (MapKind.REDUCE_MAX, np.max),
                                                   (MapKind.REDUCE_MEAN, np.mean)],
-                                                 [((3, 8, 4), 1), ((5, 70), 1), ((6, 3), 0)]))
+                                                 [((3, 8, 4), 1), ((5, 70), 1), ((6, 3), 0), ((4, 36), 1),
+                                                  ((2, 600), 1), ((1, 42), 1)]))
 def test_reduce(kf, case, elem):
     (kind, f), (shape, axis) = kf, case
     dt = NP[elem]

@@ -114,7 +114,8 @@ def _round(v: float, eb: int) -> float:
 
 @dataclass(frozen=True)
 class _T:
-    """One template instruction: ``kind`` "ld" | "st" | "op"; ``mn`` the mnemonic of "op";
+    """One template instruction: ``kind`` "ld" | "vld" (a vector of 4 consecutive elements,
+    whatever the unit kind) | "st" | "op"; ``mn`` the mnemonic of "op" (``tap`` = lane of vextf);
     ``dst`` the defined virtual register; ``srcs`` virtual registers (>= 0) or constants (< 0);
     ``acc``/``tap`` the access index and byte offset of loads/stores."""
 
@@ -160,6 +161,18 @@ class Unit:
     def load(self, acc: int, tap: int = 0) -> int:
         d = self._new()
         self.code.append(_T("ld", dst=d, acc=acc, tap=tap))
+        return d
+
+    def vload(self, acc: int, tap: int = 0) -> int:
+        """The 4 consecutive elements at ``tap`` of this unit's position (caller: aligned)."""
+        d = self._new()
+        self.code.append(_T("vld", dst=d, acc=acc, tap=tap))
+        return d
+
+    def extract(self, v: int, lane: int) -> int:
+        """Lane ``lane`` of ``v`` in every lane (VEXTF)."""
+        d = self._new()
+        self.code.append(_T("op", "vextf", d, (v,), tap=lane))
         return d
 
     def store(self, acc: int, v: int, tap: int = 0) -> None:
@@ -564,10 +577,10 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
     k = len(dims)
     inner = k - 1
     n_inner = dims[inner]
-    used = sorted({t.acc for t in code if t.kind in ("ld", "st")})
+    used = sorted({t.acc for t in code if t.kind in ("ld", "vld", "st")})
     taps: dict[int, set[int]] = {}
     for t in code:
-        if t.kind in ("ld", "st"):
+        if t.kind in ("ld", "vld", "st"):
             taps.setdefault(t.acc, set()).add(t.tap)
     # vector units?
     vec = True
@@ -590,7 +603,9 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 vec = False
             if any(s % va for s in strides[a][:inner]):
                 vec = False
-    packed = not vec and _packing_pays(code, strides, inner)
+    if any(t.kind == "vld" for t in code):  # vectors along the taps: one position per unit
+        vec = False
+    packed = not vec and not any(t.kind == "vld" for t in code) and _packing_pays(code, strides, inner)
     units = -(-n_inner // 4) if vec or packed else n_inner
     lanes_last = n_inner - 4 * (units - 1) if packed else 4
     step = [strides[a][inner] * (4 if vec or packed else 1) for a in range(len(accs))]
@@ -656,7 +671,10 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 for j in js:
                     r = j - g0
                     if t.kind == "op":
-                        out.append(_reg_op(t.mn, [reg(s, r, key) for s in t.srcs], reg(t.dst, r, key)))
+                        if t.mn == "vextf":
+                            out.append(_lane_op("vextf", (reg(t.srcs[0], r, key),), t.tap, reg(t.dst, r, key)))
+                        else:
+                            out.append(_reg_op(t.mn, [reg(s, r, key) for s in t.srcs], reg(t.dst, r, key)))
                         continue
                     a = t.acc
                     acc = accs[a]
@@ -665,7 +683,9 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                     v = vec and a in contiguous
                     lanes = (last if cc == n_cols - 1 else 4) if packed and strides[a][inner] else 1
                     es = strides[a][inner]
-                    if t.kind == "ld":
+                    if t.kind == "vld":
+                        out.append(_mem_op(_LOAD_VEC[acc.eb], reg(t.dst, r, key), ptr_of[a], off, False))
+                    elif t.kind == "ld":
                         cls = (_LOAD_VEC if v else _LOAD_REP)[acc.eb]
                         d = reg(t.dst, r, key)
                         out.append(_mem_op(cls, d, ptr_of[a], off, False))
@@ -881,7 +901,12 @@ def _tap_reduce(em: _Emitter, sizes: Sequence[int], accs: list[Access], out_i: i
                 taps: list[int], how: str, fin: Callable[[Unit, int], int] | None = None,
                 label: str = "") -> None:
     """out = fin(combine over taps of src), in chunks of TAP_CHUNK taps; later chunks fold into
-    the partial result stored in ``out``."""
+    the partial result stored in ``out``. Contiguous, aligned taps of positions that are not
+    contiguous themselves (a reduction along the innermost axis) are combined as vectors (4 taps
+    per load and per op) and then across the lanes (VEXTF)."""
+    if _vector_taps(sizes, accs, src_i, taps):
+        _tap_reduce_vector(em, sizes, accs, out_i, src_i, taps, how, fin, label)
+        return
     chunks = [taps[i : i + TAP_CHUNK] for i in range(0, len(taps), TAP_CHUNK)]
     for ci, ch in enumerate(chunks):
 
@@ -890,6 +915,46 @@ def _tap_reduce(em: _Emitter, sizes: Sequence[int], accs: list[Access], out_i: i
             if ci:
                 r = u.combine(how, u.load(out_i), r)
             if ci == len(chunks) - 1 and fin is not None:
+                r = fin(u, r)
+            u.store(out_i, r)
+
+        _nest(em, sizes, accs, unit, label=label or (how if len(chunks) == 1 else f"{how}{ci}"))
+
+
+def _vector_taps(sizes: Sequence[int], accs: list[Access], src_i: int, taps: list[int]) -> bool:
+    """Taps = >= 8 consecutive elements starting 32-B (f64) / 16-B (f32) aligned at every
+    position, and positions not contiguous (else the positions are the better vector lanes)."""
+    a = accs[src_i]
+    eb, va = a.eb, _valign(a.eb)
+    if len(taps) < 8 or any(t != taps[0] + i * eb for i, t in enumerate(taps)):
+        return False
+    dims, strides = _merge(sizes, accs)
+    if strides[src_i][-1] == eb and dims[-1] > 1:
+        return False
+    return (a.align % va == 0 and (a.offset + taps[0]) % va == 0
+            and all(st % va == 0 for st, n in zip(strides[src_i], dims) if n > 1))
+
+
+def _tap_reduce_vector(em: _Emitter, sizes: Sequence[int], accs: list[Access], out_i: int, src_i: int,
+                       taps: list[int], how: str, fin: Callable[[Unit, int], int] | None, label: str) -> None:
+    """:func:`_tap_reduce` with 4 taps per vector load: per chunk of up to 4*TAP_CHUNK taps the
+    vectors are combined lane-wise, then the 4 lanes (VEXTF); the last < 4 taps as scalars."""
+    nv = len(taps) // 4
+    vec_taps = [taps[4 * q] for q in range(nv)]
+    rest = taps[4 * nv :]
+    chunks = [vec_taps[i : i + TAP_CHUNK] for i in range(0, nv, TAP_CHUNK)]
+    for ci, ch in enumerate(chunks):
+        last = ci == len(chunks) - 1
+
+        def unit(u: Unit, ch=ch, ci=ci, last=last) -> None:
+            v = u.reduce(len(ch), lambda i: u.vload(src_i, ch[i]), how)
+            r = u.combine(how, u.combine(how, u.extract(v, 0), u.extract(v, 1)),
+                          u.combine(how, u.extract(v, 2), u.extract(v, 3)))
+            if last and rest:
+                r = u.combine(how, r, u.reduce(len(rest), lambda i: u.load(src_i, rest[i]), how))
+            if ci:
+                r = u.combine(how, u.load(out_i), r)
+            if last and fin is not None:
                 r = fin(u, r)
             u.store(out_i, r)
 
@@ -935,12 +1000,18 @@ def _softmax(em: _Emitter, out: _Buf, x: _Buf, axis: int) -> None:
     # P3: R = 1 / (sum of the main taps of y + exp(x - M) of the extra taps) -> y[.., L-2]
     py = out.acc(list(xs))
     taps = [t * sa for t in range(lm)]
+    vt = _vector_taps(pos, [px, py, m_acc, r_acc], 1, taps)  # 4 main taps per load
+    if vt:
+        taps = taps[::4]
     chunks = [taps[i : i + TAP_CHUNK] for i in range(0, len(taps), TAP_CHUNK)] or [[]]
     for ci, ch in enumerate(chunks):
 
         def p3(u: Unit, ch=ch, ci=ci) -> None:
             parts = []
-            if ch:
+            if ch and vt:
+                v = u.reduce(len(ch), lambda i: u.vload(1, ch[i]), "add")
+                parts.append(u.add(u.add(u.extract(v, 0), u.extract(v, 1)), u.add(u.extract(v, 2), u.extract(v, 3))))
+            elif ch:
                 parts.append(u.reduce(len(ch), lambda i: u.load(1, ch[i]), "add"))
             if ci == 0:
                 m = u.load(2)
