@@ -4,7 +4,8 @@ It executes ``func.func @main`` on the host view only: ``memref.alloc`` / ``memr
 views are numpy arrays (views share memory like the memrefs do), a ``tile.kernel`` runs its body
 with every ``!tile.buf`` held as ONE logical array (the distribution over the CPEs does not
 change the numbers, only which CPE computes them), ``tile.for`` is a Python loop, ``tile.move``
-copies the (strided) window with ``pad`` / ``clip`` at the boundary, ``tile.map`` evaluates the
+copies the (strided) window with ``pad`` / ``clip`` at the boundary, ``tile.gemm`` is ``C += op(A) op(B)``,
+``tile.im2col`` / ``tile.winograd_*`` use tile-to-loop's whole-op numpy references, ``tile.map`` evaluates the
 map kind with numpy (semantics of :mod:`taihu.dialects.mapkind`, matching
 ``taihu.backends.reference.kernels``). It checks window/tile shapes as it goes and raises
 ``AssertionError`` on any mismatch, so it also catches lowering bugs the verifiers cannot see.
@@ -139,8 +140,34 @@ def _run_op(op: Operation, env: dict) -> None:
         else:
             r = mp.winograd_output_full_reference(x, out.shape, op.data_layout)
         out[...] = r
+    elif isinstance(op, tile.GemmOp):
+        a, b, c = env[op.a], env[op.b], env[op.c]
+        a2 = a.T if op.trans_a is not None else a
+        b2 = b.T if op.trans_b is not None else b
+        c[...] = c + np.asarray(a2, np.float64) @ np.asarray(b2, np.float64)
+    elif isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
+        _mem_primitive(op, env)
     else:
         raise AssertionError(f"tile_numpy: unsupported op {op.name}")
+
+
+def _mem_primitive(op: Operation, env: dict) -> None:
+    """tile.im2col / tile.winograd_*: the whole-op numpy references of tile-to-loop."""
+    from taihu.passes.conversion.tile_to_loop import mem_prims as mp
+
+    x, y = env[op.input], env[op.output]
+    if isinstance(op, tile.Im2colOp):
+        g = op.geometry()
+        r = mp.im2col_reference(x, g["kernel"], g["strides"], g["pads"], g["dilations"], op.data_layout)
+    elif isinstance(op, tile.WinogradFilterOp):
+        r = mp.winograd_filter_full_reference(x)
+    elif isinstance(op, tile.WinogradInputOp):
+        pads = tuple(int(v) for v in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
+        r = mp.winograd_input_full_reference(x, pads, y.shape[1], op.data_layout)
+    else:
+        r = mp.winograd_output_full_reference(x, y.shape, op.data_layout)
+    assert r.shape == y.shape, (op.name, r.shape, y.shape)
+    y[...] = r
 
 
 def _window_index(offsets, sizes, strides, shape):
