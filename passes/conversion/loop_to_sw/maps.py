@@ -544,8 +544,8 @@ def _units_per_body(units: int, kmax: int) -> int:
 def _packing_pays(code: list[_T], strides: list[list[int]], inner: int) -> bool:
     """Packed units (four scalar-loaded elements moved into one vector with VINSF, results
     stored lane by lane with VEXTF) instead of scalar units, when the per-element cost estimate
-    max(P0, P1, divide unit) drops by a fifth: pays for divides, square roots, exp polynomials,
-    long max chains; not for a plain copy."""
+    max(P0, P1, divide unit) drops (scalar units are also latency-bound, which the estimate
+    ignores): pays for divides, square roots, exp polynomials, max chains; not for a copy."""
     from taihu.backends.sim.machine import default_machine
 
     m = default_machine()
@@ -555,7 +555,7 @@ def _packing_pays(code: list[_T], strides: list[list[int]], inner: int) -> bool:
     bcast = sum(1 for t in code if t.kind == "ld" and strides[t.acc][inner] == 0)
     scalar = max(len(ops), moved + bcast, div)
     packed = max((len(ops) + 3 * moved) / 4, (4 * moved + bcast) / 4, div / 4)
-    return packed < 0.8 * scalar
+    return packed < scalar
 
 
 def _partials(sizes: Sequence[int]) -> int:
