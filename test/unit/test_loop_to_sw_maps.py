@@ -422,3 +422,14 @@ def test_packed_units_with_partial_lanes(elem):
     np.testing.assert_array_equal(y, want)
     names = {op.name for op in mod.walk()}
     assert {"sw.vinsf", "sw.vextf"} <= names
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("kind, f", [(MapKind.SIGMOID, lambda x: 0.5 * (1 + np.tanh(0.5 * x))), (MapKind.TANH, np.tanh)])
+def test_exp_kinds_extremes(kind, f, elem):
+    """+-inf, huge and tiny inputs: the clamp keeps exp finite, results saturate correctly."""
+    dt = NP[elem]
+    vals = np.array([np.inf, -np.inf, 1e30, -1e30, 700.0, -700.0, 88.5, -88.5, 1e-30, -1e-30, 0.0, -0.0], dt)
+    x = np.tile(vals, (64, 1))
+    y, _, _ = run_map(kind, [x], (12,), elem, {})
+    np.testing.assert_allclose(y, f(x.astype(np.float64)).astype(dt), rtol=1e-4, atol=1e-5)
