@@ -170,6 +170,7 @@ class KernelProgram:
         self.args = [self._s(a) for a in kernel.body.block.args]
         self.code = self._compile(list(kernel.body.block.ops))
         self.n_slots = len(self._slot)
+        self._reads_cache: dict[int, tuple[list, tuple[int, ...]]] = {}
 
     # -- lockstep execution: the tape of per-lane operations ---------------------------------
     def tape(self, lanes: np.ndarray, args: tuple, n_cpes: int, mesh_cols: int) -> Seq:
@@ -274,6 +275,44 @@ class KernelProgram:
                 raise SimDecodeError(f"kernel @{self.name}: unknown record '{tag}'")
         return []
 
+    def _reads(self, code: list[tuple]) -> tuple[int, ...]:
+        """Env slots read anywhere in ``code`` (cached per code block)."""
+        hit = self._reads_cache.get(id(code))
+        if hit is not None:
+            return hit[1]
+        out: set[int] = set()
+        for rec in code:
+            tag = rec[0]
+            if tag == "bin":
+                out.update((rec[3], rec[4]))
+            elif tag == "select":
+                out.update(rec[2:5])
+            elif tag == "copy":
+                out.add(rec[2])
+            elif tag == "mk":
+                out.update(rec[3])
+            elif tag in ("get", "put"):
+                out.update(rec[1:4])
+            elif tag == "wait":
+                out.add(rec[1])
+                if rec[2] is not None:
+                    out.add(rec[2])
+            elif tag == "reset":
+                out.add(rec[1])
+            elif tag == "yield":
+                out.update(rec[1])
+            elif tag == "for":
+                out.update((rec[1], rec[2], rec[3]))
+                out.update(rec[5])
+                out.update(self._reads(rec[8]))
+            elif tag == "if":
+                out.add(rec[1])
+                out.update(self._reads(rec[2]))
+                out.update(self._reads(rec[3]))
+        res = tuple(sorted(out))
+        self._reads_cache[id(code)] = (code, res)
+        return res
+
     def _region(self, code: list[tuple], seq: Seq, env: list,
                 result_slots: tuple | None) -> Generator:
         res = yield from self._produce(code, seq, env)
@@ -287,9 +326,13 @@ class KernelProgram:
         read from the env slots when ``from_slots``); then they are produced now and merged."""
         children = []
         idx = len(seq.entries)
+        n_slots = self.n_slots
         for mask, code in parts:
             ch = seq.child(mask, idx)
-            sub = [v[mask] if isinstance(v, np.ndarray) else v for v in env]
+            sub: list[Any] = [None] * n_slots
+            for k in self._reads(code):  # only the slots the region reads
+                v = env[k]
+                sub[k] = v[mask] if isinstance(v, np.ndarray) else v
             ch.gen = self._region(code, ch, sub, result_slots if from_slots else None)
             children.append(ch)
         seq.entries.append(("branch", children))
