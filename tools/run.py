@@ -216,7 +216,9 @@ def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
 def load_source(args: argparse.Namespace) -> Source:
     """The module to run (see the module docstring)."""
     if args.example is not None:
-        return load_onnx(example_path(args.example), args.random_weights)
+        source = load_onnx(example_path(args.example), args.random_weights)
+        source.shown = args.example
+        return source
     path = Path(args.model)
     if not path.exists():
         raise RunError(f"no such file: {args.model}")
