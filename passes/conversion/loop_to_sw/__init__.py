@@ -106,6 +106,7 @@ def int_attr(v: int) -> IntegerAttr:
 
 
 _NO_OVERFLOW = arith.IntegerOverflowAttr("none")
+_REPLY = sw.ReplyType()
 _CMP = {name: IntegerAttr(i, i64) for i, name in enumerate(("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"))}
 
 
@@ -340,8 +341,8 @@ class KernelLowering:
         """Drop pure ops (arith, mesh ids) whose results are unused (e.g. index constants
         folded into addresses)."""
         # one backward walk: every user comes after its definition in pre-order
-        for op in reversed(list(self.kernel.walk())):
-            if isinstance(op, sw.RegInstr) or op.regions or not op.results:
+        for op in reversed(list(_walk_control(self.kernel))):
+            if op.regions or not op.results:
                 continue
             pure = op.dialect_name() == "arith" or isinstance(op, (sw.RowIdOp, sw.ColIdOp, sw.CpeIdOp))
             if pure and all(not r.uses for r in op.results):
@@ -373,7 +374,7 @@ class KernelLowering:
         root = self._uf.find(token)
         ch = self.chains.get(root)
         if ch is None:
-            op = sw.ReplyAllocOp.build(result_types=[sw.ReplyType()])
+            op = sw.ReplyAllocOp.create(result_types=[_REPLY])
             op.results[0].name_hint = "rw"
             # after the constants / ids: append at the top before the first non-constant op
             Rewriter.insert_op(op, InsertPoint.at_start(self.top))
@@ -602,6 +603,16 @@ class KernelLowering:
         from taihu.passes.conversion.loop_to_sw import gemm
 
         gemm.lower(self, op)
+
+
+def _walk_control(op: Operation):
+    """Pre-order walk of ``op``'s nested ops without entering micro-kernel bodies."""
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.ops:
+                yield o
+                if o.regions and not isinstance(o, sw.MicrokernelOp):
+                    yield from _walk_control(o)
 
 
 _HANDLERS: dict[type, Callable[[KernelLowering, Operation], None]] = {
