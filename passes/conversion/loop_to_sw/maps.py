@@ -80,9 +80,10 @@ __all__ = ["lower_map", "BODY_MAX", "TAP_CHUNK"]
 #: maximum instructions per micro-kernel body (bodies are timed once and cached; the numerics
 #: cost per run grows with the body)
 BODY_MAX = 384
-#: units per body beyond a row (16 independent vectors hide the 7-cycle fp latency, 004 L530;
-#: more only lengthen the body, i.e. IR size and simulator work per run)
-UNITS_MAX = 16
+#: units per body beyond a row: 8 independent vectors nearly hide the 7-cycle fp latency (004
+#: L530; relu 0.59 cycles/element vs 0.50 with 16); more only lengthen the body, i.e. IR size
+#: (lowering time) and simulator work per run
+UNITS_MAX = 8
 _BODY_CACHE: dict[tuple, list] = {}
 #: maximum taps combined per unit and run (window / reduction / softmax sums)
 TAP_CHUNK = 64

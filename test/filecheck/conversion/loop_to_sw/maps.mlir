@@ -33,19 +33,19 @@ builtin.module {
   }
 }
 
-// In-place relu: one body of 16 vector units (64 f32), VFSELLT x, 0, x.
-// CHECK:      sw.microkernel trip 1 (%x step 256, %x step 256) attributes {name = "relu"} {
+// In-place relu: 16 vector units (64 f32) as 2 iterations of 8 units, VFSELLT x, 0, x.
+// CHECK:      sw.microkernel trip 2 (%x step 128, %x step 128) attributes {name = "relu"} {
 // CHECK-NEXT:   sw.vlds r{{[0-9]+}}, 0(p0)
 // CHECK:        sw.vfsellt r[[R:[0-9]+]], r31, r[[R]], r{{[0-9]+}}
-// CHECK:        sw.vsts r{{[0-9]+}}, 240(p1)
+// CHECK:        sw.vsts r{{[0-9]+}}, 112(p1)
 // CHECK-NEXT: }
 
 // Per-row bias (8x1 broadcast to 8x8): vector units of the rows, the bias replicated by LDSE.
-// CHECK:      sw.microkernel trip 1 (%x step 256, %b_1 step 32, %y step 256) attributes {name = "add"} {
+// CHECK:      sw.microkernel trip 2 (%x step 128, %b_1 step 16, %y step 128) attributes {name = "add"} {
 // CHECK:        sw.ldse r{{[0-9]+}}, 0(p1)
 // CHECK:        sw.ldse r{{[0-9]+}}, 4(p1)
 // CHECK:        sw.vaddd
-// CHECK:        sw.vsts r{{[0-9]+}}, 224(p2)
+// CHECK:        sw.vsts r{{[0-9]+}}, 112(p2)
 
 // leaky_relu: alpha loaded once into r30, then y = x < 0 ? alpha*x : x.
 // CHECK:      sw.microkernel trip 1 () attributes {name = "leaky_relu.consts"} {
@@ -66,9 +66,13 @@ builtin.module {
 // CHECK:        sw.fsts r{{[0-9]+}}, 32(p1)
 // CHECK-NEXT: }
 
-// softmax along the rows: max -> y[:, 7], exp of the main taps, 1/sum -> y[:, 6], scale, tail;
+// softmax along the rows: max -> y[:, 7] (rows of 8 f32 are aligned: 2 vector loads per row,
+// then across the lanes), exp of the main taps, 1/sum -> y[:, 6], scale, tail;
 // exp constants: clamp -87, 2^-10, Taylor coefficients 1/6! .. 1.
-// CHECK:      attributes {name = "softmax.max"}
+// CHECK:      sw.microkernel trip 2 (%x step 128, %y step 128) attributes {name = "softmax.max"} {
+// CHECK:        sw.vlds r{{[0-9]+}}, 16(p0)
+// CHECK:        sw.vextf r{{[0-9]+}}, 3, r{{[0-9]+}}
+// CHECK:        sw.fsts r{{[0-9]+}}, 28(p1)
 // CHECK:      sw.microkernel trip 1 () attributes {name = "softmax.exp.consts"} {
 // CHECK-NEXT:   sw.ldfi r30, -87.0
 // CHECK-NEXT:   sw.ldfi r29, 0.0009765625
