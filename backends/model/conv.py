@@ -364,23 +364,27 @@ def _gemm_cost(
         epi_moved += bias_moved
     steps, blocks = nm * nn * nk, nm * nn
     t_put = t_dma_tiles(mv_c, machine, put=True)
-    t_step = max(t_dma_step, t_comp_step)
-    if double_c:
-        # The put of C block b is issued before block b+1 starts and is waited one block later
-        # (double-buffered staging): its data phase joins the first step of block b+1; only the
-        # last put of a batch iteration is exposed.
-        put_data = mv_c / (machine.peak_bw_cg * 1e9 * machine.dma_put_bw_factor)
-        t_first = max(t_dma_step + put_data, t_comp_step)
-        t_epi = cyc(epi_cycles) + (epi_dma - t_put)
-        per_batch = (
-            t_hoist_dma + t_hoist_comp + t_dma_step + (steps - blocks) * t_step + (blocks - 1) * t_first
-            + t_comp_step + blocks * t_epi + t_put
-        )
+    put_data = mv_c / (machine.peak_bw_cg * 1e9 * machine.dma_put_bw_factor)
+    # The prefetch (tile-to-loop, Alg 8: prologue DMA + double-buffered loop + peeled last
+    # iteration) pipelines the A/B loads over the innermost emitted loop that contains them: the
+    # K loop when nk > 1, else the N (or M) block loop. Each instance of that loop exposes its
+    # first DMA. A double-buffered C staging tile (``double_c``) lets the put of a block overlap
+    # what follows (its data phase joins the next DMA); otherwise the put is exposed.
+    epi_other_dma = epi_dma - t_put  # bias / full-C loads of the epilogue (exposed)
+    t_epi_c = cyc(epi_cycles)
+    if nk > 1:
+        extra = put_data if double_c else 0.0
+        t_block = (t_dma_step + extra) + (nk - 1) * max(t_dma_step, t_comp_step) + t_comp_step
+        t_block += t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
+        per_batch = t_hoist_dma + t_hoist_comp + blocks * t_block + (t_put if double_c else 0.0)
     else:
-        t_epi = cyc(epi_cycles) + epi_dma
-        per_batch = (
-            t_hoist_dma + t_hoist_comp + t_dma_step + (steps - 1) * t_step + t_comp_step + blocks * t_epi
-        )
+        # one step per C block: the loads are pipelined over the block loop (nn, or nm if nn = 1)
+        inner = nn if nn > 1 else nm
+        outer = blocks // inner
+        d = t_dma_step + (put_data if double_c else 0.0)
+        c_it = t_comp_step + t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
+        t_loop = d + (inner - 1) * max(d, c_it) + c_it if d else inner * c_it
+        per_batch = t_hoist_dma + t_hoist_comp + outer * t_loop + (t_put if double_c else 0.0)
     moved = batch * (
         steps * dma_step + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0) + blocks * epi_moved
     )

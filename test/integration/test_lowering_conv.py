@@ -454,3 +454,21 @@ def test_simulated_matches_reference(algorithm: str, case) -> None:
     outs = res.outputs if hasattr(res, "outputs") else res[0]
     for k, v in ref.items():
         np.testing.assert_allclose(outs[k], v, rtol=RTOL, atol=ATOL, err_msg=k)
+
+
+@pytest.mark.parametrize("m,k,n", [(128, 512, 128), (256, 256, 256)])
+def test_model_tracks_the_simulator(m: int, k: int, n: int) -> None:
+    """The analytic model of the GEMM kernel (backends/model/conv.plan_gemm, which also picks
+    the blocking) against the simulated kernel the pipeline makes of it; the error is printed
+    (pytest -s) and must stay within 10 %."""
+    from taihu.backends.model.conv import plan_gemm
+
+    g = G((m, k), (k, n), dtype=np.float64)
+    module = g.module(g(graph.MatMulOp(*g.args)))
+    res = _simulate(module, g.inputs(0))
+    sim = res.report["total_cycles"]
+    plan = plan_gemm(m, n, k, "f64")
+    model = plan.cost.t_total * res.engine.machine.f_clk_ghz * 1e9
+    err = (model - sim) / sim
+    print(f"GEMM {m}x{k}x{n} f64 blocking ({plan.bm},{plan.bn},{plan.bk}): sim {sim} cycles, model {model:.0f} ({100 * err:+.1f} %)")
+    assert abs(err) < 0.10

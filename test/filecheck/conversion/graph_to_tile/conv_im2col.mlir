@@ -24,7 +24,7 @@ func.func @main(%x: tensor<2x32x9x9xf32> {graph.name = "x"}, %w: tensor<32x8x3x3
 // CHECK:      %[[B:.*]] = memref.expand_shape %b {{.*}} into memref<4x8x1xf32>
 // CHECK:      tile.kernel "y" (%w_1 = %[[W]] : memref<4x8x72xf32>, %col = %[[C]] : memref<4x72x50xf32>, %y_1 = %[[Y]] : memref<4x8x50xf32>, %bias = %[[B]] : memref<4x8x1xf32>)
 // CHECK-SAME:   taihu.algorithm = "im2col"{{.*}}taihu.fused = ["graph.relu"], taihu.blocking = "{{.*}} batched"
-// CHECK:        %c_s = tile.alloc double : !tile.buf<32x128xf32, rc>
+// CHECK:        %c_s = tile.alloc {{(double )?}}: !tile.buf<32x128xf32, rc>
 // CHECK:        tile.for %g = 0 to 4 step 1 name "g" {
 // CHECK-NEXT:     tile.map fill out(%c
 // CHECK-NEXT:     tile.move %w_1[%g, %c0, %c0] sizes [1, 32, 72] pad 0.0 -> %a_s
