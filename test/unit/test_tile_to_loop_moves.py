@@ -244,6 +244,25 @@ CASES = {
         tile.move %u -> %y[%c0, %k] sizes [32, 256] clip : !tile.buf<32x256xf32, rc> -> memref<1x1024xf32>
       }""",
     ),
+    "wrap_nested": _main(
+        [("x", "memref<192x512xf32>"), ("b", "memref<192x1xf32>"), ("y", "memref<192x128xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc double : !tile.buf<64x128xf32, cpe>
+      %bb = tile.alloc double : !tile.buf<64x1xf32, cpe>
+      %acc = tile.alloc double : !tile.buf<64x128xf32, cpe>
+      %c0 = arith.constant 0 : index
+      tile.for %n = 0 to 192 step 64 {
+        tile.move %b[%n, %c0] sizes [64, 1] -> %bb : memref<192x1xf32> -> !tile.buf<64x1xf32, cpe>
+        tile.map fill out(%acc : !tile.buf<64x128xf32, cpe>) {value = 0.0 : f64}
+        tile.for %k = 0 to 512 step 128 {
+          tile.move %x[%n, %k] sizes [64, 128] -> %t : memref<192x512xf32> -> !tile.buf<64x128xf32, cpe>
+          tile.map add ins(%acc, %t : !tile.buf<64x128xf32, cpe>, !tile.buf<64x128xf32, cpe>) out(%acc : !tile.buf<64x128xf32, cpe>)
+        }
+        tile.map add ins(%acc, %bb : !tile.buf<64x128xf32, cpe>, !tile.buf<64x1xf32, cpe>) out(%acc : !tile.buf<64x128xf32, cpe>)
+        tile.move %acc -> %y[%n, %c0] sizes [64, 128] : !tile.buf<64x128xf32, cpe> -> memref<192x128xf32>
+      }""",
+    ),
     "read_after_write_barrier": _main(
         [("x", "memref<64x64xf32>"), ("y", "memref<64x64xf32>"), ("z", "memref<64x64xf32>")],
         ["y", "z"],
@@ -315,6 +334,20 @@ def test_dispatched_move_with_balanced_tokens_is_prefetched() -> None:
     assert [type(a.type) for a in f.iter_args] == [loop.TokenType, builtin.IndexType]
     ifs = [o for o in f.walk() if isinstance(o, scf.IfOp)]
     assert any(len(o.results) == 1 for o in ifs)
+
+
+def test_prefetch_wraps_to_the_outer_loop() -> None:
+    # 004 Alg. 8: the last k iteration prefetches the first x tile of the next n iteration, so
+    # only the very first tile is fetched before the nest (one prologue DMA of x, not three)
+    m = lower_and_compare(CASES["wrap_nested"])
+    spmd = next(o for o in m.walk() if isinstance(o, loop.SpmdOp))
+    gets_x = [o for o in spmd.walk() if isinstance(o, loop.DmaStartOp) and o.memref.name_hint == "x"]
+    in_k_loops = [o for o in gets_x if isinstance(o.parent_op(), scf.ForOp) and o.parent_op().parent_op() is not spmd]
+    # n iterations 0 (peeled: delayed store of acc), 1 (scf.for) and 2 (peeled: no wrap); x DMAs
+    # directly in the spmd body: the prologue and the wrap at the end of iteration 0's k loop
+    top = [o for o in spmd.body.block.ops if isinstance(o, loop.DmaStartOp) and o.memref.name_hint == "x"]
+    assert len(top) == 2, [str(o) for o in top]
+    assert in_k_loops
 
 
 def test_barrier_before_reading_written_memref() -> None:
@@ -438,8 +471,11 @@ def nested_kernels(draw):  # type: ignore[no-untyped-def]
     dist = draw(st.sampled_from(["rc", "cpe"]))
     th = 8 * draw(st.integers(1, 3)) if dist == "rc" else draw(st.integers(1, 80))
     tw = 8 * draw(st.integers(1, 3))
-    h = draw(st.integers(max(1, th // 2), 3 * th))
-    w = draw(st.integers(max(1, tw // 2), 3 * tw))
+    if draw(st.booleans()):  # no boundary: Alg. 8's wrap to the outer loop applies
+        h, w = th * draw(st.integers(1, 3)), tw * draw(st.integers(1, 3))
+    else:
+        h = draw(st.integers(max(1, th // 2), 3 * th))
+        w = draw(st.integers(max(1, tw // 2), 3 * tw))
     ni, nj = -(-h // th), -(-w // tw)
     dbl = " double" if draw(st.booleans()) else ""
     tt = f"!tile.buf<{th}x{tw}xf32, {dist}>"

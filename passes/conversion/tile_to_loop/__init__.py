@@ -1079,11 +1079,13 @@ def _lower_move_sync_or_async(ctx: LowerCtx, op: tile.MoveOp) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _remat(ctx: LowerCtx, v: SSAValue, loop_op: tile.ForOp, iv: SSAValue, memo: dict[SSAValue, SSAValue]) -> SSAValue:
-    """Loop-level value of tile index ``v`` with ``loop_op``'s iterator replaced by ``iv``
-    (arith ops inside the loop body are re-materialised at the insertion point)."""
-    if v is loop_op.iv:
-        return iv
+def _remat(
+    ctx: LowerCtx, v: SSAValue, loop_op: tile.ForOp, subst: dict[SSAValue, SSAValue], memo: dict[SSAValue, SSAValue]
+) -> SSAValue:
+    """Loop-level value of tile index ``v`` with the iterators in ``subst`` replaced (arith ops
+    inside ``loop_op`` are re-materialised at the insertion point)."""
+    if v in subst:
+        return subst[v]
     if v in memo:
         return memo[v]
     owner = v.owner
@@ -1091,7 +1093,7 @@ def _remat(ctx: LowerCtx, v: SSAValue, loop_op: tile.ForOp, iv: SSAValue, memo: 
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             res = ctx.const(owner.value.value.data)
         elif owner.dialect_name() == "arith" and not owner.regions:
-            new = owner.clone(value_mapper={o: _remat(ctx, o, loop_op, iv, memo) for o in owner.operands})
+            new = owner.clone(value_mapper={o: _remat(ctx, o, loop_op, subst, memo) for o in owner.operands})
             ctx.emit(new)
             res = new.results[list(owner.results).index(v)]
         else:
@@ -1267,10 +1269,40 @@ def _lower_for_range(ctx: LowerCtx, f: tile.ForOp, lb: int, n: int, peeled: bool
         ctx.flush()
         return
     loads, stores = _prefetch_candidates(ctx, f)
-    if not loads and not stores:
+    inner = _wrap_candidate(ctx, f, n)
+    if not loads and not stores and inner is None:
         _plain_for(ctx, f, lb, n)
     else:
-        _double_buffered_for(ctx, f, loads, stores, lb, n)
+        _double_buffered_for(ctx, f, loads, stores, lb, n, inner=inner)
+
+
+def _remat_ok(v: SSAValue) -> bool:
+    owner = v.owner
+    if isinstance(v, BlockArgument) or not isinstance(owner, Operation):
+        return True
+    return owner.dialect_name() == "arith" and not owner.regions and all(_remat_ok(o) for o in owner.operands)
+
+
+def _wrap_candidate(
+    ctx: LowerCtx, f: tile.ForOp, n: int
+) -> tuple[tile.ForOp, list[tile.MoveOp], list[tile.MoveOp]] | None:
+    """Alg. 8's wrap: when ``f``'s body holds exactly one loop ``L`` with prefetchable loads
+    (that ``L`` is not split at a boundary and ``f`` does not write their memrefs), prefetch
+    ``L``'s first tile of ``f``'s next iteration during ``L``'s last iteration."""
+    if not ctx.options.double_buffer or n < 2:
+        return None
+    fors = [o for o in f.body.block.ops if isinstance(o, tile.ForOp)]
+    if len(fors) != 1:
+        return None
+    L = fors[0]
+    if _boundary_iterations(ctx, L, list(range(L.lb_value, L.ub_value, L.step_value))):
+        return None
+    loads, stores = _prefetch_candidates(ctx, L)
+    written = ctx.loop_writes.get(f, set())
+    loads = [m for m in loads if m.memref not in written and all(_remat_ok(o) for o in m.offsets)]
+    if not loads:
+        return None
+    return L, loads, stores
 
 
 def _plain_for(ctx: LowerCtx, f: tile.ForOp, lb: int, n: int) -> None:
@@ -1286,10 +1318,31 @@ def _plain_for(ctx: LowerCtx, f: tile.ForOp, lb: int, n: int) -> None:
 
 
 def _double_buffered_for(
-    ctx: LowerCtx, f: tile.ForOp, loads: list[tile.MoveOp], stores: list[tile.MoveOp], lb: int, n: int
-) -> None:
+    ctx: LowerCtx,
+    f: tile.ForOp,
+    loads: list[tile.MoveOp],
+    stores: list[tile.MoveOp],
+    lb: int,
+    n: int,
+    *,
+    inner: tuple[tile.ForOp, list[tile.MoveOp], list[tile.MoveOp]] | None = None,
+    incoming: dict[tile.MoveOp, list[SSAValue]] | None = None,
+    counter0: SSAValue | None = None,
+    wrap_next: Callable[[tile.MoveOp], list[SSAValue]] | None = None,
+) -> tuple[dict[tile.MoveOp, list[SSAValue]], SSAValue]:
+    """Iterations ``lb, lb+step, ...`` (``n``) of ``f`` with prefetched ``loads`` and delayed
+    ``stores`` (004 Alg. 8; module docstring).
+
+    Alg. 8's wrap to the outer loop: ``inner = (L, loads_L, stores_L)`` names the one loop of
+    ``f``'s body whose ``loads_L`` are prefetched across ``f``'s iterations: the prologue fetches
+    their first tile before ``f``, ``L`` runs with the tokens carried by ``f``
+    (``incoming``, slot counter ``counter0``) and its last iteration prefetches the first tile
+    of ``f``'s next iteration (``wrap_next`` gives those offsets; None in ``f``'s last
+    iteration). Returns the tokens of loads still in flight (the wrap prefetch) and the slot
+    counter after the last iteration."""
     step = f.step_value
     bufs = [m.tile for m in loads + stores]
+    c_base = counter0 if counter0 is not None else ctx.const(0)
 
     def slot(b: SSAValue, c: SSAValue) -> SSAValue:
         s = loop.SlotOp(ctx.ldm[b], c)
@@ -1297,16 +1350,29 @@ def _double_buffered_for(
         ctx.emit(s)
         return s.result
 
-    # prologue: the first tile of every prefetched load into slot 0
     load_toks: dict[tile.MoveOp, list[SSAValue]] = {}
-    for m in loads:
-        _move_prologue_checks(ctx, m)
-        offs = [_remat(ctx, o, f, ctx.const(lb), {}) for o in m.offsets]
-        load_toks[m] = emit_move(ctx, m, offs, slot(m.tile, ctx.const(0)), sync=False)
+    if incoming is not None:
+        load_toks.update(incoming)
+    else:  # prologue: the first tile of every prefetched load into slot 0
+        for m in loads:
+            _move_prologue_checks(ctx, m)
+            offs = [_remat(ctx, o, f, {f.iv: ctx.const(lb)}, {}) for o in m.offsets]
+            load_toks[m] = emit_move(ctx, m, offs, slot(m.tile, c_base), sync=False)
     store_toks: dict[tile.MoveOp, list[SSAValue]] = {m: [] for m in stores}
+    inner_toks: dict[tile.MoveOp, list[SSAValue]] = {}
+    inner_c: list[SSAValue] = []
+    if inner is not None:
+        L, inner_loads, _ = inner
+        for m in inner_loads:
+            _move_prologue_checks(ctx, m)
+            subst = {f.iv: ctx.const(lb), L.iv: ctx.const(L.lb_value)}
+            offs = [_remat(ctx, o, f, subst, {}) for o in m.offsets]
+            inner_toks[m] = emit_move(ctx, m, offs, slot(m.tile, ctx.const(0)), sync=False)
+        inner_c.append(ctx.const(0))
 
-    def iteration(iv: SSAValue, c: SSAValue, prefetch: bool, store_async: bool) -> None:
-        """Lower one iteration of the body at the current insertion point."""
+    def iteration(iv: SSAValue, c: SSAValue, prefetch: bool, store_async: bool, last: bool) -> None:
+        """Lower one iteration of the body at the current insertion point. ``prefetch``: start
+        the next loads (in the last iteration: the wrap-around ones, if any)."""
         ctx.vmap[f.iv] = iv
         sc = ctx.scopes[-1]
         saved_views = dict(sc.views)
@@ -1316,11 +1382,12 @@ def _double_buffered_for(
             if isinstance(op, tile.MoveOp) and op in load_toks:
                 ctx.emit(loop.DmaWaitOp(load_toks[op])) if load_toks[op] else None
                 load_toks[op] = []
-                if prefetch:
-                    memo: dict[SSAValue, SSAValue] = {}
+                if prefetch and not last:
                     nxt = ctx.addc(iv, step)
-                    offs = [_remat(ctx, o, f, nxt, memo) for o in op.offsets]
+                    offs = [_remat(ctx, o, f, {f.iv: nxt}, {}) for o in op.offsets]
                     load_toks[op] = emit_move(ctx, op, offs, slot(op.tile, ctx.addc(c, 1)), sync=False)
+                elif prefetch and wrap_next is not None:
+                    load_toks[op] = emit_move(ctx, op, wrap_next(op), slot(op.tile, ctx.addc(c, 1)), sync=False)
                 continue
             if isinstance(op, tile.MoveOp) and op in store_toks:
                 ctx.sync_buffers([op.tile])
@@ -1335,58 +1402,110 @@ def _double_buffered_for(
                     store_toks[op] = []
                     ctx.add_pending(toks, op.tile, ctx.value(op.memref), False)
                 continue
+            if inner is not None and op is inner[0]:
+                _lower_inner_wrapped(ctx, f, iv, inner, inner_toks, inner_c, wrap=not last)
+                continue
             lower_op(ctx, op)
         ctx.flush()
         sc.views = saved_views
 
+    def at(k: int) -> SSAValue:
+        return ctx.addc(c_base, k)
+
     if n == 1:
-        iteration(ctx.const(lb), ctx.const(0), False, False)
-        return
+        iteration(ctx.const(lb), c_base, wrap_next is not None, False, last=True)
+        return {m: t for m, t in load_toks.items() if t}, at(1)
     peel_first = bool(stores)
-    peel_last = bool(loads)
+    peel_last = bool(loads) or inner is not None
     k0 = 0
     if peel_first:
-        iteration(ctx.const(lb), ctx.const(0), prefetch=True, store_async=True)
+        iteration(ctx.const(lb), c_base, prefetch=True, store_async=True, last=False)
         k0 = 1
     k1 = n - 1 if peel_last else n
+    groups = (load_toks, store_toks, inner_toks)
     if k1 > k0:
-        carried: list[tuple[tile.MoveOp, int]] = []
+        carried: list[tuple[int, tile.MoveOp, int]] = []
         inits: list[SSAValue] = []
-        for m, toks in list(load_toks.items()) + list(store_toks.items()):
-            for j, t in enumerate(toks):
-                carried.append((m, j))
-                inits.append(t)
-        body = Block(arg_types=[IndexType()] + [loop.TokenType()] * len(inits) + [IndexType()])
+        for g, d in enumerate(groups):
+            for m, toks in d.items():
+                for j, t in enumerate(toks):
+                    carried.append((g, m, j))
+                    inits.append(t)
+        n_inner_c = len(inner_c)
+        body = Block(arg_types=[IndexType()] + [loop.TokenType()] * len(inits) + [IndexType()] * (1 + n_inner_c))
         body.args[0].name_hint = f.iv.name_hint
-        body.args[-1].name_hint = "slot"
-        inits.append(ctx.const(k0))
+        body.args[1 + len(inits)].name_hint = "slot"
+        inits.append(at(k0))
+        inits += inner_c
         saved = ctx.push(body)
-        targs = body.args[1:-1]
-        for (m, j), a in zip(carried, targs):
-            (load_toks if m in load_toks else store_toks)[m][j] = a
-        iteration(body.args[0], body.args[-1], prefetch=True, store_async=True)
+        targs = body.args[1 : 1 + len(carried)]
+        for (g, m, j), a in zip(carried, targs):
+            groups[g][m][j] = a
+        if n_inner_c:
+            inner_c[0] = body.args[-1]
+            inner_c[0].name_hint = "slot_in"
+        iteration(body.args[0], body.args[1 + len(carried)], prefetch=True, store_async=True, last=False)
         outs: list[SSAValue] = []
-        for m, j in carried:
-            outs.append((load_toks if m in load_toks else store_toks)[m][j])
-        for m, j in carried:
-            d = load_toks if m in load_toks else store_toks
-            if len(d[m]) != len([1 for mm, _ in carried if mm is m]):
+        for g, m, j in carried:
+            if len(groups[g][m]) != sum(1 for gg, mm, _ in carried if gg == g and mm is m):
                 raise _fail(m, "token count changed between iterations")
-        nc = ctx.addc(body.args[-1], 1)
+            outs.append(groups[g][m][j])
+        nc = ctx.addc(body.args[1 + len(carried)], 1)
         ctx.pop(saved)
-        body.add_op(scf.YieldOp(*outs, nc))
-        loop_op = scf.ForOp(
-            ctx.const(lb + k0 * step), ctx.const(lb + k1 * step), ctx.const(step), inits, body
-        )
+        body.add_op(scf.YieldOp(*outs, nc, *inner_c))
+        loop_op = scf.ForOp(ctx.const(lb + k0 * step), ctx.const(lb + k1 * step), ctx.const(step), inits, body)
         ctx.emit(loop_op)
         res = list(loop_op.results)
-        for (m, j), r in zip(carried, res[:-1]):
-            (load_toks if m in load_toks else store_toks)[m][j] = r
+        for (g, m, j), r in zip(carried, res):
+            groups[g][m][j] = r
+        if n_inner_c:
+            inner_c[0] = res[-1]
     if peel_last:
-        iteration(ctx.const(lb + (n - 1) * step), ctx.const(n - 1), prefetch=False, store_async=True)
-    rest = [t for toks in store_toks.values() for t in toks] + [t for toks in load_toks.values() for t in toks]
+        iteration(ctx.const(lb + (n - 1) * step), at(n - 1), prefetch=wrap_next is not None, store_async=True, last=True)
+    rest = [t for toks in store_toks.values() for t in toks] + [t for toks in inner_toks.values() for t in toks]
+    if wrap_next is None:
+        rest += [t for toks in load_toks.values() for t in toks]
     if rest:
         ctx.emit(loop.DmaWaitOp(rest))
+    return ({m: t for m, t in load_toks.items() if t} if wrap_next is not None else {}), at(n)
+
+
+def _lower_inner_wrapped(
+    ctx: LowerCtx,
+    f: tile.ForOp,
+    iv: SSAValue,
+    inner: tuple[tile.ForOp, list[tile.MoveOp], list[tile.MoveOp]],
+    inner_toks: dict[tile.MoveOp, list[SSAValue]],
+    inner_c: list[SSAValue],
+    wrap: bool,
+) -> None:
+    """The inner loop of an Alg. 8 wrap (see :func:`_double_buffered_for`), updating the
+    carried tokens and slot counter in place."""
+    L, loads_L, stores_L = inner
+    ctx.flush()
+    hoisted = _hoistable_loads(ctx, L)
+    for m in hoisted:
+        _move_prologue_checks(ctx, m)
+        _lower_move_sync_or_async(ctx, m)
+        ctx.hoisted.add(m)
+    ctx.flush()
+    ctx.for_stack.append(L)
+    try:
+        wrap_next = None
+        if wrap:
+            def wrap_next(m: tile.MoveOp) -> list[SSAValue]:
+                subst = {f.iv: ctx.addc(iv, f.step_value), L.iv: ctx.const(L.lb_value)}
+                return [_remat(ctx, o, f, subst, {}) for o in m.offsets]
+        out, c_after = _double_buffered_for(
+            ctx, L, loads_L, stores_L, L.lb_value, L.trip_count,
+            incoming=dict(inner_toks), counter0=inner_c[0], wrap_next=wrap_next,
+        )
+    finally:
+        ctx.for_stack.pop()
+        ctx.hoisted.difference_update(hoisted)
+    for m in inner_toks:
+        inner_toks[m] = out.get(m, [])
+    inner_c[0] = c_after
 
 
 # --------------------------------------------------------------------------------------------
