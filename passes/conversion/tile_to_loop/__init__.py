@@ -50,6 +50,12 @@ Lowering rules:
   slot; the tokens and the iteration counter flow through ``scf.for`` iter_args; the last
   iteration is peeled (no prefetch). Stores from a ``double`` tile (its last use in the body)
   are waited one iteration later (first iteration peeled), so the put overlaps the next compute.
+  Alg. 8's wrap: when the loop is the only loop of an outer loop's body, its last iteration
+  prefetches the first tile of the outer loop's next iteration (tokens and the slot counter
+  carried by the outer ``scf.for``), so only the nest's very first tile is exposed. Moves that
+  dispatch per CPE (boundary, ragged, rep store) take part when every variant issues at most
+  as many DMAs as the whole piece (the others are padded with 1-element dummy gets into a
+  32-B scratch buffer, and the ``scf.if`` yields the tokens).
 * ``tile.map`` -> ``loop.map`` on the local buffers (same kind and parameters; window maps keep
   their halos because the tile already holds them). A ``copy`` that changes the layout becomes a
   ``transpose`` (perm [1, 0]).
