@@ -26,6 +26,17 @@ builtin.module {
       loop.gemm_block %ga, %gb -> %gc vec m trans_a trans_c : !loop.ldm<3x20xf32>, !loop.ldm<3x5xf32>, !loop.ldm<5x20xf32>
       loop.rlc_bcast %a -> %d row root %c1 : !loop.ldm<8x16xf64>, !loop.ldm<8x16xf64>
     }
+    loop.spmd "mm2" ids(%row, %col) () {
+      %a = loop.ldm_buffer "A" : !loop.ldm<8x32xf64>
+      %b = loop.ldm_buffer "B" : !loop.ldm<8x4xf64>
+      %c = loop.ldm_buffer "C" : !loop.ldm<4x32xf64>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      scf.for %T = %c0 to %c8 step %c1 {
+        loop.summa_step %T, %a, %b -> %c scheme 1 trans_a trans_c : !loop.ldm<8x32xf64>, !loop.ldm<8x4xf64>, !loop.ldm<4x32xf64>
+      }
+    }
     func.return
   }
 }
@@ -104,7 +115,26 @@ builtin.module {
 // CHECK-NEXT:     sw.microkernel trip 8 (%A step 128, %D step 128) attributes {name = "rlc_bcast_row"} {
 // CHECK-NEXT:       sw.getr r0
 
+// Two register tiles (C is 4 x 32): a loop over the tiles; one run stores C of tile q and loads
+// C and the first FETCHes of tile q + 1; the last tile only stores.
+// CHECK:      sw.kernel @mm2() {
+// CHECK:        scf.for %q = %c0 to %c2 step %c1 : i64 {
+// CHECK:          scf.for %t = %c0 to %c8 step %c1 : i64 {
+// CHECK:          %[[Q1:.*]] = arith.addi %q, %c1 : i64
+// CHECK-NEXT:     %[[MORE:.*]] = arith.cmpi slt, %[[Q1]], %c2 : i64
+// CHECK-NEXT:     scf.if %[[MORE]] {
+// CHECK:              sw.microkernel trip 1 (%{{.*}} step 0, %{{.*}} step 0, %{{.*}} step 0, %{{.*}} step 0) attributes {name = "summa_next_tile"} {
+// CHECK-NEXT:           sw.vstd r0, 0(p3)
+// CHECK:                sw.vstd r15, 864(p3)
+// CHECK-NEXT:           sw.vldd r0, 0(p2)
+// CHECK:                sw.vldd r15, 864(p2)
+// CHECK-NEXT:           sw.vldc r16, 0(p0)
+// CHECK-NEXT:           sw.ldder r20, 0(p1)
+// CHECK:            sw.microkernel trip 1 (%{{.*}} step 0) attributes {name = "summa_store_c"} {
+
 // CHECK:      func.func @main() {
 // CHECK-NEXT:   sw.spawn @mm()
+// CHECK-NEXT:   sw.join
+// CHECK-NEXT:   sw.spawn @mm2()
 // CHECK-NEXT:   sw.join
 // CHECK-NEXT:   func.return
