@@ -94,6 +94,8 @@ CASES = [
     ("softmax 1x1000 (classifier row)", "softmax", [(1, 1000)], (1, 1000), "{axis = 1 : i64}"),
     ("softmax 8x16 axis 1", "softmax", [(8, 16)], (8, 16), "{axis = 1 : i64}"),
     ("sigmoid 2048", "sigmoid", [(2048,)], (2048,), ""),
+    ("lrn 96x37 size 5 beta 0.75 (AlexNet-like)", "lrn", [(96, 37)], (96, 37),
+     "{axis = 0 : i64, size = 5 : i64, alpha = 1.0e-04 : f64, beta = 7.5e-01 : f64, bias = 1.0 : f64}"),
 ]
 
 
