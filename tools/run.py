@@ -517,8 +517,9 @@ def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machi
         if task is not None:
             progress._bar.update(task, total=total, completed=done, description=name)
 
-    return simulate(module, machine_path=machine, inputs=inputs, trace=trace, seed=seed,
-                    progress=on_kernel)
+    with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the machine's semantics, not warnings
+        return simulate(module, machine_path=machine, inputs=inputs, trace=trace, seed=seed,
+                        progress=on_kernel)
 
 
 def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
