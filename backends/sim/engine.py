@@ -382,6 +382,7 @@ class Engine:
             gc.unfreeze()
             gc.set_threshold(*old_threshold)
         if not mpe.done:
+            self.lockstep.bp_reasons()
             why: dict[int, str] = {c.id: c.blocked for c in self.cpes if not c.done and c.blocked}
             blocked = [(self.cpes[c].name, why[c]) for c in sorted(why)]
             if mpe.blocked:
@@ -487,8 +488,6 @@ class Engine:
             pos += hi - lo
             if self.trace.enabled:
                 self.trace.flow(b, cpe, start)
-            if b.bp is not None:
-                self.lockstep._bp_satisfied(b, self.rlc.depth)
             ws = self.sender_waiters.pop(id(b), None)
             if ws:
                 for w in ws:
@@ -718,41 +717,16 @@ class Engine:
             bases = t0.bases if isinstance(t0.bases, np.ndarray) else \
                 np.array(t0.bases, dtype=np.int64).reshape(len(cpes), len(mk.strides))
             inputs = t0.inputs
-            outputs = t0.outputs
         else:
             cpes = [c for t in batch for c in t.lanes]
             bases = np.concatenate([np.asarray(t.bases, dtype=np.int64).reshape(len(t.lanes), -1)
                                     for t in batch]) if mk.strides else \
                 np.zeros((len(cpes), 0), dtype=np.int64)
-            inputs = [x for t in batch for x in t.inputs]
-            outputs = [x for t in batch for x in t.outputs]
+            inputs = [x for t in batch for x in t.inputs] if plan.gets else None
         C = len(cpes)
         ins: dict[str, np.ndarray] = {}
         for d, js in plan.gets.items():
-            m = len(js)
-            # fast path: every lane consumes one whole batch, all packed in the same array
-            arr0 = None
-            rows: list[int] = []
-            for inp in inputs:
-                sl = inp[d]
-                if len(sl) != 1:
-                    break
-                b, lo, hi = sl[0]
-                src = b.src
-                if src is None or lo or hi != b.n or (arr0 is not None and src[0] is not arr0):
-                    break
-                arr0 = src[0]
-                rows.append(src[1])
-            if len(rows) == C and arr0.shape[1] == trip * m:
-                ins[d] = arr0[rows].reshape(C, trip, m, 4)
-                continue
-            arrs = []
-            for inp in inputs:
-                sl = inp[d]
-                data = sl[0][0].data[sl[0][1]:sl[0][2]] if len(sl) == 1 else \
-                    np.concatenate([b.data[lo:hi] for b, lo, hi in sl])
-                arrs.append(data.reshape(trip, m, 4))
-            ins[d] = np.stack(arrs)
+            ins[d] = self._gather(inputs, d, C, trip, len(js))
         bn = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
                            mk.strides, ins)
         sends = bn.run()
@@ -761,29 +735,89 @@ class Engine:
             # target (a broadcast's 7 batches carry the same payload)
             packed: dict[tuple[int, ...], np.ndarray] = {}
             prov = getattr(bn, "prov", None) or {}
-            for ci, outs in enumerate(outputs):
-                for b, js in outs:
-                    arr = packed.get(js)
-                    if arr is None:
-                        if len(js) == 1:
-                            arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
+
+            def pack(js: tuple[int, ...]) -> np.ndarray:
+                arr = packed.get(js)
+                if arr is None:
+                    if len(js) == 1:
+                        arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
+                    else:
+                        src = [prov.get(j) for j in js]
+                        x = src[0][0] if src[0] is not None else None
+                        if x is not None and x.shape == (C, trip, len(js), 4) and \
+                                x.flags.c_contiguous and all(
+                                p is not None and p[0] is x and p[1] == i
+                                for i, p in enumerate(src)):
+                            arr = x.reshape(C, trip * len(js), 4)  # the grouped loads
                         else:
-                            src = [prov.get(j) for j in js]
-                            x = src[0][0] if src[0] is not None else None
-                            if x is not None and x.shape == (C, trip, len(js), 4) and \
-                                    x.flags.c_contiguous and all(
-                                    p is not None and p[0] is x and p[1] == i
-                                    for i, p in enumerate(src)):
-                                arr = x.reshape(C, trip * len(js), 4)  # the grouped loads
-                            else:
-                                arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4))
-                                                for j in js], axis=2).reshape(C, trip * len(js), 4)
-                        packed[js] = arr
-                    b.data = arr[ci]
-                    b.src = (arr, ci)
+                            arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4))
+                                            for j in js], axis=2).reshape(C, trip * len(js), 4)
+                    packed[js] = arr
+                return arr
+
+            off = 0
+            for t in batch:
+                if t.links is not None:
+                    for ls, js in t.links:
+                        ls.src = pack(js)
+                        ls.src_off = off
+                else:
+                    for ci, outs in enumerate(t.outputs):
+                        for b, js in outs:
+                            arr = pack(js)
+                            b.data = arr[off + ci]
+                            b.src = (arr, off + ci)
+                off += len(t.lanes)
         for t in batch:
             t.done = True
-            t.inputs = t.outputs = t.deps = None
+            t.inputs = t.outputs = t.deps = t.links = None
+
+    @staticmethod
+    def _gather(inputs: list, d: str, C: int, trip: int, m: int) -> np.ndarray:
+        """``(C, trip, m, 4)`` payloads of the GETs of direction ``d`` from the lanes' slices:
+        per-CPE ``(Batch, lo, hi)`` or lockstep ``(LinkSet, link, lo, hi)``."""
+        first = inputs[0][d][0]
+        if len(first) == 4:  # lockstep links
+            arr0 = first[0].src
+            rows: list[int] = []
+            for inp in inputs:
+                sl = inp[d]
+                if len(sl) != 1:
+                    break
+                ls, k, lo, hi = sl[0]
+                if lo or hi != ls.n or ls.src is not arr0:
+                    break
+                rows.append(ls.src_off + int(ls.sidx[k]))
+            if len(rows) == C and arr0.shape[1] == trip * m:
+                return arr0[rows].reshape(C, trip, m, 4)
+            arrs = []
+            for inp in inputs:
+                parts = [ls.src[ls.src_off + int(ls.sidx[k])][lo:hi] for ls, k, lo, hi in inp[d]]
+                data = parts[0] if len(parts) == 1 else np.concatenate(parts)
+                arrs.append(data.reshape(trip, m, 4))
+            return np.stack(arrs)
+        # fast path: every lane consumes one whole batch, all packed in the same array
+        arr0 = None
+        rows = []
+        for inp in inputs:
+            sl = inp[d]
+            if len(sl) != 1:
+                break
+            b, lo, hi = sl[0]
+            src = b.src
+            if src is None or lo or hi != b.n or (arr0 is not None and src[0] is not arr0):
+                break
+            arr0 = src[0]
+            rows.append(src[1])
+        if len(rows) == C and arr0.shape[1] == trip * m:
+            return arr0[rows].reshape(C, trip, m, 4)
+        arrs = []
+        for inp in inputs:
+            sl = inp[d]
+            data = sl[0][0].data[sl[0][1]:sl[0][2]] if len(sl) == 1 else \
+                np.concatenate([b.data[lo:hi] for b, lo, hi in sl])
+            arrs.append(data.reshape(trip, m, 4))
+        return np.stack(arrs)
 
     def queue_data(self, req: DMARequest, snap: bool) -> None:
         """Queue a DMA data effect: a put's LDM snapshot at issue (``snap``) or the data
@@ -797,20 +831,19 @@ class Engine:
         if len(self.tasks) > 200_000:  # bound the memory of long DMA-only stretches
             self.flush_numerics()
 
-    def queue_run(self, rp: _RunPlan, lanes: list[int], bases: np.ndarray, inputs: list,
-                  outputs: list) -> None:
-        """Queue the numerics of one run on ``lanes`` (lockstep cohorts, ``lockstep.py``)."""
+    def queue_run(self, rp: _RunPlan, lanes: list[int], bases: np.ndarray, inputs: list | None,
+                  outputs: list | None, links: list) -> _Task | None:
+        """Queue the numerics of one lockstep run on ``lanes`` (``lockstep.py``): ``inputs``
+        per lane {direction: [(LinkSet, link, lo, hi)]}, ``links``: the run's
+        ``[(LinkSet, put set)]``. The caller sets ``deps``. None in timing-only mode."""
         if not self.numerics:
-            return
+            return None
         task = _Task(rp, lanes, bases, inputs, outputs)
+        task.links = links
         self.tasks.append(task)
-        if rp.gets:
-            task.deps = {b.task for inp in inputs for sl in inp.values() for b, _, _ in sl
-                         if b.task is not None}
-        if rp.puts:
-            for outs in outputs:
-                for b, _ in outs:
-                    b.task = task
+        for ls, _ in links:
+            ls.task = task
+        return task
 
 
 class _Task:
@@ -820,7 +853,7 @@ class _Task:
     ``inputs`` / ``outputs``: per lane, the RLC slices taken / the batches posted;
     ``deps``: the producer tasks of the inputs."""
 
-    __slots__ = ("rp", "lanes", "bases", "inputs", "outputs", "deps", "done", "idx")
+    __slots__ = ("rp", "lanes", "bases", "inputs", "outputs", "deps", "done", "idx", "links")
 
     def __init__(self, rp: _RunPlan, lanes, bases, inputs, outputs) -> None:
         self.rp = rp
@@ -831,6 +864,7 @@ class _Task:
         self.deps = None
         self.done = False
         self.idx = 0
+        self.links = None  # lockstep: [(LinkSet, put set)] posted by this run
 
 
 class _DataTask:

@@ -33,6 +33,7 @@ micro-kernel numerics are queued per CPE in the same order.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,7 +41,6 @@ import numpy as np
 from taihu.backends.sim.dma import DMARequest
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import check_run_addresses
-from taihu.backends.sim.rlc import Batch
 
 if TYPE_CHECKING:  # pragma: no cover
     from taihu.backends.sim.engine import CPE, Engine, KernelStats
@@ -160,18 +160,80 @@ class _Join:
         self.timer = -1
 
 
-class _BackPressure:
-    """A sender lane whose micro-kernel run waits until its receivers consumed all but
-    ``depth`` messages of each link (``pending`` links left; ``proc``: the cycle at which the
-    per-CPE agent would resume = max(clock, wake cycles))."""
+class LinkSet:
+    """RLC messages of one lockstep micro-kernel run in one direction for one set of put
+    instructions ``js``: ``K`` links (sender lane -> receiver CPE) of ``n`` messages each, all
+    with the put schedule ``put_base[k] + put_rel`` (arrival ``+ rlc_latency``, spec §5).
 
-    __slots__ = ("cpe", "seq", "idx", "outputs", "start", "end", "t0", "rp", "pending", "proc")
+    Per link: ``consumed`` messages, GET issue cycles ``got_base[k] + got_rel[k]`` when one run
+    consumed the whole link (else element-wise in ``got[k]``). ``sidx[k]``: the sender's index
+    in its run (row ``src_off + sidx[k]`` of the packed payload array ``src`` filled by the
+    numerics); ``bp``: the sender run waiting for consumption (back-pressure), if any."""
 
-    def __init__(self, cpe, seq, idx, outputs, start, end, t0, rp) -> None:
-        self.cpe, self.seq, self.idx, self.outputs = cpe, seq, idx, outputs
-        self.start, self.end, self.t0, self.rp = start, end, t0, rp
-        self.pending = 0
-        self.proc = t0
+    __slots__ = ("direction", "n", "put_rel", "sidx", "sender", "receiver", "put_base",
+                 "arrival_base", "consumed", "got_base", "got_rel", "got", "task", "src",
+                 "src_off", "bp", "flow0")
+
+    def __init__(self, direction: str, put_rel: np.ndarray, sidx: np.ndarray,
+                 sender: np.ndarray, receiver: np.ndarray, put_base: np.ndarray,
+                 latency: int) -> None:
+        self.direction = direction
+        self.n = int(put_rel.shape[0])
+        self.put_rel = put_rel
+        self.sidx = sidx
+        self.sender = sender
+        self.receiver = receiver
+        self.put_base = put_base
+        self.arrival_base = put_base + latency
+        K = len(receiver)
+        self.consumed = [0] * K
+        self.got_base = [0] * K
+        self.got_rel: list = [None] * K
+        self.got: dict[int, np.ndarray] | None = None
+        self.task = None
+        self.src: np.ndarray | None = None
+        self.src_off = 0
+        self.bp: _BPRun | None = None
+        self.flow0 = 0
+
+    def link(self, k: int) -> _LinkView:
+        return _LinkView(self, k)
+
+
+class _LinkView:
+    """One link seen as a per-CPE ``Batch`` (trace events and diagnostics)."""
+
+    __slots__ = ("direction", "n", "receiver", "put_base", "put_rel", "arrival_base", "flow_id",
+                 "consumed")
+
+    def __init__(self, ls: LinkSet, k: int) -> None:
+        self.direction = ls.direction
+        self.n = ls.n
+        self.receiver = int(ls.receiver[k])
+        self.put_base = int(ls.put_base[k])
+        self.put_rel = ls.put_rel
+        self.arrival_base = int(ls.arrival_base[k])
+        self.flow_id = ls.flow0 + k
+        self.consumed = ls.consumed[k]
+
+
+class _BPRun:
+    """Sender lanes of one run waiting until their receivers consumed all but ``depth``
+    messages of every link (spec §5 rule 6). Per lane ``i`` of the run: links still
+    ``pending``, the accumulated ``extra`` cycles (sum of positive per-link delays, like the
+    per-CPE runner) and ``proc``, the cycle at which the per-CPE agent would resume."""
+
+    __slots__ = ("seq", "idx", "rp", "lanes", "start", "end", "t0", "pending", "extra", "proc",
+                 "links")
+
+    def __init__(self, seq, idx, rp, lanes, start, end, t0, proc) -> None:
+        self.seq, self.idx, self.rp = seq, idx, rp
+        self.lanes, self.start, self.end, self.t0 = lanes, start, end, t0
+        G = len(lanes)
+        self.pending = [0] * G
+        self.extra = [0] * G
+        self.proc = proc
+        self.links: list[LinkSet] = []
 
 
 class Lockstep:
@@ -181,8 +243,15 @@ class Lockstep:
         self.eng = engine
         self.ready: dict[tuple, Cohort] = {}
         self.joins: dict[tuple, _Join] = {}
-        self.bp_due: dict[int, list[_BackPressure]] = {}
+        self.bp_due: dict[int, list[tuple[_BPRun, int]]] = {}
         self.kernel: KernelStats | None = None
+        n = engine.machine.n_cpes
+        # lockstep RLC FIFOs (persist across launches like the hardware's): per receiver the
+        # posted (LinkSet, link) entries, the unconsumed message count, the waiting lanes
+        self.q = {d: [deque() for _ in range(n)] for d in ("row", "col")}
+        self.cnt = {d: np.zeros(n, dtype=np.int64) for d in ("row", "col")}
+        self.qwait: dict[str, dict[int, list]] = {"row": {}, "col": {}}
+        self.post_plans: dict[tuple, tuple] = {}
 
     # -- scheduling ----------------------------------------------------------------------
     def start(self, root: Seq, t: int, kernel: KernelStats) -> None:
@@ -432,6 +501,31 @@ class Lockstep:
                     eng.wake(eng.cpes[cid], release)
 
     # -- micro-kernel runs ---------------------------------------------------------------
+    def _account(self, lanes: np.ndarray, start: np.ndarray, end: np.ndarray, rp,
+                 t0: np.ndarray) -> None:
+        """Kernel counters and trace spans of finished runs."""
+        k = self.kernel
+        G = len(lanes)
+        if not G:
+            return
+        cyc = end - start
+        if k is not None:
+            k.flops += rp.flops * G
+            k.p0_valid += rp.p0_valid * G
+            k.p1_valid += rp.p1_valid * G
+            k.p_cycles += int(cyc.sum())
+            k.compute_per_cpe[lanes] += cyc
+            if rp.gets:
+                k.rlc_wait += int((start - t0).sum())
+        trace = self.eng.trace
+        if trace.enabled:
+            ll = lanes.tolist()
+            name = rp.mk.name
+            for i in range(G):
+                if start[i] > t0[i]:
+                    trace.span(ll[i], 1, "rlc stall", int(t0[i]), int(start[i]))
+                trace.span(ll[i], 1, name, int(start[i]), int(end[i]), {"trip": rp.trip})
+
     def _mk(self, co: Cohort, e: tuple) -> None:
         """Time one run of ``e``'s micro-kernel for every lane (spec §6: start = max(lane clock,
         register scoreboard, message arrivals); §5 back-pressure) and queue its numerics; lanes
@@ -461,22 +555,23 @@ class Lockstep:
         t0 = co.tl
         if rp.first_use:
             t0 = np.maximum(t0, (rr[lanes[:, None], rp.fu_regs] - rp.fu_offs).max(axis=1))
-        rlc = eng.rlc
         gets = rp.gets
         if gets:
             keep = None
             for d, (need, rel) in gets.items():
-                fifos = rlc.fifo[d]
-                for i, c in enumerate(co.lane_list):
-                    if fifos[c].count < need and (keep is None or keep[i]):
+                miss = self.cnt[d][lanes] < need
+                if keep is not None:
+                    miss &= keep
+                if miss.any():
+                    waiting = self.qwait[d]
+                    for i in np.flatnonzero(miss).tolist():
+                        c = co.lane_list[i]
                         cpe = eng.cpes[c]
-                        fifos[c].waiters.append(cpe)
+                        waiting.setdefault(c, []).append(cpe)
                         self.block(cpe, co, i, co.idx, "rlc",
                                    f"get{d[0]} in '{mk.name}': waiting for {need} messages on "
-                                   f"the {d} FIFO ({fifos[c].count} posted)", int(t0[i]))
-                        if keep is None:
-                            keep = np.ones(len(lanes), dtype=bool)
-                        keep[i] = False
+                                   f"the {d} FIFO ({int(self.cnt[d][c])} posted)", int(t0[i]))
+                    keep = ~miss if keep is None else keep & ~miss
             if keep is not None:
                 t0 = t0[keep]
                 bases = bases[keep]
@@ -488,218 +583,294 @@ class Lockstep:
         G = len(lane_list)
         start = t0
         trace = eng.trace
+        depth = eng.rlc.depth
         inputs: list[dict] | None = None
+        deps: set = set()
         if gets:
             start = t0.copy()
             inputs = [{} for _ in range(G)]
+            whole: list[tuple] = []  # (direction, rel, [(ls, lanes, links)]) whole links
+            slow: list[tuple[int, str]] = []  # (lane, direction) taken in pieces
             for d, (need, rel) in gets.items():
-                fifos = rlc.fifo[d]
-                shared = None
-                abases: list[int] | None = []
+                q = self.q[d]
+                self.cnt[d][lanes] -= need
+                fast: list[tuple[int, LinkSet, int]] = []
                 for i, c in enumerate(lane_list):
-                    f = fifos[c]
-                    b = f.batches[f.head]
-                    if b.consumed == 0 and b.n == need:  # the common case: one whole batch
-                        f.count -= need
-                        b.consumed = need
-                        f.head += 1
-                        if f.head > 64:
-                            del f.batches[: f.head]
-                            f.head = 0
-                        inputs[i][d] = [(b, 0, need)]
-                        if abases is not None and (shared is None or b.put_rel is shared):
-                            shared = b.put_rel
-                            abases.append(b.arrival_base)
-                            continue
+                    dq = q[c]
+                    ls, k = dq[0]
+                    if ls.n == need and ls.consumed[k] == 0:  # one whole link: the common case
+                        dq.popleft()
+                        ls.consumed[k] = need
+                        inputs[i][d] = [(ls, k, 0, need)]
+                        fast.append((i, ls, k))
                     else:
-                        inputs[i][d] = f.take(need)
-                    abases = None
-                if abases is not None and shared.shape[0] == rel.shape[0]:
-                    np.maximum(start, np.array(abases, dtype=np.int64) +
-                               eng._maxdiff(shared, rel), out=start)
-                else:
-                    arrival_start = eng._arrival_start
-                    st_list = start.tolist()
-                    for i in range(G):
-                        s_ = arrival_start(inputs[i][d], rel)
-                        if s_ > st_list[i]:
-                            st_list[i] = s_
-                    start = np.array(st_list, dtype=np.int64)
-            # GET issue cycles; a sender waiting for consumption is notified (back-pressure)
-            depth = rlc.depth
-            waiters = eng.sender_waiters
-            for i, st in enumerate(start.tolist()):
-                for d, slices in inputs[i].items():
-                    rel = gets[d][1]
-                    if len(slices) == 1 and slices[0][2] == rel.shape[0]:
-                        b = slices[0][0]
-                        if b.consumed == b.n and slices[0][1] == 0:
-                            b.got_base, b.got_rel = st, rel
-                            if trace.enabled:
-                                trace.flow(b, lane_list[i], st)
-                            if b.bp is not None:
-                                self._bp_satisfied(b, depth)
-                            if waiters:
-                                ws = waiters.pop(id(b), None)
-                                if ws:
-                                    for w in ws:
-                                        eng.wake(w)
-                            continue
-                    eng._record_gets(slices, rel, st, lane_list[i])
-        k = self.kernel
-        outputs: list[list] | None = None
-        if rp.puts:
-            outputs = [[] for _ in range(G)]
-            lat = m.rlc_latency
-            fifo_of = rlc.fifo
-            wake = eng.wake
-            for i, st in enumerate(start.tolist()):
-                c = lane_list[i]
-                outs = outputs[i]
-                for d, tgt, js, put_rel in rp.targets(c, rlc):
-                    b = Batch(c, tgt, d, st, put_rel, lat)
-                    b.flow_id = rlc.next_flow
-                    rlc.next_flow += 1
-                    fifo = fifo_of[d][tgt]
-                    fifo.batches.append(b)
-                    fifo.count += b.n
-                    outs.append((b, js))
+                        sl = self._take(dq, need)
+                        inputs[i][d] = sl
+                        slow.append((i, d))
+                        s_ = self._arrival(sl, rel)
+                        if s_ > start[i]:
+                            start[i] = s_
+                        for x in sl:
+                            deps.add(x[0].task)
+                if fast:
+                    by: dict[int, list] = {}
+                    for i, ls, k in fast:
+                        g = by.get(id(ls))
+                        if g is None:
+                            g = by[id(ls)] = [ls, [], []]
+                            deps.add(ls.task)
+                        g[1].append(i)
+                        g[2].append(k)
+                    for ls, ii, kk in by.values():
+                        if ls.n == rel.shape[0]:
+                            arr = ls.arrival_base[kk] + eng._maxdiff(ls.put_rel, rel)
+                        else:  # pragma: no cover - a whole link of need messages
+                            arr = np.array([self._arrival([(ls, k, 0, ls.n)], rel) for k in kk])
+                        np.maximum(start[ii], arr, out=arr)
+                        start[ii] = arr
+                    whole.append((d, rel, list(by.values())))
+            # GET issue cycles (and senders in back-pressure are notified)
+            now = eng.now
+            for d, rel, groups in whole:
+                for ls, ii, kk in groups:
+                    st = start[ii].tolist()
+                    gb, gr = ls.got_base, ls.got_rel
+                    for x, k in enumerate(kk):
+                        gb[k] = st[x]
+                        gr[k] = rel
                     if trace.enabled:
-                        trace.flow_start(b, c, st)
-                    if fifo.waiters:
-                        ws, fifo.waiters = fifo.waiters, []
-                        for w in ws:
-                            wake(w)
-            rlc.messages += rp.n_msgs * G
-            if k is not None:
-                k.rlc_messages += rp.n_msgs * G
-        if k is not None and rp.has_rlc:
-            k.uses_rlc = True
-        eng.queue_run(rp, lane_list, bases, inputs or [{}] * G, outputs or [[]] * G)
+                        for x, k in enumerate(kk):
+                            trace.flow(ls.link(k), lane_list[ii[x]], st[x])
+                    if ls.bp is not None and ls.n > depth:
+                        for k in kk:
+                            self._link_satisfied(ls, k, now, depth)
+            for i, d in slow:
+                self._record(inputs[i][d], gets[d][1], int(start[i]), lane_list[i], depth)
+        k_ = self.kernel
+        links: list[tuple[LinkSet, tuple]] = []
+        if rp.puts:
+            lss = self._post(rp, co, lane_list, start)
+            links = [(ls, js) for ls, js in lss]
+            n_msgs = rp.n_msgs * G
+            eng.rlc.messages += n_msgs
+            if k_ is not None:
+                k_.rlc_messages += n_msgs
+        if k_ is not None and rp.has_rlc:
+            k_.uses_rlc = True
+        task = eng.queue_run(rp, lane_list, bases, inputs, None, links)
+        if task is not None:
+            task.deps = {d for d in deps if d is not None and not d.done} or None
         end = start + rp.cycles
         if rp.ready_after:
             rr[lanes[:, None], rp.ra_regs] = start[:, None] + rp.ra_offs
-        depth = rlc.depth
-        if outputs is not None and rp.trip * len(rp.puts) > depth:
-            keep = None
-            for i in range(G):
-                pend = [b for b, _ in outputs[i] if b.n > depth]
-                if not pend:
-                    continue
-                # at post time nothing is consumed yet: the lane waits for its receivers
-                if keep is None:
-                    keep = np.ones(G, dtype=bool)
-                keep[i] = False
+        bp_links = [ls for ls, _ in links if ls.n > depth]
+        if bp_links:
+            # at post time nothing is consumed yet: the senders wait for their receivers
+            waiting_lanes = np.zeros(G, dtype=bool)
+            for ls in bp_links:
+                waiting_lanes[ls.sidx] = True
+            widx = np.flatnonzero(waiting_lanes)
+            fl = co.floor
+            proc = np.maximum(t0, fl) if fl is not None else t0
+            run = _BPRun(co.seq, co.idx + 1, rp, lanes, start, end, t0, proc.tolist())
+            for ls in bp_links:
+                ls.bp = run
+                run.links.append(ls)
+                for i in ls.sidx.tolist():
+                    run.pending[i] += 1
+            for i in widx.tolist():
                 cpe = eng.cpes[lane_list[i]]
-                self.block(cpe, co, i, co.idx + 1, "bp", "", int(t0[i]))
-                bp = cpe.bp = _BackPressure(cpe, co.seq, co.idx + 1, outputs[i], int(start[i]),
-                                            int(end[i]), int(t0[i]), rp)
-                bp.pending = len(pend)
-                bp.proc = max(cpe.t, cpe.floor)
-                for b in pend:
-                    b.bp = bp
-                b = pend[0]
-                cpe.blocked = (f"put{b.direction[0]} in '{mk.name}': send buffer full — CPE "
-                               f"{b.receiver} has consumed {b.consumed} of {b.n} messages "
-                               f"(link depth {depth})")
-            if keep is not None:
-                self._account(lanes[keep], start[keep], end[keep], rp, t0[keep])
-                newt = np.maximum(co.tl[keep], end[keep])
-                if co.floor is not None:
-                    np.maximum(newt, co.floor[keep], out=newt)
-                co.set_lanes(lanes[keep], newt, None)
-                return
+                self.block(cpe, co, i, co.idx + 1, "bp", "send buffer full", int(t0[i]))
+                cpe.bp = run
+            keep = ~waiting_lanes
+            self._account(lanes[keep], start[keep], end[keep], rp, t0[keep])
+            newt = np.maximum(co.tl[keep], end[keep])
+            if co.floor is not None:
+                np.maximum(newt, co.floor[keep], out=newt)
+            co.set_lanes(lanes[keep], newt, None)
+            return
         self._account(lanes, start, end, rp, t0)
         newt = np.maximum(co.tl, end)
         if co.floor is not None:
             np.maximum(newt, co.floor, out=newt)
         co.set_lanes(lanes, newt, None)
 
-    def _account(self, lanes: np.ndarray, start: np.ndarray, end: np.ndarray, rp,
-                 t0: np.ndarray) -> None:
-        """Kernel counters and trace spans of finished runs."""
-        k = self.kernel
-        G = len(lanes)
-        if not G:
-            return
-        cyc = end - start
-        if k is not None:
-            k.flops += rp.flops * G
-            k.p0_valid += rp.p0_valid * G
-            k.p1_valid += rp.p1_valid * G
-            k.p_cycles += int(cyc.sum())
-            k.compute_per_cpe[lanes] += cyc
-            if rp.gets:
-                k.rlc_wait += int((start - t0).sum())
-        trace = self.eng.trace
-        if trace.enabled:
-            ll = lanes.tolist()
-            name = rp.mk.name
-            for i in range(G):
-                if start[i] > t0[i]:
-                    trace.span(ll[i], 1, "rlc stall", int(t0[i]), int(start[i]))
-                trace.span(ll[i], 1, name, int(start[i]), int(end[i]), {"trip": rp.trip})
+    # -- RLC links -------------------------------------------------------------------------
+    def _post(self, rp, co: Cohort, lane_list: list[int], start: np.ndarray) -> list:
+        """Post the run's messages: one LinkSet per (direction, put set), links appended to the
+        receivers' FIFOs in per-CPE order (sender by sender, target by target)."""
+        eng = self.eng
+        rlc = eng.rlc
+        key = (id(rp), co.lanes.tobytes())
+        plan = self.post_plans.get(key)
+        if plan is None:
+            groups: dict[tuple, list] = {}
+            order: list[tuple[int, int]] = []
+            for i, c in enumerate(lane_list):
+                for d, tgt, js, put_rel in rp.targets(c, rlc):
+                    g = groups.get((d, js))
+                    if g is None:
+                        g = groups[(d, js)] = [d, js, put_rel, [], [], [], len(groups)]
+                    order.append((g[6], len(g[3])))
+                    g[3].append(i)
+                    g[4].append(c)
+                    g[5].append(tgt)
+            glist = [(d, js, put_rel, np.array(si, dtype=np.int64), np.array(se, dtype=np.int64),
+                      np.array(re, dtype=np.int64), re)
+                     for d, js, put_rel, si, se, re, _ in groups.values()]
+            plan = self.post_plans[key] = (rp, glist, order)
+        _, glist, order = plan
+        lat = eng.machine.rlc_latency
+        lss = []
+        for d, js, put_rel, sidx, sender, receiver, _ in glist:
+            ls = LinkSet(d, put_rel, sidx, sender, receiver, start[sidx], lat)
+            ls.flow0 = rlc.next_flow
+            rlc.next_flow += len(receiver)
+            np.add.at(self.cnt[d], receiver, ls.n)
+            lss.append((ls, js))
+        for gi, k in order:
+            ls = lss[gi][0]
+            self.q[ls.direction][glist[gi][6][k]].append((ls, k))
+        trace = eng.trace
+        for (ls, _), g in zip(lss, glist):
+            rec = g[6]
+            waiting = self.qwait[ls.direction]
+            if waiting:
+                for r in set(rec) & waiting.keys():
+                    for w in waiting.pop(r):
+                        eng.wake(w)
+            if trace.enabled:
+                for k in range(len(rec)):
+                    trace.flow_start(ls.link(k), int(ls.sender[k]), int(ls.put_base[k]))
+        return lss
 
-    def _bp_satisfied(self, b: Batch, depth: int) -> None:
-        """Receivers consumed enough of ``b`` (called when its GETs are recorded)."""
-        if b.consumed < b.n - depth:
-            return
-        bp = b.bp
-        b.bp = None
-        bp.pending -= 1
+    @staticmethod
+    def _take(dq, need: int) -> list[tuple]:
+        """Consume ``need`` messages from a receiver FIFO: (LinkSet, link, lo, hi) slices."""
+        out = []
+        while need:
+            ls, k = dq[0]
+            c0 = ls.consumed[k]
+            n_ = min(need, ls.n - c0)
+            out.append((ls, k, c0, c0 + n_))
+            ls.consumed[k] = c0 + n_
+            need -= n_
+            if c0 + n_ == ls.n:
+                dq.popleft()
+        return out
+
+    def _arrival(self, slices: list[tuple], rel: np.ndarray) -> int:
+        """Earliest start of a receiving run: every GET issues at or after its message's arrival
+        (the per-CPE ``Engine._arrival_start`` on link slices)."""
+        if len(slices) == 1:
+            ls, k, lo, hi = slices[0]
+            if lo == 0 and hi == ls.n and hi == rel.shape[0]:
+                return int(ls.arrival_base[k]) + self.eng._maxdiff(ls.put_rel, rel)
+            return int((ls.arrival_base[k] + ls.put_rel[lo:hi] - rel).max())
+        arr = np.concatenate([ls.arrival_base[k] + ls.put_rel[lo:hi] for ls, k, lo, hi in slices])
+        return int((arr - rel).max())
+
+    def _record(self, slices: list[tuple], rel: np.ndarray, start: int, cpe: int,
+                depth: int) -> None:
+        """GET issue cycles of consumed slices (the per-CPE ``Engine._record_gets``)."""
+        pos = 0
+        trace = self.eng.trace
         now = self.eng.now
-        if now > bp.proc:
-            bp.proc = now
-        if bp.pending == 0:
-            due = self.bp_due.get(bp.proc)
+        for ls, k, lo, hi in slices:
+            if lo == 0 and hi == ls.n and pos == 0 and hi == rel.shape[0]:
+                ls.got_base[k], ls.got_rel[k] = start, rel
+            else:
+                if ls.got is None:
+                    ls.got = {}
+                g = ls.got.get(k)
+                if g is None:
+                    g = ls.got[k] = np.empty(ls.n, dtype=np.int64)
+                g[lo:hi] = start + rel[pos: pos + hi - lo]
+            pos += hi - lo
+            if trace.enabled:
+                trace.flow(ls.link(k), cpe, start)
+            if ls.bp is not None and ls.n > depth and lo < ls.n - depth <= hi:
+                self._link_satisfied(ls, k, now, depth)
+
+    def _link_delta(self, ls: LinkSet, k: int, depth: int) -> int:
+        """Cycles the sender loses on link ``k``: put ``j`` waits for get ``j - depth`` (+1)."""
+        gr = ls.got_rel[k]
+        if gr is not None:
+            return ls.got_base[k] + 1 - int(ls.put_base[k]) + self.eng._maxdiff(gr, ls.put_rel,
+                                                                               depth)
+        kk = ls.n - depth
+        return int((ls.got[k][:kk] + 1 - (ls.put_base[k] + ls.put_rel[depth:])).max())
+
+    def _link_satisfied(self, ls: LinkSet, k: int, now: int, depth: int) -> None:
+        """Link ``k`` has all but ``depth`` messages consumed: its sender lane may go on."""
+        run = ls.bp
+        i = int(ls.sidx[k])
+        delta = self._link_delta(ls, k, depth)
+        if delta > 0:
+            run.extra[i] += delta
+            if self.kernel is not None:
+                self.kernel.rlc_wait += delta
+        if now > run.proc[i]:
+            run.proc[i] = now
+        run.pending[i] -= 1
+        if run.pending[i] == 0:
+            t = run.proc[i]
+            due = self.bp_due.get(t)
             if due is None:  # one event per cycle finishes every lane released then
-                due = self.bp_due[bp.proc] = []
-                t = bp.proc
-                self.eng.schedule(t, PH_AGENT, bp.cpe.id, lambda: self._bp_finish(t))
-            due.append(bp)
+                due = self.bp_due[t] = []
+                self.eng.schedule(t, PH_AGENT, int(ls.sender[k]), lambda: self._bp_finish(t))
+            due.append((run, i))
 
     def _bp_finish(self, t: int) -> None:
-        """Sender lanes whose links are all consumed enough: each run ends ``max delta`` later
-        (per link, put ``j`` issues after get ``j - depth``); the lanes continue (per-CPE agents
-        would resume at cycle ``t`` each)."""
+        """Sender lanes whose links are all consumed enough: each run ends its accumulated delay
+        later; the lanes continue (per-CPE agents would resume at cycle ``t`` each)."""
+        eng = self.eng
+        due = self.bp_due.pop(t)
+        by: dict[int, list] = {}
+        for run, i in due:
+            g = by.get(id(run))
+            if g is None:
+                g = by[id(run)] = [run, []]
+            g[1].append(i)
+        for run, ii in by.values():
+            ii.sort()
+            idx = np.array(ii, dtype=np.int64)
+            lanes = run.lanes[idx]
+            end = run.end[idx] + np.array([run.extra[i] for i in ii], dtype=np.int64)
+            self._account(lanes, run.start[idx], end, run.rp, run.t0[idx])
+            for c in lanes.tolist():
+                cpe = eng.cpes[c]
+                cpe.site = None
+                cpe.blocked = None
+                cpe.bp = None
+            self.schedule(Cohort(run.seq, run.idx, lanes, np.maximum(end, t)), t)
+
+    def bp_reasons(self) -> None:
+        """Deadlock diagnostics: the per-CPE message of every lane in back-pressure (the first
+        link of the lane, in its target order, not consumed enough)."""
         eng = self.eng
         depth = eng.rlc.depth
-        k = self.kernel
-        bps = self.bp_due.pop(t)
-        ends = []
-        delta_fn = eng._backpressure_delta
-        for bp in bps:
-            # one instruction stream per sender: it lags by its slowest link (max, not sum)
-            lag = max((int(delta_fn(b, depth)) for b, _ in bp.outputs if b.n > depth), default=0)
-            end = int(bp.end)
-            if lag > 0:
-                end += lag
-                if k is not None:
-                    k.rlc_wait += lag
-            ends.append(end)
-        # per run plan: counters and trace spans at once
-        by_rp: dict[int, list[int]] = {}
-        for i, bp in enumerate(bps):
-            by_rp.setdefault(id(bp.rp), []).append(i)
-        for idx in by_rp.values():
-            rp = bps[idx[0]].rp
-            self._account(np.array([bps[i].cpe.id for i in idx], dtype=np.int64),
-                          np.array([bps[i].start for i in idx], dtype=np.int64),
-                          np.array([ends[i] for i in idx], dtype=np.int64), rp,
-                          np.array([bps[i].t0 for i in idx], dtype=np.int64))
-        groups: dict[tuple, list[int]] = {}
-        for i, bp in enumerate(bps):
-            cpe = bp.cpe
-            cpe.site = None
-            cpe.blocked = None
-            cpe.bp = None
-            groups.setdefault((id(bp.seq), bp.idx), []).append(i)
-        for idx in groups.values():
-            bp0 = bps[idx[0]]
-            lanes = np.array([bps[i].cpe.id for i in idx], dtype=np.int64)
-            tl = np.array([max(ends[i], t) for i in idx], dtype=np.int64)
-            order = np.argsort(lanes, kind="stable")
-            self.schedule(Cohort(bp0.seq, bp0.idx, lanes[order], tl[order]), t)
+        for cpe in eng.cpes:
+            run = cpe.bp
+            if run is None or cpe.site is None:
+                continue
+            i = int(np.flatnonzero(run.lanes == cpe.id)[0])
+            for d, tgt, js, _ in run.rp.targets(cpe.id, eng.rlc):
+                for ls in run.links:
+                    if ls.direction != d:
+                        continue
+                    hit = np.flatnonzero((ls.sidx == i) & (ls.receiver == tgt))
+                    if not len(hit):
+                        continue
+                    k = int(hit[0])
+                    if ls.consumed[k] < ls.n - depth:
+                        cpe.blocked = (f"put{d[0]} in '{run.rp.mk.name}': send buffer full — "
+                                       f"CPE {tgt} has consumed {ls.consumed[k]} of {ls.n} "
+                                       f"messages (link depth {depth})")
+                        break
+                else:
+                    continue
+                break
 
 
-__all__ = ["Seq", "Cohort", "Lockstep"]
+__all__ = ["Seq", "Cohort", "Lockstep", "LinkSet"]
