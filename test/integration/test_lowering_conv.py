@@ -14,7 +14,6 @@ the lowering contract):
 from __future__ import annotations
 
 import contextlib
-import math
 
 import numpy as np
 import pytest

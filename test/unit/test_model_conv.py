@@ -26,7 +26,7 @@ from taihu.backends.model.conv import (
     winograd_channel_group,
     winograd_tiles,
 )
-from taihu.backends.model.gemm_blocking import StructuralPrimitiveModel, t_dma_tiles
+from taihu.backends.model.gemm_blocking import StructuralPrimitiveModel
 from taihu.backends.sim.machine import default_machine
 from taihu.dialects.common import scheme_info
 
