@@ -24,10 +24,17 @@ weights, f32 (or f64) in main memory; the mesh GEMM runs in fp64 on converted LD
   (``tile.map transpose``). Needs group = 1 and >= 64 channels (004 L1266).
 
 **im2col** (§C2; kernels ``NAME_im2col`` (``tile.im2col``) + ``NAME`` (GEMM)): col
-(C*kh*kw, N*Ho*Wo) viewed (group, C/g*kh*kw, N, Ho*Wo); for every group g and image n the
-memory-level GEMM (:func:`~taihu.passes.conversion.graph_to_tile.gemm.emit_gemm`)
-W_g (M/g, C/g*kh*kw) x col[g, :, n, :] -> y[n, g*M/g : (g+1)*M/g] (M/g, Ho*Wo), bias and fused
-activations in its epilogue. Every layer: groups (depthwise too), strides, pads, dilations.
+(C*kh*kw, N*Ho*Wo) viewed (group, C/g*kh*kw, N, Ho*Wo); the memory-level GEMM
+(:func:`~taihu.passes.conversion.graph_to_tile.gemm.emit_gemm`), bias and fused activations in
+its epilogue, in one of three forms chosen by the model (:func:`taihu.backends.model.conv.plan_explicit`):
+
+* per image: for every group g and image n, W_g (M/g, C/g*kh*kw) x col[g, :, n, :] ->
+  y[n, g*M/g : (g+1)*M/g] (M/g, Ho*Wo), straight into the NCHW output;
+* batched (N > 1): per group one GEMM over all N*Ho*Wo columns into an (M, N, Ho*Wo) buffer,
+  then a ``NAME_relayout`` copy kernel to NCHW (no per-image padding, long DMA blocks);
+* pointwise (1x1, stride 1, no padding): no im2col kernel, the GEMM reads x itself.
+
+Every layer: groups (depthwise too), strides, pads, dilations, any kernel size.
 
 **winograd** (§C4, Algorithm 5; kernels ``NAME_filter`` (when the weights are not constants,
 else U is computed at compile time), ``NAME_input``, ``NAME`` (16 GEMMs), ``NAME_output``,
