@@ -1340,7 +1340,8 @@ class Im2colOp(_MemPrimitive):
     conv = W.reshape(M, -1) x col) and column (n, ho, wo) -> (n*Ho + ho)*Wo + wo;
     ``col[(c,i,j), (n,ho,wo)] = x[n, c, ho*sh + i*dh - pt, wo*sw + j*dw - pl]`` (0 outside).
     ``pads`` = (pt, pl, pb, pr) in ONNX order. Tasks = input rows of one channel, distributed
-    over the 64 CPEs; ``rows_per_task`` (default 1) batches rows per task (L1049, small C_i).
+    over the 64 CPEs; ``rows_per_task`` batches rows per task (L1049, small C_i; when absent,
+    tile-to-loop picks the largest count that fits LDM and still gives every CPE a task).
     """
 
     name = "tile.im2col"

@@ -240,7 +240,9 @@ def im2col_text(n, c, h, w, k, s, pads, d, rpt, nhwc) -> str | None:
     if ho < 1 or wo < 1:
         return None
     xin = (n, h, w, c) if nhwc else (n, c, h, w)
-    attrs = f"kernel = {_arr(k)}, strides = {_arr(s)}, pads = {_arr(pads)}, dilations = {_arr(d)}, rows_per_task = {rpt} : i64"
+    attrs = f"kernel = {_arr(k)}, strides = {_arr(s)}, pads = {_arr(pads)}, dilations = {_arr(d)}"
+    if rpt:  # 0: absent, the lowering chooses
+        attrs += f", rows_per_task = {rpt} : i64"
     if nhwc:
         attrs += ", layout = #tile<data_layout nhwc>"
     return _kernel("im2col", xin, (c * k[0] * k[1], n * ho * wo), "tile.im2col %x -> %y {{" + attrs + "}} : {ti} -> {to}")
@@ -279,12 +281,25 @@ def test_im2col_row_groups() -> None:
     n=st.integers(1, 2), c=st.integers(1, 3), h=st.integers(1, 7), w=st.integers(1, 9),
     k=st.tuples(st.integers(1, 3), st.integers(1, 3)), s=st.tuples(st.integers(1, 2), st.integers(1, 2)),
     pads=st.tuples(*[st.integers(0, 2)] * 4), d=st.tuples(st.integers(1, 2), st.integers(1, 2)),
-    rpt=st.integers(1, 3), nhwc=st.booleans(),
+    rpt=st.integers(0, 3), nhwc=st.booleans(),
 )
 def test_im2col_lowering_matches_reference(n, c, h, w, k, s, pads, d, rpt, nhwc) -> None:
     text = im2col_text(n, c, h, w, k, s, pads, d, rpt, nhwc)
     if text is not None:
         _lower_and_run(text, seed=h * 10 + w)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [(2, 8, 12, 10, (3, 3), (1, 1), (1, 1, 1, 1)), (1, 16, 13, 9, (3, 3), (2, 2), (1, 0, 1, 1)), (1, 24, 9, 9, (5, 5), (1, 1), (2, 2, 2, 2))],
+)
+def test_im2col_lowering_default_rows_per_task(shape) -> None:
+    """Without rows_per_task the lowering batches rows (>= 64 tasks left) and stays exact."""
+    n, c, h, w, k, s, pads = shape
+    text = im2col_text(n, c, h, w, k, s, pads, (1, 1), 0, False)
+    m = Parser(_ctx(), text).parse_module()
+    assert plan_im2col(next(o for o in m.walk() if isinstance(o, Im2colOp))).R > 1
+    _lower_and_run(text, seed=c)
 
 
 def wino_filter_text(no, ni) -> str:

@@ -475,7 +475,8 @@ class Im2colPlan:
     the interior rows of a stride-1 conv form one group, each stride residue one group, edge rows
     small groups; rows that feed nothing are skipped), so that every task has static DMAs and no
     guards. A task = ``rows`` rows of one group of channel c of image n (one row when
-    ``rows_per_task`` = 1, L1045): one DMA of the rows (strided by the group step) into ``xin``
+    ``rows_per_task`` = 1, L1045; when the attribute is absent, as many rows as leave >= 64
+    tasks, within LDM): one DMA of the rows (strided by the group step) into ``xin``
     (R, W), ``loop.map im2col`` into (R, kw, Wo) (horizontal padding, stride and dilation inside
     the map, L1047), for R > 1 a transpose to (kw, R, Wo), then per kernel row i one strided DMA of
     kw x (R*Wo) to col rows ``c*kh*kw + i*kw ..`` at columns ``(n*Ho + ho)*Wo`` (the R rows feed
@@ -573,7 +574,10 @@ def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
         num = ri + pt - i * dh
         return num >= 0 and num % sh == 0 and num // sh < ho
 
-    rpt = op.rows_per_task.value.data if op.rows_per_task is not None else 1
+    if op.rows_per_task is not None:
+        rpt = op.rows_per_task.value.data
+    else:  # as many rows per task as leave >= 64 tasks (larger DMA blocks, fewer DMAs, L1049)
+        rpt = max(1, (n * c * h) // N_CPE)
     r = min(rpt, h)
     while True:
         groups = _row_groups(h, kh, feeds, sh, r, not nhwc)
@@ -868,13 +872,13 @@ def plan_winograd_input(op: WinogradInputOp, budget: int | None = None) -> Winog
     xs, vs = ti.get_shape(), to.get_shape()
 
     def cost(t: int, g: int, full: bool) -> float:
-        cols = min(w, 2 * t + 2)
+        cols, rows = min(w, 2 * t + 2), min(h, 4)
         if nhwc:
-            tin = _dma_seconds(xs, [1, 4, cols, g], eb)
+            tin = _dma_seconds(xs, [1, rows, cols, g], eb)
         elif full:
-            tin = _dma_seconds(xs, [1, g, 4, w], eb)
+            tin = _dma_seconds(xs, [1, g, rows, w], eb)
         else:
-            tin = _dma_seconds(xs, [1, g, 1, cols], eb, 4)
+            tin = _dma_seconds(xs, [1, g, 1, cols], eb, rows)
         tout = _dma_seconds(vs, [16, t, g], eb) if g == ni else _dma_seconds(vs, [1, t, g], eb, 16)
         return tin + tout
 
