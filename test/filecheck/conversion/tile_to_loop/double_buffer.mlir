@@ -64,3 +64,47 @@ func.func @db(%X: memref<64x2048xf32>, %Y: memref<64x2048xf32>) {
 // SINGLE-NEXT:   %[[P:.*]] = loop.dma_start %u -> %y[%id, %j] sizes [1, 512]
 // SINGLE-NEXT:   loop.dma_wait %[[P]]
 // SINGLE-NEXT: }
+
+// Alg. 8's wrap: the k loop is the only loop of the n loop's body, so its last iteration
+// prefetches the first x tile of the next n iteration; the n loop carries that token and the
+// k loop's slot counter. The bias load does not depend on n or k: placed before the nest
+// (Alg. 7).
+func.func @wrap(%X: memref<256x512xf32>, %B: memref<64x1xf32>, %Y: memref<256x128xf32>) {
+  tile.kernel "wrap" (%x = %X : memref<256x512xf32>, %b = %B : memref<64x1xf32>, %y = %Y : memref<256x128xf32>) {
+    %t = tile.alloc double : !tile.buf<64x128xf32, cpe>
+    %bb = tile.alloc : !tile.buf<64x1xf32, cpe>
+    %acc = tile.alloc : !tile.buf<64x128xf32, cpe>
+    %c0 = arith.constant 0 : index
+    tile.for %n = 0 to 256 step 64 {
+      tile.map fill out(%acc : !tile.buf<64x128xf32, cpe>) {value = 0.0 : f64}
+      tile.for %k = 0 to 512 step 128 {
+        tile.move %x[%n, %k] sizes [64, 128] -> %t : memref<256x512xf32> -> !tile.buf<64x128xf32, cpe>
+        tile.map add ins(%acc, %t : !tile.buf<64x128xf32, cpe>, !tile.buf<64x128xf32, cpe>) out(%acc : !tile.buf<64x128xf32, cpe>)
+      }
+      tile.move %b[%c0, %c0] sizes [64, 1] -> %bb : memref<64x1xf32> -> !tile.buf<64x1xf32, cpe>
+      tile.map add ins(%acc, %bb : !tile.buf<64x128xf32, cpe>, !tile.buf<64x1xf32, cpe>) out(%acc : !tile.buf<64x128xf32, cpe>)
+      tile.move %acc -> %y[%n, %c0] sizes [64, 128] : !tile.buf<64x128xf32, cpe> -> memref<256x128xf32>
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @wrap
+// CHECK:        %[[BIAS:.*]] = loop.dma_start %b[%id, %c0] sizes [1, 1] -> %bb
+// CHECK-NEXT:   loop.dma_wait %[[BIAS]]
+// CHECK-NEXT:   %[[S0:.*]] = loop.slot %t[%c0]
+// CHECK-NEXT:   %[[P:.*]] = loop.dma_start %x[%id, %c0] sizes [1, 128] -> %[[S0]]
+// CHECK-NEXT:   %[[NL:.*]], %{{.*}}, %[[SLOTIN:.*]] = scf.for %n = %c0 to %c192 step %c64 iter_args(%[[TOK:.*]] = %[[P]], %slot = %c0, %slot_in = %c0) -> (!loop.token, index, index) {
+// CHECK:          %[[KL:.*]], %[[KS:.*]] = scf.for %k = %c0 to %c384 step %c128 iter_args(%{{.*}} = %[[TOK]], %{{.*}} = %slot_in) -> (!loop.token, index) {
+// CHECK:          }
+//                 the k loop's peeled last iteration: wait, then prefetch x[n + 64, 0]
+// CHECK:          loop.dma_wait %[[KL]]
+// CHECK-NEXT:     %[[NN:.*]] = arith.addi %n, %c64 : index
+// CHECK:          %[[W:.*]] = loop.dma_start %x[%{{.*}}, %c0] sizes [1, 128]
+// CHECK:          scf.yield %[[W]], %{{.*}}, %{{.*}} : !loop.token, index, index
+// CHECK-NEXT:   }
+//               the n loop's peeled last iteration: no prefetch after its k loop
+// CHECK:        scf.for %k{{.*}} iter_args(%{{.*}} = %[[NL]], %{{.*}} = %[[SLOTIN]])
+// CHECK:          scf.yield
+// CHECK-NEXT:   }
+// CHECK-NOT:    loop.dma_start %x
+// CHECK:        loop.dma_start %{{.*}} -> %y
