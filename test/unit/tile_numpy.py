@@ -88,67 +88,85 @@ def _run_kernel(k: tile.KernelOp, host: dict) -> None:
     env: dict[SSAValue, object] = {}
     for a, v in zip(k.body.block.args, k.args):
         env[a] = host[v]
-    _run_block(k.body.block.ops, env)
+    for step in _compiled(k):
+        step(env)
 
 
-def _run_block(ops, env: dict) -> None:
-    for op in ops:
-        _run_op(op, env)
+_CACHE: dict[int, tuple[tile.KernelOp, list]] = {}
+
+
+def _compiled(k: tile.KernelOp) -> list:
+    """The kernel body as a list of closures ``f(env)`` (built once per kernel op: reading xDSL
+    properties in the inner loops would dominate the run time)."""
+    hit = _CACHE.get(id(k))
+    if hit is None or hit[0] is not k:
+        hit = (k, _compile_block(k.body.block.ops))
+        _CACHE[id(k)] = hit
+    return hit[1]
+
+
+def _compile_block(ops) -> list:
+    return [_compile_op(op) for op in ops]
+
+
+def _compile_op(op: Operation):  # noqa: C901 - one branch per op
+    if isinstance(op, tile.AllocOp):
+        t = op.tile_type
+        shape, dt, res = t.get_shape(), element_dtype(t.element_type), op.result
+
+        def alloc(env):
+            env[res] = np.full(shape, np.nan, dtype=dt)
+        return alloc
+    if isinstance(op, arith.ConstantOp):
+        val, res = op.value.value.data, op.result
+
+        def const(env):
+            env[res] = val
+        return const
+    if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+        fn = {arith.AddiOp: int.__add__, arith.SubiOp: int.__sub__, arith.MuliOp: int.__mul__}[type(op)]
+        lhs, rhs, res = op.lhs, op.rhs, op.result
+
+        def binop(env):
+            env[res] = fn(env[lhs], env[rhs])
+        return binop
+    if isinstance(op, tile.ForOp):
+        rng, iv, body = range(op.lb_value, op.ub_value, op.step_value), op.iv, _compile_block(op.body.block.ops)
+
+        def loop(env):
+            for i in rng:
+                env[iv] = i
+                for f in body:
+                    f(env)
+        return loop
+    if isinstance(op, tile.MoveOp):
+        return _compile_move(op)
+    if isinstance(op, tile.MapOp):
+        kind, params, ins, outv = op.map_kind, op.params(), list(op.inputs), op.out
+
+        def tmap(env):
+            out = env[outv]
+            res = map_numpy(kind, [env[v] for v in ins], out.shape, out.dtype, params)
+            assert res.shape == out.shape, (kind, res.shape, out.shape)
+            out[...] = res
+        return tmap
+    if isinstance(op, (tile.GemmOp, tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
+        # looked up at call time: tests may wrap _run_op for these primitives
+        return lambda env: _run_op(op, env)
+    raise AssertionError(f"tile_numpy: unsupported op {op.name}")
 
 
 def _run_op(op: Operation, env: dict) -> None:
-    if isinstance(op, tile.AllocOp):
-        t = op.tile_type
-        env[op.result] = np.full(t.get_shape(), np.nan, dtype=element_dtype(t.element_type))
-    elif isinstance(op, arith.ConstantOp):
-        env[op.result] = op.value.value.data
-    elif isinstance(op, arith.AddiOp):
-        env[op.result] = env[op.lhs] + env[op.rhs]
-    elif isinstance(op, arith.SubiOp):
-        env[op.result] = env[op.lhs] - env[op.rhs]
-    elif isinstance(op, arith.MuliOp):
-        env[op.result] = env[op.lhs] * env[op.rhs]
-    elif isinstance(op, tile.ForOp):
-        for i in range(op.lb_value, op.ub_value, op.step_value):
-            env[op.iv] = i
-            _run_block(op.body.block.ops, env)
-    elif isinstance(op, tile.MoveOp):
-        _move(op, env)
-    elif isinstance(op, tile.MapOp):
-        ins = [env[v] for v in op.inputs]
-        out = env[op.out]
-        res = map_numpy(op.map_kind, ins, out.shape, out.dtype, op.params())
-        assert res.shape == out.shape, (op.map_kind, res.shape, out.shape)
-        out[...] = res
-    elif isinstance(op, tile.GemmOp):  # C += op(A) x op(B) on the logical tiles
+    """Evaluate one op (the primitives directly, everything else through its closure)."""
+    if isinstance(op, tile.GemmOp):  # C += op(A) x op(B) on the logical tiles
         a, b, c = env[op.a], env[op.b], env[op.c]
         a = a.T if op.trans_a is not None else a
         b = b.T if op.trans_b is not None else b
         c[...] = (c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)).astype(c.dtype)
     elif isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
-        from taihu.passes.conversion.tile_to_loop import mem_prims as mp
-
-        x, out = env[op.input], env[op.output]
-        if isinstance(op, tile.Im2colOp):
-            g = op.geometry()
-            r = mp.im2col_reference(x, g["kernel"], g["strides"], g["pads"], g["dilations"], op.data_layout)
-        elif isinstance(op, tile.WinogradFilterOp):
-            r = mp.winograd_filter_full_reference(x)
-        elif isinstance(op, tile.WinogradInputOp):
-            pads = tuple(int(v) for v in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
-            r = mp.winograd_input_full_reference(x, pads, out.shape[1], op.data_layout)
-        else:
-            r = mp.winograd_output_full_reference(x, out.shape, op.data_layout)
-        out[...] = r
-    elif isinstance(op, tile.GemmOp):
-        a, b, c = env[op.a], env[op.b], env[op.c]
-        a2 = a.T if op.trans_a is not None else a
-        b2 = b.T if op.trans_b is not None else b
-        c[...] = c + np.asarray(a2, np.float64) @ np.asarray(b2, np.float64)
-    elif isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
         _mem_primitive(op, env)
     else:
-        raise AssertionError(f"tile_numpy: unsupported op {op.name}")
+        _compile_op(op)(env)
 
 
 def _mem_primitive(op: Operation, env: dict) -> None:
@@ -170,6 +188,43 @@ def _mem_primitive(op: Operation, env: dict) -> None:
     y[...] = r
 
 
+def _compile_move(op: tile.MoveOp):
+    """A window copy: basic strided slicing when the window is inside the memref, otherwise
+    index arrays with the ``pad`` value / ``clip`` at the boundary (asserting one is present)."""
+    memv, bufv, offv = op.memref, op.tile, list(op.offsets)
+    sizes, strides = op.size_values, op.stride_values
+    is_load, has_pad, has_clip = op.is_load, op.pad is not None, op.clip is not None
+    pad = op.pad_value if has_pad else np.nan
+    n = math.prod(sizes)
+
+    def move(env):
+        mem, buf = env[memv], env[bufv]
+        offsets = [env[v] for v in offv]
+        assert n == buf.size
+        inside = all(o >= 0 and o + (sz - 1) * st < d for o, sz, st, d in zip(offsets, sizes, strides, mem.shape))
+        if inside:
+            sl = tuple(slice(o, o + (sz - 1) * st + 1, st) for o, sz, st in zip(offsets, sizes, strides))
+            if is_load:
+                buf[...] = mem[sl].reshape(buf.shape)
+            else:
+                mem[sl] = buf.reshape(sizes)
+            return
+        assert has_pad or has_clip, f"tile.move window leaves the memref without pad/clip: {offsets} {sizes}"
+        idx, ok = _window_index(offsets, sizes, strides, mem.shape)
+        sel = [i[m] for i, m in zip(idx, ok)]
+        loc = [np.nonzero(m)[0] for m in ok]
+        if is_load:
+            win = np.full(tuple(sizes), pad, dtype=mem.dtype)
+            if all(len(x) for x in sel):
+                win[np.ix_(*loc)] = mem[np.ix_(*sel)]
+            buf[...] = win.reshape(buf.shape)
+        else:
+            win = buf.reshape(tuple(sizes))
+            if all(len(x) for x in sel):
+                mem[np.ix_(*sel)] = win[np.ix_(*loc)]
+    return move
+
+
 def _window_index(offsets, sizes, strides, shape):
     """Per-dim index arrays of the window and masks of the in-bounds positions."""
     idx, ok = [], []
@@ -178,31 +233,6 @@ def _window_index(offsets, sizes, strides, shape):
         idx.append(ix)
         ok.append((ix >= 0) & (ix < d))
     return idx, ok
-
-
-def _move(op: tile.MoveOp, env: dict) -> None:
-    mem = env[op.memref]
-    buf = env[op.tile]
-    offsets = [env[v] for v in op.offsets]
-    sizes, strides = op.size_values, op.stride_values
-    idx, ok = _window_index(offsets, sizes, strides, mem.shape)
-    inside = all(m.all() for m in ok)
-    if not inside:
-        assert op.pad is not None or op.clip is not None, f"tile.move window leaves the memref without pad/clip: {offsets} {sizes}"
-    assert math.prod(sizes) == buf.size
-    if op.is_load:
-        win = np.full(tuple(sizes), op.pad_value if op.pad is not None else np.nan, dtype=mem.dtype)
-        sel = [i[m] for i, m in zip(idx, ok)]
-        loc = [np.nonzero(m)[0] for m in ok]
-        if all(len(s) for s in sel):
-            win[np.ix_(*loc)] = mem[np.ix_(*sel)]
-        buf[...] = win.reshape(buf.shape)
-    else:
-        win = buf.reshape(tuple(sizes))
-        sel = [i[m] for i, m in zip(idx, ok)]
-        loc = [np.nonzero(m)[0] for m in ok]
-        if all(len(s) for s in sel):
-            mem[np.ix_(*sel)] = win[np.ix_(*loc)]
 
 
 def _window_taps(x: np.ndarray, kernel, strides, out_shape):
