@@ -52,7 +52,9 @@ class LowerContext(Protocol):
     -> its current single-slot ``!loop.ldm`` buffer, a kernel memref argument -> the spmd argument,
     an ``index`` -> its image); ``new_buffer(name, type)``: a fresh ``loop.ldm_buffer`` in the
     spmd body; ``const(n)``: an ``index`` constant hoisted to the spmd top;
-    ``note_memref_write(m)``: tell the pass that the lowered op writes main-memory memref ``m``.
+    ``note_memref_write(m)``: tell the pass that the lowered op writes main-memory memref ``m``;
+    ``ldm_free_bytes()``: LDM bytes per CPE not yet taken by the spmd's buffers (mem_prims sizes
+    its task buffers with it).
     """
 
     row: SSAValue
@@ -66,6 +68,8 @@ class LowerContext(Protocol):
     def const(self, n: int) -> SSAValue: ...
 
     def note_memref_write(self, m: SSAValue) -> None: ...
+
+    def ldm_free_bytes(self) -> int: ...
 
 
 def local_buffer_shape(t: TileBufType) -> tuple[int, ...]:
