@@ -15,6 +15,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, f32, f64
 from xdsl.ir import Block, Region, SSAValue
@@ -214,3 +216,33 @@ def test_buffer_shape_mismatch_is_a_pass_error() -> None:
     ctx.map[g.a] = wrong.result
     with pytest.raises(PassFailedException, match=r"tile.gemm operand A \(%a: .*\) must map to a single-slot !loop.ldm<2x16xf64> buffer"):
         lower_gemm(g, ctx)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    idx=st.integers(0, len(LEGAL) - 1),
+    fm=st.integers(1, 2),
+    fn=st.integers(1, 3),
+    fk=st.integers(1, 4),
+)
+def test_summa_lowering_random_sizes(idx, fm, fn, fk) -> None:
+    """Any legal configuration scaled to other multiples of the §A5 sizes still computes op(A) op(B)."""
+    scheme, ta, tb, dists, layouts, (m, n, k) = LEGAL[idx]
+    m, n, k = m * fm, n * fn, 8 * fk
+    shapes = [(k, m) if ta else (m, k), (n, k) if tb else (k, n), (m, n)]
+    mod, _, g = _tile_gemm(shapes, dists, layouts, m, n, k, scheme, ta, tb)
+    mod.verify()
+    _, _, ops = _lower(mod, g)
+    st_op = next(o for o in ops[0].body.block.ops if isinstance(o, loop.SummaStepOp))
+    rng = np.random.default_rng(idx)
+    A, B = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    tiles = {"A": A.T if ta else A, "B": B.T if tb else B, "C": np.zeros((m, n))}
+    bufs = {nm: {p: (b.T if lay == "col" else b).copy() for p, b in _blocks(x, d).items()}
+            for (nm, x), d, lay in zip(tiles.items(), dists, layouts)}
+    cbuf = _emulate_summa(scheme, st_op.flags(), bufs)
+    C = np.zeros((m, n))
+    b0, b1 = m // MESH, n // MESH
+    for (r, c), blk in cbuf.items():
+        i, j = (r, c) if dists[2] == "rc" else (c, r)
+        C[i * b0 : (i + 1) * b0, j * b1 : (j + 1) * b1] = blk.T if layouts[2] == "col" else blk
+    np.testing.assert_allclose(C, A @ B, rtol=1e-12, atol=1e-12)
