@@ -367,16 +367,24 @@ def _gemm_cost(
     put_data = mv_c / (machine.peak_bw_cg * 1e9 * machine.dma_put_bw_factor)
     # The prefetch (tile-to-loop, Alg 8: prologue DMA + double-buffered loop + peeled last
     # iteration) pipelines the A/B loads over the innermost emitted loop that contains them: the
-    # K loop when nk > 1, else the N (or M) block loop. Each instance of that loop exposes its
-    # first DMA. A double-buffered C staging tile (``double_c``) lets the put of a block overlap
-    # what follows (its data phase joins the next DMA); otherwise the put is exposed.
+    # K loop when nk > 1, else the N (or M) block loop. Alg 8's wrap: a K loop that is the only
+    # loop in its outer loop's body and is not split at a boundary (K % bk == 0) prefetches the
+    # next outer iteration's first tiles in its last iteration, so only the first DMA of each
+    # instance of that outer loop is exposed (once per M row of blocks, or per batch iteration
+    # when there is a single N block); otherwise every K loop exposes its first DMA. A
+    # double-buffered C staging tile (``double_c``) lets the put of a block overlap what follows
+    # (its data phase joins the next DMA); otherwise the put is exposed.
     epi_other_dma = epi_dma - t_put  # bias / full-C loads of the epilogue (exposed)
     t_epi_c = cyc(epi_cycles)
     if nk > 1:
         extra = put_data if double_c else 0.0
-        t_block = (t_dma_step + extra) + (nk - 1) * max(t_dma_step, t_comp_step) + t_comp_step
-        t_block += t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
-        per_batch = t_hoist_dma + t_hoist_comp + blocks * t_block + (t_put if double_c else 0.0)
+        t_tail = t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
+        wrap = k % bk == 0
+        n_exposed = (nm if nn > 1 else 1) if wrap else blocks
+        t_exposed = (t_dma_step + extra) + (nk - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_tail
+        t_wrapped = (nk - 1) * max(t_dma_step, t_comp_step) + max(t_dma_step + extra, t_comp_step) + t_tail
+        per_batch = (t_hoist_dma + t_hoist_comp + n_exposed * t_exposed + (blocks - n_exposed) * t_wrapped
+                     + (t_put if double_c else 0.0))
     else:
         # one step per C block: the loads are pipelined over the block loop (nn, or nm if nn = 1)
         inner = nn if nn > 1 else nm

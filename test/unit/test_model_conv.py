@@ -86,13 +86,20 @@ def test_plan_gemm_is_the_minimum_of_the_sweep() -> None:
 
 
 def test_dgemm_efficiency() -> None:
-    """Compiler's own choices for DGEMM. The model exposes the first A/B DMA of every K loop
-    (tile-to-loop prefetches within a loop), which it shares with the simulator (within ~4 %
-    on 128x512x128 ... 1024^3, test/integration/test_lowering_conv.py); large problems amortise
-    it: 4096^3 >= 85 % of peak, 1024^3 >= 70 %, and bigger is never slower per flop."""
+    """Compiler's own choices for DGEMM: 4096^3 >= 90 % of peak, 1024^3 >= 80 % (the model
+    follows tile-to-loop's prefetch: within a K loop, and across blocks when K is a multiple of
+    the K block (Alg 8's wrap); checked against the simulator in
+    test/integration/test_lowering_conv.py), and bigger is never slower per flop."""
     g1 = plan_gemm(1024, 1024, 1024, "f64").cost.gflops()
     g4 = plan_gemm(4096, 4096, 4096, "f64").cost.gflops()
-    assert g4 >= 0.85 * PEAK and g1 >= 0.70 * PEAK and g4 >= g1
+    assert g4 >= 0.90 * PEAK and g1 >= 0.80 * PEAK and g4 >= g1
+
+
+def test_wrap_prefetch_only_when_k_is_not_split() -> None:
+    """A K loop split at a boundary (K % bk != 0) exposes its first DMA in every block."""
+    even = plan_gemm(512, 512, 512, "f64", blocking=(128, 128, 128), vec="n")
+    odd = plan_gemm(512, 512, 500, "f64", blocking=(128, 128, 128), vec="n")
+    assert odd.cost.t_total > even.cost.t_total * 0.99
 
 
 def test_gemm_cost_terms() -> None:
