@@ -7,7 +7,7 @@ and compared with the tile semantics (test/unit/tile_numpy.py, numpy).
   distribution (loop.gemm_block, f32 and f64);
 * tile.im2col (004 §5.1.1): 3x3 pad 1 NCHW, 3x3 stride 2 NCHW with 2 rows per task, 3x3
   dilation 2 NHWC with 3 rows per task;
-* tile.winograd_filter / _input (NHWC chunks, NCHW channel groups) / _output (odd sizes).
+* tile.winograd_filter / _input (NHWC and NCHW tile chunks) / _output (odd sizes).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 from taihu.backends.sim.machine import default_machine
 from taihu.test.integration.test_tile_to_loop_sim import simulate_tile
-from taihu.test.unit.test_tile_to_loop_mem_prims import im2col_text
+from taihu.test.unit.test_tile_to_loop_mem_prims import im2col_text, wino_input_text, wino_output_text
 
 FILECHECK = Path(__file__).resolve().parent.parent / "filecheck" / "conversion" / "tile_to_loop"
 
@@ -56,9 +56,16 @@ def test_im2col_nhwc_dilated_on_simulator() -> None:
     _check(im2col_text(2, 3, 9, 11, (3, 3), (1, 2), (2, 1, 2, 0), (2, 2), 3, True), rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("i", range(4), ids=["filter", "input_nhwc_chunks", "input_nchw_groups", "output_nchw_odd"])
+@pytest.mark.parametrize("i", range(4), ids=["filter", "input_nhwc_chunks", "input_nchw_chunks", "output_nchw_odd"])
 def test_winograd_on_simulator(i: int) -> None:
     _check(_cases("winograd.mlir")[i], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
+def test_winograd_channel_groups_on_simulator(nhwc: bool) -> None:
+    """600 channels: whole tile rows with channel groups (16 DMAs of t x g on the transformed side)."""
+    _check(wino_input_text(1, 600, 6, 6, (1, 1, 1, 1), nhwc, 2, 3), rtol=1e-5, atol=1e-5)
+    _check(wino_output_text(1, 600, 6, 6, nhwc, 0), rtol=1e-5, atol=1e-5)
 
 
 BLOCKED_DGEMM = """
