@@ -306,8 +306,9 @@ def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[i
     """The conflicting-pair candidates of the vectorised evaluation of ``body`` for ``n``
     iterations: a store S and a load L conflict iff some iteration of S writes bytes L reads in a
     later iteration (or the same one, L after S in the body); two stores conflict iff the one
-    the vectorised order executes later also writes, in an earlier iteration, bytes the other one
-    writes (members of one coalesced group: any overlap across iterations). Pairs through the same
+    the vectorised order executes later also writes, in an earlier iteration (or the same one,
+    earlier in the body), bytes the other one writes (members of one coalesced group: any overlap
+    across iterations). Pairs through the same
     pointer are decided here (exact: equal stride, known offset difference)."""
     rank: dict[int, int] = {}
     r = 0
@@ -335,8 +336,9 @@ def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[i
         for jb, other in stores:
             if jb == js:
                 continue
-            if rank[jb] > rank[js]:
-                pairs.append((st, other, -(n - 1), -1, False))
+            if rank[jb] > rank[js]:  # `other` wins the vectorised order; S wins the sequential
+                # one when its iteration is later, or the same with S later in the body
+                pairs.append((st, other, -(n - 1), 0 if js > jb else -1, False))
             elif rank[jb] == rank[js] and jb > js:
                 pairs.append((st, other, -(n - 1), n - 1, True))
     cross: dict[tuple[int, int], list] = {}

@@ -63,3 +63,15 @@ def test_in_place_and_accumulator_patterns_stay_vectorised():
     rmw = [Instr("ldde", (0,), (), ptr=0, offset=0), Instr("ldde", (1,), (), ptr=1, offset=0),
            Instr("vaddd", (2,), (0, 1)), Instr("fstd", (), (2,), ptr=0, offset=0)]
     assert not _run(rmw, 5, [[2048, 0], [2048 + 512, 512]], (8, 64), 0, False)[2]
+
+
+def test_store_group_vs_aliasing_store_in_one_iteration():
+    """vstd p0+32, vstd p1+0 (= p0+8), vstd p0+0: the p0 stores are one coalesced scatter, so
+    the aliasing middle store would win although the last store must (found by hypothesis)."""
+    body = [Instr("vstd", (), (0,), ptr=0, offset=32), Instr("vstd", (), (1,), ptr=1, offset=0),
+            Instr("vstd", (), (2,), ptr=0, offset=0)]
+    bases = [[256, 264], [512, 520]]
+    rv, mv, hazard = _run(body, 1, bases, (32, 32), 0, False)
+    rs, ms, _ = _run(body, 1, bases, (32, 32), 0, True)
+    assert hazard
+    np.testing.assert_array_equal(mv, ms)
