@@ -18,10 +18,12 @@ access are merged; the innermost dimension is processed in *vector units* (4 ele
 LDDE/LDSE for broadcast operands, VSTD/VSTS) when every access is contiguous or broadcast along it
 and 32-B (f64) / 16-B (f32) aligned, else in *packed units* (4 elements loaded one by one with
 LDDE/LDSE and moved into lanes with VINSF, stored lane by lane with VEXTF + FSTD/FSTS) when the
-unit's arithmetic outweighs the lane moves (:func:`_packing_pays`), else in *scalar units* (LDDE/LDSE
-replicate one element, FSTD/FSTS store lane 0). A micro-kernel body holds several units (register sets interleaved
-round-robin, so independent units hide the 7-cycle fp latency, 004 L530-532); it iterates either
-the innermost dimension or, when one row of units fits a body, the next outer one.
+unit's arithmetic outweighs the lane moves (:func:`_packing_pays`), else in *scalar units*
+(LDDE/LDSE replicate one element, FSTD/FSTS store lane 0). A micro-kernel body holds several
+units (disjoint register sets, at most UNITS_MAX beyond one row) and is list-scheduled for the
+dual-issue P0/P1 pipeline (:func:`_schedule`), so independent units hide the 7-cycle fp latency
+(004 L530-532); it iterates either the innermost dimension or, when one row of units fits a body,
+the next outer one. Scheduled bodies are cached (a network repeats a few bodies many times).
 
 Buffers may be processed past their logical end up to the next 32-B boundary (vector tails of a
 flat buffer): ``loop.ldm_buffer`` slots are rounded up to 32 B (dialects/loop.py), so those bytes
@@ -40,8 +42,10 @@ the shorter fp32 VDIVS/VSQRTS of the non-pipelined divide unit):
   13 for f64: |relative error| < 1e-7), evaluated on ``-|x|`` only (sigmoid(x) = s or t*s with
   t = exp(-|x|), s = 1/(1+t); tanh|x| = (1-t)/(1+t) with t = exp(-2|x|)), so it never overflows.
 * max_pool / avg_pool / reduce_sum / reduce_max / reduce_mean: per output element a list of taps
-  (byte offsets) combined with up to 4 partial accumulators; more than ``TAP_CHUNK`` taps are
-  combined over several runs with the output element as accumulator.
+  (byte offsets) combined with 1..8 partial accumulators (more when few outputs share a body);
+  more than ``TAP_CHUNK`` taps are combined over several runs with the output element as
+  accumulator; taps contiguous and aligned along a row are combined 4 per vector, then across
+  the lanes (VEXTF).
 * softmax along ``axis`` (length L): max into y[.., L-1], y = exp(x - max) for the main taps,
   1 / sum into y[.., L-2], y *= 1/sum, then the last taps (5 runs of nests over the rows).
 * lrn: square sums over the clipped channel window (one nest per distinct window), ``d^beta``
