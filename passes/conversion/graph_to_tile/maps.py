@@ -14,8 +14,9 @@ into its slice). The output shape is canonicalised: size-1 dims dropped and adja
 merged when every input is either full or broadcast along both (e.g. ``(N,C,H,W) + (1,C,1,1)``
 -> ``(N, C, H*W)`` with the bias ``(1, C, 1)``). The tile covers a suffix of the canonical
 dims: the split dim ``s`` (``64*q`` rows, ``q`` per CPE) and the whole inner dims; the outer
-dims are ``tile.for`` loops with tile 1. ``s`` minimises ``iterations * (512 + q*inner)``
-(512 elements ~ one DMA start-up, 200 cycles, model §4); each CPE's piece is one contiguous
+dims are ``tile.for`` loops with tile 1. The tile minimises ``(iterations + 1) * (512 +
+q*inner)`` (512 elements ~ one DMA start-up, 200 cycles, model §4; the +1 is the first load and
+the last store that double buffering cannot overlap); each CPE's piece is one contiguous
 run of ``q*inner`` elements when the inputs are full. Broadcast operands are ``rep`` tiles
 (or ``cpe`` when they vary along ``s``) loaded in the loop level they depend on.
 
@@ -175,7 +176,7 @@ def plan_elementwise(D: Sequence[int], operands: Sequence[Sequence[bool]], n_out
 
     def cost(tiles: Sequence[int], s: int) -> float:
         iters = math.prod(math.ceil(d / t) for d, t in zip(D, tiles))
-        return iters * (_TILE_OVERHEAD + _local_elems([True] * k, tiles, s))
+        return (iters + 1) * (_TILE_OVERHEAD + _local_elems([True] * k, tiles, s))
 
     best: tuple[float, _Plan] | None = None
 
@@ -188,11 +189,13 @@ def plan_elementwise(D: Sequence[int], operands: Sequence[Sequence[bool]], n_out
     for s in range(k):
         q_need = math.ceil(D[s] / N_CPE)
         base = [1] * s + [0] + list(D[s + 1 :])
-        chosen = None
+        n_fit = None
         for n in range(1, q_need + 1):  # n tiles along s, balanced
             q = math.ceil(q_need / n)
             if n > 1 and q == math.ceil(q_need / (n - 1)):
                 continue
+            if n_fit is not None and n > 8 * n_fit:
+                break  # smaller tiles only add overhead beyond this
             ts = D[s] if n == 1 else N_CPE * q
             if s == k - 1 and n > 1 and q >= 32:
                 ts = N_CPE * (math.ceil(q / 32) * 32)  # 128-B aligned per-CPE runs (R1)
@@ -201,11 +204,9 @@ def plan_elementwise(D: Sequence[int], operands: Sequence[Sequence[bool]], n_out
             tiles = list(base)
             tiles[s] = ts
             if fits(tiles, s):
-                chosen = tiles
-                break
-        if chosen is not None:
-            consider(chosen, s)
-        elif s + 1 < k:
+                n_fit = n_fit or n
+                consider(tiles, s)
+        if n_fit is None and s + 1 < k:
             # one row per CPE, chunk dim s+1 (balanced chunks)
             for n in range(2, D[s + 1] + 1):
                 c = math.ceil(D[s + 1] / n)
@@ -779,10 +780,9 @@ class PoolPattern(GraphToTilePattern):
                     continue
                 tp = P if q == q_need else N_CPE * q
                 iters = math.ceil(P / tp) * math.ceil(Ho / tho)
-                cost = iters * (_TILE_OVERHEAD + q * (thi * Wi + tho * Wo))
+                cost = (iters + 1) * (_TILE_OVERHEAD + q * (thi * Wi + tho * Wo))
                 if best is None or cost < best[0]:
                     best = (cost, tp, tho)
-                break  # larger n only shrinks the tile further
         if best is None:
             raise self.fail(op, f"one output row of a {W}-wide plane does not fit {budget} B of LDM")
         _, tp, tho = best

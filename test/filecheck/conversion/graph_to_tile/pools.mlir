@@ -1,7 +1,7 @@
 // RUN: %taihu-opt %s -p convert-graph-to-tile --split-input-file | filecheck %s
 
 // ResNet-50 pool1: 3x3 stride 2 pad 1 max pooling of 1x64x112x112. Planes (N*C = 64) are split
-// over the CPEs; a tile is 19 output rows, loaded as 39 input rows x 113 columns starting at
+// over the CPEs; a tile is 14 output rows, loaded as 29 input rows x 113 columns starting at
 // row 2*h - 1, column -1, with -inf padding.
 func.func @main(%x: tensor<1x64x112x112xf32> {graph.name = "x"}) -> (tensor<1x64x56x56xf32> {graph.name = "y"}) {
   %p = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x64x112x112xf32> -> tensor<1x64x56x56xf32>
@@ -9,14 +9,14 @@ func.func @main(%x: tensor<1x64x112x112xf32> {graph.name = "x"}) -> (tensor<1x64
 }
 
 // CHECK:      tile.kernel "p" (%x_1 = %{{.*}} : memref<64x112x112xf32>, %y = %{{.*}} : memref<64x56x56xf32>) attributes {taihu.layer = "p", taihu.op = "graph.max_pool", taihu.algorithm = "window", taihu.shape = "1x64x56x56 <- 1x64x112x112 k3x3 s2x2"} {
-// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<64x39x113xf32, cpe>
-// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<64x19x56xf32, cpe>
-// CHECK:        tile.for %h = 0 to 56 step 19 name "h" {
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<64x29x113xf32, cpe>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<64x14x56xf32, cpe>
+// CHECK:        tile.for %h = 0 to 56 step 14 name "h" {
 // CHECK-NEXT:     %[[M:.*]] = arith.muli %h, %c2 : index
 // CHECK-NEXT:     %[[R:.*]] = arith.subi %[[M]], %c1 : index
-// CHECK-NEXT:     tile.move %x_1[%c0, %[[R]], %cm1] sizes [64, 39, 113] pad -inf -> %tin
-// CHECK-NEXT:     tile.map max_pool ins(%tin : !tile.buf<64x39x113xf32, cpe>) out(%tout : !tile.buf<64x19x56xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>}
-// CHECK-NEXT:     tile.move %tout -> %y[%c0, %h, %c0] sizes [64, 19, 56] clip
+// CHECK-NEXT:     tile.move %x_1[%c0, %[[R]], %cm1] sizes [64, 29, 113] pad -inf -> %tin
+// CHECK-NEXT:     tile.map max_pool ins(%tin : !tile.buf<64x29x113xf32, cpe>) out(%tout : !tile.buf<64x14x56xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>}
+// CHECK-NEXT:     tile.move %tout -> %y[%c0, %h, %c0] sizes [64, 14, 56]
 
 // -----
 
