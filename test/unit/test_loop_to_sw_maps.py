@@ -433,3 +433,84 @@ def test_exp_kinds_extremes(kind, f, elem):
     x = np.tile(vals, (64, 1))
     y, _, _ = run_map(kind, [x], (12,), elem, {})
     np.testing.assert_allclose(y, f(x.astype(np.float64)).astype(dt), rtol=1e-4, atol=1e-5)
+
+
+@st.composite
+def _bcast_case(draw):
+    rank = draw(st.integers(1, 3))
+    out = tuple(draw(st.integers(1, 9)) for _ in range(rank))
+    def operand():
+        k = draw(st.integers(0, rank))
+        return tuple(1 if draw(st.booleans()) else d for d in out[rank - k:])
+    a, b = operand(), operand()
+    if draw(st.booleans()):
+        a = out
+    else:
+        b = out
+    return out, a or (1,), b or (1,)
+
+
+@settings(max_examples=12, deadline=None)
+@given(case=_bcast_case(), kind=st.sampled_from(list(BINARY)), elem=st.sampled_from(["f32", "f64"]),
+       seed=st.integers(0, 99))
+def test_binary_random_broadcasting(case, kind, elem, seed):
+    out, sa, sb = case
+    dt = NP[elem]
+    a = _rand(sa, dt, seed)
+    b = _rand(sb, dt, seed + 1, 0.5, 2.0)
+    y, _, _ = run_map(kind, [a, b], out, elem, {})
+    ra = a.reshape(64, *((1,) * (len(out) - len(sa))), *sa)
+    rb = b.reshape(64, *((1,) * (len(out) - len(sb))), *sb)
+    np.testing.assert_allclose(y, BINARY[kind](ra, rb).astype(dt), **_tol(dt))
+
+
+@st.composite
+def _axis_case(draw):
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 9)) for _ in range(rank))
+    return shape, draw(st.integers(0, rank - 1))
+
+
+@settings(max_examples=10, deadline=None)
+@given(case=_axis_case(), kind=st.sampled_from(["softmax", "reduce_sum", "reduce_max", "reduce_mean", "transpose"]),
+       elem=st.sampled_from(["f32", "f64"]), seed=st.integers(0, 99))
+def test_axis_kinds_random_shapes(case, kind, elem, seed):
+    shape, axis = case
+    dt = NP[elem]
+    x = _rand(shape, dt, seed)
+    xd = x.astype(np.float64)
+    if kind == "softmax":
+        y, _, _ = run_map(MapKind.SOFTMAX, [x], shape, elem, {"axis": axis})
+        want = ref.softmax(xd, axis=axis + 1)
+    elif kind == "transpose":
+        perm = tuple(np.random.default_rng(seed).permutation(len(shape)))
+        y, _, _ = run_map(MapKind.TRANSPOSE, [x], tuple(shape[p] for p in perm), elem, {"perm": perm})
+        want = xd.transpose(0, *(p + 1 for p in perm))
+    else:
+        oshape = tuple(1 if d == axis else n for d, n in enumerate(shape))
+        f = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_mean": np.mean}[kind]
+        y, _, _ = run_map(MapKind(kind), [x], oshape, elem, {"axis": axis})
+        want = f(xd, axis=axis + 1, keepdims=True)
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
+@st.composite
+def _pool_case(draw):
+    nk = draw(st.integers(1, 2))
+    kernel = tuple(draw(st.integers(1, 4)) for _ in range(nk))
+    strides = tuple(draw(st.integers(1, 3)) for _ in range(nk))
+    lead = tuple(draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 1))))
+    spatial = tuple(k + draw(st.integers(0, 8)) for k in kernel)
+    return lead + spatial, kernel, strides
+
+
+@settings(max_examples=10, deadline=None)
+@given(case=_pool_case(), kind=st.sampled_from([MapKind.MAX_POOL, MapKind.AVG_POOL]),
+       elem=st.sampled_from(["f32", "f64"]), seed=st.integers(0, 99))
+def test_pool_random_shapes(case, kind, elem, seed):
+    shape, k, s = case
+    dt = NP[elem]
+    x = _rand(shape, dt, seed)
+    want, oshape = _pool(x, k, s, "max" if kind == MapKind.MAX_POOL else "avg")
+    y, _, _ = run_map(kind, [x], oshape[1:], elem, {"kernel": k, "strides": s})
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
