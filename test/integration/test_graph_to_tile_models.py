@@ -7,7 +7,7 @@ This checks the bufferization and every lowering pattern (memory-bound maps, vie
 transposes, pools, LRN, and D's conv/gemm kernels) on real graphs independently of the
 downstream passes and the simulator. squeezenet (concat, max/avg pools, dropout, softmax) and
 shufflenet (channel shuffle = reshape + transpose, average pools, residual adds, concat) run by
-default; inception_v1 (LRN), alexnet and resnet50 are slow (run with ``TAIHU_SLOW=1``).
+default; inception_v1 (LRN), alexnet and resnet50 are marked ``slow`` (skipped by default, ``pytest -m slow``).
 """
 
 from __future__ import annotations
@@ -29,13 +29,10 @@ LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", 
 RTOL, ATOL = 1e-4, 1e-5
 
 
-_SLOW = [pytest.mark.slow, pytest.mark.skipif(not os.environ.get("TAIHU_SLOW"), reason="slow (> 1 min): set TAIHU_SLOW=1")]
-
-
 @pytest.mark.parametrize(
     "name",
-    ["squeezenet", "shufflenet", pytest.param("inception_v1", marks=_SLOW),
-     pytest.param("bvlc_alexnet", marks=_SLOW), pytest.param("resnet50", marks=_SLOW)],
+    ["squeezenet", "shufflenet", pytest.param("inception_v1", marks=pytest.mark.slow),
+     pytest.param("bvlc_alexnet", marks=pytest.mark.slow), pytest.param("resnet50", marks=pytest.mark.slow)],
 )
 def test_network_tile_level_matches_reference(name: str) -> None:
     path = os.path.join(LIGHT, f"light_{name}.onnx")
