@@ -514,3 +514,29 @@ def test_pool_random_shapes(case, kind, elem, seed):
     want, oshape = _pool(x, k, s, "max" if kind == MapKind.MAX_POOL else "avg")
     y, _, _ = run_map(kind, [x], oshape[1:], elem, {"kernel": k, "strides": s})
     np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
+@settings(max_examples=8, deadline=None)
+@given(case=_axis_case(), size=st.integers(1, 6), beta=st.sampled_from([0.25, 0.5, 0.75, 1.0, 1.5, 2.0]),
+       elem=st.sampled_from(["f32", "f64"]), seed=st.integers(0, 99))
+def test_lrn_random(case, size, beta, elem, seed):
+    shape, axis = case
+    dt = NP[elem]
+    x = _rand(shape, dt, seed)
+    p = {"axis": axis, "size": size, "alpha": 3e-2, "beta": beta, "bias": 1.25}
+    y, _, _ = run_map(MapKind.LRN, [x], shape, elem, p)
+    xm = np.moveaxis(x.astype(np.float64), axis + 1, 1)  # reference: channels are dim 1
+    want = np.moveaxis(ref.lrn(xm, size=size, alpha=3e-2, beta=beta, bias=1.25), 1, axis + 1)
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
+@settings(max_examples=8, deadline=None)
+@given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple), off=st.integers(0, 9),
+       kind=st.sampled_from([MapKind.SIGMOID, MapKind.RELU, MapKind.CLIP]), elem=st.sampled_from(["f32", "f64"]),
+       seed=st.integers(0, 99))
+def test_unary_on_views_random(shape, off, kind, elem, seed):
+    dt = NP[elem]
+    x = _rand(shape, dt, seed)
+    f, params = UNARY[kind]
+    y, _, _ = run_map(kind, [x], shape, elem, params, views={0: off})
+    np.testing.assert_allclose(y, f(x).astype(dt), **_tol(dt))
