@@ -39,7 +39,8 @@ the shorter fp32 VDIVS/VSQRTS of the non-pipelined divide unit):
 * sigmoid / tanh / softmax: ``exp`` is a degree-6 Taylor polynomial of VMADs (swDNN's Taylor exp,
   004 L1352; spec sw26010-model.md L222) with range reduction by multiplications only:
   ``exp(x) = p(x / 2^k)^(2^k)`` for ``x`` in ``[-X, 0]`` (``X`` = 87, k = 10 for f32 data; 708,
-  13 for f64: |relative error| < 1e-7), evaluated on ``-|x|`` only (sigmoid(x) = s or t*s with
+  13 for f64: |relative error| < 1e-7; Horner in x with coefficients 2^(-jk)/j!), evaluated on
+  ``-|x|`` only (sigmoid(x) = s or t*s with
   t = exp(-|x|), s = 1/(1+t); tanh|x| = (1-t)/(1+t) with t = exp(-2|x|)), so it never overflows.
 * max_pool / avg_pool / reduce_sum / reduce_max / reduce_mean: per output element a list of taps
   (byte offsets) combined with 1..8 partial accumulators (more when few outputs share a body);
@@ -248,11 +249,14 @@ class Unit:
         lim, k = _EXP[eb]
         nl = self.const(-lim)
         xc = self.op("vfseleq", self.op("vfcmplt", x, nl), x, nl)  # max(x, -X)
-        r = self.mul(xc, self.const(2.0**-k))
-        p = self.fma(self.const(1.0 / math.factorial(_EXP_DEGREE)), r,
-                     self.const(1.0 / math.factorial(_EXP_DEGREE - 1)))
+        # p(x / 2^k) by Horner in x itself: coefficient j = 2^(-j*k) / j! (a power-of-two
+        # scaling, exact: the same roundings as Horner in r = x / 2^k, one multiply less)
+        def c(j: int) -> int:
+            return self.const(2.0 ** (-j * k) / math.factorial(j))
+
+        p = self.fma(c(_EXP_DEGREE), xc, c(_EXP_DEGREE - 1))
         for j in range(_EXP_DEGREE - 2, -1, -1):
-            p = self.fma(p, r, self.const(1.0 / math.factorial(j)))
+            p = self.fma(p, xc, c(j))
         for _ in range(k):
             p = self.mul(p, p)
         return p

@@ -68,15 +68,17 @@ builtin.module {
 
 // softmax along the rows: max -> y[:, 7] (rows of 8 f32 are aligned: 2 vector loads per row,
 // then across the lanes), exp of the main taps, 1/sum -> y[:, 6], scale, tail;
-// exp constants: clamp -87, 2^-10, Taylor coefficients 1/6! .. 1.
+// exp constants: clamp -87, Taylor coefficients of p(x / 2^10): 2^(-10j) / j!, j = 6 .. 0.
 // CHECK:      sw.microkernel trip 2 (%x step 128, %y step 128) attributes {name = "softmax.max"} {
 // CHECK:        sw.vlds r{{[0-9]+}}, 16(p0)
 // CHECK:        sw.vextf r{{[0-9]+}}, 3, r{{[0-9]+}}
 // CHECK:        sw.fsts r{{[0-9]+}}, 28(p1)
 // CHECK:      sw.microkernel trip 1 () attributes {name = "softmax.exp.consts"} {
 // CHECK-NEXT:   sw.ldfi r30, -87.0
-// CHECK-NEXT:   sw.ldfi r29, 0.0009765625
-// CHECK-NEXT:   sw.ldfi r28, 0.001388888888888889
+// CHECK-NEXT:   sw.ldfi r29, 1.2046690805394494e-21
+// CHECK-NEXT:   sw.ldfi r28, 7.401486830834377e-18
+// CHECK:        sw.ldfi r24, 0.0009765625
+// CHECK-NEXT:   sw.ldfi r23, 1.0
 // CHECK:      sw.microkernel trip 1 (%x step 256, %y step 256, %y step 256) attributes {name = "softmax.exp"} {
 // CHECK:        sw.vmad
 // CHECK:      attributes {name = "softmax.sum"}
