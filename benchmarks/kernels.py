@@ -328,6 +328,69 @@ def membound_rows(sim: bool, budget: float) -> list[Row]:
     return rows
 
 
+def report_conv_rows(path: str) -> tuple[list[Row], list[str]]:
+    """Rows of the convolution layers of a whole-network simulator report (``taihu-run
+    --report r.json``, e.g. ``--example resnet50``): per distinct layer shape the kernels of one
+    instance (the layer's kernels summed, divided by the number of identical instances), beside
+    the model's prediction for the same layer (error in the note)."""
+    with open(path) as f:
+        rep = json.load(f)
+    fclk = rep.get("f_clk_ghz", M.f_clk_ghz) * 1e9
+    by_shape: dict[str, list[dict]] = {}
+    layers_of: dict[str, set[str]] = {}
+    for k in rep["kernels"]:
+        if k.get("op") == "graph.conv2d" and k.get("shape"):
+            by_shape.setdefault(k["shape"], []).append(k)
+            layers_of.setdefault(k["shape"], set()).add(k.get("layer") or k["name"])
+    rows, errs = [], []
+    for shape_text, ks in by_shape.items():
+        n_inst = max(1, len(layers_of[shape_text]))
+        s = _parse_shape(shape_text)
+        cyc = sum(k["cycles"] for k in ks) / n_inst
+        t = cyc / fclk
+        moved = sum(k["dma_bytes"] + k["dma_waste_bytes"] for k in ks)
+        useful = sum(k["dma_bytes"] for k in ks)
+        r = Row("conv (simulated network)", shape_text, "sim", s.flops / t / 1e9 if s and t else None, t * 1e3,
+                sum(k["t_dma"] for k in ks) / n_inst / fclk * 1e3, sum(k["t_compute"] for k in ks) / n_inst / fclk * 1e3,
+                sum(k["t_overlap"] for k in ks) / n_inst / fclk * 1e3, useful / moved if moved else None)
+        algs = sorted({k.get("algorithm") or "?" for k in ks})
+        r.note = f"{'+'.join(algs)}; {n_inst} instance(s)"
+        if s is not None:
+            ch = choose_conv(s)
+            err = (ch.gflops - r.gflops) / r.gflops if r.gflops else 0.0
+            errs.append(err)
+            r.note += f"; model {ch.algorithm} {ch.gflops:.0f} GFLOPS ({100 * err:+.0f} %)"
+            r.channels_ok = min(s.c, s.m) >= 64
+        rows.append(r)
+    summary = []
+    if errs:
+        summary.append(f"simulated network report {os.path.basename(path)}: {len(rows)} distinct conv layers, "
+                       f"model vs simulator GFLOPS error median {100 * statistics.median(errs):+.0f} %, "
+                       f"range {100 * min(errs):+.0f} % .. {100 * max(errs):+.0f} %")
+    return rows, summary
+
+
+def _parse_shape(text: str) -> ConvShape | None:
+    """``taihu.shape`` of a conv kernel (:meth:`ConvShape.describe`) -> ConvShape (bias and relu
+    assumed, constant weights), None when it does not parse."""
+    import re
+
+    m = re.match(r"(\d+)x(\d+)x(\d+)x(\d+) <- (\d+)x(\d+)x(\d+)x(\d+) \* (\d+)x(\d+)x(\d+)x(\d+)(.*)", text)
+    if not m:
+        return None
+    v = [int(x) for x in m.groups()[:12]]
+    extra = m.group(13)
+    st = re.search(r"\bs(\d+)", extra)
+    pd = re.search(r"\bp([\d,]+)", extra)
+    dl = re.search(r"\bd(\d+)", extra)
+    gr = re.search(r"\bg(\d+)", extra)
+    sv = int(st.group(1)) if st else 1
+    dv = int(dl.group(1)) if dl else 1
+    return ConvShape(v[4], v[5], v[6], v[7], v[8], v[10], v[11], (sv, sv),
+                     tuple(int(x) for x in pd.group(1).split(",")) if pd else (0, 0, 0, 0),  # type: ignore[arg-type]
+                     (dv, dv), int(gr.group(1)) if gr else 1, bias=True, relu=True, const_weights=True)
+
+
 # --------------------------------------------------------------------------------------------
 # Output
 # --------------------------------------------------------------------------------------------
@@ -364,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sim-budget", type=float, default=300.0, help="seconds per simulated case (advisory)")
     ap.add_argument("--only", default="gemm,sweep,conv,membound")
     ap.add_argument("--json", default=None, help="write the rows as JSON")
+    ap.add_argument("--sim-report", default=None,
+                    help="a whole-network simulator report (taihu-run --report) whose conv layers are listed beside the model")
     args = ap.parse_args(argv)
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     want = set(args.only.split(","))
@@ -380,6 +445,10 @@ def main(argv: list[str] | None = None) -> int:
         summary += s
     if "membound" in want:
         rows += membound_rows(sim, args.sim_budget)
+    if args.sim_report:
+        r, s2 = report_conv_rows(args.sim_report)
+        rows += r
+        summary += s2
     render(rows, summary)
     if args.json:
         with open(args.json, "w") as f:
