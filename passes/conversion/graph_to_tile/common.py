@@ -56,7 +56,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -406,7 +406,7 @@ class KernelBuilder:
     >>> kb.finish(rewriter)                                    # inserts before the matched op
 
     ``taihu.layer`` = ``layer`` (default: the kernel name before uniquing), ``taihu.op`` = the
-    graph op name, ``taihu.algorithm``, ``taihu.shape``; ``fused`` adds ``taihu.fused`` (the
+    graph op name (``op`` is the graph op, or a name for kernels without one), ``taihu.algorithm``, ``taihu.shape``; ``fused`` adds ``taihu.fused`` (the
     absorbed ops' names). Index operands are :data:`Idx` (Python ints are materialised as
     ``arith.constant`` at the top of the body, once per value).
     """
@@ -415,7 +415,7 @@ class KernelBuilder:
         self,
         state: LoweringState,
         name: str,
-        op: Operation,
+        op: Operation | str,
         *,
         algorithm: str,
         shape: str,
@@ -426,7 +426,7 @@ class KernelBuilder:
         self.name = state.unique_kernel_name(name)
         self.attrs: dict[str, Attribute] = {
             "taihu.layer": StringAttr(layer or name),
-            "taihu.op": StringAttr(op.name),
+            "taihu.op": StringAttr(op if isinstance(op, str) else op.name),
             "taihu.algorithm": StringAttr(algorithm),
             "taihu.shape": StringAttr(shape),
         }
@@ -612,9 +612,7 @@ class KernelBuilder:
         return k
 
 
-def _region(block: Block):
-    from xdsl.ir import Region
-
+def _region(block: Block) -> Region:
     return Region(block)
 
 

@@ -41,11 +41,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects import memref
+from xdsl.dialects import bufferization, memref
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from taihu.dialects import graph
 from taihu.dialects.mapkind import MapKind
@@ -458,8 +458,6 @@ class BatchNormPattern(_EwPattern):
         name = self.state.layer_name(op)
         g_scale = self.state.new_global(rewriter, a.astype(dt).reshape(cshape), f"{name}_scale")
         g_shift = self.state.new_global(rewriter, shift.astype(dt).reshape(cshape), f"{name}_shift")
-        from xdsl.dialects import bufferization
-
         ts = [bufferization.ToTensorOp(g.memref, restrict=True) for g in (g_scale, g_shift)]
         for tt in ts:
             rewriter.insert(tt)
@@ -945,23 +943,14 @@ def emit_copy_kernel(state: LoweringState, src: SSAValue, insert: InsertPoint, n
     shape = shape_of(t)
     new = memref.AllocOp.get(t.get_element_type(), 128, list(shape))
     new.memref.name_hint = name
-    from xdsl.rewriter import Rewriter
-
     Rewriter.insert_op(new, insert)
     n = max(1, math.prod(shape))
     src_v = reshape_view(src, (n,), insert)
     dst_v = reshape_view(new.memref, (n,), insert)
-    kb = KernelBuilder(state, name, _FakeOp("memref.copy"), algorithm="copy", shape=f"{_x(shape)} <- {_x(shape)}")
+    kb = KernelBuilder(state, name, "memref.copy", algorithm="copy", shape=f"{_x(shape)} <- {_x(shape)}")
     emit_elementwise(state, kb, (n,), [Access(kb.arg(src_v, "x"), (True,))], Access(kb.arg(dst_v, "y"), (True,)), [])
     kb.finish(insert=insert)
     return new.memref
-
-
-class _FakeOp:
-    """Stand-in for the graph op of kernels that have none (only ``name`` is read)."""
-
-    def __init__(self, name: str):
-        self.name = name
 
 
 def patterns(state: LoweringState) -> list[RewritePattern]:
