@@ -5,7 +5,7 @@ Usage::
     taihu-run MODEL.onnx | IN.mlir | --example NAME
               [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N]
               [--report r.json] [--trace t.json] [--plot DIR] [--machine FILE.toml]
-              [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--quiet]
+              [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--verify] [--quiet]
 
 Sources:
 
@@ -21,7 +21,8 @@ Levels (``graph`` and ONNX inputs):
 
 - ``swsim`` (default): lower with the ``taihu-lower`` pipeline (:mod:`taihu.passes.pipelines`;
   ``--option KEY=VALUE`` is handed to the stage passes declaring ``KEY``, e.g.
-  ``--option conv-algorithm=winograd``; ``--machine`` is bound by ``sw-to-swsim``), then run the
+  ``--option conv-algorithm=winograd``; ``--machine`` is bound by ``sw-to-swsim``; ``--verify``
+  runs every verifier on the result, off by default for speed), then run the
   swsim program on the core-group simulator (:func:`taihu.backends.sim.runner.simulate`), print a
   per-layer table — layer, algorithm, shape, cycles, ms at ``f_clk`` (1.45 GHz), GFLOPS, % of the
   742.4 GFLOPS peak, DMA GB/s, bound (compute / DMA / RLC) — plus the network total;
@@ -469,9 +470,11 @@ def _pass_error(e: BaseException, stage: str) -> RunError:
 
 
 def lower(module: ModuleOp, machine: str | None, options: Mapping[str, Any],
-          progress: Progress | None = None) -> list[tuple[str, float]]:
+          progress: Progress | None = None, verify: bool = False) -> list[tuple[str, float]]:
     """Apply ``taihu-lower`` in place; returns the per-pass wall times. Errors -> ``RunError``
-    naming the pass (``PipelineUnavailableError`` names the missing pass)."""
+    naming the pass (``PipelineUnavailableError`` names the missing pass). ``verify``: run every
+    verifier on the lowered module (a "verify" stage; xDSL's IRDL checks cost ~0.2 ms per op, tens
+    of seconds on a whole network, so it is opt-in)."""
     from taihu.passes.pipelines import (
         TAIHU_LOWER,
         PipelineUnavailableError,
@@ -494,7 +497,11 @@ def lower(module: ModuleOp, machine: str | None, options: Mapping[str, Any],
     except ValueError as e:
         raise RunError(f"--option: {e}") from e
     try:
-        run_pipeline(pipeline, module)
+        run_pipeline(pipeline, module, verify=False)
+        if verify:
+            t0 = time.perf_counter()
+            module.verify()
+            timer.times.append(("verify", time.perf_counter() - t0))
     except Exception as e:
         failed = TAIHU_LOWER[len(timer.times)] if len(timer.times) < len(TAIHU_LOWER) else "taihu-lower"
         err = _pass_error(e, failed)
@@ -524,7 +531,7 @@ def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machi
 
 def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
               trace: bool = False, options: Mapping[str, Any] | None = None,
-              progress: Progress | None = None) -> RunResult:
+              progress: Progress | None = None, verify: bool = False) -> RunResult:
     """Lower a graph ``module`` (in place) with ``taihu-lower`` and simulate it. ``inputs`` keyed
     by graph input name; outputs keyed by graph output name (``graph.name`` / ``outN``)."""
     from taihu.backends.reference import input_specs, output_names
@@ -532,7 +539,7 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
     in_names = [s.name for s in input_specs(module)]
     in_shapes = {s.name: s.shape for s in input_specs(module)}
     out_names = output_names(module)
-    stages = lower(module, machine, options or {}, progress)
+    stages = lower(module, machine, options or {}, progress, verify)
     in_map = match_globals(in_names, _io_globals(module, "input"), "input")
     out_map = match_globals(out_names, _io_globals(module, "output"), "output")
     t0 = time.perf_counter()
@@ -659,6 +666,8 @@ def _parser() -> argparse.ArgumentParser:
                    "(default: backends/configs/sw26010.toml or the module's swsim.target)")
     p.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
                    help="taihu-lower option for the passes declaring KEY (e.g. conv-algorithm=winograd)")
+    p.add_argument("--verify", action="store_true",
+                   help="verify the lowered module (every op verifier; slow on whole networks)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     return p
 
@@ -728,7 +737,7 @@ def run(args: argparse.Namespace) -> int:
                 result = run_graph(module, inputs)
             else:
                 result = run_swsim(module, inputs, machine=args.machine, trace=args.trace is not None,
-                                   options=options, progress=progress)
+                                   options=options, progress=progress, verify=args.verify)
             result.stages.insert(0, ("import", t_import))
     if source.onnx_names is not None and len(source.onnx_names) == len(result.outputs):
         result.outputs = dict(zip(source.onnx_names, result.outputs.values()))

@@ -4,7 +4,7 @@
 // RUN: %taihu-opt %s -p 'taihu-lower{stop-after=convert-tile-to-loop}' | filecheck %s --check-prefix=LOOP
 // RUN: %taihu-opt %s -p 'taihu-lower{stop-after=convert-loop-to-sw}' | filecheck %s --check-prefix=SW
 // RUN: %taihu-opt %s -p taihu-lower | filecheck %s --check-prefix=SWSIM
-// RUN: %taihu-run %s --check | filecheck %s --check-prefix=EXEC
+// RUN: %taihu-run %s --check --verify | filecheck %s --check-prefix=EXEC
 
 func.func @main(%x: tensor<1x64x56x56xf32> {graph.name = "x"}) -> (tensor<1x64x56x56xf32> {graph.name = "y"}) {
   %y = graph.relu %x : tensor<1x64x56x56xf32> -> tensor<1x64x56x56xf32>
@@ -48,3 +48,4 @@ func.func @main(%x: tensor<1x64x56x56xf32> {graph.name = "x"}) -> (tensor<1x64x5
 // EXEC-NEXT: y {{ +}}map {{ +}}1x64x56x56 <- 1x64x56x56 {{.*}} DMA
 // EXEC:      output  against    max abs err  max rel err  result
 // EXEC-NEXT: y       reference {{.*}} ok
+// EXEC-NEXT: wall time: import {{.*}}, convert-graph-to-tile {{.*}}, sw-to-swsim {{[0-9.]+}} s, verify {{[0-9.]+}} s, simulate {{[0-9.]+}} s, reference {{[0-9.]+}} s; total
