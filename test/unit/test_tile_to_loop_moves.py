@@ -204,6 +204,20 @@ CASES = {
       }""",
     ),
     "peeled_boundary_iteration": _main(
+        [("a", "memref<128x576xf32>"), ("y", "memref<128x128xf32>")],
+        ["y"],
+        """
+      %t = tile.alloc double : !tile.buf<128x128xf32, cpe>
+      %acc = tile.alloc : !tile.buf<128x128xf32, cpe>
+      %c0 = arith.constant 0 : index
+      tile.map fill out(%acc : !tile.buf<128x128xf32, cpe>) {value = 0.0 : f64}
+      tile.for %k = 0 to 576 step 128 {
+        tile.move %a[%c0, %k] sizes [128, 128] pad 0.0 -> %t : memref<128x576xf32> -> !tile.buf<128x128xf32, cpe>
+        tile.map add ins(%acc, %t : !tile.buf<128x128xf32, cpe>, !tile.buf<128x128xf32, cpe>) out(%acc : !tile.buf<128x128xf32, cpe>)
+      }
+      tile.move %acc -> %y[%c0, %c0] sizes [128, 128] : !tile.buf<128x128xf32, cpe> -> memref<128x128xf32>""",
+    ),
+    "balanced_boundary_iteration": _main(
         [("a", "memref<64x576xf32>"), ("y", "memref<64x128xf32>")],
         ["y"],
         """
@@ -299,8 +313,9 @@ def test_double_buffering_form() -> None:
 
 
 def test_boundary_iteration_is_peeled() -> None:
-    # K = 576 in steps of 128: iterations 0..3 are interior (prefetched, asynchronous), the last
-    # one (k = 512, half outside) is peeled (E6 primitive switching)
+    # K = 576 in steps of 128 with 2 rows per CPE: the last window (k = 512) is half outside,
+    # so each row is its own DMA there (2 > the 1 strided DMA of a whole piece): that iteration
+    # is peeled (E6 primitive switching); iterations 0..3 stay interior, prefetched, async
     m = lower_and_compare(CASES["peeled_boundary_iteration"])
     (f,) = [o for o in m.walk() if isinstance(o, scf.ForOp)]
     assert len(f.iter_args) == 2  # load token + slot counter
@@ -309,11 +324,19 @@ def test_boundary_iteration_is_peeled() -> None:
     while op is not None:
         after.append(op)
         op = op.next_op
-    # every CPE's piece of the last window is half outside: fill + one DMA of the valid half
-    assert [o.size_values for o in after if isinstance(o, loop.DmaStartOp)][0] == (1, 64)
+    assert [o.size_values for o in after if isinstance(o, loop.DmaStartOp)][:2] == [(1, 64), (1, 64)]
     assert any(isinstance(o, loop.MapOp) and o.kind.data.value == "fill" for o in after)
     assert f.ub.owner.value.value.data == 384  # type: ignore[union-attr]
     assert not any(isinstance(o, scf.IfOp) for o in m.walk())
+
+
+def test_balanced_boundary_iteration_is_prefetched() -> None:
+    # one row per CPE: the half-outside last window is still one DMA per CPE, so the move
+    # dispatches inside the loop (scf.if yielding the token) and every iteration is prefetched
+    m = lower_and_compare(CASES["balanced_boundary_iteration"])
+    (f,) = [o for o in m.walk() if isinstance(o, scf.ForOp)]
+    assert [type(a.type) for a in f.iter_args] == [loop.TokenType, builtin.IndexType]
+    assert any(isinstance(o, scf.IfOp) and len(o.results) == 1 for o in f.walk())
 
 
 def test_loop_invariant_load_is_hoisted() -> None:

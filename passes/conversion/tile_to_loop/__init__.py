@@ -66,7 +66,7 @@ Lowering rules:
   pending puts are waited: another CPE may have written the data.
 
 Options: ``double_buffer`` (default true; false = every move synchronous in slot 0),
-``max_unrolled_dmas`` (DMAs of one move emitted inline before a ``scf.for`` is used, default 16),
+``max_unrolled_dmas`` (DMAs of one move emitted inline before a ``scf.for`` is used, default 64),
 ``rep_bcast`` (default true: rep loads as one broadcast DMA).
 
 Errors: :class:`xdsl.utils.exceptions.PassFailedException` naming the op and the reason.
@@ -1154,8 +1154,10 @@ def _depends_on(v: SSAValue, iv: SSAValue) -> bool:
 def _boundary_iterations(ctx: LowerCtx, f: tile.ForOp, values: list[int]) -> set[int]:
     """Iterator values of ``f`` for which a boundary (pad/clip) move in its body has a piece
     that may cross the array border along a dim whose offset depends on ``f``'s iterator (given
-    the values of the enclosing loops). Empty when peeling would not help (every value is a
-    boundary one, or more than ``_MAX_PEELED``)."""
+    the values of the enclosing loops). Empty when peeling would not help: every boundary move
+    can dispatch asynchronously inside the loop (:func:`balanced_tokens`), every value is a
+    boundary one, more than ``_MAX_PEELED``, or fewer than two consecutive interior iterations
+    would remain."""
     moves = []
     for m in f.walk():
         if isinstance(m, tile.MoveOp) and (m.pad is not None or m.clip is not None):
@@ -1167,6 +1169,9 @@ def _boundary_iterations(ctx: LowerCtx, f: tile.ForOp, values: list[int]) -> set
     bad: set[int] = set()
     saved = ctx.iv_values.get(f)
     try:
+        ctx.iv_values[f] = values
+        if all(ctx.plan(m).uniform or balanced_tokens(ctx, ctx.plan(m)) is not None for m, _ in moves):
+            return set()  # the dispatch inside the loop stays asynchronous: nothing to gain
         for v in values:
             ctx.iv_values[f] = [v]
             for m, dims in moves:
@@ -1185,6 +1190,12 @@ def _boundary_iterations(ctx: LowerCtx, f: tile.ForOp, values: list[int]) -> set
         else:
             ctx.iv_values[f] = saved
     if len(bad) == len(values) or len(bad) > _MAX_PEELED:
+        return set()
+    run = best = 0
+    for v in values:
+        run = 0 if v in bad else run + 1
+        best = max(best, run)
+    if best < 2:  # no scf.for would remain: keep the loop (prefetching, dispatch inside)
         return set()
     return bad
 
@@ -1523,13 +1534,13 @@ def _lower_inner_wrapped(
 class ConvertTileToLoopPass(ModulePass):
     """Lower every ``tile.kernel`` to a ``loop.spmd`` (module docstring).
 
-    Options: ``double_buffer`` (bool, default true), ``max_unrolled_dmas`` (int, default 16),
+    Options: ``double_buffer`` (bool, default true), ``max_unrolled_dmas`` (int, default 64),
     ``rep_bcast`` (bool, default true)."""
 
     name = "convert-tile-to-loop"
 
     double_buffer: bool = True
-    max_unrolled_dmas: int = 16
+    max_unrolled_dmas: int = 64
     rep_bcast: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -35,13 +35,43 @@ func.func @pad(%X: memref<100x70xf32>) {
 // CHECK-NEXT:         %[[L:.*]] = loop.dma_start %x[%{{.*}}, %[[J]]] sizes [1, 6] -> %[[V]]
 // CHECK-NEXT:         loop.dma_wait %{{.*}}, %{{.*}}, %{{.*}}, %[[L]]
 
-// In a loop, the iterations whose windows may cross the border are peeled (E6 primitive
-// switching): rows 0..191 in an asynchronous scf.for, the window at 192 (rows 192..199 valid:
-// CPE row 0 only) dispatches on the piece start. Every variant issues one DMA (the empty one a
-// 1-element dummy get into a scratch buffer), so the scf.if yields the token: still
-// asynchronous (waited lazily before the map).
-func.func @peel(%X: memref<200x64xf32>) {
-  tile.kernel "peel" (%x = %X : memref<200x64xf32>) {
+// In a loop, the iterations whose windows may cross the border are peeled when their variants
+// cannot dispatch asynchronously (E6 primitive switching): 196 columns in 64-wide rc tiles, the
+// window at 192 leaves CPE column 0 with 4 of its 8 columns, one DMA per row (8 > the whole
+// piece's 1), so it is peeled; columns 0..191 run in an scf.for with plain asynchronous DMAs.
+func.func @peel(%X: memref<64x196xf32>) {
+  tile.kernel "peel" (%x = %X : memref<64x196xf32>) {
+    %t = tile.alloc : !tile.buf<64x64xf32, rc>
+    %c0 = arith.constant 0 : index
+    tile.for %j = 0 to 196 step 64 {
+      tile.move %x[%c0, %j] sizes [64, 64] pad 0.0 -> %t : memref<64x196xf32> -> !tile.buf<64x64xf32, rc>
+      tile.map relu ins(%t : !tile.buf<64x64xf32, rc>) out(%t : !tile.buf<64x64xf32, rc>)
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @peel
+// CHECK:        scf.for %j = %c0 to %c192 step %c64 {
+// CHECK-NEXT:     %[[S:.*]] = arith.addi %j, %{{.*}} : index
+// CHECK-NEXT:     %[[T:.*]] = loop.dma_start %x[%{{.*}}, %[[S]]] sizes [8, 8] -> %t
+// CHECK-NEXT:     loop.dma_wait %[[T]]
+// CHECK-NEXT:     loop.map relu
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %[[S2:.*]] = arith.addi %c192, %{{.*}} : index
+// CHECK-NEXT:   %[[C:.*]] = arith.cmpi sle, %[[S2]], %c192 : index
+// CHECK-NEXT:   scf.if %[[C]] {
+// CHECK:          loop.dma_start %x[%{{.*}}, %[[S2]]] sizes [1, 4]
+// CHECK:          loop.dma_wait
+// CHECK:        } else {
+// CHECK-NEXT:     loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0.000000e+00 : f64}
+// CHECK-NEXT:   }
+// CHECK-NEXT:   loop.map relu
+
+// ... but when every variant issues at most the whole piece's DMA count, the dispatch stays in
+// the loop and yields the token (200 rows: the window at 192 leaves CPE row 0 a full block,
+// the others nothing; the empty variant issues a 1-element dummy get into a scratch buffer).
+func.func @nopeel(%X: memref<200x64xf32>) {
+  tile.kernel "nopeel" (%x = %X : memref<200x64xf32>) {
     %t = tile.alloc : !tile.buf<64x64xf32, rc>
     %c0 = arith.constant 0 : index
     tile.for %i = 0 to 200 step 64 {
@@ -51,25 +81,20 @@ func.func @peel(%X: memref<200x64xf32>) {
   }
   func.return
 }
-// CHECK-LABEL: func.func @peel
-// CHECK:        scf.for %i = %c0 to %c192 step %c64 {
+// CHECK-LABEL: func.func @nopeel
+// CHECK:        scf.for %i = %c0 to %c256 step %c64 {
 // CHECK-NEXT:     %[[S:.*]] = arith.addi %i, %{{.*}} : index
-// CHECK-NEXT:     %[[T:.*]] = loop.dma_start %x[%[[S]], %{{.*}}] sizes [8, 8] -> %t
-// CHECK-NEXT:     loop.dma_wait %[[T]]
+// CHECK-NEXT:     %[[C:.*]] = arith.cmpi sle, %[[S]], %c192 : index
+// CHECK-NEXT:     %[[TOK:.*]] = scf.if %[[C]] -> (!loop.token) {
+// CHECK-NEXT:       %[[T2:.*]] = loop.dma_start %x[%[[S]], %{{.*}}] sizes [8, 8] -> %t
+// CHECK-NEXT:       scf.yield %[[T2]] : !loop.token
+// CHECK-NEXT:     } else {
+// CHECK-NEXT:       loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0.000000e+00 : f64}
+// CHECK-NEXT:       %[[D:.*]] = loop.dma_start %x[%c0, %c0] sizes [1, 1] -> %dma_scratch_f32
+// CHECK-NEXT:       scf.yield %[[D]] : !loop.token
+// CHECK-NEXT:     }
+// CHECK-NEXT:     loop.dma_wait %[[TOK]]
 // CHECK-NEXT:     loop.map relu
-// CHECK-NEXT:   }
-// CHECK-NEXT:   %[[S2:.*]] = arith.addi %c192, %{{.*}} : index
-// CHECK-NEXT:   %[[C:.*]] = arith.cmpi sle, %[[S2]], %c192 : index
-// CHECK-NEXT:   %[[TOK:.*]] = scf.if %[[C]] -> (!loop.token) {
-// CHECK-NEXT:     %[[T2:.*]] = loop.dma_start %x[%[[S2]], %{{.*}}] sizes [8, 8] -> %t
-// CHECK-NEXT:     scf.yield %[[T2]] : !loop.token
-// CHECK-NEXT:   } else {
-// CHECK-NEXT:     loop.map fill out(%t : !loop.ldm<8x8xf32>) {value = 0.000000e+00 : f64}
-// CHECK-NEXT:     %[[D:.*]] = loop.dma_start %x[%c0, %c0] sizes [1, 1] -> %dma_scratch_f32
-// CHECK-NEXT:     scf.yield %[[D]] : !loop.token
-// CHECK-NEXT:   }
-// CHECK-NEXT:   loop.dma_wait %[[TOK]]
-// CHECK-NEXT:   loop.map relu
 
 // A rep window that is always partly outside (a bias of 10 padded to 128 for the GEMM
 // multiples) is the same for every CPE: no dispatch, one fill + one broadcast DMA of the valid
