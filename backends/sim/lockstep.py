@@ -220,7 +220,7 @@ class _LinkView:
 class _BPRun:
     """Sender lanes of one run waiting until their receivers consumed all but ``depth``
     messages of every link (spec §5 rule 6). Per lane ``i`` of the run: links still
-    ``pending``, the accumulated ``extra`` cycles (sum of positive per-link delays, like the
+    ``pending``, the ``extra`` cycles (max of the positive per-link delays, like the
     per-CPE runner) and ``proc``, the cycle at which the per-CPE agent would resume."""
 
     __slots__ = ("seq", "idx", "rp", "lanes", "start", "end", "t0", "pending", "extra", "proc",
@@ -806,10 +806,10 @@ class Lockstep:
         run = ls.bp
         i = int(ls.sidx[k])
         delta = self._link_delta(ls, k, depth)
-        if delta > 0:
-            run.extra[i] += delta
+        if delta > run.extra[i]:  # the lane lags by its slowest link (max, as engine.py)
             if self.kernel is not None:
-                self.kernel.rlc_wait += delta
+                self.kernel.rlc_wait += delta - run.extra[i]
+            run.extra[i] = delta
         if now > run.proc[i]:
             run.proc[i] = now
         run.pending[i] -= 1
