@@ -26,7 +26,9 @@ Options (``-p 'convert-graph-to-tile{conv-algorithm=im2col fuse=false}'``):
 * ``conv_algorithm`` (auto | implicit | im2col | winograd): convolution algorithm (:mod:`.conv`);
 * ``fuse`` (default true): absorb single-use trailing element-wise ops (relu ...) into the
   producer kernel while its output tile is in LDM;
-* ``ldm_budget`` (bytes per CPE, 0 = the machine's ``ldm_user_bytes``, 57 344 B [param]).
+* ``ldm_budget`` (bytes per CPE, 0 = the machine's ``ldm_user_bytes``, 57 344 B [param]); the
+  tilings keep :data:`LDM_RESERVE` of it free for tile-to-loop's 32-B buffer rounding and DMA
+  scratch buffers.
 
 Errors: ``PassFailedException`` naming the op (unsupported op, element type or parameter).
 """
@@ -57,6 +59,9 @@ from taihu.passes.conversion.graph_to_tile.common import (
 __all__ = ["ConvertGraphToTilePass", "CONV_ALGORITHMS"]
 
 CONV_ALGORITHMS = ("auto", "implicit", "im2col", "winograd")
+
+#: LDM bytes per CPE the tiling planners leave free (at most 1/16 of the budget)
+LDM_RESERVE = 512
 
 #: modules contributing ``patterns(state) -> list[RewritePattern]`` (maps: C; gemm, conv: D)
 PATTERN_MODULES = ("maps", "gemm", "conv")
@@ -100,6 +105,9 @@ class ConvertGraphToTilePass(ModulePass):
 
         ensure_builtin_loaded(ctx)
         budget = self.ldm_budget or default_machine().ldm_user_bytes
+        # planners keep a reserve for what tile-to-loop adds per kernel: every LDM buffer rounded
+        # up to 32 B (x2 when double-buffered) and a 32-B DMA scratch buffer per element type
+        budget -= min(LDM_RESERVE, budget // 16)
         state = LoweringState(
             op,
             budget,

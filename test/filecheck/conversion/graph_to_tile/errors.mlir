@@ -32,4 +32,4 @@ func.func @main(%x: tensor<2x100000xf32> {graph.name = "x"}) -> (tensor<2x100000
   %s = graph.softmax %x : tensor<2x100000xf32> -> tensor<2x100000xf32>
   func.return %s : tensor<2x100000xf32>
 }
-// CHECK: convert-graph-to-tile: graph.softmax: axis of 100000 elements does not fit 57344 B of LDM per CPE
+// CHECK: convert-graph-to-tile: graph.softmax: axis of 100000 elements does not fit 56832 B of LDM per CPE
