@@ -24,7 +24,8 @@ Lowering rules:
   (address independent of the loop, tile written by nothing else in it) are placed before the
   loop (004 Alg. 7: a DMA belongs to the innermost loop whose iterator its address uses).
   Iterations in which a ``pad``/``clip`` window may cross the array border (along a dim that
-  depends on the loop's iterator) are peeled and lowered with the iterator as a constant
+  depends on the loop's iterator) and whose variants cannot dispatch asynchronously (see
+  token balancing below) are peeled and lowered with the iterator as a constant
   (algorithms.md §E6 "primitive switching" at the boundary), so the other iterations keep
   uniform, asynchronous, prefetchable DMAs.
 * ``tile.move`` -> DMA inference (004 Alg. 7 L1514-1534, algorithms.md §E4; helpers in
@@ -57,15 +58,17 @@ Lowering rules:
   as many DMAs as the whole piece (the others are padded with 1-element dummy gets into a
   32-B scratch buffer, and the ``scf.if`` yields the tokens).
 * ``tile.map`` -> ``loop.map`` on the local buffers (same kind and parameters; window maps keep
-  their halos because the tile already holds them). A ``copy`` that changes the layout becomes a
-  ``transpose`` (perm [1, 0]).
+  their halos because the tile already holds them). A ``copy``/``convert`` that changes the
+  layout becomes a ``transpose`` (perm [1, 0], converting on the way). A ``rep`` broadcast
+  input of a map whose output is split over the CPEs is handed over as a ``loop.view`` of this
+  CPE's block of it.
 * ``tile.gemm`` -> :func:`.gemm.lower_gemm`; ``tile.im2col`` / ``tile.winograd_*`` ->
   :mod:`.mem_prims` (engineer E2's modules, called with :class:`LowerCtx`).
 * Barriers: a ``loop.barrier array`` precedes a load from a memref that this kernel may already
   have written (a store earlier in program order, or anywhere in an enclosing loop), after the
   pending puts are waited: another CPE may have written the data.
 
-Options: ``double_buffer`` (default true; false = every move synchronous in slot 0),
+Options: ``double_buffer`` (default true; false = no prefetch, double tiles use slot 0),
 ``max_unrolled_dmas`` (DMAs of one move emitted inline before a ``scf.for`` is used, default 64),
 ``rep_bcast`` (default true: rep loads as one broadcast DMA).
 
