@@ -402,10 +402,12 @@ class KernelOp(IRDLOperation):
     def ldm_layout(self, machine: Machine | None = None) -> list[LdmSlot]:
         """Bump allocation of every ``sw.ldm_alloc`` of the kernel in program order, each
         aligned to its ``align`` (default 32 B = vector alignment). ``ldm_free`` does not
-        reuse space (conservative). The last slot's end is the LDM high-water mark."""
+        reuse space (conservative). The last slot's end is the LDM high-water mark.
+        (``sw.ldm_alloc`` is verified to be directly in the kernel body, so only the body's
+        top-level ops are scanned: micro-kernel bodies hold most of a big kernel's ops.)"""
         slots: list[LdmSlot] = []
         cur = 0
-        for op in self.walk():
+        for op in self.body.block.ops:
             if isinstance(op, LdmAllocOp):
                 a = op.alignment
                 cur = (cur + a - 1) // a * a

@@ -15,14 +15,15 @@ Example: ``taihu-opt prog.mlir -p 'sw-to-swsim{machine=my.toml}'``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -31,6 +32,17 @@ from xdsl.utils.exceptions import DiagnosticException
 from taihu.backends.sim.machine import Machine, MachineConfigError, load_machine
 from taihu.dialects import sw
 from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp
+
+
+def _walk_control(op: Operation) -> Iterator[Operation]:
+    """Pre-order walk of the ops nested in ``op`` without entering ``sw.microkernel`` bodies
+    (register instructions only: no reply words, no LDM frees)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.ops:
+                yield o
+                if o.regions and not isinstance(o, sw.MicrokernelOp):
+                    yield from _walk_control(o)
 
 
 class _ConcretizeKernel(RewritePattern):
@@ -57,7 +69,7 @@ class _ConcretizeKernel(RewritePattern):
             new.result.name_hint = s.op.result.name_hint
             rewriter.replace(s.op, new)
         n_reply = 0
-        for o in list(op.walk()):
+        for o in list(_walk_control(op)):
             if isinstance(o, sw.ReplyAllocOp):
                 new = ReplySlotOp.build(properties={"slot": IntegerAttr(n_reply, i64)},
                                         result_types=[sw.ReplyType()])
@@ -86,7 +98,11 @@ class SwToSwsimPass(ModulePass):
             m = load_machine(self.machine or None)
         except MachineConfigError as e:
             raise DiagnosticException(f"sw-to-swsim: {e}") from None
-        PatternRewriteWalker(_ConcretizeKernel(m), apply_recursively=False).rewrite_module(op)
+        # kernels are top-level ops: apply the pattern to them directly (a walker would queue
+        # every register instruction of every micro-kernel body)
+        pattern = _ConcretizeKernel(m)
+        for kernel in [o for o in op.body.block.ops if isinstance(o, sw.KernelOp)]:
+            pattern.match_and_rewrite(kernel, PatternRewriter(kernel))
         block = op.body.block
         for o in list(block.ops):
             if isinstance(o, TargetOp):

@@ -44,6 +44,6 @@
 // OVL: sw.putr r3, 8
 // OVL: sw.putc r3, 8
 
-// MESH: sw.kernel @gemm() {
+// MESH: sw.kernel @gemm()
 // MESH: sw.vldc r{{[0-9]+}}, 96(p0, r{{[0-9]+}})
 // MESH: sw.getr r{{[0-9]+}}
