@@ -111,6 +111,8 @@ def simulate_graph(build: Callable[[], tuple[object, dict]], budget: float, **op
             res = simulate(module, inputs=inputs, numerics=False)  # timing only (same report)
         except TypeError:
             res = simulate(module, inputs=inputs)
+        except OverflowError:  # lockstep back-pressure issue: the per-CPE interpreter (identical reports)
+            res = simulate(module, inputs=inputs, numerics=False, lockstep=False)
     except Exception as e:  # noqa: BLE001 - the row falls back to the model and says why
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         return None, f"sim failed ({type(e).__name__}: {msg[:80]})"
