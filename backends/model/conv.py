@@ -669,10 +669,10 @@ def winograd_tiles(ho: int, wo: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class WinogradPlan:
-    """Winograd F(2x2, 3x3) (§C4, Algorithm 5): kernels ``filter`` (U = G w G^T, (16, M, C)),
-    ``input`` (V = B^T d B, (16, P_pad, C)), ``gemm`` (16 GEMMs M^(xi) = V^(xi) x U^(xi)^T,
-    (P_pad, C) x (C, M), bias added to M^(5): A^T e_5 A = all-ones, so it reaches every output)
-    and ``output`` (y = A^T m A). P = N * ceil(Ho/2) * ceil(Wo/2), padded to the GEMM's M block
+    """Winograd F(2x2, 3x3) (§C4, Algorithm 5): kernels ``filter`` (U = G w G^T, (16, M, C);
+    folded at compile time for constant weights), ``input`` (V = B^T d B, (16, P_pad, C)),
+    ``gemm`` (16 GEMMs M^(xi) = V^(xi) x U^(xi)^T, (P_pad, C) x (C, M)), ``output``
+    (y = A^T m A) and ``bias`` (bias + absorbed activation, in place over y). P = N * ceil(Ho/2) * ceil(Wo/2), padded to the GEMM's M block
     (004 L1194-1196)."""
 
     shape: ConvShape
@@ -956,6 +956,12 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
         machine=mach,
     )
     kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)
+    if s.bias or s.relu:  # NAME_bias: in-place bias + activation map over y (read + write)
+        hw = s.ho * s.wo
+        planes = s.n * s.m
+        kernels = kernels + (memory_bound_cost(
+            "bias", [(planes, hw * e, False), (planes, hw * e, True)],
+            dmas_per_cpe=2 * _ceil(planes, N_CPE), machine=mach),)
     total = _sum_costs("winograd", kernels, s.flops)
     return WinogradPlan(s, p, p_pad, mp, gemm, kernels, total)
 
