@@ -80,7 +80,7 @@ from taihu.passes.conversion.graph_to_tile.common import (
     constant_array,
     shape_of,
 )
-from taihu.passes.conversion.graph_to_tile.gemm import GemmAccess, GemmEpilogue, emit_gemm
+from taihu.passes.conversion.graph_to_tile.gemm import GemmAccess, GemmEpilogue, emit_gemm, plan_machine
 
 __all__ = ["ConvPattern", "patterns", "winograd_filter_transform"]
 
@@ -158,7 +158,7 @@ class ConvPattern(GraphToTilePattern):
         )
         algorithm = str(self.state.options.get("conv_algorithm", "auto"))
         try:
-            choice = choose_conv(shape, algorithm)
+            choice = choose_conv(shape, algorithm, plan_machine(self.state))
         except NotApplicable as e:
             raise self.fail(op, f"conv-algorithm={algorithm}: {e}") from e
         plan = choice.plan

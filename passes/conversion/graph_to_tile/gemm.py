@@ -257,6 +257,18 @@ def emit_gemm(
     nest([], 0)
 
 
+def plan_machine(state: LoweringState):
+    """The default machine with ``ldm_user_bytes`` = the pass's LDM budget (``state.ldm_budget``:
+    the ``ldm-budget`` option, minus tile-to-loop's reserve), so plans fit what the kernels may
+    allocate."""
+    import dataclasses
+
+    from taihu.backends.sim.machine import default_machine
+
+    m = default_machine()
+    return m if m.ldm_user_bytes == state.ldm_budget else dataclasses.replace(m, ldm_user_bytes=state.ldm_budget)
+
+
 def gemm_attrs_shape(m: int, n: int, k: int, trans_a: bool, trans_b: bool, batch: Sequence[int] = ()) -> str:
     """``taihu.shape`` of a GEMM: ``[B x] M x N <- M x K * K x N`` (transposed operands as stored)."""
     pre = "x".join(map(str, batch)) + " x " if batch else ""
@@ -309,7 +321,7 @@ class GemmPattern(GraphToTilePattern):
         try:
             plan = plan_gemm(m, n, k, _dtype(el), op.trans_a, op.trans_b, c_full=c_full,
                              bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
-                             scalars=scalars, machine=None, name=name)
+                             scalars=scalars, machine=plan_machine(self.state), name=name)
         except ValueError as e:
             raise self.fail(op, str(e)) from e
         kb = KernelBuilder(self.state, name, op, algorithm="gemm",
@@ -394,7 +406,8 @@ class MatMulPattern(GraphToTilePattern):
             b_out = tuple(d != 1 for d in bb)
             m_eff, batch_eff = m, batch
         try:
-            plan = plan_gemm(m_eff, n, k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)), name=name)
+            plan = plan_gemm(m_eff, n, k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)), name=name,
+                             machine=plan_machine(self.state))
         except ValueError as e:
             raise self.fail(op, str(e)) from e
         kb = KernelBuilder(self.state, name, op, algorithm="gemm",
@@ -451,7 +464,7 @@ class LstmPattern(GraphToTilePattern):
         b_np = constant_array(op.b) if op.b is not None else None
         XW = self.alloc(rewriter, (seq * batch, 4 * H), el, f"{name}_xw")
         plan = plan_gemm(seq * batch, 4 * H, inp, dt, trans_b=True, bias_along="n" if op.b is not None else None,
-                         name=f"{name}_x")
+                         name=f"{name}_x", machine=plan_machine(self.state))
         kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
                            shape=gemm_attrs_shape(seq * batch, 4 * H, inp, False, True) + f" ({plan.shape_class})",
                            layer=name)
