@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import PassFailedException
 from taihu.backends.reference import run_module
 from taihu.dialects import graph, tile
 from taihu.passes.conversion.graph_to_tile import ConvertGraphToTilePass
-from test.unit.graph_builder import G
+from taihu.test.unit.graph_builder import G
 
 tile_numpy = pytest.importorskip("test.unit.tile_numpy", reason="tile-level numpy evaluator not available")
 
