@@ -5,7 +5,8 @@ Usage::
     taihu-run MODEL.onnx | IN.mlir | --example NAME
               [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N]
               [--report r.json] [--trace t.json] [--plot DIR] [--machine FILE.toml]
-              [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--verify] [--quiet]
+              [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--verify]
+              [--timing-only] [--quiet]
 
 Sources:
 
@@ -35,6 +36,9 @@ uses ``numpy.random.default_rng([seed, i])``). ``--output y.npz`` writes one arr
 output, in order, keyed by the ONNX output name, atomically. A table of output name / shape /
 dtype / checksum (sum and L2 norm, accumulated in float64) is printed — rich on a terminal, plain
 aligned text otherwise; ``--quiet`` prints nothing on success.
+
+``--timing-only`` simulates the timing only (no arithmetic, no data movement; faster): the
+report, table, trace and plots are exact, there are no outputs (so no ``--output``/``--check``).
 
 Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
 :mod:`taihu.backends.sim.report`), ``--trace t.json`` (Chrome trace events for Perfetto),
@@ -512,7 +516,8 @@ def lower(module: ModuleOp, machine: str | None, options: Mapping[str, Any],
 
 
 def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
-                    trace: bool = False, seed: int = 0, progress: Progress | None = None):
+                    trace: bool = False, seed: int = 0, progress: Progress | None = None,
+                    numerics: bool = True):
     """Run an sw/swsim module on the simulator with a per-kernel progress bar; the
     :class:`~taihu.backends.sim.runner.SimResult`."""
     from taihu.backends.sim.runner import simulate
@@ -526,14 +531,15 @@ def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machi
 
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the machine's semantics, not warnings
         return simulate(module, machine_path=machine, inputs=inputs, trace=trace, seed=seed,
-                        progress=on_kernel)
+                        progress=on_kernel, numerics=numerics)
 
 
 def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
               trace: bool = False, options: Mapping[str, Any] | None = None,
-              progress: Progress | None = None, verify: bool = False) -> RunResult:
+              progress: Progress | None = None, verify: bool = False, numerics: bool = True) -> RunResult:
     """Lower a graph ``module`` (in place) with ``taihu-lower`` and simulate it. ``inputs`` keyed
-    by graph input name; outputs keyed by graph output name (``graph.name`` / ``outN``)."""
+    by graph input name; outputs keyed by graph output name (``graph.name`` / ``outN``).
+    ``numerics=False``: timing only (the report is exact, ``outputs`` is empty)."""
     from taihu.backends.reference import input_specs, output_names
 
     in_names = [s.name for s in input_specs(module)]
@@ -545,12 +551,12 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
     t0 = time.perf_counter()
     try:
         res = simulate_module(module, {in_map[n]: np.asarray(inputs[n]).reshape(in_shapes[n]) for n in in_names},
-                              trace=trace, progress=progress)
+                              trace=trace, progress=progress, numerics=numerics)
     except Exception as e:
         e.stages = [*stages, ("simulate (failed)", time.perf_counter() - t0)]  # for benchmarks
         raise
     stages.append(("simulate", time.perf_counter() - t0))
-    outputs = {n: res.outputs[out_map[n]] for n in out_names}
+    outputs = {n: res.outputs[out_map[n]] for n in out_names} if numerics else {}
     return RunResult(outputs, "swsim", res.report, stages, res.engine, module)
 
 
@@ -668,6 +674,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="taihu-lower option for the passes declaring KEY (e.g. conv-algorithm=winograd)")
     p.add_argument("--verify", action="store_true",
                    help="verify the lowered module (every op verifier; slow on whole networks)")
+    p.add_argument("--timing-only", action="store_true",
+                   help="simulate the timing only (no arithmetic or data movement: faster; the report is "
+                        "exact, there are no outputs)")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     return p
 
@@ -705,6 +714,9 @@ def run(args: argparse.Namespace) -> int:
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     options = _parse_options(args.option)
+    if args.timing_only and (args.output or args.check or args.level == "graph"):
+        clash = "--output" if args.output else "--check" if args.check else "--level graph"
+        raise RunError(f"--timing-only computes no outputs: it cannot be combined with {clash}")
     if args.plot is not None and os.path.exists(args.plot) and not os.path.isdir(args.plot):
         raise RunError(f"--plot {args.plot}: not a directory")
     with progress:
@@ -723,7 +735,7 @@ def run(args: argparse.Namespace) -> int:
             given = load_inputs(args.inputs)
             t1 = time.perf_counter()
             res = simulate_module(module, given, machine=args.machine, trace=args.trace is not None,
-                                  seed=args.seed, progress=progress)
+                                  seed=args.seed, progress=progress, numerics=not args.timing_only)
             result = RunResult(res.outputs, "swsim", res.report,
                                [("import", t_import), ("simulate", time.perf_counter() - t1)], res.engine, module)
         else:
@@ -737,7 +749,8 @@ def run(args: argparse.Namespace) -> int:
                 result = run_graph(module, inputs)
             else:
                 result = run_swsim(module, inputs, machine=args.machine, trace=args.trace is not None,
-                                   options=options, progress=progress, verify=args.verify)
+                                   options=options, progress=progress, verify=args.verify,
+                                   numerics=not args.timing_only)
             result.stages.insert(0, ("import", t_import))
     if source.onnx_names is not None and len(source.onnx_names) == len(result.outputs):
         result.outputs = dict(zip(source.onnx_names, result.outputs.values()))
@@ -763,8 +776,9 @@ def run(args: argparse.Namespace) -> int:
             print_layer_table(result.report, f"{source.shown} on the simulated core group "
                               f"({result.report['machine']}): {result.report['total_cycles']} cycles "
                               f"= {result.report['seconds'] * 1e3:.3f} ms")
-        print_table(result.outputs, f"{source.shown} at level {result.level}: {len(result.outputs)} "
-                                    f"output(s) in {total:.3f} s")
+        if not args.timing_only:
+            print_table(result.outputs, f"{source.shown} at level {result.level}: {len(result.outputs)} "
+                                        f"output(s) in {total:.3f} s")
         if checks:
             print_check(checks, f"--check (rtol {RTOL:g}, atol {ATOL:g})")
         print("wall time: " + ", ".join(f"{n} {t:.3f} s" for n, t in result.stages) + f"; total {total:.3f} s")

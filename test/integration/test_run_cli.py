@@ -434,3 +434,18 @@ def test_bad_option_and_missing_plot_folder(model, tmp_path, capsys):
     assert_one_line_error(*run([model, "--plot", not_dir], capsys), "--plot", "not a directory")
     if pipeline_available():
         assert_one_line_error(*run([model, "--option", "bogus-knob=1"], capsys), "unknown option", "bogus-knob")
+
+
+def test_timing_only_gives_the_same_report_without_outputs(tmp_path, capsys):
+    import json
+
+    prog = EXAMPLES / "sw" / "overlap.mlir"
+    assert run([prog, "--quiet", "--report", tmp_path / "full.json"], capsys)[0] == 0
+    code, out, err = run([prog, "--timing-only", "--report", tmp_path / "timing.json"], capsys)
+    assert code == 0, err
+    assert "total (5 layers)" in out and "output" not in out.split("wall time")[0].split("total (")[1]
+    full, timing = (json.loads((tmp_path / f).read_text()) for f in ("full.json", "timing.json"))
+    assert full == timing
+    assert_one_line_error(*run([prog, "--timing-only", "--output", tmp_path / "y.npz"], capsys),
+                          "--timing-only", "--output")
+    assert not (tmp_path / "y.npz").exists()
