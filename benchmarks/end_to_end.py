@@ -1,7 +1,7 @@
 """End to end: taihu's stage times on the five light networks beside onnxruntime, in one run.
 
 Usage: ``python benchmarks/end_to_end.py [--networks resnet50,vgg19,...] [--random-weights 0]
-[--check] [--no-profile]``
+[--check] [--no-profile] [--timing-only]``
 
 For each network (the ``light_*`` ONNX models shipped in the onnx package, as ``taihu-run
 --example``): wall time of every taihu stage — ONNX import, each pass of ``taihu-lower``
@@ -56,24 +56,24 @@ class Row:
         return sum(t for _, t in self.stages)
 
 
-def run_taihu(name: str, random_weights: int | None, row: Row):
+def run_taihu(name: str, random_weights: int | None, row: Row, numerics: bool = True):
     """Import, lower and simulate ``name``; fills ``row``; returns (model, inputs, outputs|None)."""
     from taihu.tools import run as run_tool
 
     c0 = time.process_time()
     try:
-        return _run_taihu(name, random_weights, row, run_tool)
+        return _run_taihu(name, random_weights, row, run_tool, numerics)
     finally:
         row.cpu = time.process_time() - c0
 
 
-def _run_taihu(name: str, random_weights: int | None, row: Row, run_tool):
+def _run_taihu(name: str, random_weights: int | None, row: Row, run_tool, numerics: bool):
     t0 = time.perf_counter()
     source = run_tool.load_onnx(run_tool.example_path(name), random_weights)
     row.stages.append(("import", time.perf_counter() - t0))
     inputs = run_tool.named_inputs(source.module, run_tool.complete_inputs(source.module, {}, 0))
     try:
-        res = run_tool.run_swsim(source.module, inputs)
+        res = run_tool.run_swsim(source.module, inputs, numerics=numerics)
     except Exception as e:  # noqa: BLE001 - a benchmark row shows the failure and goes on
         from taihu.tools.diagnostics import format_error
 
@@ -89,6 +89,8 @@ def _run_taihu(name: str, random_weights: int | None, row: Row, run_tool):
     row.stages += res.stages
     row.modeled_ms = res.report["seconds"] * 1e3
     row.gflops = res.report["gflops"]
+    if not numerics:
+        return source.model, inputs, None
     return source.model, inputs, dict(zip(source.onnx_names, res.outputs.values()))
 
 
@@ -139,11 +141,11 @@ def run_ort(model, inputs, row: Row) -> dict[str, np.ndarray] | None:
     return dict(zip([o.name for o in sess.get_outputs()], out))
 
 
-def profile_top(name: str, random_weights: int | None, n: int = 5) -> str:
+def profile_top(name: str, random_weights: int | None, n: int = 5, numerics: bool = True) -> str:
     """The ``n`` functions with the largest own time over import + lower + simulate."""
     prof = cProfile.Profile()
     prof.enable()
-    run_taihu(name, random_weights, Row(name))
+    run_taihu(name, random_weights, Row(name), numerics)
     prof.disable()
     buf = io.StringIO()
     stats = pstats.Stats(prof, stream=buf)
@@ -159,13 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--random-weights", type=int, default=None, metavar="SEED")
     p.add_argument("--check", action="store_true")
     p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--timing-only", action="store_true",
+                   help="simulate timing only (no numerics; incompatible with --check)")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.networks.split(",") if n.strip()]
     con = Console(width=200 if not sys.stdout.isatty() else None)
     rows: list[Row] = []
     for name in names:
         row = Row(name)
-        model, inputs, outs = run_taihu(name, args.random_weights, row)
+        model, inputs, outs = run_taihu(name, args.random_weights, row, not args.timing_only)
         ort_out = run_ort(model, inputs, row)
         if args.check and outs is not None and ort_out is not None:
             from taihu.tools.run import compare
@@ -219,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         if not r.error and r.total > TARGET_S and not args.no_profile:
             con.print(f"\n{r.network} misses the {TARGET_S:.0f} s target: top 5 functions by own time "
                       "(cProfile, second run)", markup=False)
-            con.print(profile_top(r.network, args.random_weights), markup=False, highlight=False)
+            con.print(profile_top(r.network, args.random_weights, numerics=not args.timing_only),
+                      markup=False, highlight=False)
     return 0
 
 
