@@ -87,6 +87,12 @@ FILL_CYCLES_PER_ELEM = 1 / 4
 MAX_GROUP = 8
 #: Minimum implicit-GEMM channel count (004 L1266).
 IMPLICIT_MIN_CHANNELS = 64
+#: [param, measured] RLC waiting per tile.gemm call of the implicit convolution: the 8 SUMMA
+#: steps of a small per-tap call wait for the broadcasts of the CPEs that hold row/column T
+#: (simulator, 1x128x56x56 3x3 implicit, bm=128 bn=64 bk=128: 2.56M cycles of RLC wait over 504
+#: calls, ~5000 per call, as much as the 4872-cycle primitive itself); the structural primitive
+#: model counts only the 11-cycle message latency per step.
+IMPLICIT_RLC_CALL_CYCLES = 5000
 
 ALGORITHMS = ("implicit", "im2col", "winograd")
 
@@ -796,7 +802,7 @@ def _implicit_cost(
     conv_a = cyc(MAP_CYCLES_PER_ELEM * _local(bm * bk))
     conv_b = cyc(MAP_CYCLES_PER_ELEM * _local(bk * bn))
     t_dma_step = t_dma_tiles(mv_a + g * mv_b, mach)
-    t_comp_step = conv_a + g * (conv_b + prim(bm, bn, bk, vec))
+    t_comp_step = conv_a + g * (conv_b + prim(bm, bn, bk, vec) + cyc(IMPLICIT_RLC_CALL_CYCLES))
     c_local = _local(bm * bn)
     epi_cycles = g * (FILL_CYCLES_PER_ELEM + MAP_CYCLES_PER_ELEM * (1 + (1 if s.bias else 0) + (1 if s.relu else 0))) * c_local
     t_put = t_dma_tiles(mv_c, mach, put=True)
