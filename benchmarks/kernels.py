@@ -133,7 +133,7 @@ def _row_from_report(group: str, case: str, rep: dict, flops: int, note: str = "
 
 
 def _matmul_module(n: int, dtype):
-    from test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
+    from taihu.test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
 
     from taihu.dialects import graph
 
@@ -269,7 +269,7 @@ def conv_rows() -> tuple[list[Row], list[str]]:
 
 
 def _membound_module(kind: str):
-    from test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
+    from taihu.test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
 
     from taihu.dialects import graph
 

@@ -28,7 +28,7 @@ from taihu.dialects import graph, tile
 from taihu.passes.conversion.graph_to_tile import ConvertGraphToTilePass
 from taihu.test.unit.graph_builder import G
 
-tile_numpy = pytest.importorskip("test.unit.tile_numpy", reason="tile-level numpy evaluator not available")
+tile_numpy = pytest.importorskip("taihu.test.unit.tile_numpy", reason="tile-level numpy evaluator not available")
 
 RTOL, ATOL = 1e-4, 1e-5
 
