@@ -252,6 +252,9 @@ class Lockstep:
         self.cnt = {d: np.zeros(n, dtype=np.int64) for d in ("row", "col")}
         self.qwait: dict[str, dict[int, list]] = {"row": {}, "col": {}}
         self.post_plans: dict[tuple, tuple] = {}
+        self.retry: list[Cohort] = []  # RLC-starved cohorts of the current event (_drain)
+        self.may_defer = True
+        self.progress = 0  # micro-kernel runs processed (progress test of _drain)
 
     # -- scheduling ----------------------------------------------------------------------
     def start(self, root: Seq, t: int, kernel: KernelStats) -> None:
@@ -277,9 +280,30 @@ class Lockstep:
         if self.ready.get(co.key) is co:
             del self.ready[co.key]
         co.key = None
-        work = [co]
-        while work:
-            self._advance(work.pop(), work)
+        self._drain([co])
+
+    def _drain(self, work: list[Cohort]) -> None:
+        """Advance cohorts until none can move at this event. A cohort whose micro-kernel
+        misses RLC messages is retried after the others (a sender among them may post them);
+        its lanes block only when a whole pass makes no progress. Same timing: RLC start cycles
+        come from arrival cycles, not from the order cohorts are processed in."""
+        retry = self.retry
+        last = -1
+        while True:
+            while work:
+                self._advance(work.pop(), work)
+            if not retry:
+                return
+            before = self.progress
+            pending = retry[::-1]
+            retry.clear()
+            if before == last:  # nothing moved during the last pass: block now
+                self.may_defer = False
+            work.extend(pending)
+            last = before
+            while work:
+                self._advance(work.pop(), work)
+            self.may_defer = True
 
     # -- waking blocked lanes -------------------------------------------------------------
     def block(self, cpe: CPE, co: Cohort, i: int, idx: int, mode: str, reason: str,
@@ -320,7 +344,8 @@ class Lockstep:
                 return
             tag = e[0]
             if tag == "mk":
-                self._mk(co, e)
+                if self._mk(co, e) is False:
+                    return  # deferred (retried later in this event)
                 co.idx += 1
                 continue
             if tag == "branch":
@@ -399,8 +424,7 @@ class Lockstep:
             return
         work: list[Cohort] = []
         self._release(key, j, work)
-        while work:
-            self._advance(work.pop(), work)
+        self._drain(work)
 
     def _branch(self, co: Cohort, children: list[Seq], work: list[Cohort]) -> None:
         key = (id(co.seq), co.idx)
@@ -557,6 +581,11 @@ class Lockstep:
             t0 = np.maximum(t0, (rr[lanes[:, None], rp.fu_regs] - rp.fu_offs).max(axis=1))
         gets = rp.gets
         if gets:
+            if self.may_defer:
+                for d, (need, rel) in gets.items():
+                    if (self.cnt[d][lanes] < need).any():
+                        self.retry.append(co)
+                        return False
             keep = None
             for d, (need, rel) in gets.items():
                 miss = self.cnt[d][lanes] < need
@@ -579,6 +608,7 @@ class Lockstep:
                 lanes = co.lanes
                 if not len(lanes):
                     return
+        self.progress += 1
         lane_list = co.lane_list
         G = len(lane_list)
         start = t0
@@ -642,8 +672,8 @@ class Lockstep:
                         for x, k in enumerate(kk):
                             trace.flow(ls.link(k), lane_list[ii[x]], st[x])
                     if ls.bp is not None and ls.n > depth:
-                        for k in kk:
-                            self._link_satisfied(ls, k, now, depth)
+                        self._links_satisfied(ls, kk, np.array(st, dtype=np.int64), rel, now,
+                                              depth)
             for i, d in slow:
                 self._record(inputs[i][d], gets[d][1], int(start[i]), lane_list[i], depth)
         k_ = self.kernel
@@ -801,6 +831,32 @@ class Lockstep:
         kk = ls.n - depth
         return int((ls.got[k][:kk] + 1 - (ls.put_base[k] + ls.put_rel[depth:])).max())
 
+    def _links_satisfied(self, ls: LinkSet, kk: list[int], got_base: np.ndarray,
+                         rel: np.ndarray, now: int, depth: int) -> None:
+        """Vectorised ``_link_satisfied`` for links ``kk`` consumed whole by one run (GET
+        cycles ``got_base + rel``)."""
+        run = ls.bp
+        karr = np.array(kk, dtype=np.int64)
+        sidx = ls.sidx[karr]
+        delta = got_base + 1 - ls.put_base[karr] + self.eng._maxdiff(rel, ls.put_rel, depth)
+        ex = run.extra
+        for i, d_ in zip(sidx.tolist(), delta.tolist()):
+            if d_ > ex[i]:  # the lane lags by its slowest link (max, as engine.py)
+                if self.kernel is not None:
+                    self.kernel.rlc_wait += d_ - ex[i]
+                ex[i] = d_
+            if now > run.proc[i]:
+                run.proc[i] = now
+            run.pending[i] -= 1
+            if run.pending[i] == 0:
+                t = run.proc[i]
+                due = self.bp_due.get(t)
+                if due is None:  # one event per cycle finishes every lane released then
+                    due = self.bp_due[t] = []
+                    self.eng.schedule(t, PH_AGENT, int(ls.sender[kk[0]]),
+                                      lambda t=t: self._bp_finish(t))
+                due.append((run, i))
+
     def _link_satisfied(self, ls: LinkSet, k: int, now: int, depth: int) -> None:
         """Link ``k`` has all but ``depth`` messages consumed: its sender lane may go on."""
         run = ls.bp
@@ -818,7 +874,7 @@ class Lockstep:
             due = self.bp_due.get(t)
             if due is None:  # one event per cycle finishes every lane released then
                 due = self.bp_due[t] = []
-                self.eng.schedule(t, PH_AGENT, int(ls.sender[k]), lambda: self._bp_finish(t))
+                self.eng.schedule(t, PH_AGENT, int(ls.sender[k]), lambda t=t: self._bp_finish(t))
             due.append((run, i))
 
     def _bp_finish(self, t: int) -> None:
