@@ -21,7 +21,6 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 from xdsl.context import Context
-from xdsl.dialects import get_all_dialects as xdsl_dialects
 from xdsl.parser import Parser
 
 from taihu.backends.model.analytic import aggregate_bandwidth_gbs, t_cont_dma, t_exec, t_stride_dma
@@ -30,7 +29,7 @@ from taihu.backends.sim.machine import default_machine
 from taihu.backends.sim.pipeline import schedule_body
 from taihu.backends.sim.runner import decode_microkernel, simulate
 from taihu.dialects import sw
-from taihu.tools.universe import get_all_dialects
+from taihu.passes.pipelines import default_context
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples", "sw")
@@ -44,11 +43,7 @@ SEED_STRIDED = {16: (3.68, 3.36), 32: (7.35, 6.18), 64: (14.70, 9.97), 128: (29.
 
 
 def _ctx() -> Context:
-    ctx = Context()
-    for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, factory)
-    return ctx
+    return default_context()
 
 
 def _parse(text: str):

@@ -15,7 +15,6 @@ import sys
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects import get_all_dialects as xdsl_dialects
 from xdsl.parser import Parser
 
 from taihu.backends.model.analytic import t_exec
@@ -25,7 +24,7 @@ from taihu.backends.sim.machine import default_machine
 from taihu.backends.sim.pipeline import schedule_body
 from taihu.backends.sim.runner import decode_microkernel, simulate
 from taihu.dialects import sw
-from taihu.tools.universe import get_all_dialects
+from taihu.passes.pipelines import default_context
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "sw")
@@ -33,11 +32,7 @@ M = default_machine()
 
 
 def _ctx() -> Context:
-    ctx = Context()
-    for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, factory)
-    return ctx
+    return default_context()
 
 
 def parse(text: str, name: str = "<text>"):

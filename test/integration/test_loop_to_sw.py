@@ -10,25 +10,20 @@ import os
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
 from taihu.backends.sim.runner import simulate
 from taihu.dialects import sw
 from taihu.passes.conversion.loop_to_sw import ConvertLoopToSwPass
-from taihu.tools.universe import get_all_dialects as taihu_dialects
+from taihu.passes.pipelines import default_context
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "sw")
 RNG = np.random.default_rng(7)
 
 
 def _ctx() -> Context:
-    ctx = Context()
-    for name, f in {**get_all_dialects(), **taihu_dialects()}.items():
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, f)
-    return ctx
+    return default_context()
 
 
 def lower(text: str):

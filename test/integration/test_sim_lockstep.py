@@ -11,22 +11,17 @@ import os
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects import get_all_dialects as xdsl_dialects
 from xdsl.parser import Parser
 
 from taihu.backends.sim.engine import DeadlockError
 from taihu.backends.sim.runner import simulate
-from taihu.tools.universe import get_all_dialects
+from taihu.passes.pipelines import default_context
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "sw")
 
 
 def _ctx() -> Context:
-    ctx = Context()
-    for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, factory)
-    return ctx
+    return default_context()
 
 
 def parse(text: str):
