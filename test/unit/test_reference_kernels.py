@@ -146,6 +146,39 @@ def test_conv2d_f16_keeps_dtype():
     np.testing.assert_allclose(got.astype(np.float32), expected, rtol=1e-2, atol=1e-2)
 
 
+def _exact_f32(a_row: np.ndarray, b_col: np.ndarray) -> np.float32:
+    """The correctly rounded f32 dot product: f32*f32 products are exact in f64, math.fsum is
+    exactly rounded, so only the final (tie-free in practice) rounding to f32 remains."""
+    return np.float32(math.fsum((a_row.astype(np.float64) * b_col.astype(np.float64)).tolist()))
+
+
+def test_matmul_f32_is_correctly_rounded():
+    """Golden = f64 accumulation rounded once: a 256x512 @ 512x256 std-normal f32 matmul matches
+    the exactly rounded dot products (f32 accumulation is up to ~5e-5 off at K=512)."""
+    rng = np.random.default_rng(7)
+    a, b = rand(rng, (256, 512)), rand(rng, (512, 256))
+    got = K.matmul(a, b)
+    assert got.dtype == np.float32
+    for i, j in zip(rng.integers(0, 256, 64), rng.integers(0, 256, 64)):
+        assert got[i, j] == _exact_f32(a[i], b[:, j]), (i, j)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    # at most half an f32 ulp from the exact f64 product everywhere (f32 BLAS: many ulps)
+    assert np.all(np.abs(got - exact) <= np.spacing(np.abs(got)) * 0.5 + 1e-12)
+    g = K.gemm(a.T.copy(), b, trans_a=True)
+    np.testing.assert_array_equal(g, got)
+
+
+def test_conv2d_f32_is_correctly_rounded():
+    """conv2d accumulates in f64 too: sampled outputs equal the exactly rounded dot products."""
+    rng = np.random.default_rng(8)
+    x, w = rand(rng, (1, 64, 9, 9)), rand(rng, (16, 64, 3, 3))
+    got = K.conv2d(x, w, None, pads=(1, 1, 1, 1))
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for m, h, v in zip(rng.integers(0, 16, 32), rng.integers(0, 9, 32), rng.integers(0, 9, 32)):
+        window = xp[0, :, h : h + 3, v : v + 3].reshape(-1)
+        assert got[0, m, h, v] == _exact_f32(window, w[m].reshape(-1)), (m, h, v)
+
+
 def test_conv2d_rejects_channel_mismatch():
     with pytest.raises(ValueError, match="input channels"):
         K.conv2d(np.zeros((1, 3, 4, 4), np.float32), np.zeros((2, 2, 1, 1), np.float32))
