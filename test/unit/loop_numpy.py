@@ -18,8 +18,8 @@ import math
 from collections.abc import Generator, Mapping
 
 import numpy as np
-from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from taihu.dialects import loop
@@ -51,42 +51,15 @@ def run_loop_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], strict_w
     """Run ``@main`` of a loop-level module; returns outputs keyed by result ``graph.name``.
 
     Host ops: ``memref.alloc``/``get_global``/collapse/expand views, ``loop.spmd``, return."""
-    from taihu.test.unit.tile_numpy import _globals
+    from taihu.test.unit.tile_numpy import run_host_main
 
-    fn = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp) and o.sym_name.data == "main")
-    env: dict[SSAValue, object] = {}
-    for i, a in enumerate(fn.body.block.args):
-        attrs = fn.arg_attrs.data[i].data if fn.arg_attrs else {}
-        n = attrs.get("graph.name")
-        name = n.data if isinstance(n, StringAttr) else f"arg{i}"
-        t = a.type
-        assert isinstance(t, MemRefType)
-        arr = np.array(inputs[name], dtype=element_dtype(t.get_element_type())).reshape(tuple(t.get_shape()))
-        env[a] = np.ascontiguousarray(arr)
-    glb = _globals(module)
-    outs = None
-    for op in fn.body.block.ops:
-        if isinstance(op, memref.AllocOp):
-            t = op.memref.type
-            env[op.memref] = np.full(tuple(t.get_shape()), np.nan, dtype=element_dtype(t.get_element_type()))
-        elif isinstance(op, memref.GetGlobalOp):
-            env[op.memref] = glb[op.name_.root_reference.data]
-        elif isinstance(op, (memref.CollapseShapeOp, memref.ExpandShapeOp)):
-            env[op.result] = env[op.operands[0]].reshape(tuple(op.result.type.get_shape()))  # type: ignore[union-attr]
-        elif isinstance(op, loop.SpmdOp):
-            run_spmd(op, [env[v] for v in op.args], strict_waits)  # type: ignore[misc]
-        elif isinstance(op, func.ReturnOp):
-            outs = [env[v] for v in op.operands]
-        else:
-            raise AssertionError(f"unexpected host op {op.name}")
-    res = {}
-    if outs is None:
-        outs = []
-    for i, v in enumerate(outs):
-        attrs = fn.res_attrs.data[i].data if fn.res_attrs else {}
-        n = attrs.get("graph.name")
-        res[n.data if isinstance(n, StringAttr) else f"out{i}"] = np.array(v)
-    return res
+    def kernel(op: Operation, env: dict) -> bool:
+        if not isinstance(op, loop.SpmdOp):
+            return False
+        run_spmd(op, [env[v] for v in op.args], strict_waits)  # type: ignore[misc]
+        return True
+
+    return run_host_main(module, inputs, kernel)
 
 
 def run_spmd(op: loop.SpmdOp, mems: list[np.ndarray], strict_waits: bool = True) -> None:

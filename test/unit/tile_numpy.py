@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
@@ -42,11 +42,13 @@ def _globals(module: ModuleOp) -> dict[str, np.ndarray]:
     return out
 
 
-def run_tile_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Run ``@main`` of a tile-level module; returns outputs keyed by result ``graph.name``."""
+def run_host_main(module: ModuleOp, inputs: Mapping[str, np.ndarray], run_kernel: Callable[[Operation, dict], bool]) -> dict[str, np.ndarray]:
+    """Run the host side of ``@main`` (the same at tile and loop level): arguments from ``inputs``
+    (keyed by ``graph.name``), ``memref.alloc`` (NaN-filled), ``memref.get_global``, collapse/expand
+    views (sharing memory), ``func.return``. Every other op goes to ``run_kernel(op, env)``, which
+    returns False for an op it does not know. Returns the outputs keyed by result ``graph.name``."""
     fn = next(o for o in module.body.block.ops if isinstance(o, func.FuncOp) and o.sym_name.data == "main")
     env: dict[SSAValue, object] = {}
-    names = []
     for i, a in enumerate(fn.body.block.args):
         attrs = fn.arg_attrs.data[i].data if fn.arg_attrs else {}
         n = attrs.get("graph.name")
@@ -69,11 +71,9 @@ def run_tile_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[
             v = src.reshape(tuple(op.result.type.get_shape()))
             assert np.shares_memory(v, src) or v.size == 0
             env[op.result] = v
-        elif isinstance(op, tile.KernelOp):
-            _run_kernel(op, env)
         elif isinstance(op, func.ReturnOp):
             outs = [env[v] for v in op.operands]
-        else:
+        elif not run_kernel(op, env):
             raise AssertionError(f"unexpected host op {op.name}")
     assert outs is not None
     res = {}
@@ -82,6 +82,18 @@ def run_tile_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[
         n = attrs.get("graph.name")
         res[n.data if isinstance(n, StringAttr) else f"out{i}"] = np.array(v)
     return res
+
+
+def run_tile_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run ``@main`` of a tile-level module; returns outputs keyed by result ``graph.name``."""
+
+    def kernel(op: Operation, env: dict) -> bool:
+        if not isinstance(op, tile.KernelOp):
+            return False
+        _run_kernel(op, env)
+        return True
+
+    return run_host_main(module, inputs, kernel)
 
 
 def _run_kernel(k: tile.KernelOp, host: dict) -> None:
