@@ -11,30 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.parser import Parser
 
 from taihu.backends.sim.runner import simulate
-from taihu.dialects.resources import element_dtype
 from taihu.passes.conversion.loop_to_sw import ConvertLoopToSwPass
 from taihu.passes.conversion.sw_to_swsim import SwToSwsimPass
 from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
-from taihu.test.unit.test_tile_to_loop_moves import CASES, _ctx, _main
-from taihu.test.unit.tile_numpy import run_tile_module
+from taihu.test.unit.test_tile_to_loop_moves import CASES, _main, parse_tile_case
 
 
 def simulate_tile(text: str, seed: int = 0, **opts: object) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
     """(reference outputs, simulated outputs, total cycles) of a tile module."""
-    c = _ctx()
-    m = Parser(c, text).parse_module()
-    fn = next(o for o in m.body.block.ops if isinstance(o, func.FuncOp))
-    rng = np.random.default_rng(seed)
-    inputs = {}
-    for i, a in enumerate(fn.body.block.args):
-        nm = fn.arg_attrs.data[i].data["graph.name"].data  # type: ignore[union-attr]
-        t = a.type
-        inputs[nm] = rng.standard_normal(t.get_shape()).astype(element_dtype(t.get_element_type()))  # type: ignore[union-attr]
-    ref = run_tile_module(m, {k: v.copy() for k, v in inputs.items()})
+    c, m, inputs, ref = parse_tile_case(text, seed)
     ConvertTileToLoopPass(**opts).apply(c, m)  # type: ignore[arg-type]
     ConvertLoopToSwPass().apply(c, m)
     SwToSwsimPass().apply(c, m)

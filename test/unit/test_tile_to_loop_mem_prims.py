@@ -14,13 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, memref, scf
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from taihu.dialects import loop
 from taihu.dialects.mapkind import MapKind, check_map
 from taihu.dialects.tile import DataLayout, Im2colOp
-from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
+from taihu.passes.pipelines import default_context
 from taihu.passes.conversion.tile_to_loop.mem_prims import (
     im2col_reference,
     map_reference,
@@ -32,9 +33,7 @@ from taihu.passes.conversion.tile_to_loop.mem_prims import (
     winograd_output_full_reference,
     winograd_output_reference,
 )
-from taihu.test.unit.loop_numpy import run_loop_module
-from taihu.test.unit.tile_numpy import run_tile_module
-from taihu.tools.universe import get_all_dialects
+from taihu.test.unit.test_tile_to_loop_moves import lower_and_compare
 
 
 @settings(max_examples=60, deadline=None)
@@ -185,35 +184,14 @@ def test_winograd_full_references_are_the_convolution(b, c, k, h, w, pads, nhwc,
 # --------------------------------------------------------------------------------------------
 
 
-def _lower_and_run(text: str, seed: int = 0):
-    """Lower a tile module, run tile and loop levels on the same random inputs, compare bit for
-    bit; returns the lowered module."""
-    c = _ctx()
-    m = Parser(c, text).parse_module()
-    m.verify()
-    fn = next(o for o in m.body.block.ops if isinstance(o, func.FuncOp))
-    rng = np.random.default_rng(seed)
-    inputs = {}
-    for i, a in enumerate(fn.body.block.args):
-        nm = fn.arg_attrs.data[i].data["graph.name"].data
-        inputs[nm] = rng.standard_normal(a.type.get_shape()).astype(np.float32)
-    ref = run_tile_module(m, {k: v.copy() for k, v in inputs.items()})
-    ConvertTileToLoopPass().apply(c, m)
-    m.verify()
-    assert not any(o.name.startswith("tile.") for o in m.walk())
-    got = run_loop_module(m, {k: v.copy() for k, v in inputs.items()})
-    for k in ref:
-        np.testing.assert_allclose(got[k], ref[k], rtol=2e-6, atol=2e-6, err_msg=f"output {k}")
-    return m
+def _lower_and_run(text: str, seed: int = 0) -> ModuleOp:
+    """Lower a tile module, run tile and loop levels on the same random inputs, compare (within
+    2e-6: the transforms reassociate); returns the lowered module."""
+    return lower_and_compare(text, seed, tol=2e-6)
 
 
 def _ctx() -> Context:
-    c = Context()
-    for n, f in get_all_dialects().items():
-        c.register_dialect(n, f)
-    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef):
-        c.load_dialect(d)
-    return c
+    return default_context()
 
 
 def _kernel(name: str, xin: tuple[int, ...], out: tuple[int, ...], body: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, memref, scf
+from xdsl.dialects import builtin, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
@@ -23,25 +23,17 @@ from xdsl.utils.exceptions import PassFailedException
 from taihu.dialects import loop
 from taihu.dialects.resources import element_dtype
 from taihu.passes.conversion.tile_to_loop import ConvertTileToLoopPass
+from taihu.passes.pipelines import default_context
 from taihu.test.unit.loop_numpy import run_loop_module
 from taihu.test.unit.tile_numpy import run_tile_module
-from taihu.tools.universe import get_all_dialects
 
 
-def _ctx() -> Context:
-    c = Context()
-    for n, f in get_all_dialects().items():
-        c.register_dialect(n, f)
-    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef):
-        c.load_dialect(d)
-    return c
-
-
-def lower_and_compare(text: str, seed: int = 0, **opts: object) -> ModuleOp:
-    """Lower ``text`` (a tile module with a graph.name'd @main), run both levels on the same
-    random inputs and compare every output bit for bit; returns the lowered module."""
-    c = _ctx()
+def parse_tile_case(text: str, seed: int = 0) -> tuple[Context, ModuleOp, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(context, module, random inputs keyed by graph.name, tile-level reference outputs) of a
+    tile module text."""
+    c = default_context()
     m = Parser(c, text).parse_module()
+    m.verify()
     fn = next(o for o in m.body.block.ops if isinstance(o, func.FuncOp))
     rng = np.random.default_rng(seed)
     inputs = {}
@@ -50,13 +42,24 @@ def lower_and_compare(text: str, seed: int = 0, **opts: object) -> ModuleOp:
         t = a.type
         inputs[nm] = rng.standard_normal(t.get_shape()).astype(element_dtype(t.get_element_type()))  # type: ignore[union-attr]
     ref = run_tile_module(m, {k: v.copy() for k, v in inputs.items()})
+    return c, m, inputs, ref
+
+
+def lower_and_compare(text: str, seed: int = 0, tol: float = 0.0, **opts: object) -> ModuleOp:
+    """Lower ``text`` (a tile module with a graph.name'd @main), run both levels on the same
+    random inputs and compare every output (bit for bit, or within rtol = atol = ``tol`` where the
+    lowering reassociates, e.g. the Winograd transforms); returns the lowered module."""
+    c, m, inputs, ref = parse_tile_case(text, seed)
     ConvertTileToLoopPass(**opts).apply(c, m)  # type: ignore[arg-type]
     m.verify()
     assert not any(o.name.startswith("tile.") for o in m.walk())
     got = run_loop_module(m, {k: v.copy() for k, v in inputs.items()})
     assert ref.keys() == got.keys()
     for k in ref:
-        np.testing.assert_array_equal(got[k], ref[k], err_msg=f"output {k}")
+        if tol:
+            np.testing.assert_allclose(got[k], ref[k], rtol=tol, atol=tol, err_msg=f"output {k}")
+        else:
+            np.testing.assert_array_equal(got[k], ref[k], err_msg=f"output {k}")
     return m
 
 
@@ -412,7 +415,7 @@ def test_unbounded_boundary_offset_is_an_error() -> None:
         tile.move %x[%o, %c0] sizes [64, 64] pad 0.0 -> %t : memref<64x64xf32> -> !tile.buf<64x64xf32, rc>
       }""",
     )
-    c = _ctx()
+    c = default_context()
     m = Parser(c, text).parse_module()
     with pytest.raises(PassFailedException, match="cannot bound offset #0 of a boundary"):
         ConvertTileToLoopPass().apply(c, m)
