@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32, f64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from taihu.backends.reference import run_module
@@ -23,37 +23,14 @@ from taihu.dialects import graph
 from taihu.passes.graph.fold_batchnorm import GraphFoldBatchNormPass
 from taihu.passes.graph.fold_constants import GraphFoldConstantsPass
 from taihu.passes.graph.simplify import GraphSimplifyPass
+from taihu.test.unit.graph_builder import G
 
 RTOL, ATOL = 1e-4, 1e-5
 
 
 # --------------------------------------------------------------------------------------------
-# Building graphs
+# Building graphs: G from graph_builder (args and results named x<i> / y<i>)
 # --------------------------------------------------------------------------------------------
-
-
-class G:
-    """Append graph ops to the body of ``func.func @main``."""
-
-    def __init__(self, *arg_shapes: Sequence[int], dtype: type = np.float32):
-        self.dtype = dtype
-        elem = f64 if dtype == np.float64 else f32
-        self.block = Block(arg_types=[TensorType(elem, list(s)) for s in arg_shapes])
-        self.args = list(self.block.args)
-
-    def __call__(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
-        return op.results[0]
-
-    def cst(self, array: np.ndarray | float) -> SSAValue:
-        return self(graph.constant(np.asarray(array, self.dtype)))
-
-    def module(self, *outputs: SSAValue) -> ModuleOp:
-        self.block.add_op(func.ReturnOp(*outputs))
-        ftype = FunctionType.from_lists([a.type for a in self.args], [o.type for o in outputs])
-        module = ModuleOp([func.FuncOp("main", ftype, Region(self.block))])
-        module.verify()
-        return module
 
 
 def ctx() -> Context:
@@ -73,7 +50,7 @@ def apply(module: ModuleOp, *passes: ModulePass) -> ModuleOp:
 
 
 def run(module: ModuleOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    out = run_module(module, {f"arg{i}": x for i, x in enumerate(inputs)})
+    out = run_module(module, {f"x{i}": x for i, x in enumerate(inputs)})
     return [np.asarray(v) for v in out.values()]
 
 
