@@ -27,6 +27,7 @@ core-group simulator of ``backends/sim``)::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,6 +99,11 @@ def machine_from_dict(d: DictionaryAttr | Mapping[str, Any], source: str = "swsi
     return _validated(data, source=source)
 
 
+@functools.lru_cache(maxsize=16)
+def _machine_of(machine: DictionaryAttr, source: str) -> Machine:
+    return machine_from_dict(machine, source)
+
+
 @irdl_op_definition
 class TargetOp(IRDLOperation):
     """``swsim.target "file.toml" {params}``: the machine the module runs on (one per module)."""
@@ -114,7 +120,14 @@ class TargetOp(IRDLOperation):
                                      "machine": machine_to_dict(m)})
 
     def get_machine(self) -> Machine:
-        return machine_from_dict(self.machine, self.source.data)
+        """The bound :class:`Machine`, validated; raises ``MachineConfigError``.
+
+        Memoised on the (hashable, immutable) machine attribute and source name: verifying a
+        lowered network asks for it once per ``swsim.ldm_addr`` (thousands of times), and
+        validating the dictionary costs ~1 ms. ``Machine`` is a frozen dataclass, so sharing it is
+        safe; invalid descriptions are not cached and raise on every call.
+        """
+        return _machine_of(self.machine, self.source.data)
 
     def verify_(self) -> None:
         try:
