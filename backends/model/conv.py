@@ -237,7 +237,9 @@ class GemmPlan:
     block) and is loaded once per batch iteration (weight-DMA hoisting, 004 L1128).
     ``staged``: operands that go through an LDM staging buffer of the memory element type
     (fp32 data, or fp64 data whose LDM layout differs from main memory) and ``tile.map convert``;
-    ``double_c``: the C staging tile is double-buffered so a block's put overlaps the next block.
+    ``double_c``: the tile C is stored from (the staging tile when C is staged, else the fp64 C
+    tile itself) is double-buffered so a block's put overlaps the next block (tile-to-loop's
+    delayed store wait).
     """
 
     m: int
@@ -293,7 +295,8 @@ def gemm_footprint(
 ) -> int:
     """Per-CPE LDM bytes of the lowering's buffers: fp64 A, B, ``groups`` C tiles; staging
     buffers (memory element type) of staged operands; streamed (not hoisted) A/B DMA targets
-    double-buffered (004 L674), and the C staging tile too with ``double_c`` (the put of one C
+    double-buffered (004 L674), and with ``double_c`` the tile C is stored from (its staging
+    tile, else the fp64 C tile) too (the put of one C
     block overlaps the next block); each buffer rounded up to 32 B."""
     e = 4 if dtype == "f32" else 8
     a, b, c = bm * bk, bk * bn, bm * bn
@@ -304,7 +307,7 @@ def gemm_footprint(
             total += nbuf * _rnd(e * _local(elems)) + _rnd(8 * _local(elems))
         else:
             total += nbuf * _rnd(8 * _local(elems))
-    total += groups * _rnd(8 * _local(c))
+    total += (2 if double_c and "C" not in staged else 1) * groups * _rnd(8 * _local(c))
     if "C" in staged:
         total += (2 if double_c else 1) * _rnd(e * _local(c))
     return total + epilogue_bytes
@@ -474,10 +477,12 @@ def plan_gemm(
                     if bias_elems:
                         epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
                     epi_bytes += scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
-                    # (staged operands, double-buffered C staging): fp64 C in its natural layout
-                    # may still be staged (a copy map) so that its put overlaps the next block.
-                    c_opts = [(staged, True), (staged, False)] if "C" in staged else [
-                        (staged, False), (staged | {"C"}, True)]
+                    # (staged operands, double-buffered C): the put of a block overlaps the next
+                    # block when the tile it is stored from is double-buffered (the staging tile,
+                    # or the fp64 C tile itself when C is not staged: no copy, 2 instead of 3 C
+                    # blocks of LDM). A full C operand is loaded into that tile, which then cannot
+                    # be a delayed store (tile-to-loop): single-buffered.
+                    c_opts = [(staged, False)] if c_full else [(staged, True), (staged, False)]
                     for stg, double_c in c_opts:
                         fp = gemm_footprint(bm, bn, bk, dtype, stg, hoist_a, hoist_b, 1, epi_bytes, double_c)
                         if fp > mach.ldm_user_bytes:

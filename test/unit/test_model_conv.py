@@ -128,6 +128,23 @@ def test_fp64_natural_layout_is_not_staged() -> None:
     assert plan_gemm(256, 256, 256, "f32").staged >= {"A", "B", "C"}
 
 
+def test_fp64_c_is_double_buffered_in_place() -> None:
+    """fp64 C in its natural layout: the put of a block overlaps the next block through a
+    double-buffered fp64 C tile (no staging copy): 2 C blocks of LDM instead of 3, so 256^3
+    blocks fit the pass's budget (ldm_user_bytes - 512)."""
+    import dataclasses
+
+    m = default_machine()
+    mach = dataclasses.replace(m, ldm_user_bytes=m.ldm_user_bytes - 512)
+    p = plan_gemm(1024, 1024, 1024, "f64", machine=mach)
+    assert (p.bm, p.bn, p.bk) == (256, 256, 256) and p.double_c and "C" not in p.staged
+    c = 256 * 256 * 8 // 64
+    assert p.ldm_bytes == 2 * 2 * (256 * 256 * 8 // 64) + 2 * c <= mach.ldm_user_bytes
+    # a full C operand is loaded into the stored tile: no delayed store, single C
+    q = plan_gemm(1024, 1024, 1024, "f64", c_full=True, machine=mach)
+    assert not q.double_c
+
+
 def test_plan_gemm_errors() -> None:
     with pytest.raises(ValueError, match="positive"):
         plan_gemm(0, 4, 4)
