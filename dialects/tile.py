@@ -395,7 +395,8 @@ def _elem_bytes_or_fail(op: Operation, what: str, t: Attribute) -> int:
 
 def index_range(v: SSAValue) -> tuple[int, int] | None:
     """Static bounds [lo, hi] of an ``index`` value built from ``tile.for`` induction variables,
-    ``arith.constant`` and ``arith.addi/subi/muli``; None when unknown."""
+    ``arith.constant``, ``arith.addi/subi/muli`` and ``arith.divui/remui`` by a positive
+    constant (a flattened loop over blocks: ``i = b / n``, ``j = b % n``); None when unknown."""
     owner = v.owner
     if isinstance(v, BlockArgument):
         op = owner.parent_op() if isinstance(owner, Block) else None
@@ -415,6 +416,16 @@ def index_range(v: SSAValue) -> tuple[int, int] | None:
             return (a[0] - b[1], a[1] - b[0])
         corners = [x * y for x in a for y in b]
         return (min(corners), max(corners))
+    if isinstance(owner, (arith.DivUIOp, arith.RemUIOp)):
+        a, b = index_range(owner.lhs), index_range(owner.rhs)
+        if a is None or b is None or b[0] != b[1] or b[0] <= 0 or a[0] < 0:
+            return None
+        d = b[0]
+        if isinstance(owner, arith.DivUIOp):
+            return (a[0] // d, a[1] // d)
+        if a[0] // d == a[1] // d:  # within one period
+            return (a[0] % d, a[1] % d)
+        return (0, min(d - 1, a[1]))
     return None
 
 

@@ -67,6 +67,7 @@ __all__ = [
     "WinogradPlan",
     "applicability",
     "choose_conv",
+    "flat_blocks",
     "gemm_operand_layouts",
     "plan_explicit",
     "plan_gemm",
@@ -278,8 +279,24 @@ class GemmPlan:
         return gemm_operand_layouts(self.vec, self.trans_a, self.trans_b)
 
     @property
+    def flat_blocks(self) -> bool:
+        """The M and N block loops are emitted as ONE loop over the blocks (:func:`flat_blocks`)."""
+        return flat_blocks(self.m, self.n, self.bm, self.bn)
+
+    @property
     def gflops(self) -> float:
         return self.cost.gflops()
+
+
+def flat_blocks(m: int, n: int, bm: int, bn: int) -> bool:
+    """Does the lowering emit the (M, N) block loops as one loop ``cMN`` over the
+    ``ceil(m/bm) * ceil(n/bn)`` blocks (block b -> rows (b / nn) * bm, columns (b % nn) * bn)?
+    Yes when both have several blocks and no boundary block (m % bm == n % bn == 0): the K loop
+    is then the only loop of the block loop's body, so tile-to-loop's Alg. 8 wrap prefetches the
+    next block's first A/B tiles across every block boundary and only the nest's first DMA is
+    exposed (nested cM{cN{cK}} exposes one per M row of blocks). Boundary shapes keep the nest
+    (tile-to-loop peels one boundary iteration per loop)."""
+    return _ceil(m, bm) > 1 and _ceil(n, bn) > 1 and m % bm == 0 and n % bn == 0
 
 
 def _staged_operands(dtype: str, vec: str, trans_a: bool, trans_b: bool) -> frozenset[str]:
@@ -379,8 +396,9 @@ def _gemm_cost(
     # K loop when nk > 1, else the N (or M) block loop. Alg 8's wrap: a K loop that is the only
     # loop in its outer loop's body and is not split at a boundary (K % bk == 0) prefetches the
     # next outer iteration's first tiles in its last iteration, so only the first DMA of each
-    # instance of that outer loop is exposed (once per M row of blocks, or per batch iteration
-    # when there is a single N block); otherwise every K loop exposes its first DMA. A
+    # instance of that outer loop is exposed (once per batch iteration when the blocks are one
+    # flattened loop (flat_blocks) or there is a single N block, else once per M row of
+    # blocks); otherwise every K loop exposes its first DMA. A
     # double-buffered C staging tile (``double_c``) lets the put of a block overlap what follows
     # (its data phase joins the next DMA); otherwise the put is exposed.
     epi_other_dma = epi_dma - t_put  # bias / full-C loads of the epilogue (exposed)
@@ -389,14 +407,14 @@ def _gemm_cost(
         extra = put_data if double_c else 0.0
         t_tail = t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
         wrap = k % bk == 0
-        n_exposed = (nm if nn > 1 else 1) if wrap else blocks
+        n_exposed = (1 if flat_blocks(m, n, bm, bn) or nn == 1 else nm) if wrap else blocks
         t_exposed = (t_dma_step + extra) + (nk - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_tail
         t_wrapped = (nk - 1) * max(t_dma_step, t_comp_step) + max(t_dma_step + extra, t_comp_step) + t_tail
         per_batch = (t_hoist_dma + t_hoist_comp + n_exposed * t_exposed + (blocks - n_exposed) * t_wrapped
                      + (t_put if double_c else 0.0))
     else:
         # one step per C block: the loads are pipelined over the block loop (nn, or nm if nn = 1)
-        inner = nn if nn > 1 else nm
+        inner = blocks if flat_blocks(m, n, bm, bn) else (nn if nn > 1 else nm)
         outer = blocks // inner
         d = t_dma_step + (put_data if double_c else 0.0)
         c_it = t_comp_step + t_epi_c + epi_other_dma + (0.0 if double_c else t_put)

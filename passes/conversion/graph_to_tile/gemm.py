@@ -56,10 +56,11 @@ LSTM (004 §5.2, Algorithm 6, algorithms.md §D): see :class:`LstmPattern`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, f64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -208,6 +209,23 @@ def emit_gemm(
     def b_pos(k: Idx, j: Idx) -> tuple[Idx, Idx]:
         return (j, k) if plan.trans_b else (k, j)
 
+    def block_loops() -> Iterator[tuple[Idx, Idx]]:
+        """The (M, N) block loops: ``cM { cN { ... } }``, or one loop ``cMN`` over the blocks
+        (:attr:`GemmPlan.flat_blocks`, block b -> (b / nn, b % nn)); yields (row0, col0) once
+        with the insertion point inside."""
+        if plan.flat_blocks:
+            nn = -(-plan.n // bn)
+            with kb.loop(0, -(-plan.m // bm) * nn, 1, "cMN") as blk:
+                assert not isinstance(blk, int)
+                nnc = kb.const(nn)
+                bi = kb.builder.insert(arith.DivUIOp(blk, nnc)).result
+                bj = kb.builder.insert(arith.RemUIOp(blk, nnc)).result
+                yield kb.affine(bi, bm), kb.affine(bj, bn)
+            return
+        with kb.loop(0, plan.m, bm, "cM") as i:
+            with kb.loop(0, plan.n, bn, "cN") as j:
+                yield i, j
+
     def nest(ivs: list[Idx], depth: int) -> None:
         if depth < len(outer):
             extent, nm = outer[depth]
@@ -218,8 +236,7 @@ def emit_gemm(
             load("B", b, ivs, *b_pos(0, 0))
         if plan.hoist_a:
             load("A", a, ivs, *a_pos(0, 0))
-        with kb.loop(0, plan.m, bm, "cM") as i:
-            with kb.loop(0, plan.n, bn, "cN") as j:
+        for i, j in block_loops():
                 if epi.c_init is not None:
                     acc = epi.c_init
                     kb.load(acc.mem, acc.offsets(ivs, i, j), acc.sizes, stage["C"] or buf["C"], strides=acc.strides)

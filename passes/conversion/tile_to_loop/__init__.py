@@ -176,7 +176,8 @@ def index_values(
 ) -> list[int] | None:
     """Superset of the values an ``index`` value takes (from ``tile.for`` bounds -- or the
     values in ``iv_values`` for the loops being lowered piecewise --, constants and
-    ``arith.addi/subi/muli``), sorted; None when unknown or larger than ``limit``."""
+    ``arith.addi/subi/muli``, ``arith.divui/remui`` by a positive constant), sorted; None when
+    unknown or larger than ``limit``."""
     owner = v.owner
     if isinstance(v, BlockArgument):
         op = owner.parent_op() if isinstance(owner, Block) else None
@@ -188,14 +189,18 @@ def index_values(
         return None
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return [owner.value.value.data]
-    if isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+    if isinstance(owner, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp, arith.RemUIOp)):
         a, b = index_values(owner.lhs, limit, iv_values), index_values(owner.rhs, limit, iv_values)
         if a is None or b is None or len(a) * len(b) > limit * 4:
+            return None
+        if isinstance(owner, (arith.DivUIOp, arith.RemUIOp)) and (min(b) <= 0 or min(a) < 0):
             return None
         f: Callable[[int, int], int] = {
             arith.AddiOp: lambda x, y: x + y,
             arith.SubiOp: lambda x, y: x - y,
             arith.MuliOp: lambda x, y: x * y,
+            arith.DivUIOp: lambda x, y: x // y,
+            arith.RemUIOp: lambda x, y: x % y,
         }[type(owner)]
         out = sorted({f(x, y) for x in a for y in b})
         return out if len(out) <= limit else None
@@ -278,6 +283,7 @@ def plan_move(
     except dmaplan.DmaInferenceError as e:
         raise _fail(op, str(e)) from e
     dist = tt.dist_kind
+    sd = tt.split_dim or 0  # the tile dim whose extent varies by CPE class (cpe<d>: d)
     if dist == Dist.REP and not op.is_load:
         classes = [dmaplan.CpeClass(0, 0, tt.get_shape()[0]), dmaplan.CpeClass(1, dmaplan.N_CPE - 1, 0)]
     order = list(range(r))
@@ -300,9 +306,9 @@ def plan_move(
             t = tdims[d]
             if t is None:
                 ext = sizes[d]
-                if cls.dim0_n == 0 and dist == Dist.CPE and tt.get_shape()[0] == 1:
+                if cls.dim0_n == 0 and dist == Dist.CPE and tt.get_shape()[sd] == 1:
                     ext = 0
-            elif t == 0 and dist in (Dist.CPE, Dist.REP):
+            elif t == sd and dist in (Dist.CPE, Dist.REP):
                 ext = cls.dim0_n
             else:
                 ext = blocks[t].n
@@ -705,7 +711,7 @@ def _broadcast_slices(op: tile.MapOp, v: SSAValue) -> list[tuple[int, int]]:
         return []
     si, so = ti.get_shape(), to.get_shape()
     shift = len(so) - len(si)
-    split = {Dist.RC: (0, 1), Dist.CR: (0, 1), Dist.CPE: (0,)}[to.dist_kind]
+    split = {Dist.RC: (0, 1), Dist.CR: (0, 1), Dist.CPE: (to.split_dim or 0,)}[to.dist_kind]
     return [(k, k + shift) for k in range(len(si)) if si[k] != 1 and k + shift in split and so[k + shift] != 1]
 
 
@@ -720,7 +726,7 @@ def _padded_rep_buffers(k: tile.KernelOp) -> dict[SSAValue, tuple[int, ...]]:
         assert isinstance(to, TileBufType)
         if to.dist_kind != Dist.CPE:
             continue
-        q = to.local_shape()[0]
+        q = to.local_shape()[to.split_dim or 0]
         for v in op.inputs:
             for ki, _ in _broadcast_slices(op, v):
                 t = v.type

@@ -33,24 +33,29 @@ func.func @main(%a: tensor<300x200xf32> {graph.name = "a"}, %b: tensor<200x500xf
 
 // -----
 
-// Square GEMM: all three loops, K innermost (004 L863).
+// Square GEMM: K innermost (004 L863); the (M, N) blocks are ONE loop cMN (block b -> rows
+// (b / nn) * BM, columns (b % nn) * BN) so that tile-to-loop's Alg. 8 wrap prefetches across
+// every block boundary.
 func.func @main(%a: tensor<1024x1024xf32> {graph.name = "a"}, %b: tensor<1024x1024xf32> {graph.name = "b"}) -> (tensor<1024x1024xf32> {graph.name = "y"}) {
   %y = graph.matmul %a, %b : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
   func.return %y : tensor<1024x1024xf32>
 }
 
-// CHECK:      tile.for %cM = 0 to 1024 step [[BM:[0-9]+]] name "cM" {
-// CHECK-NEXT:   tile.for %cN = 0 to 1024 step [[BN:[0-9]+]] name "cN" {
-// CHECK-NEXT:     tile.map fill
-// CHECK-NEXT:     tile.for %cK = 0 to 1024 step [[BK:[0-9]+]] name "cK" {
-// CHECK-NEXT:       tile.move %a_1[%cM, %cK] sizes [[[BM]], [[BK]]] -> %a_s
-// CHECK-NEXT:       tile.map convert
-// CHECK-NEXT:       tile.move %b_1[%cK, %cN] sizes [[[BK]], [[BN]]] -> %b_s
-// CHECK-NEXT:       tile.map convert
-// CHECK-NEXT:       tile.gemm %a_2, %b_2 -> %c m [[BM]] n [[BN]] k [[BK]] scheme 4 vec n
-// CHECK-NEXT:     }
+// CHECK:      tile.for %cMN = 0 to [[NB:[0-9]+]] step 1 name "cMN" {
+// CHECK-NEXT:   %[[I:.*]] = arith.divui %cMN, %[[NN:.*]] : index
+// CHECK-NEXT:   %[[J:.*]] = arith.remui %cMN, %[[NN]] : index
+// CHECK-NEXT:   %[[M0:.*]] = arith.muli %[[I]], %[[BMC:.*]] : index
+// CHECK-NEXT:   %[[N0:.*]] = arith.muli %[[J]], %[[BNC:.*]] : index
+// CHECK-NEXT:   tile.map fill
+// CHECK-NEXT:   tile.for %cK = 0 to 1024 step [[BK:[0-9]+]] name "cK" {
+// CHECK-NEXT:     tile.move %a_1[%[[M0]], %cK] sizes [[[BM:[0-9]+]], [[BK]]] -> %a_s
 // CHECK-NEXT:     tile.map convert
-// CHECK-NEXT:     tile.move %c_s -> %y_1[%cM, %cN] sizes [[[BM]], [[BN]]] : !tile.buf
+// CHECK-NEXT:     tile.move %b_1[%cK, %[[N0]]] sizes [[[BK]], [[BN:[0-9]+]]] -> %b_s
+// CHECK-NEXT:     tile.map convert
+// CHECK-NEXT:     tile.gemm %a_2, %b_2 -> %c m [[BM]] n [[BN]] k [[BK]] scheme 4 vec n
+// CHECK-NEXT:   }
+// CHECK-NEXT:   tile.map convert
+// CHECK-NEXT:   tile.move %c_s -> %y_1[%[[M0]], %[[N0]]] sizes [[[BM]], [[BN]]] : !tile.buf
 
 // -----
 

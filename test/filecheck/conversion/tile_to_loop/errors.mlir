@@ -9,7 +9,7 @@ func.func @f(%X: memref<64x64xf32>) {
     %c0 = arith.constant 0 : index
     %c3 = arith.constant 3 : index
     tile.for %i = 0 to 4 step 1 {
-      %o = arith.divui %i, %c3 : index
+      %o = arith.maxui %i, %c3 : index
       tile.move %x[%o, %c0] sizes [64, 64] pad 0.0 -> %t : memref<64x64xf32> -> !tile.buf<64x64xf32, rc>
     }
   }
