@@ -42,7 +42,7 @@ class MapKind(StrEnum):
     REDUCE_MAX = "reduce_max"
     REDUCE_MEAN = "reduce_mean"
     SOFTMAX = "softmax"  # softmax along `axis`
-    LRN = "lrn"  # ONNX LRN along `axis` (size, alpha, beta, bias)
+    LRN = "lrn"  # ONNX LRN along `axis` (size, alpha, beta, bias); halo form: see check_map
     TRANSPOSE = "transpose"  # y = x.transpose(perm) (cast to y's element type when it differs)
     # Loop-level only (made by convert-tile-to-loop from tile.im2col / tile.winograd_*; see
     # LOOP_ONLY_KINDS and the rules in check_map):
@@ -104,7 +104,8 @@ KIND_INFO: dict[MapKind, KindInfo] = {
 #: * ``im2col`` {kernel = [kw], strides = [s], pads = [pl, pr] (default 0), dilations = [d]
 #:   (default 1)}: x (..., W) -> y (..., kw, Wo), ``y[..., j, wo] = xp[..., wo*s + j*d]`` with
 #:   ``xp`` = x zero-padded by pl / pr on its last dim, ``Wo = (W + pl + pr - d*(kw-1) - 1)//s + 1``
-#:   (one input row unfolded into the kw col rows it feeds, 004 L1045-1047);
+#:   (one input row unfolded into the kw col rows it feeds, 004 L1045-1047); x and y may
+#:   differ in element type (f32 rows unfolded into an f64 GEMM operand: ``tile.unfold``);
 #: * ``winograd_filter``: x (n, 3, 3) -> y (16, n), ``y[4*xi+nu, f] = (G x[f] G^T)[xi, nu]``;
 #: * ``winograd_input`` {pads = [top, left, bottom, right] (default 0)}: x (R, Wc, C) channels
 #:   last -> y (16, t, C); ``D`` = x zero-padded to (4, 2t+2, C) (top + R + bottom = 4,
@@ -180,8 +181,8 @@ def check_map(
     if kind == MapKind.CONVERT:
         if in_elems[0] == out_elem:
             return f"convert must change the element type (both {out_elem})"
-    elif kind == MapKind.TRANSPOSE:
-        pass  # a transpose may convert on the way (f32 <-> f64: convert + re-layout, 004 L823)
+    elif kind in (MapKind.TRANSPOSE, MapKind.IM2COL):
+        pass  # may convert on the way (f32 <-> f64: convert + re-layout / unfold, 004 L823)
     elif any(e != out_elem for e in in_elems):
         return f"inputs and output must share the element type {out_elem} (got {', '.join(in_elems)})"
     rule = info.shape_rule
@@ -224,10 +225,20 @@ def check_map(
         if not 0 <= axis < len(x):
             return f"axis {axis} out of range for rank {len(x)}"
         want = tuple(1 if i == axis else d for i, d in enumerate(x)) if rule == "reduce" else x
+        if kind == MapKind.LRN:
+            size = int(params["size"])  # type: ignore[arg-type]
+            if size < 1:
+                return "lrn size must be >= 1"
+            # halo form: the input carries (size-1)//2 extra channels before and size-1-(size-1)//2
+            # after the output's along the axis (zero outside the tensor: equal to the clipped sum)
+            halo = tuple(d - (size - 1) if i == axis else d for i, d in enumerate(x))
+            if tuple(out_shape) == halo and size > 1:
+                return None
         if want != tuple(out_shape):
-            return f"output shape {list(out_shape)} != expected {list(want)}"
-        if kind == MapKind.LRN and int(params["size"]) < 1:  # type: ignore[arg-type]
-            return "lrn size must be >= 1"
+            extra = ""
+            if kind == MapKind.LRN:
+                extra = " (or the halo form: the input's axis size - 1 elements longer)"
+            return f"output shape {list(out_shape)} != expected {list(want)}{extra}"
         return None
     if rule in ("im2col", "winograd_filter", "winograd_input", "winograd_output"):
         return _check_mem_prim_map(rule, x, out_shape, params)

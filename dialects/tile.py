@@ -47,6 +47,10 @@ Distribution of a ``!tile.buf<d0 x d1 x ... x T, dist[, layout]>`` over the mesh
   (c, r).
 * ``cpe``: dim 0 split 64-way by CPE id (id = 8*row + col, 004 L734): CPE p holds rows
   [p*q, min((p+1)*q, d0)) with q = ceil(d0/64), the rest of the dims whole (data-parallel ops).
+* ``cpe<d>`` (``cpe1``, ``cpe2`` ...): the same split along dim ``d`` instead of dim 0 (CPE p
+  holds indices [p*q, min((p+1)*q, d_d)) of dim d, q = ceil(d_d/64), every other dim whole), for
+  data-parallel ops whose leading dims are too small or must stay whole in a CPE (LRN across
+  channels at batch 1, the channel dim of an NCHW -> NHWC transpose). ``cpe`` = ``cpe0``.
 * ``rep``: every CPE holds the whole tile (overlapping distribution, 004 L708; small operands).
 
 ``layout`` (``row`` default | ``col``, rank 2 only) is the storage order of the local block in
@@ -162,12 +166,14 @@ __all__ = [
     "MoveOp",
     "Tile",
     "TileBufType",
+    "cpe_dist",
     "VecDim",
     "VecDimAttr",
     "WinogradFilterOp",
     "WinogradInputOp",
     "WinogradOutputOp",
     "index_range",
+    "parse_dist",
     "scheme_info",
 ]
 
@@ -186,6 +192,25 @@ class Dist(StrEnum):
     CR = "cr"
     CPE = "cpe"
     REP = "rep"
+
+
+def cpe_dist(dim: int) -> str:
+    """Distribution name of the ``cpe`` split along tile dim ``dim`` (``cpe``, ``cpe1``, ...)."""
+    if dim < 0:
+        raise ValueError(f"cpe_dist: negative dim {dim}")
+    return "cpe" if dim == 0 else f"cpe{dim}"
+
+
+def parse_dist(name: str) -> tuple[Dist, int | None] | None:
+    """``(Dist, split dim)`` of a distribution name (split dim None for rc/cr/rep), or None when
+    the name is not a distribution. ``cpe<d>`` -> ``(Dist.CPE, d)``."""
+    if name in (Dist.RC, Dist.CR, Dist.REP):
+        return Dist(name), None
+    if name == Dist.CPE:
+        return Dist.CPE, 0
+    if name.startswith("cpe") and name[3:].isdigit() and not name[3:].startswith("0"):
+        return Dist.CPE, int(name[3:])
+    return None
 
 
 class Layout(StrEnum):
@@ -214,7 +239,7 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
     """``!tile.buf<256x64xf64, rc[, col]>``: an LDM buffer distributed over the 8x8 mesh.
 
     Parameters: ``shape`` (logical, elements), ``element_type`` (f32 | f64), ``dist``
-    (rc | cr | cpe | rep) and ``layout`` (row | col) of each CPE's local block.
+    (rc | cr | cpe | cpe<d> | rep) and ``layout`` (row | col) of each CPE's local block.
     """
 
     name = "tile.buf"
@@ -243,7 +268,7 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
         with parser.in_angle_brackets():
             dims, elem = parser.parse_ranked_shape()
             parser.parse_punctuation(",")
-            dist = parser.parse_identifier(" (tile distribution: rc, cr, cpe or rep)")
+            dist = parser.parse_identifier(" (tile distribution: rc, cr, cpe, cpe<d> or rep)")
             layout = "row"
             if parser.parse_optional_punctuation(",") is not None:
                 layout = parser.parse_identifier(" (layout: row or col)")
@@ -259,8 +284,9 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         shape = self.get_shape()
-        if self.dist.data not in {d.value for d in Dist}:
-            raise VerifyException(f"!tile.buf: unknown distribution '{self.dist.data}' (rc, cr, cpe or rep)")
+        parsed = parse_dist(self.dist.data)
+        if parsed is None:
+            raise VerifyException(f"!tile.buf: unknown distribution '{self.dist.data}' (rc, cr, cpe, cpe<d> or rep)")
         if self.layout.data not in {x.value for x in Layout}:
             raise VerifyException(f"!tile.buf: unknown layout '{self.layout.data}' (row or col)")
         if not shape or any(d <= 0 for d in shape):
@@ -275,6 +301,13 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
                 )
         if self.layout.data == Layout.COL and len(shape) != 2:
             raise VerifyException("!tile.buf: layout col is only defined for rank-2 tiles")
+        sd = parsed[1]
+        if sd is not None and sd >= len(shape):
+            raise VerifyException(
+                f"!tile.buf: distribution {self.dist.data} splits dim {sd} but the tile has rank {len(shape)}"
+            )
+        if sd and self.layout.data == Layout.COL:
+            raise VerifyException(f"!tile.buf: distribution {self.dist.data} needs layout row")
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -283,7 +316,16 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def dist_kind(self) -> Dist:
-        return Dist(self.dist.data)
+        """rc | cr | cpe (also for ``cpe<d>``: see :attr:`split_dim`) | rep."""
+        parsed = parse_dist(self.dist.data)
+        assert parsed is not None, self.dist.data
+        return parsed[0]
+
+    @property
+    def split_dim(self) -> int | None:
+        """The tile dim split 64-way over the CPEs (``cpe``: 0, ``cpe<d>``: d), None otherwise."""
+        parsed = parse_dist(self.dist.data)
+        return parsed[1] if parsed is not None else None
 
     @property
     def layout_kind(self) -> Layout:
@@ -300,7 +342,8 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
         if d in (Dist.RC, Dist.CR):
             return (s[0] // MESH, s[1] // MESH)
         if d == Dist.CPE:
-            return (math.ceil(s[0] / N_CPE),) + s[1:]
+            sd = self.split_dim or 0
+            return s[:sd] + (math.ceil(s[sd] / N_CPE),) + s[sd + 1 :]
         return s
 
     def per_cpe_bytes(self) -> int:
@@ -1000,7 +1043,7 @@ class GemmOp(IRDLOperation):
         CPE, A and C ``cpe``-distributed along M; lowered to one CPE-local ``loop.gemm_block``."""
         ta, tb, tc = (v.type for v in (self.a, self.b, self.c))
         assert isinstance(ta, TileBufType) and isinstance(tb, TileBufType) and isinstance(tc, TileBufType)
-        return tb.dist_kind == Dist.REP and ta.dist_kind == Dist.CPE and tc.dist_kind == Dist.CPE
+        return tb.dist_kind == Dist.REP and ta.dist.data == Dist.CPE and tc.dist.data == Dist.CPE
 
     def verify_(self) -> None:
         _require_kernel(self)
@@ -1231,37 +1274,51 @@ class MapOp(MapParamsOp):
 
 
 def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], out_v: SSAValue) -> None:
+    """The CPE-locality rules of :class:`MapOp` (``sd``: the output's split dim for cpe/cpe<d>)."""
     out = out_v.type
     assert isinstance(out, TileBufType)
     w = f"tile.map {kind.value}"
     od = out.dist_kind
     rule = KIND_INFO[kind].shape_rule
+    oshape = out.get_shape()
+    rank = len(oshape)
+    sd = out.split_dim if od == Dist.CPE else None
     if od in (Dist.RC, Dist.CR) and rule != "elementwise" and rule != "fill":
         raise VerifyException(
             f"{w}: {rule} maps must be CPE-local; %{_buf_name(out_v)} is distributed {od.value} "
             "(use cpe or rep tiles)"
         )
-    if od == Dist.CPE:
-        if rule == "window" and len(out.get_shape()) - len(op.params()["kernel"]) < 1:  # type: ignore[arg-type]
-            raise VerifyException(f"{w}: the window must not cover dim 0, which is split over the CPEs")
-        if rule in ("reduce", "axis") and op.params()["axis"] == 0:
-            raise VerifyException(f"{w}: axis 0 is split over the CPEs (dist cpe); the map must be CPE-local")
-        if rule == "transpose" and op.params()["perm"][0] != 0:  # type: ignore[index]
-            raise VerifyException(f"{w}: perm must keep dim 0 first (it is split over the CPEs)")
+    perm: tuple[int, ...] = tuple(op.params()["perm"]) if rule == "transpose" else ()  # type: ignore[arg-type]
+    if sd is not None:
+        if rule == "window" and sd >= rank - len(op.params()["kernel"]):  # type: ignore[arg-type]
+            raise VerifyException(f"{w}: the window must not cover dim {sd}, which is split over the CPEs ({out.dist.data})")
+        if rule in ("reduce", "axis") and op.params()["axis"] == sd:
+            raise VerifyException(
+                f"{w}: axis {sd} is split over the CPEs (dist {out.dist.data}); the map must be CPE-local"
+            )
     for i, v in enumerate(inputs):
         t = v.type
         assert isinstance(t, TileBufType)
-        same_shape = t.get_shape() == out.get_shape()
+        tshape = t.get_shape()
+        same_shape = tshape == oshape
         if rule == "window" and i == 0:
-            if t.dist_kind != od or (od == Dist.CPE and t.get_shape()[0] != out.get_shape()[0]):
+            if t.dist.data != out.dist.data or (sd is not None and tshape[sd] != oshape[sd]):
                 raise VerifyException(
-                    f"{w}: input %{_buf_name(v)} must have the output's distribution {od.value} and dim 0"
+                    f"{w}: input %{_buf_name(v)} must have the output's distribution {out.dist.data} and dim {sd or 0}"
+                )
+            continue
+        if rule == "transpose" and sd is not None:
+            # the input dim that becomes the output's split dim must be the input's split dim
+            if t.dist_kind != Dist.CPE or t.split_dim != perm[sd] or tshape[perm[sd]] != oshape[sd]:
+                raise VerifyException(
+                    f"{w}: input %{_buf_name(v)} ({t.dist.data}) must be split along dim {perm[sd]} "
+                    f"(perm[{sd}]) with {oshape[sd]} elements: the output is {out.dist.data}"
                 )
             continue
         if rule == "transpose" or (same_shape and rule != "window") or (rule in ("reduce", "axis")):
-            if t.dist_kind != od:
+            if t.dist.data != out.dist.data:
                 raise VerifyException(
-                    f"{w}: input %{_buf_name(v)} is distributed {t.dist.data}, the output {od.value}: maps are CPE-local"
+                    f"{w}: input %{_buf_name(v)} is distributed {t.dist.data}, the output {out.dist.data}: maps are CPE-local"
                 )
             if (
                 same_shape
@@ -1272,19 +1329,17 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
                     f"{w}: input %{_buf_name(v)} has layout {t.layout.data}, the output {out.layout.data} "
                     "(only copy/convert re-layout)"
                 )
-            if rule in ("reduce", "axis", "transpose") and od == Dist.CPE and t.get_shape()[0] != out.get_shape()[0]:
-                raise VerifyException(f"{w}: input %{_buf_name(v)} must keep the output's dim 0")
+            if rule in ("reduce", "axis") and sd is not None and tshape[sd] != oshape[sd]:
+                raise VerifyException(f"{w}: input %{_buf_name(v)} must keep the output's dim {sd}")
             continue
         # a broadcast (smaller) input
         if t.dist_kind == Dist.REP:
             continue
-        if od == Dist.CPE and t.dist_kind == Dist.CPE and len(t.get_shape()) == len(out.get_shape()) and (
-            t.get_shape()[0] == out.get_shape()[0]
-        ):
+        if sd is not None and t.dist.data == out.dist.data and len(tshape) == rank and tshape[sd] == oshape[sd]:
             continue
         raise VerifyException(
-            f"{w}: broadcast input %{_buf_name(v)} ({list(t.get_shape())}, dist {t.dist.data}) must be rep, "
-            "or cpe with the output's rank and dim 0"
+            f"{w}: broadcast input %{_buf_name(v)} ({list(tshape)}, dist {t.dist.data}) must be rep, "
+            f"or {out.dist.data} with the output's rank and dim {sd or 0}"
         )
 
 

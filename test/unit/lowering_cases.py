@@ -25,6 +25,8 @@ Case = Callable[[], tuple[G, list[SSAValue]]]
 OPTIONS: dict[str, dict[str, object]] = {
     # planes larger than the (reduced) LDM budget: chunked reduce_sum + add + mul path
     "global_avg_pool_chunked": {"ldm_budget": 2048},
+    # LRN at batch 1 with the channels in chunks: halo input tiles (pad 0.0), lrn halo form
+    "lrn_channel_chunks": {"ldm_budget": 640},
 }
 
 
@@ -133,6 +135,9 @@ CASES: dict[str, Case] = {
     "softmax_axis1_of3": unary(graph.SoftmaxOp, (2, 5, 3), axis=1),
     "softmax_axis0": unary(graph.SoftmaxOp, (4, 6), axis=0),
     "lrn": unary(graph.LRNOp, (1, 7, 3, 4), size=3, alpha=1e-3, beta=0.75, bias=2.0),
+    "lrn_channel_chunks": unary(graph.LRNOp, (1, 40, 9, 9), size=5, alpha=1e-2, beta=0.75, bias=1.0),
+    "lrn_split_inner_even": unary(graph.LRNOp, (2, 12, 10, 13), size=4, alpha=1e-2, beta=0.5, bias=2.0),
+    "lrn_many_images": unary(graph.LRNOp, (70, 6, 2, 3), size=3, alpha=1e-2, beta=1.0, bias=1.0),
     "concat_axis1": _concat(1, [(2, 3, 4), (2, 5, 4), (2, 1, 4)]),
     "concat_axis0": _concat(0, [(2, 3), (1, 3)]),
     "concat_last": _concat(-1, [(3, 2), (3, 7)]),

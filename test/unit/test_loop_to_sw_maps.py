@@ -317,6 +317,31 @@ def test_lrn(shape, size, beta, elem):
     np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
 
 
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("shape, axis, c0, ca, size", [((9, 6), 0, 0, 4, 5), ((9, 6), 0, 3, 4, 5),
+                                                        ((2, 12, 5), 1, 8, 4, 3), ((2, 7, 3), 1, 2, 3, 4)])
+def test_lrn_halo_form(shape, axis, c0, ca, size, elem):
+    """The halo form: channels [c0, c0+ca) of an LRN over the whole axis, from an input holding
+    channels [c0-lo, c0+ca+hi) (zeros outside the tensor, like a ``pad 0.0`` tile load)."""
+    from taihu.test.unit.tile_numpy import map_numpy
+
+    dt = NP[elem]
+    X = _rand(shape, dt, 5)  # (64, *shape): one block per CPE
+    p = {"axis": axis, "size": size, "alpha": 1e-2, "beta": 0.75, "bias": 1.5}
+    full = map_numpy(MapKind.LRN, [X], X.shape, np.float64, {**p, "axis": axis + 1})
+    lo = (size - 1) // 2
+    hi = size - 1 - lo
+    pw = [(0, 0)] * X.ndim
+    pw[axis + 1] = (size, size)
+    xp = np.pad(X, pw)
+    x = np.take(xp, range(c0 - lo + size, c0 + ca + hi + size), axis=axis + 1)
+    out_shape = list(shape)
+    out_shape[axis] = ca
+    y, _, _ = run_map(MapKind.LRN, [np.ascontiguousarray(x)], tuple(out_shape), elem, p)
+    want = np.take(full, range(c0, c0 + ca), axis=axis + 1)
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+
+
 def test_lrn_bad_beta_is_a_diagnostic():
     mod, mop = None, None
     b = loop.LdmBufferOp("x", loop.LdmBufType((4, 4), Float32Type()))

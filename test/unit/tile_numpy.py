@@ -308,12 +308,14 @@ def map_numpy(kind: MapKind, ins: list[np.ndarray], out_shape, dtype, p: dict) -
             lo = (size - 1) // 2
             hi = size - 1 - lo
             sq = x * x
-            c = x.shape[ax]
+            c = out_shape[ax]
             padw = [(0, 0)] * x.ndim
-            padw[ax] = (lo, hi)
-            sqp = np.pad(sq, padw)
+            if x.shape[ax] == c:  # plain form: zero-pad the clipped windows
+                padw[ax] = (lo, hi)
+            sqp = np.pad(sq, padw)  # halo form: the input already holds the window's halo
             ssum = sum(np.take(sqp, range(j, j + c), axis=ax) for j in range(size))
-            r = x / (p["bias"] + p["alpha"] / size * ssum) ** p["beta"]
+            xc = np.take(x, range(lo, lo + c), axis=ax) if x.shape[ax] != c else x
+            r = xc / (p["bias"] + p["alpha"] / size * ssum) ** p["beta"]
         elif kind == MapKind.TRANSPOSE:
             r = np.transpose(x, p["perm"])
         elif kind in LOOP_ONLY_KINDS:  # im2col / winograd_* (loop level only)

@@ -49,6 +49,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from taihu.dialects import graph
 from taihu.dialects.mapkind import MapKind
+from taihu.dialects import tile
 from taihu.dialects.tile import Dist
 from taihu.passes.conversion.graph_to_tile.common import (
     FusedMap,
@@ -873,9 +874,89 @@ class GlobalAvgPoolPattern(GraphToTilePattern):
         self.replace(rewriter, op, [out_mem], fused)
 
 
+def _run_penalty(run_bytes: int) -> float:
+    """Expected 128-B transactions moved per requested byte of a DMA run of ``run_bytes`` at an
+    arbitrary alignment (spec §4.4: whole transactions; a run touches ~``(r + 127) / 128``)."""
+    return (run_bytes + 127) / run_bytes if run_bytes < 4096 else 1.0
+
+
+@dataclass
+class _AxisPlan:
+    """Tiling of an axis op on the ``(outer, A, inner)`` view: tile ``(to, ca, ti)``; ``split``
+    = the tile dim split over the CPEs (0: rows of ``outer``; 2: ``inner``, dist ``cpe2``);
+    ``halo``: the LRN input tile carries ``size - 1`` more channels (halo form, ``ca < A``)."""
+
+    to: int
+    ca: int
+    ti: int
+    split: int
+    halo: int = 0
+
+
+def plan_axis(outer: int, A: int, inner: int, eb: int, budget: int, halo: int | None) -> _AxisPlan | None:
+    """Cheapest tiling (module docstring of :class:`AxisPattern`) by ``(iterations + 1) x
+    (512 + per-CPE elements x run penalty)``; ``halo`` = LRN size - 1 (channel chunks allowed),
+    None for softmax (the whole axis in every tile). None when nothing fits."""
+    best: tuple[float, _AxisPlan] | None = None
+
+    def consider(p: _AxisPlan) -> bool:
+        """Record plan p if it is the cheapest so far; False when it does not fit."""
+        nonlocal best
+        in_rows = p.ca + p.halo
+        if p.split == 0:
+            q = math.ceil(p.to / N_CPE)
+            local_in, local_out = q * in_rows * p.ti, q * p.ca * p.ti
+            run = (q * in_rows * p.ti if p.ti == inner else p.ti) * eb
+        else:
+            w = math.ceil(p.ti / N_CPE)
+            local_in, local_out = p.to * in_rows * w, p.to * p.ca * w
+            run = w * eb
+        if 2 * eb * (local_in + local_out) > budget:
+            return False
+        iters = math.ceil(outer / p.to) * math.ceil(A / p.ca) * math.ceil(inner / p.ti)
+        cost = (iters + 1) * (_TILE_OVERHEAD + (local_in + local_out) * _run_penalty(run))
+        if best is None or cost < best[0]:
+            best = (cost, p)
+        return True
+
+    # rows of `outer` over the CPEs, the whole axis, `inner` chunked when needed
+    per = 2 * 2 * eb * A
+    if per <= budget:
+        ti_max = budget // per
+        q_need = math.ceil(outer / N_CPE)
+        if inner <= ti_max:
+            q = _balanced(q_need, math.ceil(q_need / max(1, ti_max // inner)))
+            consider(_AxisPlan(outer if q == q_need else N_CPE * q, A, inner, 0))
+        else:
+            consider(_AxisPlan(min(outer, N_CPE), A, _balanced(inner, math.ceil(inner / ti_max)), 0))
+    # `inner` over the CPEs (cpe2): runs of w elements per channel row
+    if outer < N_CPE and inner > 1:
+        w_full = math.ceil(inner / N_CPE)
+        seen_w: set[int] = set()
+        for nw in range(1, w_full + 1):
+            w = _balanced(w_full, nw)
+            if w in seen_w:
+                continue
+            seen_w.add(w)
+            ti = inner if w == w_full else N_CPE * w
+            chunks = [A] if halo is None else sorted({_balanced(A, n) for n in range(1, A + 1)}, reverse=True)
+            for ca in chunks:
+                h = halo if (halo and ca < A) else 0
+                for to in sorted({_balanced(outer, n) for n in range(1, outer + 1)}, reverse=True):
+                    if consider(_AxisPlan(to, ca, ti, 2, h)):
+                        break  # the largest `to` that fits
+    return best[1] if best is not None else None
+
+
 class AxisPattern(GraphToTilePattern):
-    """softmax (any axis) and lrn (channels) -> (outer, A, inner) views with rows of ``outer``
-    split over the CPEs and the whole axis A in each tile (``inner`` chunked if needed)."""
+    """softmax (any axis) and lrn (channels) -> ``(outer, A, inner)`` views, tiled by
+    :func:`plan_axis`: either rows of ``outer`` split over the CPEs with the whole axis A in each
+    tile (``inner`` chunked if needed), or -- when ``outer`` is too small to feed 64 CPEs (batch
+    1) -- ``inner`` split over the CPEs (``cpe2`` tiles: each CPE holds ``w`` columns of every
+    channel, one strided DMA of A rows), for LRN with the channels in chunks of ``ca`` when
+    the whole axis does not fit: the input tile then carries the window's ``size - 1``
+    neighbouring channels (``pad 0.0`` outside the tensor, which equals ONNX's clipped square
+    sum) and ``tile.map lrn`` runs in its halo form."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, graph.SoftmaxOp):
@@ -883,11 +964,13 @@ class AxisPattern(GraphToTilePattern):
             shape = shape_of(op.input)
             ax = op.axis % len(shape)
             params: dict[str, object] = {}
+            halo = None
         elif isinstance(op, graph.LRNOp):
             kind = MapKind.LRN
             shape = shape_of(op.input)
             ax = 1
             params = {"size": op.size, "alpha": op.alpha, "beta": op.beta, "bias": op.bias}
+            halo = op.size - 1
         else:
             return
         outer, A, inner = math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1 :])
@@ -896,20 +979,9 @@ class AxisPattern(GraphToTilePattern):
         elem = t.element_type
         eb = _elem_bytes(elem)
         budget = self.state.ldm_budget
-        q_need = math.ceil(outer / N_CPE)
-        # in + out tiles (q, A, ti), double-buffered
-        per = 2 * 2 * eb * A
-        if per > budget:
+        plan = plan_axis(outer, A, inner, eb, budget, halo)
+        if plan is None:
             raise self.fail(op, f"axis of {A} elements does not fit {budget} B of LDM per CPE")
-        ti_max = budget // per
-        if inner <= ti_max:
-            ti = inner
-            q_fit = max(1, ti_max // inner)
-            q = _balanced(q_need, math.ceil(q_need / q_fit))
-        else:
-            ti = _balanced(inner, math.ceil(inner / ti_max))
-            q = 1
-        tp = outer if q == q_need else N_CPE * q
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
         mem = self.buffer(rewriter, op.input)
@@ -918,14 +990,17 @@ class AxisPattern(GraphToTilePattern):
                            shape=f"{_x(shape)} axis {ax}")
         x = kb.arg(self.view(rewriter, mem, (outer, A, inner)), "x")
         y = kb.arg(self.view(rewriter, out_mem, (outer, A, inner)), "y")
-        tin = kb.alloc([tp, A, ti], elem, Dist.CPE, double=True, name="tin")
-        tout = kb.alloc([tp, A, ti], elem, Dist.CPE, double=True, name="tout")
-        with kb.loop(0, outer, tp, "o") as o:
-            with kb.loop(0, inner, ti, "i") as i:
-                kb.load(x, [o, 0, i], [tp, A, ti], tin)
-                kb.map(kind, [tin], tout, axis=1, **params)
-                kb.apply_fused(fused, tout)
-                kb.store(tout, y, [o, 0, i], [tp, A, ti])
+        dist = tile.cpe_dist(plan.split)
+        lo = (op.size - 1) // 2 if plan.halo else 0
+        tin = kb.alloc([plan.to, plan.ca + plan.halo, plan.ti], elem, dist, double=True, name="tin")
+        tout = kb.alloc([plan.to, plan.ca, plan.ti], elem, dist, double=True, name="tout")
+        with kb.loop(0, outer, plan.to, "o") as o:
+            with kb.loop(0, A, plan.ca, "c") as c:
+                with kb.loop(0, inner, plan.ti, "i") as i:
+                    kb.load(x, [o, kb.affine(c, 1, -lo), i], [plan.to, plan.ca + plan.halo, plan.ti], tin, pad=0.0)
+                    kb.map(kind, [tin], tout, axis=1, **params)
+                    kb.apply_fused(fused, tout)
+                    kb.store(tout, y, [o, c, i], [plan.to, plan.ca, plan.ti])
         kb.finish(rewriter)
         self.replace(rewriter, op, [out_mem], fused)
 

@@ -49,7 +49,8 @@ the shorter fp32 VDIVS/VSQRTS of the non-pipelined divide unit):
   the lanes (VEXTF).
 * softmax along ``axis`` (length L): max into y[.., L-1], y = exp(x - max) for the main taps,
   1 / sum into y[.., L-2], y *= 1/sum, then the last taps (5 runs of nests over the rows).
-* lrn: square sums over the clipped channel window (one nest per distinct window), ``d^beta``
+* lrn: square sums over the clipped channel window (one nest per distinct window; one nest in
+  the halo form, whose input holds the window's neighbours of the first/last channels), ``d^beta``
   with SQRT/MUL for beta in {0.25, 0.5, ..., 2} (``d^-beta`` = 1 / product), else a diagnostic.
 * loop-only kinds of tile_to_loop/mem_prims.py: im2col (per tap row a strided copy nest over the
   valid outputs + zero-fill nests for the padding), winograd_filter / winograd_input /
@@ -1069,20 +1070,23 @@ def _lrn(em: _Emitter, op: loop.MapOp, out: _Buf, x: _Buf, p: dict) -> None:
         raise _err(op, f"loop.map lrn: size {size} > {TAP_CHUNK} taps per unit")
     lo = (size - 1) // 2
     hi = size - 1 - lo
-    C = x.shape[axis]
+    C = out.shape[axis]
     xs = _row_major(x.shape, x.eb)
+    ys = _row_major(out.shape, out.eb)
     sa = xs[axis]
+    # halo form (x holds lo channels before and hi after the output's): every window is whole
+    shift = lo if x.shape[axis] != C else 0
     # channel ranges with the same clipped window [c - lo, c + hi] ∩ [0, C)
     runs: list[tuple[int, int, int, int]] = []
     for ch in range(C):
-        w = (max(-lo, -ch), min(hi, C - 1 - ch))
+        w = (-lo, hi) if shift else (max(-lo, -ch), min(hi, C - 1 - ch))
         if runs and runs[-1][2:] == w:
             runs[-1] = (runs[-1][0], ch + 1, *w)
         else:
             runs.append((ch, ch + 1, *w))
     for c0, c1, o0, o1 in runs:
-        sizes = tuple(c1 - c0 if d == axis else n for d, n in enumerate(x.shape))
-        accs = [x.acc(xs, c0 * sa), out.acc(list(xs), c0 * sa)]
+        sizes = tuple(c1 - c0 if d == axis else n for d, n in enumerate(out.shape))
+        accs = [x.acc(xs, (c0 + shift) * sa), out.acc(ys, c0 * ys[axis])]
         offs = [o * sa for o in range(o0, o1 + 1) if o != 0]
 
         def unit(u: Unit, offs=offs) -> None:

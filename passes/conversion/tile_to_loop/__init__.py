@@ -283,6 +283,7 @@ def plan_move(
     except dmaplan.DmaInferenceError as e:
         raise _fail(op, str(e)) from e
     dist = tt.dist_kind
+    sd = tt.split_dim or 0  # the tile dim whose extent varies by CPE class (cpe<d>: d)
     if dist == Dist.REP and not op.is_load:
         classes = [dmaplan.CpeClass(0, 0, tt.get_shape()[0]), dmaplan.CpeClass(1, dmaplan.N_CPE - 1, 0)]
     order = list(range(r))
@@ -305,9 +306,9 @@ def plan_move(
             t = tdims[d]
             if t is None:
                 ext = sizes[d]
-                if cls.dim0_n == 0 and dist == Dist.CPE and tt.get_shape()[0] == 1:
+                if cls.dim0_n == 0 and dist == Dist.CPE and tt.get_shape()[sd] == 1:
                     ext = 0
-            elif t == 0 and dist in (Dist.CPE, Dist.REP):
+            elif t == sd and dist in (Dist.CPE, Dist.REP):
                 ext = cls.dim0_n
             else:
                 ext = blocks[t].n
@@ -710,7 +711,7 @@ def _broadcast_slices(op: tile.MapOp, v: SSAValue) -> list[tuple[int, int]]:
         return []
     si, so = ti.get_shape(), to.get_shape()
     shift = len(so) - len(si)
-    split = {Dist.RC: (0, 1), Dist.CR: (0, 1), Dist.CPE: (0,)}[to.dist_kind]
+    split = {Dist.RC: (0, 1), Dist.CR: (0, 1), Dist.CPE: (to.split_dim or 0,)}[to.dist_kind]
     return [(k, k + shift) for k in range(len(si)) if si[k] != 1 and k + shift in split and so[k + shift] != 1]
 
 
@@ -725,7 +726,7 @@ def _padded_rep_buffers(k: tile.KernelOp) -> dict[SSAValue, tuple[int, ...]]:
         assert isinstance(to, TileBufType)
         if to.dist_kind != Dist.CPE:
             continue
-        q = to.local_shape()[0]
+        q = to.local_shape()[to.split_dim or 0]
         for v in op.inputs:
             for ki, _ in _broadcast_slices(op, v):
                 t = v.type

@@ -65,8 +65,9 @@ class DimBlock:
 
 @dataclass(frozen=True)
 class CpeClass:
-    """CPEs with ids in ``[id_lo, id_hi]`` whose local block has ``dim0_n`` elements along tile
-    dim 0 (``cpe`` distribution; 0 = the CPE holds nothing). Other distributions: one class."""
+    """CPEs with ids in ``[id_lo, id_hi]`` whose local block has ``dim0_n`` elements along the
+    split tile dim (dim 0 for ``cpe`` and ``rep``, dim d for ``cpe<d>``; 0 = the CPE holds
+    nothing). Other distributions: one class."""
 
     id_lo: int
     id_hi: int
@@ -78,9 +79,18 @@ def cpe_blocks(dist: str, shape: Sequence[int]) -> tuple[list[DimBlock], list[Cp
 
     ``rc``: dim 0 over mesh rows, dim 1 over columns; ``cr``: dim 0 over columns, dim 1 over rows
     (blocks of d/8); ``cpe``: dim 0 in chunks of q = ceil(d0/64) by id = 8*row + col (004 L734),
-    the last non-empty CPE may hold fewer rows, the rest none; ``rep``: whole tile everywhere.
+    the last non-empty CPE may hold fewer rows, the rest none; ``cpe<d>``: the same along dim d;
+    ``rep``: whole tile everywhere.
     """
     s = list(shape)
+    if dist.startswith("cpe") and dist[3:].isdigit():
+        sd = int(dist[3:])
+        if sd >= len(s):
+            raise DmaInferenceError(f"distribution {dist} splits dim {sd} of a rank-{len(s)} tile")
+        blocks0, classes = cpe_blocks("cpe", [s[sd]])
+        blocks = [DimBlock(0, 0, d) for d in s]
+        blocks[sd] = blocks0[0]
+        return blocks, classes
     if dist == "rc":
         return [DimBlock(s[0] // MESH, 0, s[0] // MESH), DimBlock(0, s[1] // MESH, s[1] // MESH)], [
             CpeClass(0, N_CPE - 1, s[0] // MESH)

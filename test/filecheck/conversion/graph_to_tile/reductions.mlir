@@ -33,15 +33,32 @@ func.func @main(%x: tensor<3x1000xf32> {graph.name = "x"}, %z: tensor<2x5x3xf32>
 
 // -----
 
-// LRN across channels of an (N, C, H*W) view (images split over the CPEs), H*W chunked.
+// LRN across channels of an (N, C, H*W) view at a small batch: H*W split over the CPEs (cpe2
+// tiles), the channels in chunks of 24 whose input tiles carry the 4 neighbouring channels of
+// the window (pad 0.0 outside the tensor; tile.map lrn in its halo form).
 func.func @main(%x: tensor<2x96x27x27xf32> {graph.name = "x"}) -> (tensor<2x96x27x27xf32> {graph.name = "y"}) {
   %l = graph.lrn %x {size = 5 : i64, alpha = 9.99999974E-5 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : tensor<2x96x27x27xf32> -> tensor<2x96x27x27xf32>
   func.return %l : tensor<2x96x27x27xf32>
 }
 
 // CHECK:      tile.kernel "l" (%x_1 = %{{.*}} : memref<2x96x729xf32>, %y = %{{.*}} : memref<2x96x729xf32>)
-// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<2x96x[[C:[0-9]+]]xf32, cpe>
-// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<2x96x[[C]]xf32, cpe>
-// CHECK:        tile.for %i = 0 to 729 step [[C]] name "i" {
-// CHECK-NEXT:     tile.move %x_1[%c0, %c0, %i] sizes [2, 96, [[C]]] pad 0.0 -> %tin
-// CHECK-NEXT:     tile.map lrn ins(%tin : !tile.buf<2x96x[[C]]xf32, cpe>) out(%tout : !tile.buf<2x96x[[C]]xf32, cpe>) {axis = 1 : i64, size = 5 : i64, alpha = {{.*}} : f64, beta = 7.500000e-01 : f64, bias = 2.000000e+00 : f64}
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<2x28x729xf32, cpe2>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<2x24x729xf32, cpe2>
+// CHECK:        tile.for %c = 0 to 96 step 24 name "c" {
+// CHECK-NEXT:     %[[LO:.*]] = arith.subi %c, %c2 : index
+// CHECK-NEXT:     tile.move %x_1[%c0, %[[LO]], %c0] sizes [2, 28, 729] pad 0.0 -> %tin
+// CHECK-NEXT:     tile.map lrn ins(%tin : !tile.buf<2x28x729xf32, cpe2>) out(%tout : !tile.buf<2x24x729xf32, cpe2>) {axis = 1 : i64, size = 5 : i64, alpha = {{.*}} : f64, beta = 7.500000e-01 : f64, bias = 2.000000e+00 : f64}
+// CHECK-NEXT:     tile.move %tout -> %y[%c0, %c, %c0] sizes [2, 24, 729]
+
+// -----
+
+// LRN with enough images for the 64 CPEs: images split (cpe), every tile holds whole channels.
+func.func @main(%x: tensor<128x8x5x5xf32> {graph.name = "x"}) -> (tensor<128x8x5x5xf32> {graph.name = "y"}) {
+  %l = graph.lrn %x {size = 3 : i64, alpha = 9.99999974E-5 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : tensor<128x8x5x5xf32> -> tensor<128x8x5x5xf32>
+  func.return %l : tensor<128x8x5x5xf32>
+}
+
+// CHECK:      tile.kernel "l" (%x_1 = %{{.*}} : memref<128x8x25xf32>, %y = %{{.*}} : memref<128x8x25xf32>)
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<128x8x25xf32, cpe>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<128x8x25xf32, cpe>
+// CHECK:        tile.map lrn ins(%tin : !tile.buf<128x8x25xf32, cpe>) out(%tout : !tile.buf<128x8x25xf32, cpe>)

@@ -193,7 +193,7 @@ func.func @f(%X: memref<8xf32>) {
   }
   func.return
 }
-// CHECK: tile.map transpose: perm must keep dim 0 first (it is split over the CPEs)
+// CHECK: tile.map transpose: input %t (cpe) must be split along dim 1 (perm[0]) with 8 elements: the output is cpe
 
 // -----
 
@@ -303,3 +303,53 @@ func.func @f(%X: memref<8xf32>) {
   func.return
 }
 // CHECK: tile.map winograd_filter: kind winograd_filter is loop-level only (use tile.im2col / tile.winograd_*)
+
+// -----
+
+// cpe<d>: the split dim d must stay out of reductions / LRN windows; a transpose maps the
+// input's split dim onto the output's.
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<1x96x640xf32, cpe1>
+    %u = tile.alloc : !tile.buf<1x96x640xf32, cpe1>
+    tile.map lrn ins(%t : !tile.buf<1x96x640xf32, cpe1>) out(%u : !tile.buf<1x96x640xf32, cpe1>) {axis = 1 : i64, size = 5 : i64, alpha = 1.000000e-04 : f64, beta = 7.500000e-01 : f64, bias = 1.000000e+00 : f64}
+  }
+  func.return
+}
+// CHECK: tile.map lrn: axis 1 is split over the CPEs (dist cpe1); the map must be CPE-local
+
+// -----
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<64x256xf32, cpe>
+    %u = tile.alloc : !tile.buf<256x64xf32, cpe>
+    tile.map transpose ins(%t : !tile.buf<64x256xf32, cpe>) out(%u : !tile.buf<256x64xf32, cpe>) {perm = array<i64: 1, 0>}
+  }
+  func.return
+}
+// CHECK: tile.map transpose: input %t (cpe) must be split along dim 1 (perm[0]) with 256 elements: the output is cpe
+
+// -----
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<1x28x640xf32, cpe2>
+    %u = tile.alloc : !tile.buf<1x24x640xf32, cpe1>
+    tile.map lrn ins(%t : !tile.buf<1x28x640xf32, cpe2>) out(%u : !tile.buf<1x24x640xf32, cpe1>) {axis = 1 : i64, size = 5 : i64, alpha = 1.000000e-04 : f64, beta = 7.500000e-01 : f64, bias = 1.000000e+00 : f64}
+  }
+  func.return
+}
+// CHECK: tile.map lrn: axis 1 is split over the CPEs (dist cpe1); the map must be CPE-local
+
+// -----
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<1x26x640xf32, cpe2>
+    %u = tile.alloc : !tile.buf<1x24x640xf32, cpe2>
+    tile.map lrn ins(%t : !tile.buf<1x26x640xf32, cpe2>) out(%u : !tile.buf<1x24x640xf32, cpe2>) {axis = 1 : i64, size = 5 : i64, alpha = 1.000000e-04 : f64, beta = 7.500000e-01 : f64, bias = 1.000000e+00 : f64}
+  }
+  func.return
+}
+// CHECK: tile.map lrn: output shape [1, 24, 640] != expected [1, 26, 640] (or the halo form: the input's axis size - 1 elements longer)

@@ -6,7 +6,7 @@ func.func @f() {
   %t = "test.op"() : () -> !tile.buf<64x64xf64, diag>
   func.return
 }
-// CHECK: !tile.buf: unknown distribution 'diag' (rc, cr, cpe or rep)
+// CHECK: !tile.buf: unknown distribution 'diag' (rc, cr, cpe, cpe<d> or rep)
 
 // -----
 
@@ -56,3 +56,28 @@ func.func @f() {
   func.return
 }
 // CHECK: !tile.buf: shape must be non-empty with positive dims, got [64, 0]
+
+// -----
+
+// cpe<d> splits dim d 64-way: d must be a dim of the tile, the local block row-major.
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x8xf32, cpe2>
+  func.return
+}
+// CHECK: !tile.buf: distribution cpe2 splits dim 2 but the tile has rank 2
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x8xf32, cpe1, col>
+  func.return
+}
+// CHECK: !tile.buf: distribution cpe1 needs layout row
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x8xf32, cpe01>
+  func.return
+}
+// CHECK: !tile.buf: unknown distribution 'cpe01' (rc, cr, cpe, cpe<d> or rep)
