@@ -43,7 +43,9 @@ Distribution of a ``!tile.buf<d0 x d1 x ... x T, dist[, layout]>`` over the mesh
 
 * ``rc``: rank 2, dim 0 split 8-way over mesh rows, dim 1 8-way over mesh columns; CPE (r, c)
   holds block (r, c) of size (d0/8, d1/8) -- the non-overlapping distribution of 004 L713.
-* ``cr``: rank 2, dim 0 over mesh *columns*, dim 1 over mesh rows; CPE (r, c) holds block
+  Rank > 2 (e.g. the input-row tiles of ``tile.unfold``): the dims after dim 1 are whole in
+  every CPE, local block (d0/8, d1/8, d2, ...).
+* ``cr``: rank >= 2, dim 0 over mesh *columns*, dim 1 over mesh rows; CPE (r, c) holds block
   (c, r).
 * ``cpe``: dim 0 split 64-way by CPE id (id = 8*row + col, 004 L734): CPE p holds rows
   [p*q, min((p+1)*q, d0)) with q = ceil(d0/64), the rest of the dims whole (data-parallel ops).
@@ -166,6 +168,7 @@ __all__ = [
     "MoveOp",
     "Tile",
     "TileBufType",
+    "UnfoldOp",
     "cpe_dist",
     "VecDim",
     "VecDimAttr",
@@ -294,9 +297,9 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
         if not isinstance(self.element_type, (Float32Type, Float64Type)):
             raise VerifyException(f"!tile.buf: element type must be f32 or f64, got {self.element_type}")
         if self.dist.data in (Dist.RC, Dist.CR):
-            if len(shape) != 2 or shape[0] % MESH or shape[1] % MESH:
+            if len(shape) < 2 or shape[0] % MESH or shape[1] % MESH:
                 raise VerifyException(
-                    f"!tile.buf: distribution {self.dist.data} needs a rank-2 shape with both dims "
+                    f"!tile.buf: distribution {self.dist.data} needs a rank >= 2 shape with dims 0 and 1 "
                     f"multiples of {MESH}, got {list(shape)}"
                 )
         if self.layout.data == Layout.COL and len(shape) != 2:
@@ -340,7 +343,7 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
         s = self.get_shape()
         d = self.dist_kind
         if d in (Dist.RC, Dist.CR):
-            return (s[0] // MESH, s[1] // MESH)
+            return (s[0] // MESH, s[1] // MESH) + s[2:]
         if d == Dist.CPE:
             sd = self.split_dim or 0
             return s[:sd] + (math.ceil(s[sd] / N_CPE),) + s[sd + 1 :]
@@ -1344,6 +1347,107 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
 
 
 # --------------------------------------------------------------------------------------------
+# tile.unfold: the B operand of the implicit convolution built in LDM
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class UnfoldOp(MapParamsOp):
+    """``tile.unfold ins(%p0, ..., %p{kh-1} : types) out(%b : type) {kernel = [kw], strides = [s],
+    pads = [pl, pr], dilations = [d]}``: the B operand (K x N) of an implicit-GEMM convolution
+    built in LDM from input rows (algorithms.md §C3 with the taps of §C2's im2col concatenated
+    along K, so that one mesh GEMM reduces over channels x kernel taps; 004 L1045-1047 unfold
+    one input row into the kw col rows it feeds, here per CPE on LDM-resident rows).
+
+    Operands: ``p_kr`` (kr = 0..kh-1): !tile.buf<G x 8 x W, rc> -- input row ``kr`` of the
+    window of each of the 8 output rows (dim 1, one per mesh column) for G channels (dim 0, G/8
+    per mesh row), f32 or f64; ``b``: !tile.buf<(kh*G*kw) x (8*Wo) x T, rc> (row layout), with
+    ``Wo = (W + pl + pr - d*(kw-1) - 1) // s + 1`` (``pr`` may pad the row beyond the
+    convolution's own padding: those columns are zero). With ``g = G/8``::
+
+        b[((ci_hi*kh + kr)*g + ci_lo)*kw + kc, q*Wo + co] = xp_kr[ci_hi*g + ci_lo, q, co*s + kc*d]
+
+    where ``xp_kr`` is ``p_kr`` zero-padded by pl/pr along its last dim. The K order is blocked
+    by the mesh rows (``ci_hi`` = mesh row), so every CPE's local block is its own channels'
+    rows unfolded: (kh, g, kw) x Wo, built with kh ``loop.map im2col`` (004 L1045) and no
+    communication. The weights must use the same K order (re-laid at compile time).
+
+    Verified: kh >= 1 inputs of one type, rank 3, ``rc``, (G, 8, W) with G % 8 == 0; output
+    rank 2, ``rc``, layout row, f32 or f64, shape (kh*G*kw, 8*Wo); the parameters as for the
+    loop-level ``im2col`` map kind (:mod:`taihu.dialects.mapkind`).
+    """
+
+    name = "tile.unfold"
+    inputs = var_operand_def(TileBufType)
+    out = operand_def(TileBufType)
+
+    assembly_format = "`ins` `(` $inputs `:` type($inputs) `)` `out` `(` $out `:` type($out) `)` attr-dict"
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue | Operation],
+        out: SSAValue | Operation,
+        kw: int,
+        stride: int = 1,
+        pads: tuple[int, int] = (0, 0),
+        dilation: int = 1,
+    ):
+        props = make_params(kernel=(kw,), strides=(stride,), pads=pads, dilations=(dilation,))
+        super().__init__(operands=[inputs, out], properties=props)
+
+    def geometry(self) -> dict[str, int]:
+        """kh, kw, stride, pl, pr, dilation, G (channels), W (row length), Wo (output columns)."""
+        p = self.params()
+        kw = tuple(p.get("kernel", (1,)))[0]  # type: ignore[arg-type]
+        s = tuple(p.get("strides", (1,)))[0]  # type: ignore[arg-type]
+        pl, pr = tuple(p.get("pads", (0, 0)))  # type: ignore[misc]
+        d = tuple(p.get("dilations", (1,)))[0]  # type: ignore[arg-type]
+        t = self.inputs[0].type if self.inputs else None
+        g_ch, w = (t.get_shape()[0], t.get_shape()[-1]) if isinstance(t, TileBufType) else (0, 0)
+        return {"kh": len(self.inputs), "kw": kw, "stride": s, "pl": pl, "pr": pr, "dilation": d,
+                "G": g_ch, "W": w, "Wo": _conv_out(w, kw, s, pl, pr, d)}
+
+    def verify_(self) -> None:
+        _require_kernel(self)
+        w = "tile.unfold"
+        if not self.inputs:
+            raise VerifyException(f"{w}: needs at least one input row tile (one per kernel row)")
+        p = self.params()
+        for key, n, lo in (("kernel", 1, 1), ("strides", 1, 1), ("pads", 2, 0), ("dilations", 1, 1)):
+            v = p.get(key)
+            if v is None and key in ("kernel", "strides"):
+                raise VerifyException(f"{w}: missing parameter '{key}'")
+            if v is not None and (len(v) != n or min(v) < lo):  # type: ignore[arg-type]
+                raise VerifyException(f"{w}: {key} must have {n} value(s) >= {lo}, got {list(v)}")  # type: ignore[call-overload]
+        t0 = self.inputs[0].type
+        assert isinstance(t0, TileBufType)
+        for v in self.inputs:
+            t = v.type
+            assert isinstance(t, TileBufType)
+            if t != t0:
+                raise VerifyException(f"{w}: all input row tiles must have one type, got {t0} and {t}")
+        s0 = t0.get_shape()
+        if len(s0) != 3 or t0.dist_kind != Dist.RC or s0[1] != MESH:
+            raise VerifyException(
+                f"{w}: input row tiles must be rank-3 rc (G, {MESH}, W) (G channels, one output row per mesh "
+                f"column), got {t0}"
+            )
+        out = self.out.type
+        assert isinstance(out, TileBufType)
+        if len(out.get_shape()) != 2 or out.dist_kind != Dist.RC or out.layout_kind != Layout.ROW:
+            raise VerifyException(f"{w}: the output must be a rank-2 rc tile with layout row, got {out}")
+        geo = self.geometry()
+        if geo["Wo"] < 1:
+            raise VerifyException(f"{w}: the window does not fit the padded row of {geo['W']} elements")
+        want = (geo["kh"] * s0[0] * geo["kw"], MESH * geo["Wo"])
+        if out.get_shape() != want:
+            raise VerifyException(
+                f"{w}: output shape {list(out.get_shape())} != (kh*G*kw, 8*Wo) = {list(want)} for kh = {geo['kh']}, "
+                f"G = {s0[0]}, kw = {geo['kw']}, Wo = {geo['Wo']}"
+            )
+
+
+# --------------------------------------------------------------------------------------------
 # Memory-to-memory primitives: im2col and Winograd F(2x2, 3x3)
 # --------------------------------------------------------------------------------------------
 
@@ -1533,6 +1637,7 @@ Tile = Dialect(
         MoveOp,
         GemmOp,
         MapOp,
+        UnfoldOp,
         Im2colOp,
         WinogradFilterOp,
         WinogradInputOp,

@@ -287,6 +287,44 @@ def test_conv_constant_weights_implicit_relayout_at_compile_time() -> None:
     assert names == {"conv"}  # no runtime weights kernel
 
 
+#: (n, c, h, w, m, kh, kw, strides, pads, dil): shapes the unfolded implicit convolution runs
+#: (constant weights, Wo % 4 == 0); vec m (M >= 128) and vec n (Wo % 16 == 0), 1x1 and 3x3,
+#: strides, asymmetric pads, dilation, a partial last block of 8 output rows, several K blocks.
+UNFOLD_CASES = [
+    (1, 64, 10, 12, 128, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1)),
+    (2, 64, 9, 16, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1)),  # vec n (M = 64), 2 images, 9 rows
+    (1, 64, 16, 16, 128, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1)),  # 1x1 stride 2
+    (1, 72, 13, 8, 128, 3, 3, (2, 2), (1, 0, 2, 1), (1, 1)),  # stride 2, asymmetric pads
+    (1, 64, 12, 12, 128, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2)),  # dilation 2
+    (1, 64, 9, 8, 128, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1)),  # 5x5
+]
+
+
+@pytest.mark.parametrize("case", UNFOLD_CASES)
+def test_conv_implicit_unfold(case) -> None:
+    """Constant weights: ``implicit`` is the unfolded form (tile.unfold + one SUMMA over
+    channels x taps per K block), weights re-laid at compile time (no weights kernel)."""
+    n, c, h, w, m, kh, kw, st_, pads, dil = case
+    lowered = check_tile(lambda dt: conv_graph(n, c, h, w, m, kh, kw, st_, pads, dil, const_w=True, dtype=dt),
+                         conv_algorithm="implicit")
+    (kern,) = kernels(lowered)
+    assert "variant=unfold" in kern.attributes["taihu.blocking"].data
+    assert any(isinstance(o, tile.UnfoldOp) for o in kern.walk())
+
+
+def test_conv_implicit_unfold_several_k_blocks() -> None:
+    """A K block smaller than C (forced through the planner's LDM budget): the weight tile is
+    streamed (double-buffered), C accumulates over the blocks."""
+    from taihu.backends.model import unfold_conv
+
+    s_ = unfold_conv.ConvShape(1, 256, 8, 8, 128, 3, 3, pads=(1, 1, 1, 1), bias=True, relu=True, const_weights=True)
+    assert unfold_conv.plan_unfold(s_).cb < 256
+    lowered = check_tile(lambda dt: conv_graph(1, 256, 8, 8, 128, 3, 3, pads=(1, 1, 1, 1), const_w=True, dtype=dt),
+                         conv_algorithm="implicit")
+    (kern,) = kernels(lowered)
+    assert "variant=unfold" in kern.attributes["taihu.blocking"].data
+
+
 def test_conv_no_bias_no_relu_f64() -> None:
     def build(dt):
         g = G((1, 64, 6, 7), (64, 64, 3, 3), dtype=np.float64)
@@ -418,6 +456,10 @@ SIM_CASES = [
     ("implicit", (1, 64, 6, 8, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)),
     ("im2col", (1, 16, 6, 6, 16, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1)),
     ("winograd", (1, 16, 6, 6, 16, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)),
+    # unfolded implicit convolution (constant weights): vec m, 3x3 with a partial row block
+    ("implicit_unfold", (1, 64, 10, 12, 128, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)),
+    # vec n, two images, stride 2 with asymmetric pads
+    ("implicit_unfold", (2, 64, 9, 32, 64, 3, 3, (2, 2), (1, 0, 2, 1), (1, 1), 1)),
 ]
 
 
@@ -438,8 +480,9 @@ def test_simulated_matches_reference(algorithm: str, case) -> None:
         opts = {}
     else:
         n, c, h, w, m, kh, kw, st_, pads, dil, group = case
-        g, out = conv_graph(n, c, h, w, m, kh, kw, st_, pads, dil, group)
-        opts = {"conv_algorithm": algorithm}
+        unfold = algorithm == "implicit_unfold"
+        g, out = conv_graph(n, c, h, w, m, kh, kw, st_, pads, dil, group, const_w=unfold)
+        opts = {"conv_algorithm": "implicit" if unfold else algorithm}
     module = g.module(out)
     inputs = g.inputs(1)
     ref = run_module(module.clone(), inputs)

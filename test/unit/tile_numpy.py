@@ -162,7 +162,8 @@ def _compile_op(op: Operation):  # noqa: C901 - one branch per op
             assert res.shape == out.shape, (kind, res.shape, out.shape)
             out[...] = res
         return tmap
-    if isinstance(op, (tile.GemmOp, tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
+    if isinstance(op, (tile.GemmOp, tile.UnfoldOp, tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp,
+                       tile.WinogradOutputOp)):
         # looked up at call time: tests may wrap _run_op for these primitives
         return lambda env: _run_op(op, env)
     raise AssertionError(f"tile_numpy: unsupported op {op.name}")
@@ -177,6 +178,13 @@ def _run_op(op: Operation, env: dict) -> None:
         c[...] = (c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)).astype(c.dtype)
     elif isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
         _mem_primitive(op, env)
+    elif isinstance(op, tile.UnfoldOp):  # implicit convolution's B operand (mem_prims reference)
+        from taihu.passes.conversion.tile_to_loop.mem_prims import unfold_reference
+
+        geo = op.geometry()
+        out = env[op.out]
+        out[...] = unfold_reference([env[v] for v in op.inputs], geo["kw"], geo["stride"], (geo["pl"], geo["pr"]),
+                                    geo["dilation"]).astype(out.dtype)
     else:
         _compile_op(op)(env)
 

@@ -68,6 +68,7 @@ from taihu.backends.model.conv import (
     gemm_operand_layouts,
     relayout_rows,
 )
+from taihu.backends.model.unfold_conv import UnfoldPlan, plan_unfold, unfold_applicability, unfold_weights
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.passes.conversion.graph_to_tile.common import (
@@ -85,6 +86,7 @@ from taihu.passes.conversion.graph_to_tile.gemm import GemmAccess, GemmEpilogue,
 __all__ = ["ConvPattern", "patterns", "winograd_filter_transform"]
 
 N_CPE = 64
+MESH = 8
 
 # Lavin & Gray 2016 F(2x2, 3x3) (algorithms.md §C4)
 _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
@@ -157,15 +159,25 @@ class ConvPattern(GraphToTilePattern):
             dtype="f64" if isinstance(el, Float64Type) else "f32", const_weights=w_np is not None,
         )
         algorithm = str(self.state.options.get("conv_algorithm", "auto"))
+        mach = plan_machine(self.state)
         try:
-            choice = choose_conv(shape, algorithm, plan_machine(self.state))
+            plan = choose_conv(shape, algorithm, mach).plan
+            if algorithm in ("auto", "implicit") and unfold_applicability(shape) is None:
+                try:
+                    alt = plan_unfold(shape, mach)
+                except NotApplicable:
+                    alt = None
+                if alt is not None and (algorithm == "implicit" or alt.cost.t_total < plan.cost.t_total):
+                    plan = alt
         except NotApplicable as e:
             raise self.fail(op, f"conv-algorithm={algorithm}: {e}") from e
-        plan = choice.plan
         X = self.buffer(rewriter, op.input)
         Y = self.alloc_like(rewriter, op.result, name)
         bias = self.buffer(rewriter, op.bias) if op.bias is not None else None
-        if isinstance(plan, ImplicitPlan):
+        if isinstance(plan, UnfoldPlan):
+            assert w_np is not None
+            self._unfold(rewriter, op, name, plan, X, Y, bias, w_np, fused)
+        elif isinstance(plan, ImplicitPlan):
             self._implicit(rewriter, op, name, plan, X, Y, bias, w_np, fused)
         elif isinstance(plan, ExplicitPlan):
             W = self.buffer(rewriter, op.weight)
@@ -358,6 +370,72 @@ class ConvPattern(GraphToTilePattern):
                             kb.apply_fused(fused, c)
                             kb.map(conv, [c], c_s)
                             kb.store(c_s, y, [_add(kb, n0, gb), m0, _add(kb, ro0, gr), co0], [1, bm, 1, bn])
+        kb.finish(rewriter)
+
+    # -- implicit, unfolded in LDM ---------------------------------------------------------
+
+    def _unfold(self, rewriter: PatternRewriter, op, name: str, plan: UnfoldPlan, X: SSAValue, Y: SSAValue,
+                bias: SSAValue | None, w_np: np.ndarray, fused: Sequence[FusedMap]) -> None:
+        """The implicit convolution with the taps concatenated along K (module docstring of
+        :mod:`taihu.backends.model.unfold_conv`): per (bm output channels, image, 8 output rows)
+        C block, per K block of cb channels: the weight tile, kh input-row tiles (one output
+        row per mesh column, pad 0.0 at the image border), ``tile.unfold`` into B, ``tile.gemm``."""
+        s = plan.shape
+        el = _elem(X)
+        kk = s.kh * s.kw
+        # vec m: A is vector-loaded along M, stored (k, m) in LDM: keep the weights K-major in
+        # memory (a compile-time transpose) so that the fp32 -> fp64 conversion is a plain
+        # convert, not a transposing one (~0.5 instead of ~2.4 cycles per element)
+        trans_a = plan.vec == "m"
+        wu = unfold_weights(w_np, plan.g)
+        wt = self.state.new_global(rewriter, np.ascontiguousarray(wu.T) if trans_a else wu, f"{name}_wu").memref
+        yv = self.view(rewriter, Y, (s.n, s.m, s.ho * s.wo))
+        kb = self._kb(name, op, s, "implicit", name, fused)
+        kb.attrs["taihu.blocking"] = StringAttr(
+            f"bm={plan.bm} bn={plan.bn} bk={plan.bk} cb={plan.cb} scheme={plan.scheme} vec={plan.vec} variant=unfold")
+        x, w, y = kb.arg(X, "x"), kb.arg(wt, "w"), kb.arg(yv, "y")
+        bv = kb.arg(self.view(rewriter, bias, (s.m, 1)), "bias") if bias is not None else None
+        lay = gemm_operand_layouts(plan.vec, trans_a, False)
+        bm, bn, bk, cb = plan.bm, plan.bn, plan.bk, plan.cb
+        hoist_a = cb >= s.c
+        a_shape = (bk, bm) if trans_a else (bm, bk)
+        a_s = kb.alloc(a_shape, el, lay["A"][0], double=not hoist_a, name="w_s")
+        a = kb.alloc(a_shape, f64, lay["A"][0], layout=lay["A"][1], name="w_t")
+        rows = [kb.alloc((cb, MESH, s.w), el, tile.Dist.RC, double=True, name=f"x_r{i}") for i in range(s.kh)]
+        b = kb.alloc((bk, bn), f64, tile.Dist.RC, name="x_u")
+        c = kb.alloc((bm, bn), f64, lay["C"][0], layout=lay["C"][1], name="y_t")
+        c_s = kb.alloc((bm, bn), el, lay["C"][0], double=True, name="y_s")
+        bias_s = bias_t = None
+        if bv is not None:
+            bias_s = kb.alloc((bm, 1), el, tile.Dist.REP, name="bias_s")
+            bias_t = kb.alloc((bm, 1), f64, tile.Dist.REP, name="bias")
+        conv = MapKind.CONVERT if s.dtype == "f32" else MapKind.COPY
+        sh, sw = s.strides
+        dh, dw = s.dilations
+        pt, pl, _, pr = s.pads
+        with kb.loop(0, s.m, bm, "cNo") as m0:
+            with kb.loop(0, s.n, 1, "cB") as n:
+                with kb.loop(0, s.ho, MESH, "cRo") as ro0:
+                    kb.map(MapKind.FILL, [], c, value=0.0)
+                    with kb.loop(0, s.c, cb, "cNi") as k0:
+                        if trans_a:
+                            kb.load(w, [_scaled(kb, k0, kk), m0], [bk, bm], a_s)
+                        else:
+                            kb.load(w, [m0, _scaled(kb, k0, kk)], [bm, bk], a_s)
+                        kb.map(conv, [a_s], a)
+                        for kr, r in enumerate(rows):
+                            ri = _add(kb, _scaled(kb, ro0, sh), kr * dh - pt)
+                            kb.load(x, [n, k0, ri, 0], [1, cb, MESH, s.w], r, strides=[1, 1, sh, 1])
+                        kb.insert(tile.UnfoldOp(rows, b, s.kw, sw, (pl, pr), dw))
+                        kb.insert(tile.GemmOp(a, b, c, bm, bn, bk, plan.scheme, trans_a=trans_a))
+                    if bv is not None:
+                        assert bias_s is not None and bias_t is not None
+                        kb.load(bv, [m0, 0], [bm, 1], bias_s)
+                        kb.map(conv, [bias_s], bias_t)
+                        kb.map(MapKind.ADD, [c, bias_t], c)
+                    kb.apply_fused(fused, c)
+                    kb.map(conv, [c], c_s)
+                    kb.store(c_s, y, [n, m0, _scaled(kb, ro0, s.wo)], [1, bm, bn])
         kb.finish(rewriter)
 
     # -- winograd ------------------------------------------------------------------------------

@@ -670,6 +670,13 @@ def lower_op(ctx: LowerCtx, op: Operation) -> None:
     if isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
         _lower_mem_prim(ctx, op)
         return
+    if isinstance(op, tile.UnfoldOp):  # LDM-local (F's mem_prims.lower_unfold)
+        ctx.sync_buffers([*op.inputs, op.out])
+        from . import mem_prims
+
+        for o in mem_prims.lower_unfold(op, ctx):
+            ctx.emit(o)
+        return
     if op.dialect_name() == "arith" and not op.regions:
         new = op.clone(value_mapper={o: ctx.value(o) for o in op.operands})
         ctx.emit(new)
@@ -1216,6 +1223,8 @@ def _writes_tile(op: Operation, b: SSAValue) -> bool:
         return op.out is b
     if isinstance(op, tile.GemmOp):
         return op.c is b
+    if isinstance(op, tile.UnfoldOp):
+        return op.out is b
     return False
 
 

@@ -91,12 +91,13 @@ def cpe_blocks(dist: str, shape: Sequence[int]) -> tuple[list[DimBlock], list[Cp
         blocks = [DimBlock(0, 0, d) for d in s]
         blocks[sd] = blocks0[0]
         return blocks, classes
+    whole = [DimBlock(0, 0, d) for d in s[2:]]  # rank > 2 rc/cr tiles: trailing dims whole
     if dist == "rc":
-        return [DimBlock(s[0] // MESH, 0, s[0] // MESH), DimBlock(0, s[1] // MESH, s[1] // MESH)], [
+        return [DimBlock(s[0] // MESH, 0, s[0] // MESH), DimBlock(0, s[1] // MESH, s[1] // MESH)] + whole, [
             CpeClass(0, N_CPE - 1, s[0] // MESH)
         ]
     if dist == "cr":
-        return [DimBlock(0, s[0] // MESH, s[0] // MESH), DimBlock(s[1] // MESH, 0, s[1] // MESH)], [
+        return [DimBlock(0, s[0] // MESH, s[0] // MESH), DimBlock(s[1] // MESH, 0, s[1] // MESH)] + whole, [
             CpeClass(0, N_CPE - 1, s[0] // MESH)
         ]
     if dist == "cpe":

@@ -10,6 +10,9 @@ buffers:
 * ``tile.im2col`` (004 §5.1.1 L1045-1049): tasks = input rows of one channel (``rows_per_task``
   per task), grouped by the kernel rows they feed (:class:`Im2colPlan`); a zero phase writes the
   entries fed by vertical padding.
+* ``tile.unfold`` (the implicit convolution's B operand, LDM-local): per kernel row kr one
+  ``loop.map im2col`` from the CPE's input-row block into its slice of the B block
+  (:func:`lower_unfold`, :func:`unfold_reference`).
 * ``tile.winograd_filter`` (Algorithm 5 step 1, L1187): chunks of 3x3 filters.
 * ``tile.winograd_input`` / ``_output`` (steps 2 and 4, L1138-1183): m' consecutive 4x4 tiles
   of a tile row with all channels (NHWC, the seed layout), or whole tile rows with channel
@@ -54,6 +57,7 @@ from taihu.dialects.tile import (
     WINOGRAD_ALPHA,
     DataLayout,
     Im2colOp,
+    UnfoldOp,
     WinogradFilterOp,
     WinogradInputOp,
     WinogradOutputOp,
@@ -662,6 +666,48 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
                         )
             e.wait(toks)
     ctx.note_memref_write(op.output)
+    return e.ops()
+
+
+# ============================================================================================
+# tile.unfold (implicit convolution: B operand unfolded in LDM from input rows)
+# ============================================================================================
+
+
+def unfold_reference(rows: Sequence[np.ndarray], kw: int, stride: int = 1, pads: Sequence[int] = (0, 0),
+                     dilation: int = 1) -> np.ndarray:
+    """``tile.unfold`` on whole tiles: ``rows[kr]`` (G, 8, W) -> b (kh*G*kw, 8*Wo) with
+    ``b[((ci_hi*kh + kr)*g + ci_lo)*kw + kc, q*Wo + co] = xp_kr[ci_hi*g + ci_lo, q, co*s + kc*d]``
+    (g = G/8, xp zero-padded by ``pads`` on the last dim; see :class:`taihu.dialects.tile.UnfoldOp`)."""
+    kh = len(rows)
+    g_ch = rows[0].shape[0]
+    g = g_ch // 8
+    u = np.stack([im2col_rows_reference(r, kw, stride, pads, dilation) for r in rows])  # (kh, G, 8, kw, Wo)
+    wo = u.shape[-1]
+    u = u.reshape(kh, 8, g, 8, kw, wo)  # (kr, ci_hi, ci_lo, q, kc, co)
+    return u.transpose(1, 0, 2, 4, 3, 5).reshape(8 * kh * g * kw, 8 * wo)
+
+
+def lower_unfold(op: UnfoldOp, ctx) -> list[Operation]:
+    """Each CPE unfolds its own block: input row tile ``kr`` (local (g, 1, W)) -> the kr-th
+    slice of its B block (local (kh, g, kw, Wo), rows = its K block of :class:`UnfoldOp`'s order),
+    one ``loop.map im2col`` per kernel row (converting f32 -> f64 on the way); no DMA, no RLC."""
+    geo = op.geometry()
+    kh, kw, wo = geo["kh"], geo["kw"], geo["Wo"]
+    e = _Emitter(ctx)
+    out = ctx.value(op.out)
+    ot = out.type
+    assert isinstance(ot, LdmBufType)
+    g = geo["G"] // 8
+    params: dict[str, object] = {"kernel": (kw,), "strides": (geo["stride"],)}
+    if geo["pl"] or geo["pr"]:
+        params["pads"] = (geo["pl"], geo["pr"])
+    if geo["dilation"] != 1:
+        params["dilations"] = (geo["dilation"],)
+    for kr, v in enumerate(op.inputs):
+        src = ctx.value(v)
+        dst = e.view(out, (g, 1, kw, wo), kr * g * kw * wo)
+        e.map(MapKind.IM2COL, [src], dst, **params)
     return e.ops()
 
 

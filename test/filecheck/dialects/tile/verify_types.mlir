@@ -23,15 +23,32 @@ func.func @f() {
   %t = "test.op"() : () -> !tile.buf<60x64xf64, rc>
   func.return
 }
-// CHECK: !tile.buf: distribution rc needs a rank-2 shape with both dims multiples of 8, got [60, 64]
+// CHECK: !tile.buf: distribution rc needs a rank >= 2 shape with dims 0 and 1 multiples of 8, got [60, 64]
 
 // -----
 
 func.func @f() {
-  %t = "test.op"() : () -> !tile.buf<8x64x64xf64, cr>
+  %t = "test.op"() : () -> !tile.buf<512xf64, cr>
   func.return
 }
-// CHECK: !tile.buf: distribution cr needs a rank-2 shape with both dims multiples of 8, got [8, 64, 64]
+// CHECK: !tile.buf: distribution cr needs a rank >= 2 shape with dims 0 and 1 multiples of 8, got [512]
+
+// -----
+
+// rank > 2: dims 0 and 1 split over the mesh, the others whole (tile.unfold's input rows).
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x8x28xf32, rc>
+  func.return
+}
+// CHECK: %t = "test.op"() : () -> !tile.buf<64x8x28xf32, rc>
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x12x28xf32, rc>
+  func.return
+}
+// CHECK: !tile.buf: distribution rc needs a rank >= 2 shape with dims 0 and 1 multiples of 8, got [64, 12, 28]
 
 // -----
 

@@ -1,0 +1,233 @@
+"""Plan and cost of the *unfolded* implicit-GEMM convolution (``tile.unfold``; lowering:
+``passes/conversion/graph_to_tile/conv.py``, ``ConvPattern._unfold``).
+
+The kernel (NCHW activations, constant weights; algorithms.md §C3 with the kernel taps of §C2
+concatenated along K)::
+
+    for m0 (bm output channels) / n (image) / ro0 (8 output rows, one per mesh column):
+      fill C                                                       (bm x 8*Wo, fp64)
+      for c0 (cb input channels, K block = cb*kh*kw):
+        A   <- W'[m0:+bm, c0*kh*kw:+bk]                    one DMA per CPE, convert fp32 -> fp64
+        P_kr <- x[n, c0:+cb, (ro0+q)*sh + kr*dh - pt, :]   kh row tiles (G x 8 x W), pad 0.0
+        B   <- unfold(P_0..P_kh-1)                         in LDM, per CPE (loop.map im2col)
+        C  += A x B                                        mesh GEMM, k_local = cb*kh*kw/8
+      [+ bias] [relu] -> y[n, m0:+bm, ro0*Wo : +8*Wo]      (y viewed (N, M, Ho*Wo); clip)
+
+so one SUMMA reduces over ``cb`` channels x all ``kh*kw`` taps (k_local = cb*kh*kw/8 instead of
+cb/8 per tap: the ~32-cycle SUMMA step boundary per register tile amortises, 004 L876 /
+simulator), the input is read from memory kh times per output-channel block (the rows are
+shared by the kw taps and by the output columns: no col buffer, no im2col pass, no per-tap
+re-read), and every DMA block is a whole input/output row (R1, 004 L657). Weights are re-laid at
+compile time into the K order of :class:`taihu.dialects.tile.UnfoldOp` (blocks of g = cb/8
+channels: (M, C/g, kh, g, kw)).
+
+Applicability: constant weights, group 1, M and C >= 64 (the mesh GEMM's multiples, 004 L1266),
+``Wo`` a multiple of the register tile along the pixel dim (4 with vec m, 16 with vec n; one
+output row per mesh column), C a multiple of 8.
+
+Cost (seconds), per SUMMA step (max of DMA and compute, double-buffered, 004 L674 / L1566):
+
+* compute: ``8 * tiles * (16*k_local + T_BOUNDARY)`` cycles (Listing 4.1's 16 cycles per k-step,
+  T_BOUNDARY = 32 cycles per register tile and SUMMA step, measured on the simulator:
+  ``examples/sw/mesh_gemm.py`` k_local 8/16/32/64 -> 80.0/88.9/94.1/97.0 % of peak) + the A
+  conversion (0.5 cycle per element) + the unfold (UNFOLD_CYCLES_PER_ELEM per B element);
+* DMA: eq 3-2 with 128-B transactions (:func:`~taihu.backends.model.gemm_blocking.t_dma_tiles`)
+  for the A tile (bm rows of bk contiguous elements) and the kh row tiles (per CPE g blocks of W
+  elements);
+* per C block: fill, bias, activation, convert, put (eq 3-2), exposed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from taihu.backends.model.conv import (
+    FILL_CYCLES_PER_ELEM,
+    MAP_CYCLES_PER_ELEM,
+    ConvShape,
+    KernelCost,
+    NotApplicable,
+    _avg_moved,
+    _rnd,
+    gemm_scheme,
+)
+from taihu.backends.model.gemm_blocking import t_dma_tiles
+from taihu.backends.sim.machine import Machine, default_machine
+
+__all__ = ["UnfoldPlan", "plan_unfold", "unfold_applicability", "unfold_weights"]
+
+MESH = 8
+N_CPE = 64
+#: [measured] cycles per register tile and SUMMA step beyond Listing 4.1's 16 per k-step (the
+#: first FETCHes of the next step and two RLC hops of the diagonal broadcast wavefront;
+#: simulator, examples/sw/mesh_gemm.py, any k_local).
+T_BOUNDARY = 32
+#: [param] P1 cycles per element of B written by the unfold (one strided load + one store per
+#: element, packed units of loop.map im2col).
+UNFOLD_CYCLES_PER_ELEM = 1.0
+
+
+@dataclass(frozen=True)
+class UnfoldPlan:
+    """Blocking of the unfolded implicit convolution (module docstring): ``bm`` output channels,
+    ``cb`` input channels per K block (``g = cb / 8`` per mesh row), vector scheme ``vec``
+    (``m``: output channels vectorised, scheme 2; ``n``: pixels, scheme 4)."""
+
+    shape: ConvShape
+    vec: str
+    bm: int
+    cb: int
+    ldm_bytes: int
+    cost: KernelCost
+    algorithm: str = "implicit"
+
+    @property
+    def g(self) -> int:
+        return self.cb // MESH
+
+    @property
+    def bk(self) -> int:
+        return self.cb * self.shape.kh * self.shape.kw
+
+    @property
+    def bn(self) -> int:
+        return MESH * self.shape.wo
+
+    @property
+    def scheme(self) -> int:
+        return gemm_scheme(self.vec)
+
+    @property
+    def kernels(self) -> tuple[KernelCost, ...]:
+        return (self.cost,)
+
+    @property
+    def variant(self) -> str:
+        return "unfold"
+
+
+def unfold_applicability(s: ConvShape) -> str | None:
+    """None when the unfolded implicit convolution can run ``s``, else the reason."""
+    if not s.const_weights:
+        return "unfolded implicit convolution needs constant weights (re-laid at compile time)"
+    if s.group != 1:
+        return f"unfolded implicit convolution needs group = 1 (got {s.group})"
+    if min(s.c, s.m) < 64:
+        return f"unfolded implicit convolution needs >= 64 input and output channels (got {s.c} -> {s.m}; 004 L1266)"
+    if s.c % MESH:
+        return f"unfolded implicit convolution needs C % 8 == 0 (got {s.c})"
+    if s.wo % 4:
+        return f"unfolded implicit convolution needs Wo % 4 == 0 (one output row per mesh column; got Wo = {s.wo})"
+    return None
+
+
+def unfold_weights(w, g: int):
+    """(M, C, kh, kw) weights -> (M, C*kh*kw) in :class:`~taihu.dialects.tile.UnfoldOp`'s K
+    order for channel blocks of ``g`` (per mesh row): (M, C/g, kh, g, kw)."""
+    import numpy as np
+
+    m, c, kh, kw = w.shape
+    return np.ascontiguousarray(w.reshape(m, c // g, g, kh, kw).transpose(0, 1, 3, 2, 4).reshape(m, c * kh * kw))
+
+
+def footprint(s: ConvShape, vec: str, bm: int, cb: int, hoist_a: bool) -> int:
+    """Per-CPE LDM bytes: A staging (fp32, double unless hoisted) + fp64 A, kh double-buffered
+    row tiles, fp64 B, fp64 C + double fp32 C staging, bias (fp32 + fp64, rep)."""
+    e = s.elem
+    bk = cb * s.kh * s.kw
+    bn = MESH * s.wo
+    a = bm * bk // N_CPE
+    rows = (cb // MESH) * s.w
+    b = bk * bn // N_CPE
+    c = bm * bn // N_CPE
+    total = (1 if hoist_a else 2) * _rnd(e * a) + _rnd(8 * a)
+    total += s.kh * 2 * _rnd(e * rows)
+    total += _rnd(8 * b)
+    total += _rnd(8 * c) + 2 * _rnd(e * c)
+    if s.bias:
+        total += _rnd(e * bm) + _rnd(8 * bm)
+    return total
+
+
+def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine) -> KernelCost:
+    cyc = m.cycles_to_seconds
+    e = s.elem
+    kk = s.kh * s.kw
+    bk = cb * kk
+    bn = MESH * s.wo
+    k_local = bk // MESH
+    v, o = (bm, bn) if vec == "m" else (bn, bm)
+    tiles = (v // MESH // 16) * (o // MESH // 4)
+    t_summa = cyc(MESH * tiles * (16 * k_local + T_BOUNDARY))
+    a_local = bm * bk / N_CPE
+    b_local = bk * bn / N_CPE
+    nk = math.ceil(s.c / cb)
+    hoist_a = nk == 1
+    t_conv_a = cyc(MAP_CYCLES_PER_ELEM * a_local)
+    t_unfold = cyc(UNFOLD_CYCLES_PER_ELEM * b_local)
+    mv_a = bm * _avg_moved(bk * e, m.mem_txn_bytes)
+    mv_rows = kk // s.kw * cb * MESH * _avg_moved(s.w * e, m.mem_txn_bytes)
+    t_dma_a = t_dma_tiles(mv_a, m)
+    t_dma_rows = t_dma_tiles(mv_rows, m)
+    n_m = math.ceil(s.m / bm)
+    n_r = math.ceil(s.ho / MESH)
+    blocks = n_m * s.n * n_r
+    step_dma = t_dma_rows + (0.0 if hoist_a else t_dma_a)
+    step_comp = t_summa + t_unfold + (0.0 if hoist_a else t_conv_a)
+    c_local = bm * bn / N_CPE
+    maps = 1 + (1 if s.bias else 0) + (1 if s.relu else 0)
+    t_epi = cyc(FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local)
+    mv_c = bm * MESH * _avg_moved(s.wo * e, m.mem_txn_bytes)
+    t_put = t_dma_tiles(mv_c, m, put=True)
+    # tile-to-loop's Alg 8 wrap (the K loop is the only loop of the row-block loop's body): the
+    # next block's first tiles are prefetched in the last K step, so only the first step of
+    # each (m0, n) row-block sweep is exposed; the C put of a block overlaps the next block
+    # (double-buffered staging), its data phase joins the next block's first DMA.
+    put_data = mv_c / (m.peak_bw_cg * 1e9 * m.dma_put_bw_factor)
+    per_block = nk * max(step_dma + put_data / nk, step_comp) + t_epi
+    total = blocks * per_block + n_m * s.n * step_dma + t_put
+    if hoist_a:
+        total += n_m * (t_dma_a + t_conv_a)
+    moved = blocks * (nk * (mv_rows + (0 if hoist_a else mv_a)) + mv_c) + (n_m * mv_a if hoist_a else 0)
+    useful = e * (s.n * s.c * s.h * s.w * s.kh * n_m + s.m * s.c * kk * (1 if hoist_a else s.n * n_r) + s.n * s.m * s.ho * s.wo)
+    return KernelCost(
+        "conv", total,
+        blocks * (nk * step_dma + t_put) + (n_m * t_dma_a if hoist_a else 0.0),
+        blocks * (nk * step_comp + t_epi) + (n_m * t_conv_a if hoist_a else 0.0),
+        moved, min(useful, moved), s.flops,
+    )
+
+
+def plan_unfold(s: ConvShape, machine: Machine | None = None) -> UnfoldPlan:
+    """Minimum modelled time over vec in {m, n}, bm (multiples of 128 resp. 32 up to 512, <= M
+    rounded up) and cb (multiples of 8 dividing C) under the LDM budget. Raises
+    :class:`~taihu.backends.model.conv.NotApplicable`."""
+    why = unfold_applicability(s)
+    if why:
+        raise NotApplicable(why)
+    m = machine or default_machine()
+    best = None
+    for vec in ("m", "n"):
+        if vec == "n" and s.wo % 16:
+            continue
+        unit = 128 if vec == "m" else 32
+        if vec == "m" and s.m < 128:
+            continue
+        bms = sorted({b for b in (unit, 2 * unit, 4 * unit, 8 * unit, 16 * unit) if b <= max(unit, s.m)}
+                     | ({s.m} if s.m % unit == 0 and s.m <= 512 else set()))
+        for bm in bms:
+            for cb in range(MESH, s.c + 1, MESH):
+                if s.c % cb:
+                    continue
+                hoist = cb == s.c
+                fp = footprint(s, vec, bm, cb, hoist)
+                if fp > m.ldm_user_bytes:
+                    continue
+                cost = _cost(s, vec, bm, cb, m)
+                key = (cost.t_total, -bm, -cb)
+                if best is None or key < best[0]:
+                    best = (key, UnfoldPlan(s, vec, bm, cb, fp, cost))
+    if best is None:
+        raise NotApplicable(f"unfolded implicit convolution: no blocking of {s.describe()} fits in LDM")
+    return best[1]
