@@ -299,6 +299,7 @@ class Engine:
         self.regs = np.zeros((m.n_cpes, m.n_regs, 4))
         self.reg_ready = np.zeros((m.n_cpes, m.n_regs), dtype=np.int64)
         self.lockstep = Lockstep(self)
+        self.memo = None  # the launch memo of timing-only runs (memo.py), set by the runner
         #: queued data effects (micro-kernel numerics) in creation order, see flush_numerics
         self.tasks: list[_Task] = []
         self._run_plans: dict[tuple, _RunPlan] = {}

@@ -37,6 +37,7 @@ from xdsl.ir import Operation, SSAValue
 from taihu.backends.sim.engine import CPE, MPE, Engine
 from taihu.backends.sim.lockstep import Seq
 from taihu.backends.sim.machine import Machine
+from taihu.backends.sim.memo import TimingMemo
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import MicroKernel
 from taihu.backends.sim.pipeline import Instr
@@ -129,6 +130,99 @@ _CMP = [lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, 
         lambda a, b: a > b, lambda a, b: a >= b]
 
 
+def _freeze(x):
+    """Hashable structural copy of compiled records (lists -> tuples, dicts -> item tuples)."""
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    if isinstance(x, dict):
+        return ("{}",) + tuple((k, _freeze(v)) for k, v in sorted(x.items()))
+    return x
+
+
+_ADD, _SUB = _INT_BIN[arith.AddiOp], _INT_BIN[arith.SubiOp]
+
+
+def _deps(k) -> frozenset:
+    return frozenset() if k is None else frozenset((k,)) if isinstance(k, int) else k
+
+
+def _join(a, b):
+    return a if a == b else _deps(a) | _deps(b)
+
+
+def _taint(code: list[tuple], kinds: dict, exact: set, pointers: set, dma_base: dict,
+           ok: list) -> list | None:
+    """Abstract interpretation of compiled ``code`` for ``KernelProgram.memo_plan`` (kinds:
+    slot -> None | int | frozenset; absent slots are argument-independent). Returns the kinds
+    of a terminating ``scf.yield``."""
+    K = kinds.get
+    for rec in code:
+        tag = rec[0]
+        if tag == "bin":
+            ka, kb = K(rec[3]), K(rec[4])
+            if ka is None and kb is None:
+                k = None
+            elif rec[2] is _ADD and (ka is None or kb is None) and \
+                    isinstance(ka if kb is None else kb, int):
+                k = ka if kb is None else kb
+            elif rec[2] is _SUB and kb is None and isinstance(ka, int):
+                k = ka
+            else:
+                k = _deps(ka) | _deps(kb)
+            kinds[rec[1]] = k
+        elif tag == "const" or tag == "id":
+            kinds[rec[1]] = None
+        elif tag == "copy":
+            kinds[rec[1]] = K(rec[2])
+        elif tag == "select":
+            exact.update(_deps(K(rec[2])))
+            kinds[rec[1]] = _join(K(rec[3]), K(rec[4]))
+        elif tag == "mk":
+            for p in rec[3]:
+                exact.update(_deps(K(p)))
+        elif tag == "get" or tag == "put":
+            km = K(rec[1])
+            if isinstance(km, int):
+                pointers.add(km)
+                dma_base[id(rec)] = km
+            else:  # an absolute or mixed main-memory address
+                ok[0] = False
+            exact.update(_deps(K(rec[2])) | _deps(K(rec[3])))
+        elif tag == "wait":
+            exact.update(_deps(K(rec[1])))
+            if rec[2] is not None:
+                exact.update(_deps(K(rec[2])))
+        elif tag == "reset":
+            exact.update(_deps(K(rec[1])))
+        elif tag == "for":
+            _, lb, ub, st, iv, inits, bargs, results, body = rec
+            for s_ in (lb, ub, st):
+                exact.update(_deps(K(s_)))
+            kinds[iv] = None
+            carried = [K(a) for a in inits]
+            for _ in range(8):  # fixpoint over the loop-carried kinds (lattice height 3)
+                for a, k in zip(bargs, carried):
+                    kinds[a] = k
+                ys = _taint(body, kinds, exact, pointers, dma_base, ok) or []
+                new = [_join(c, y) for c, y in zip(carried, ys)]
+                if new == carried:
+                    break
+                carried = new
+            else:  # pragma: no cover - the lattice is finite
+                ok[0] = False
+            for r, k in zip(results, carried):
+                kinds[r] = k
+        elif tag == "if":
+            exact.update(_deps(K(rec[1])))
+            yt = _taint(rec[2], kinds, exact, pointers, dma_base, ok) or []
+            ye = _taint(rec[3], kinds, exact, pointers, dma_base, ok) or []
+            for r, a, b in zip(rec[4], yt, ye):
+                kinds[r] = _join(a, b)
+        elif tag == "yield":
+            return [K(a) for a in rec[1]]
+    return None
+
+
 def _eval_pure(op: Operation, env: dict[SSAValue, Any]) -> bool:
     """Evaluate an arith op into ``env``; False if ``op`` is not a supported pure op."""
     t = type(op)
@@ -171,6 +265,59 @@ class KernelProgram:
         self.code = self._compile(list(kernel.body.block.ops))
         self.n_slots = len(self._slot)
         self._reads_cache: dict[int, tuple[list, tuple[int, ...]]] = {}
+        #: set while a launch is recorded for the timing memo (``memo.py``): DMA ranges are
+        #: checked against the allocations of their base arguments
+        self.memo_check = None
+        self._memo_plan: tuple | None = None
+        self._signature: tuple | None = None
+
+    # -- timing memo support (memo.py) --------------------------------------------------------
+    def signature(self) -> tuple:
+        """A hashable structural form of the compiled body: two kernels with equal signatures
+        execute the same operations for the same argument values (the kernel's name is not
+        part of it)."""
+        if self._signature is None:
+            self._signature = (len(self.args), tuple(self.args), _freeze(self.code))
+        return self._signature
+
+    def memo_plan(self) -> tuple[frozenset, frozenset, dict[int, int]] | None:
+        """How the launch's timing depends on its arguments (an abstract interpretation of the
+        compiled body over the lattice "independent of the arguments" (None) < "argument i
+        plus an argument-independent value" (int i) < "some other function of the arguments"
+        (frozenset of argument indices)).
+
+        Returns ``(exact, pointers, dma_base)``: the arguments whose exact value matters (used
+        in loop bounds, conditions, LDM addresses, reply words, micro-kernel bases or
+        non-additive arithmetic), the arguments used only as main-memory base addresses of
+        DMA descriptors, and the base argument of every DMA record (``id(record)``). None if
+        a DMA address is not "one argument plus an argument-independent offset" (absolute or
+        mixed addresses: such kernels are not memoised)."""
+        if self._memo_plan is None:
+            kinds: dict[int, Any] = {s: i for i, s in enumerate(self.args)}
+            exact: set[int] = set()
+            pointers: set[int] = set()
+            dma_base: dict[int, int] = {}
+            ok = [True]
+            _taint(self.code, kinds, exact, pointers, dma_base, ok)
+            self._memo_plan = (frozenset(exact), frozenset(pointers), dma_base) if ok[0] \
+                else (None,)
+        return None if self._memo_plan[0] is None else self._memo_plan
+
+    def _memo_dma(self, rec: tuple, mem) -> None:
+        """Recording a launch: the DMA of ``rec`` at ``mem`` (scalar or per-lane array) must
+        lie inside its base argument's allocation (else the launch is not memoised)."""
+        base, ranges, state = self.memo_check
+        lo_a, hi_a = ranges[base[id(rec)]]
+        kw = rec[4]
+        size, bsize, stride = kw["size"], kw["bsize"], kw["stride"]
+        ext = size if bsize == 0 or (bsize == size and stride == 0) else \
+            (size // bsize - 1) * (bsize + stride) + bsize
+        if isinstance(mem, np.ndarray):
+            lo, hi = int(mem.min()), int(mem.max()) + ext
+        else:
+            lo, hi = mem, mem + ext
+        if lo < lo_a or hi > hi_a:
+            state[0] = False
 
     # -- lockstep execution: the tape of per-lane operations ---------------------------------
     def tape(self, lanes: np.ndarray, args: tuple, n_cpes: int, mesh_cols: int) -> Seq:
@@ -210,11 +357,10 @@ class KernelProgram:
                 bases = np.stack(cols, axis=1) if cols else np.zeros((G, 0), dtype=np.int64)
                 out.append(("mk", rec[1], rec[2], bases))
                 yield
-            elif tag == "get":
-                out.append(("get", env[rec[1]], env[rec[2]], env[rec[3]], rec[4]))
-                yield
-            elif tag == "put":
-                out.append(("put", env[rec[1]], env[rec[2]], env[rec[3]], rec[4]))
+            elif tag == "get" or tag == "put":
+                if self.memo_check is not None:
+                    self._memo_dma(rec, env[rec[1]])
+                out.append((tag, env[rec[1]], env[rec[2]], env[rec[3]], rec[4]))
                 yield
             elif tag == "wait":
                 out.append(("wait", env[rec[1]], rec[3] if rec[2] is None else env[rec[2]]))
@@ -462,8 +608,12 @@ class KernelProgram:
             elif tag == "copy":
                 env[rec[1]] = env[rec[2]]
             elif tag == "get":
+                if self.memo_check is not None:
+                    self._memo_dma(rec, env[rec[1]])
                 yield from cpe.dma_get(env[rec[1]], env[rec[2]], reply=env[rec[3]], **rec[4])
             elif tag == "put":
+                if self.memo_check is not None:
+                    self._memo_dma(rec, env[rec[1]])
                 yield from cpe.dma_put(env[rec[2]], env[rec[1]], reply=env[rec[3]], **rec[4])
             elif tag == "wait":
                 n = rec[3] if rec[2] is None else env[rec[2]]
@@ -527,7 +677,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, trace: bool = False,
              seed: int = 0, machine: Machine | None = None, lockstep: bool = True,
              progress: Callable[[int, int, str], None] | None = None,
-             numerics: bool = True) -> SimResult:
+             numerics: bool = True, memo: bool | None = None) -> SimResult:
     """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed).
 
     ``lockstep``: run each kernel's scalar code once for all 64 CPEs and replay the resulting
@@ -538,7 +688,10 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     of ``sw.spawn`` in ``@main``), e.g. to drive a progress bar.
     ``numerics=False``: timing only -- no micro-kernel arithmetic, no DMA data movement, main
     memory not materialised (global initial values and ``inputs`` are not read); the report
-    and the trace are those of a full run, ``outputs`` is empty."""
+    and the trace are those of a full run, ``outputs`` is empty.
+    ``memo`` (default: on in timing-only mode): replay repeated launches of identical kernels
+    on arguments of the same alignment class from the first one's record (``memo.py``: exact,
+    same report and trace); not available with numerics."""
     ensure_swsim(module, machine_path)
     target = next(o for o in module.body.block.ops if isinstance(o, TargetOp))
     m = machine or target.get_machine()
@@ -562,10 +715,30 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
         raise SimDecodeError("no func.func @main (the MPE host program)")
     n_spawns = sum(isinstance(o, sw.SpawnOp) for o in main.body.block.ops)
     joined = [0, ""]
+    if memo is None:
+        memo = not numerics
+    if memo and numerics:
+        raise ValueError("simulate: memo=True needs numerics=False (the memo replays timing, "
+                         "not data)")
+    tm = TimingMemo(eng) if memo else None
+    eng.memo = tm
+    # a spawn is memoisable when the next non-pure op of @main is its join
+    host_ops = list(main.body.block.ops)
+    joins_next: set[int] = set()
+    for i, op in enumerate(host_ops):
+        if isinstance(op, sw.SpawnOp):
+            for nxt in host_ops[i + 1:]:
+                if isinstance(nxt, sw.JoinOp):
+                    joins_next.add(i)
+                    break
+                if not (isinstance(nxt, arith.ConstantOp) or type(nxt) in _INT_BIN
+                        or isinstance(nxt, sw.GlobalAddrOp)):
+                    break
 
     def host(mpe: MPE) -> Generator:
         env: dict[SSAValue, Any] = {}
-        for op in main.body.block.ops:
+        recording = replayed = None
+        for i, op in enumerate(host_ops):
             if _eval_pure(op, env):
                 continue
             if isinstance(op, sw.GlobalAddrOp):
@@ -575,11 +748,25 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             elif isinstance(op, sw.SpawnOp):
                 kp = kernels[op.kernel.root_reference.data]
                 args = tuple(env[a] for a in op.args)
+                joined[1] = kp.name
+                if tm is not None and i in joins_next:
+                    yield from mpe.sync()  # global time catches up: the state the key reads
+                    k = tm.key(kp, args)
+                    if k is not None:
+                        if tm.replay(k[0], k[1], kp, kp.name):
+                            replayed = True
+                            continue
+                        recording = (tm.begin(kp, k[0], k[2]), k[1])
                 yield from mpe.spawn(kp.run, args, name=kp.name, ldm_high_water=kp.ldm_high_water,
                                      tape=kp.tape if lockstep else None)
-                joined[1] = kp.name
             elif isinstance(op, sw.JoinOp):
-                yield from mpe.join()
+                if replayed:
+                    replayed = None
+                else:
+                    yield from mpe.join()
+                    if recording is not None:
+                        tm.end(recording[0], eng.kernels[-1], recording[1])
+                        recording = None
                 joined[0] += 1
                 if progress is not None:
                     progress(joined[0], n_spawns, joined[1])
