@@ -36,8 +36,8 @@ class MapKind(StrEnum):
     DIV = "div"  # y = a / b
     MAX = "max"  # y = max(a, b)
     AFFINE = "affine"  # y = x * scale + shift (inference batch-norm after folding, 003/004)
-    MAX_POOL = "max_pool"  # window max over the last two dims (input already padded)
-    AVG_POOL = "avg_pool"  # window sum * (1 / (kh*kw)) or * inv_count (2nd input)
+    MAX_POOL = "max_pool"  # window max over the last 1-2 dims (input padded, or `pads`: taps skipped)
+    AVG_POOL = "avg_pool"  # window sum * (1 / (kh*kw)) or * inv_count (2nd input); `pads` as max_pool
     REDUCE_SUM = "reduce_sum"  # y = sum over `axis` (kept as size 1)
     REDUCE_MAX = "reduce_max"
     REDUCE_MEAN = "reduce_mean"
@@ -81,8 +81,8 @@ KIND_INFO: dict[MapKind, KindInfo] = {
     MapKind.DIV: _BINARY,
     MapKind.MAX: _BINARY,
     MapKind.AFFINE: KindInfo((3,)),
-    MapKind.MAX_POOL: KindInfo((1,), required=("kernel", "strides"), shape_rule="window"),
-    MapKind.AVG_POOL: KindInfo((1, 2), required=("kernel", "strides"), shape_rule="window"),
+    MapKind.MAX_POOL: KindInfo((1,), required=("kernel", "strides"), optional=("pads",), shape_rule="window"),
+    MapKind.AVG_POOL: KindInfo((1, 2), required=("kernel", "strides"), optional=("pads",), shape_rule="window"),
     MapKind.REDUCE_SUM: KindInfo((1,), required=("axis",), shape_rule="reduce"),
     MapKind.REDUCE_MAX: KindInfo((1,), required=("axis",), shape_rule="reduce"),
     MapKind.REDUCE_MEAN: KindInfo((1,), required=("axis",), shape_rule="reduce"),
@@ -134,15 +134,19 @@ def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
     return True
 
 
-def window_shape(in_shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int]) -> tuple[int, ...] | None:
-    """Output shape of a VALID window over the last ``len(kernel)`` dims (floor division), or
-    None when the window does not fit."""
+def window_shape(in_shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int] | None = None) -> tuple[int, ...] | None:
+    """Output shape of a window over the last ``len(kernel)`` dims (floor division) of the input
+    padded by ``pads`` (ONNX order: the begins of the window dims, then their ends; default
+    none), or None when the window does not fit."""
     k = len(kernel)
     if k > len(in_shape):
         return None
+    pads = tuple(pads) if pads else (0,) * (2 * k)
     lead = tuple(in_shape[: len(in_shape) - k])
     out = []
-    for d, kk, s in zip(in_shape[len(in_shape) - k :], kernel, strides):
+    for i, (d, kk, s) in enumerate(zip(in_shape[len(in_shape) - k :], kernel, strides)):
+        d = d + pads[i] + pads[k + i]
         if d < kk:
             return None
         out.append((d - kk) // s + 1)
@@ -211,7 +215,12 @@ def check_map(
             return "kernel and strides must have the same length (1 or 2)"
         if any(k < 1 for k in kernel) or any(s < 1 for s in strides):
             return "kernel and strides must be >= 1"
-        want = window_shape(x, kernel, strides)
+        pads = tuple(params.get("pads", ()))  # type: ignore[arg-type]
+        if pads and (len(pads) != 2 * len(kernel) or any(p < 0 for p in pads)
+                     or any(p >= k for p, k in zip(pads, kernel + kernel))):
+            return (f"pads {list(pads)} must hold {2 * len(kernel)} values (begins, then ends) in "
+                    "[0, kernel): every window keeps a tap inside the input")
+        want = window_shape(x, kernel, strides, pads)
         if want is None:
             return f"window {list(kernel)} does not fit the input shape {list(x)}"
         if want != tuple(out_shape):

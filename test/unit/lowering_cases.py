@@ -27,6 +27,8 @@ OPTIONS: dict[str, dict[str, object]] = {
     "global_avg_pool_chunked": {"ldm_budget": 2048},
     # LRN at batch 1 with the channels in chunks: halo input tiles (pad 0.0), lrn halo form
     "lrn_channel_chunks": {"ldm_budget": 640},
+    # pool row tiles: top pad rows by the DMA (pad), column pads / ceil tail by the map's pads
+    "avg_pool_k3s2_ceil_rows": {"ldm_budget": 1024},
 }
 
 
@@ -123,6 +125,9 @@ CASES: dict[str, Case] = {
     "max_pool_k3s2p1": pool(graph.MaxPoolOp, (1, 4, 15, 15), kernel_shape=(3, 3), strides=(2, 2), pads=(1, 1, 1, 1)),
     "max_pool_k2s2_ceil": pool(graph.MaxPoolOp, (2, 3, 7, 9), kernel_shape=(2, 2), strides=(2, 2), ceil_mode=True),
     "max_pool_k3s1": pool(graph.MaxPoolOp, (1, 3, 6, 8), kernel_shape=(3, 3)),
+    "max_pool_k3s1p1_planes": pool(graph.MaxPoolOp, (1, 70, 6, 6), kernel_shape=(3, 3), pads=(1, 1, 1, 1)),
+    "avg_pool_k3s2_ceil_rows": pool(graph.AvgPoolOp, (1, 3, 40, 13), kernel_shape=(3, 3), strides=(2, 2),
+                                    pads=(1, 0, 0, 1), ceil_mode=True),
     "max_pool_1d": pool(graph.MaxPoolOp, (2, 3, 11), kernel_shape=(3,), strides=(2,), pads=(1, 1)),
     "avg_pool_k3s2p1_ceil": pool(graph.AvgPoolOp, (2, 3, 7, 9), kernel_shape=(3, 3), strides=(2, 2),
                                  pads=(1, 1, 1, 1), ceil_mode=True),

@@ -273,6 +273,37 @@ def test_pool(kind, case, elem):
     np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
 
 
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+@pytest.mark.parametrize("kind", [MapKind.MAX_POOL, MapKind.AVG_POOL])
+@pytest.mark.parametrize("shape, k, s, pads", [((3, 6, 9), (3, 3), (1, 1), (1, 1, 1, 1)),
+                                                ((2, 8, 11), (3, 3), (2, 2), (0, 1, 0, 2)),
+                                                ((4, 13), (3,), (2,), (1, 1)),
+                                                ((2, 5, 7), (2, 3), (2, 1), (1, 2, 1, 0))])
+def test_pool_pads(kind, shape, k, s, pads, elem):
+    """``pads``: the taps outside the input are skipped (= pad -inf for max, 0 for the sum);
+    avg_pool scales by its inv_count input (the per-position divisor)."""
+    from taihu.test.unit.tile_numpy import map_numpy
+
+    dt = NP[elem]
+    x = _rand(shape, dt, 9)
+    nk = len(k)
+    p = {"kernel": k, "strides": s, "pads": pads}
+    pw = [(0, 0)] * (x.ndim - nk) + [(pads[i], pads[nk + i]) for i in range(nk)]
+    xp = np.pad(x, pw, constant_values=-np.inf if kind == MapKind.MAX_POOL else 0.0)
+    want, oshape = _pool(xp, k, s, "max" if kind == MapKind.MAX_POOL else "avg")
+    ins = [x]
+    if kind == MapKind.AVG_POOL:  # divisor = the in-bounds taps (count_include_pad = 0)
+        cnt = _pool(np.pad(np.ones_like(x), pw), k, s, "avg")[0] * math.prod(k)
+        sp = cnt.shape[cnt.ndim - nk:]  # (per output position, the same in every plane)
+        inv = np.ascontiguousarray(np.broadcast_to((1.0 / cnt[(0,) * (cnt.ndim - nk)]).astype(dt), (64, *sp)))
+        ins.append(inv)
+        want = want * math.prod(k) * inv[0]
+    y, _, _ = run_map(kind, ins, oshape[1:], elem, p)
+    np.testing.assert_allclose(y, want.astype(dt), **_tol(dt))
+    ref_np = map_numpy(kind, [x[0]] + ([inv[0]] if kind == MapKind.AVG_POOL else []), oshape[1:], np.float64, p)
+    np.testing.assert_allclose(ref_np, want[0], rtol=1e-6, atol=1e-9)
+
+
 def test_avg_pool_inv_count_and_many_taps():
     x = _rand((2, 13, 13), np.float32, 7)  # 169 taps: 3 chunks through the output accumulator
     inv = _rand((2, 1, 1), np.float32, 8, 0.1, 1.0)

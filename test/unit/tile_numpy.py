@@ -296,6 +296,10 @@ def map_numpy(kind: MapKind, ins: list[np.ndarray], out_shape, dtype, p: dict) -
             r = np.broadcast_to(xs[0] * xs[1] + xs[2], out_shape)
         elif kind in (MapKind.MAX_POOL, MapKind.AVG_POOL):
             kernel, strides = p["kernel"], p["strides"]
+            if p.get("pads"):  # skipped taps = pad -inf (max) / 0 (sum)
+                nk = len(kernel)
+                pw = [(0, 0)] * (x.ndim - nk) + [(p["pads"][i], p["pads"][nk + i]) for i in range(nk)]
+                x = np.pad(x, pw, constant_values=-np.inf if kind == MapKind.MAX_POOL else 0.0)
             acc = None
             for v in _window_taps(x, kernel, strides, out_shape):
                 acc = v.copy() if acc is None else (np.maximum(acc, v) if kind == MapKind.MAX_POOL else acc + v)

@@ -727,8 +727,9 @@ def pool_counts(size: int, k: int, s: int, pb: int, pe: int, out: int, include_p
 
 class PoolPattern(GraphToTilePattern):
     """max_pool / avg_pool on (N, C, H, W) (or (N, C, L)) -> planes N*C split over the CPEs,
-    ``tho`` output rows per tile; loads of the padded input rows (``pad -inf`` / ``pad 0.0``
-    for the pads and the ceil_mode tail); ``tile.map max_pool|avg_pool``."""
+    ``tho`` output rows per tile; loads of whole input rows (``pad -inf`` / ``pad 0.0`` rows
+    for the top/bottom pads and the ceil_mode tail: still one contiguous DMA per CPE), the
+    column pads as the ``pads`` of ``tile.map max_pool|avg_pool`` (taps outside a row skipped)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (graph.MaxPoolOp, graph.AvgPoolOp)):
@@ -762,6 +763,15 @@ class PoolPattern(GraphToTilePattern):
         elem = t.element_type
         eb = _elem_bytes(elem)
         Wi = (Wo - 1) * sw + kw
+        Hi = (Ho - 1) * sh + kh
+        # whole input rows (contiguous DMAs): the column pads / ceil_mode tail become the map's
+        # `pads` (taps outside the row skipped) instead of padded DMA windows (one DMA per row);
+        # with one row tile (whole planes) the row pads too (one DMA of q planes per CPE)
+        pr_m = max(0, Wi - pl - W)
+        map_pads = pl < kw and pr_m < kw
+        Wt = W if map_pads else Wi
+        pb_m = max(0, Hi - pt - H)
+        row_pads_ok = map_pads and pt < kh and pb_m < kh
         budget = self.state.ldm_budget
         q_need = math.ceil(P / N_CPE)
         best = None
@@ -773,19 +783,25 @@ class PoolPattern(GraphToTilePattern):
                 tho = _balanced(Ho, n)
                 if n > 1 and tho == _balanced(Ho, n - 1):
                     continue
-                thi = (tho - 1) * sh + kh
-                byts = 2 * eb * (q * thi * Wi + q * tho * Wo + (tho * Wo if inv is not None else 0))
+                whole = n == 1 and row_pads_ok
+                thi = H if whole else (tho - 1) * sh + kh
+                byts = 2 * eb * (q * thi * Wt + q * tho * Wo + (tho * Wo if inv is not None else 0))
                 if byts > budget:
                     continue
                 tp = P if q == q_need else N_CPE * q
                 iters = math.ceil(P / tp) * math.ceil(Ho / tho)
-                cost = (iters + 1) * (_TILE_OVERHEAD + q * (thi * Wi + tho * Wo))
+                # DMA runs: a CPE's q planes are one run when whole rows of whole planes move
+                run_in = (q if thi == H and Wt == W else 1) * thi * Wt * eb
+                run_out = (q if tho == Ho else 1) * tho * Wo * eb
+                cost = (iters + 1) * (_TILE_OVERHEAD + q * (thi * Wt * _run_penalty(run_in)
+                                                            + tho * Wo * _run_penalty(run_out)))
                 if best is None or cost < best[0]:
-                    best = (cost, tp, tho)
+                    best = (cost, tp, tho, whole)
         if best is None:
             raise self.fail(op, f"one output row of a {W}-wide plane does not fit {budget} B of LDM")
-        _, tp, tho = best
-        thi = (tho - 1) * sh + kh
+        _, tp, tho, whole = best
+        thi = H if whole else (tho - 1) * sh + kh
+        mpt, mpb = (pt, pb_m) if whole else (0, 0)
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
         mem = self.buffer(rewriter, op.input)
@@ -796,19 +812,21 @@ class PoolPattern(GraphToTilePattern):
         x = kb.arg(self.view(rewriter, mem, (P, H, W)), "x")
         y = kb.arg(self.view(rewriter, out_mem, (P, Ho, Wo)), "y")
         ic = kb.arg(inv_mem, "inv_count") if inv_mem is not None else None
-        tin = kb.alloc([tp, thi, Wi], elem, Dist.CPE, double=True, name="tin")
+        tin = kb.alloc([tp, thi, Wt], elem, Dist.CPE, double=True, name="tin")
         tout = kb.alloc([tp, tho, Wo], elem, Dist.CPE, double=True, name="tout")
         tinv = kb.alloc([tho, Wo], elem, Dist.REP, double=True, name="tinv") if ic is not None else None
         pad = -math.inf if is_max else 0.0
         kind = MapKind.MAX_POOL if is_max else MapKind.AVG_POOL
         with kb.loop(0, P, tp, "p") as p:
             with kb.loop(0, Ho, tho, "h") as h:
-                kb.load(x, [p, kb.affine(h, sh, -pt), -pl], [tp, thi, Wi], tin, pad=pad)
+                kb.load(x, [p, 0 if whole else kb.affine(h, sh, -pt), 0 if map_pads else -pl], [tp, thi, Wt], tin,
+                        pad=pad)
                 ins = [tin]
                 if ic is not None and tinv is not None:
                     kb.load(ic, [h, 0], [tho, Wo], tinv, pad=1.0)
                     ins.append(tinv)
-                kb.map(kind, ins, tout, kernel=(kh, kw), strides=(sh, sw))
+                extra = {"pads": (mpt, pl, mpb, pr_m)} if map_pads and (pl or pr_m or mpt or mpb) else {}
+                kb.map(kind, ins, tout, kernel=(kh, kw), strides=(sh, sw), **extra)
                 kb.apply_fused(fused, tout)
                 kb.store(tout, y, [p, h, 0], [tp, tho, Wo])
         kb.finish(rewriter)

@@ -44,6 +44,8 @@ the shorter fp32 VDIVS/VSQRTS of the non-pipelined divide unit):
   t = exp(-|x|), s = 1/(1+t); tanh|x| = (1-t)/(1+t) with t = exp(-2|x|)), so it never overflows.
 * max_pool / avg_pool / reduce_sum / reduce_max / reduce_mean: per output element a list of taps
   (byte offsets) combined with 1..8 partial accumulators (more when few outputs share a body);
+  pools with ``pads`` skip the taps outside the input (one nest per distinct clipped window:
+  the boundary outputs, then the interior);
   more than ``TAP_CHUNK`` taps are combined over several runs with the output element as
   accumulator; taps contiguous and aligned along a row are combined 4 per vector, then across
   the lanes (VEXTF).
@@ -881,20 +883,30 @@ def _exp_unit(kind: MapKind, eb: int) -> Callable[[Unit, list[int]], int]:
     return sigmoid if kind == MapKind.SIGMOID else tanh
 
 
+def _window_segments(n_out: int, k: int, s: int, pb: int, size: int) -> list[tuple[int, int, int, int]]:
+    """Output index ranges ``[o_lo, o_hi)`` of one window dim whose taps ``[j_lo, j_hi)`` inside
+    the input ``[0, size)`` are the same (input index ``o*s - pb + j``): the boundary outputs
+    one by one, the interior as one range."""
+    segs: list[tuple[int, int, int, int]] = []
+    for o in range(n_out):
+        jl, jh = max(0, pb - o * s), min(k, size + pb - o * s)
+        if segs and segs[-1][2:] == (jl, jh) and segs[-1][1] == o:
+            segs[-1] = (segs[-1][0], o + 1, jl, jh)
+        else:
+            segs.append((o, o + 1, jl, jh))
+    return segs
+
+
 def _windowed(em: _Emitter, op: loop.MapOp, out: _Buf, ins: list[_Buf], params: dict) -> None:
     x = ins[0]
     kernel = tuple(params["kernel"])
     strides = tuple(params["strides"])
     nk = len(kernel)
+    pads = tuple(params.get("pads") or (0,) * (2 * nk))
     xs = _row_major(x.shape, x.eb)
+    ys = _row_major(out.shape, out.eb)
     lead = len(x.shape) - nk
     in_st = xs[:lead] + [xs[lead + i] * strides[i] for i in range(nk)]
-    accs = [x.acc(in_st), out.access()]
-    if len(ins) == 2:
-        accs.append(_bcast(ins[1], out.shape))
-    taps = [0]
-    for i in range(nk):
-        taps = [t + j * xs[lead + i] for t in taps for j in range(kernel[i])]
     how = "max" if op.kind.data == MapKind.MAX_POOL else "add"
 
     def fin(u: Unit, s: int) -> int:
@@ -904,7 +916,26 @@ def _windowed(em: _Emitter, op: loop.MapOp, out: _Buf, ins: list[_Buf], params: 
             return u.mul(s, u.load(2))
         return u.mul(s, u.const(1.0 / math.prod(kernel)))
 
-    _tap_reduce(em, out.shape, accs, 1, 0, taps, how, fin)
+    # per window dim: output ranges with the same in-bounds taps (one range without pads); a
+    # nest per combination, the taps outside the input skipped (= pad -inf / 0)
+    segs = [_window_segments(out.shape[lead + i], kernel[i], strides[i], pads[i], x.shape[lead + i])
+            if any(pads) else [(0, out.shape[lead + i], 0, kernel[i])] for i in range(nk)]
+    bc = _bcast(ins[1], out.shape) if len(ins) == 2 else None
+    combos: list[list[tuple[int, int, int, int]]] = [[]]
+    for sg in segs:
+        combos = [c + [g] for c in combos for g in sg]
+    for combo in combos:
+        sizes = tuple(out.shape[:lead]) + tuple(oh - ol for ol, oh, _, _ in combo)
+        x_off = sum((ol * strides[i] - pads[i] + jl) * xs[lead + i] for i, (ol, _, jl, _) in enumerate(combo))
+        y_off = sum(ol * ys[lead + i] for i, (ol, _, _, _) in enumerate(combo))
+        accs = [x.acc(in_st, x_off), out.acc(ys, y_off)]
+        if bc is not None:
+            accs.append(Access(bc.base, bc.eb, bc.strides,
+                               sum(ol * bc.strides[lead + i] for i, (ol, _, _, _) in enumerate(combo)), bc.align))
+        taps = [0]
+        for i, (_, _, jl, jh) in enumerate(combo):
+            taps = [t + (j - jl) * xs[lead + i] for t in taps for j in range(jl, jh)]
+        _tap_reduce(em, sizes, accs, 1, 0, taps, how, fin)
 
 
 def _tap_reduce(em: _Emitter, sizes: Sequence[int], accs: list[Access], out_i: int, src_i: int,

@@ -123,6 +123,7 @@ builtin.module {
         tile.map transpose ins(%t : !tile.buf<64x8x56xf32, cpe>) out(%tr : !tile.buf<64x56x8xf32, cpe>) {perm = array<i64: 0, 2, 1>}
         tile.map max_pool ins(%in : !tile.buf<64x9x57xf32, cpe>) out(%p : !tile.buf<64x4x28xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>}
         tile.map avg_pool ins(%in : !tile.buf<64x9x57xf32, cpe>) out(%p : !tile.buf<64x4x28xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>}
+        tile.map max_pool ins(%t : !tile.buf<64x8x56xf32, cpe>) out(%u : !tile.buf<64x8x56xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
         tile.move %u -> %x[%c0, %h, %c0] sizes [64, 8, 56] : !tile.buf<64x8x56xf32, cpe> -> memref<64x56x56xf32>
       }
     }
@@ -140,6 +141,7 @@ builtin.module {
 // CHECK-NEXT: tile.map transpose ins(%t : !tile.buf<64x8x56xf32, cpe>) out(%tr : !tile.buf<64x56x8xf32, cpe>) {perm = array<i64: 0, 2, 1>}
 // CHECK-NEXT: tile.map max_pool ins(%in : !tile.buf<64x9x57xf32, cpe>) out(%p : !tile.buf<64x4x28xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>}
 // CHECK-NEXT: tile.map avg_pool
+// CHECK-NEXT: tile.map max_pool ins(%t : !tile.buf<64x8x56xf32, cpe>) out(%u : !tile.buf<64x8x56xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
 
   // cpe<d>: the 64-way split along dim d (LRN at batch 1: H*W split, channels whole; an NCHW ->
   // NHWC transpose: the input split along H*W, the transposed output along its dim 0).

@@ -353,3 +353,28 @@ func.func @f(%X: memref<8xf32>) {
   func.return
 }
 // CHECK: tile.map lrn: output shape [1, 24, 640] != expected [1, 26, 640] (or the halo form: the input's axis size - 1 elements longer)
+
+// -----
+
+// pool pads: begins then ends of the window dims, each < kernel (a window keeps an input tap).
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<64x6x6xf32, cpe>
+    %u = tile.alloc : !tile.buf<64x6x6xf32, cpe>
+    tile.map max_pool ins(%t : !tile.buf<64x6x6xf32, cpe>) out(%u : !tile.buf<64x6x6xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 3, 1, 1>}
+  }
+  func.return
+}
+// CHECK: tile.map max_pool: pads [1, 3, 1, 1] must hold 4 values (begins, then ends) in [0, kernel): every window keeps a tap inside the input
+
+// -----
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<64x6x6xf32, cpe>
+    %u = tile.alloc : !tile.buf<64x5x6xf32, cpe>
+    tile.map max_pool ins(%t : !tile.buf<64x6x6xf32, cpe>) out(%u : !tile.buf<64x5x6xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+  }
+  func.return
+}
+// CHECK: tile.map max_pool: output shape [64, 5, 6] != window output [64, 6, 6] of input [64, 6, 6]
