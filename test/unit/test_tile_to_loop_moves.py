@@ -411,7 +411,7 @@ def test_unbounded_boundary_offset_is_an_error() -> None:
       %c0 = arith.constant 0 : index
       %c3 = arith.constant 3 : index
       tile.for %i = 0 to 4 step 1 {
-        %o = arith.divui %i, %c3 : index
+        %o = arith.maxui %i, %c3 : index
         tile.move %x[%o, %c0] sizes [64, 64] pad 0.0 -> %t : memref<64x64xf32> -> !tile.buf<64x64xf32, rc>
       }""",
     )
