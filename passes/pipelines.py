@@ -36,8 +36,10 @@ its own ``DiagnosticException`` / ``VerifyException`` with ``in pass 'NAME'`` ap
 from __future__ import annotations
 
 import dataclasses
+import gc
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -161,10 +163,30 @@ def default_context() -> Context:
     return ctx
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (reference counting still frees most objects).
+
+    The lowering passes build hundreds of thousands of xDSL objects (ResNet-50: ~170k ops in
+    ``convert-loop-to-sw``, several objects each); with the collector on, CPython's
+    generational collections triggered by these allocations re-scan the growing IR over and over
+    and take more than half of the lowering time (ResNet-50 convert-loop-to-sw 6.3 s -> 3.0 s CPU
+    with the collector paused). The collector's previous state is restored on exit; the cyclic
+    garbage of the rewritten IR levels is collected by the next automatic collection."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def run_pipeline(pipeline: PassPipeline, module: ModuleOp, ctx: Context | None = None,
                  verify: bool = True) -> ModuleOp:
     """Apply ``pipeline`` to ``module`` (in place); a failing stage's exception gets the note
-    ``in pass 'NAME'``. ``verify``: verify the module after the last pass."""
+    ``in pass 'NAME'``. ``verify``: verify the module after the last pass. The passes run with
+    the cyclic garbage collector paused (:func:`gc_paused`)."""
     ctx = ctx or default_context()
     current: list[str] = [pipeline.passes[0].name if pipeline.passes else ""]
     user_cb = pipeline.callback
@@ -175,7 +197,8 @@ def run_pipeline(pipeline: PassPipeline, module: ModuleOp, ctx: Context | None =
             user_cb(prev, op, nxt)
 
     try:
-        PassPipeline(pipeline.passes, track).apply(ctx, module)
+        with gc_paused():
+            PassPipeline(pipeline.passes, track).apply(ctx, module)
         if verify:
             module.verify()
     except Exception as e:
@@ -281,6 +304,7 @@ __all__ = [
     "build_pipeline",
     "check_options",
     "default_context",
+    "gc_paused",
     "lower_to_sw",
     "lower_to_swsim",
     "resolve_stage",
