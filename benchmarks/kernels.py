@@ -372,6 +372,57 @@ def report_conv_rows(path: str) -> tuple[list[Row], list[str]]:
     return rows, summary
 
 
+def _conv_module(s: ConvShape):
+    """A graph module of one conv layer as it appears in a network after batch-norm folding:
+    constant weights and bias, the trailing relu when ``s.relu``."""
+    from taihu.test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
+
+    from taihu.dialects import graph
+
+    rng = np.random.default_rng(0)
+    g = G((s.n, s.c, s.h, s.w))
+    w = g.cst(rng.standard_normal((s.m, s.cg, s.kh, s.kw)).astype(np.float32) * 0.1, "w")
+    b = g.cst(rng.standard_normal((s.m,)).astype(np.float32), "b") if s.bias else None
+    y = g(graph.Conv2dOp(g.args[0], w, b, strides=s.strides, pads=s.pads, dilations=s.dilations, group=s.group), "conv")
+    if s.relu:
+        y = g(graph.ReluOp(y))
+    return g.module(y), g.inputs(0)
+
+
+def sim_conv_rows(model: str, batch: int, budget: float, select: str | None = None) -> tuple[list[Row], list[str]]:
+    """Every distinct conv layer of ``model`` at ``batch`` with >= 64 input and output channels
+    (or the 1-based layer numbers in ``select``, e.g. "1,5,9"), lowered alone (``taihu-lower``)
+    and simulated (timing only), beside the model's prediction for the algorithm the lowering
+    chose (error in the note)."""
+    layers = [s for s in conv_layers(model, batch) if min(s.c, s.m) >= 64]
+    picks = {int(x) for x in select.split(",")} if select else None
+    rows, errs, effs = [], [], []
+    for i, s in enumerate(layers, 1):
+        if picks is not None and i not in picks:
+            continue
+        t0 = time.process_time()
+        rep, why = simulate_graph(lambda: _conv_module(s), budget)
+        case = f"L{i} {s.describe()}"
+        if rep is None:
+            rows.append(Row(f"conv {model} B={batch} (simulated alone)", case, "sim", note=why))
+            continue
+        algs = "+".join(sorted({k.get("algorithm") or "?" for k in rep["kernels"]}))
+        r = _row_from_report(f"conv {model} B={batch} (simulated alone)", case, rep, s.flops)
+        ch = choose_conv(s)
+        err = (ch.gflops - r.gflops) / r.gflops if r.gflops else 0.0
+        errs.append(err)
+        effs.append(r.pct)
+        r.note = (f"{algs}; kernels " + ", ".join(f"{k['name']} {k['cycles']}" for k in rep["kernels"])
+                  + f"; model {ch.algorithm} {ch.gflops:.0f} GFLOPS ({100 * err:+.0f} %); sim {time.process_time() - t0:.0f} s CPU")
+        rows.append(r)
+    summary = []
+    if errs:
+        summary.append(f"{model} B={batch} simulated alone: {len(errs)} layers, mean {statistics.mean(effs):.1f} % of peak; "
+                       f"model vs simulator error median {100 * statistics.median(errs):+.0f} %, mean |err| "
+                       f"{100 * statistics.mean(abs(e) for e in errs):.0f} %, range {100 * min(errs):+.0f} % .. {100 * max(errs):+.0f} %")
+    return rows, summary
+
+
 def _parse_shape(text: str) -> ConvShape | None:
     """``taihu.shape`` of a conv kernel (:meth:`ConvShape.describe`) -> ConvShape (bias and relu
     assumed, constant weights), None when it does not parse."""
@@ -429,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sim-budget", type=float, default=300.0, help="seconds per simulated case (advisory)")
     ap.add_argument("--only", default="gemm,sweep,conv,membound")
     ap.add_argument("--json", default=None, help="write the rows as JSON")
+    ap.add_argument("--sim-conv", default=None, metavar="MODEL:BATCH[:L1,L2..]",
+                    help="simulate every distinct >= 64-channel conv layer of MODEL (resnet50, vgg19) at BATCH alone "
+                         "(or the listed layer numbers) beside the model, e.g. resnet50:1 or resnet50:1:3,7")
     ap.add_argument("--sim-report", default=None,
                     help="a whole-network simulator report (taihu-run --report) whose conv layers are listed beside the model")
     args = ap.parse_args(argv)
@@ -447,6 +501,12 @@ def main(argv: list[str] | None = None) -> int:
         summary += s
     if "membound" in want:
         rows += membound_rows(sim, args.sim_budget)
+    if args.sim_conv:
+        parts = args.sim_conv.split(":")
+        r, s3 = sim_conv_rows(parts[0], int(parts[1]) if len(parts) > 1 else 1, args.sim_budget,
+                              parts[2] if len(parts) > 2 else None)
+        rows += r
+        summary += s3
     if args.sim_report:
         r, s2 = report_conv_rows(args.sim_report)
         rows += r

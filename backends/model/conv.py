@@ -69,6 +69,9 @@ __all__ = [
     "choose_conv",
     "flat_blocks",
     "gemm_operand_layouts",
+    "im2col_cost",
+    "im2col_tasks",
+    "parallel_tasks_cost",
     "plan_explicit",
     "plan_gemm",
     "plan_implicit",
@@ -94,6 +97,12 @@ IMPLICIT_MIN_CHANNELS = 64
 #: calls, ~5000 per call, as much as the 4872-cycle primitive itself); the structural primitive
 #: model counts only the 11-cycle message latency per step.
 IMPLICIT_RLC_CALL_CYCLES = 5000
+#: [param, measured] CPE cycles per element written by the im2col kernel's ``loop.map im2col``
+#: (the unfolding of R input rows into R x kw x Wo) and by its ``transpose`` to (kw, R, Wo)
+#: (R > 1): simulator, 1x64x56x56 3x3 p1 (R = 28): 19.2k micro-kernel cycles per CPE for
+#: 2 x 9.4k elements.
+IM2COL_MAP_CYCLES_PER_ELEM = 1.0
+IM2COL_TRANSPOSE_CYCLES_PER_ELEM = 1.0
 
 ALGORITHMS = ("implicit", "im2col", "winograd")
 
@@ -342,11 +351,13 @@ def _tile_moved(rows: int, lead: int, ld: int, elem: int, machine: Machine, stri
 @dataclass(frozen=True)
 class _Epilogue:
     """Per C block extra work: ``c_full`` (a full C operand loaded, converted, scaled),
-    ``bias`` (a broadcast bias block), ``maps`` (element-wise maps on C: alpha scale, relu)."""
+    ``bias`` (a broadcast bias block of ``bias_elems`` elements along ``bias_along`` "m" or
+    "n"), ``maps`` (element-wise maps on C: alpha scale, relu)."""
 
     c_full: bool = False
     bias_elems: int = 0
     maps: int = 0
+    bias_along: str | None = None
 
 
 def _gemm_cost(
@@ -383,45 +394,77 @@ def _gemm_cost(
         epi_cycles += 2 * MAP_CYCLES_PER_ELEM * c_local
         epi_dma += t_dma_tiles(mv_c, machine)
         epi_moved += mv_c
+    # bias (a rep tile: one broadcast DMA, tile-to-loop's rep_bcast): loaded per C block, or
+    # once per batch iteration when its window is invariant in the block loops (Alg 7 hoisting:
+    # an (M, 1) column with a single M block, a (1, N) row with a single N block).
+    bias_hoisted = (epi.bias_along == "m" and nm == 1) or (epi.bias_along == "n" and nn == 1)
+    t_bias = 0.0
+    bias_moved = 0.0
     if epi.bias_elems:
-        epi_cycles += MAP_CYCLES_PER_ELEM * (c_local + epi.bias_elems)
-        bias_moved = N_CPE * _avg_moved(epi.bias_elems * e, machine.mem_txn_bytes)
-        epi_dma += t_dma_tiles(bias_moved, machine)
-        epi_moved += bias_moved
+        epi_cycles += MAP_CYCLES_PER_ELEM * c_local  # the add
+        bias_moved = _avg_moved(epi.bias_elems * e, machine.mem_txn_bytes)
+        t_bias = t_dma_tiles(bias_moved, machine)
+        bias_cycles = MAP_CYCLES_PER_ELEM * epi.bias_elems  # its fp64 conversion (rep: every CPE)
+        if bias_hoisted:
+            t_hoist_dma += t_bias
+            t_hoist_comp += cyc(bias_cycles)
+        else:
+            epi_cycles += bias_cycles
+            epi_dma += t_bias
+            epi_moved += bias_moved
     steps, blocks = nm * nn * nk, nm * nn
     t_put = t_dma_tiles(mv_c, machine, put=True)
     put_data = mv_c / (machine.peak_bw_cg * 1e9 * machine.dma_put_bw_factor)
+    flat = flat_blocks(m, n, bm, bn)
     # The prefetch (tile-to-loop, Alg 8: prologue DMA + double-buffered loop + peeled last
     # iteration) pipelines the A/B loads over the innermost emitted loop that contains them: the
-    # K loop when nk > 1, else the N (or M) block loop. Alg 8's wrap: a K loop that is the only
-    # loop in its outer loop's body and is not split at a boundary (K % bk == 0) prefetches the
-    # next outer iteration's first tiles in its last iteration, so only the first DMA of each
-    # instance of that outer loop is exposed (once per batch iteration when the blocks are one
-    # flattened loop (flat_blocks) or there is a single N block, else once per M row of
-    # blocks); otherwise every K loop exposes its first DMA. A
-    # double-buffered C staging tile (``double_c``) lets the put of a block overlap what follows
-    # (its data phase joins the next DMA); otherwise the put is exposed.
+    # K loop when nk > 1, else the block loop (cMN when flat_blocks, else cN, or cM if nn = 1).
+    # Alg 8's wrap: when that loop L is the only loop in the body of its enclosing loop (and L
+    # is not split at a boundary), L's last iteration prefetches the first tiles of the
+    # enclosing loop's next iteration, so L's first DMA is exposed once per instance of the
+    # enclosing loop's enclosing loop:
+    #   * nk > 1: the K loop wraps over the block loop when the blocks are one loop (flat, or a
+    #     single M or N block): once per batch iteration, or once in total when there is a
+    #     single block (the K loop is then the batch loop's only loop); nested cM{cN{cK}}: once
+    #     per M row of blocks; K split at a boundary: once per block;
+    #   * nk = 1: the block loop wraps over the batch loop when it is the batch body's only loop
+    #     (a single loop of blocks): once in total.
+    # A double-buffered stored tile (``double_c``) lets the put of a block overlap what follows
+    # (its data phase joins the next DMA); otherwise the put is exposed. Hoisted loads (an
+    # operand block or the bias invariant in the block loops) are exposed once per batch
+    # iteration.
     epi_other_dma = epi_dma - t_put  # bias / full-C loads of the epilogue (exposed)
     t_epi_c = cyc(epi_cycles)
+    t_hoist = t_hoist_dma + t_hoist_comp
     if nk > 1:
         extra = put_data if double_c else 0.0
         t_tail = t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
         wrap = k % bk == 0
-        n_exposed = (1 if flat_blocks(m, n, bm, bn) or nn == 1 else nm) if wrap else blocks
+        single_loop = flat or nn == 1 or nm == 1
         t_exposed = (t_dma_step + extra) + (nk - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_tail
         t_wrapped = (nk - 1) * max(t_dma_step, t_comp_step) + max(t_dma_step + extra, t_comp_step) + t_tail
-        per_batch = (t_hoist_dma + t_hoist_comp + n_exposed * t_exposed + (blocks - n_exposed) * t_wrapped
-                     + (t_put if double_c else 0.0))
+        if wrap and blocks == 1 and batch > 1:
+            total = batch * (t_hoist + t_wrapped) + (t_exposed - t_wrapped) + (t_put if double_c else 0.0)
+        else:
+            n_exposed = (1 if single_loop else nm) if wrap else blocks
+            per_batch = t_hoist + n_exposed * t_exposed + (blocks - n_exposed) * t_wrapped + (t_put if double_c else 0.0)
+            total = batch * per_batch
     else:
-        # one step per C block: the loads are pipelined over the block loop (nn, or nm if nn = 1)
-        inner = blocks if flat_blocks(m, n, bm, bn) else (nn if nn > 1 else nm)
+        inner = blocks if flat else (nn if nn > 1 else nm)
         outer = blocks // inner
         d = t_dma_step + (put_data if double_c else 0.0)
         c_it = t_comp_step + t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
-        t_loop = d + (inner - 1) * max(d, c_it) + c_it if d else inner * c_it
-        per_batch = t_hoist_dma + t_hoist_comp + outer * t_loop + (t_put if double_c else 0.0)
+        if not d:
+            total = batch * (t_hoist + blocks * c_it + (t_put if double_c else 0.0))
+        elif outer == 1 and batch > 1:  # wrapped over the batch loop
+            t_loop = inner * max(d, c_it)
+            total = batch * (t_hoist + t_loop) + d - (max(d, c_it) - c_it) + (t_put if double_c else 0.0)
+        else:
+            t_loop = d + (inner - 1) * max(d, c_it) + c_it
+            total = batch * (t_hoist + outer * t_loop + (t_put if double_c else 0.0))
     moved = batch * (
         steps * dma_step + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0) + blocks * epi_moved
+        + (bias_moved if bias_hoisted else 0.0)
     )
     useful = batch * e * (m * k + k * n * (nm if not hoist_b else 1) + m * n)
     if not hoist_a:
@@ -429,7 +472,7 @@ def _gemm_cost(
     t_dma = batch * (t_hoist_dma + steps * t_dma_step + blocks * epi_dma)
     t_comp = batch * (t_hoist_comp + steps * t_comp_step + blocks * cyc(epi_cycles))
     return KernelCost(
-        name, batch * per_batch, t_dma, t_comp, moved, min(useful, moved) if moved else useful,
+        name, total, t_dma, t_comp, moved, min(useful, moved) if moved else useful,
         flops if flops is not None else 2 * m * n * k * batch,
     )
 
@@ -507,7 +550,7 @@ def plan_gemm(
                             continue
                         cost = _gemm_cost(
                             name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
-                            stg, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps), mach, double_c=double_c,
+                            stg, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps, bias_along), mach, double_c=double_c,
                         )
                         plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
                                         hoist_b, frozenset(stg), fp, cost, double_c)
@@ -750,6 +793,153 @@ def relayout_cost(name: str, rows: int, blocks: int, block_elems: int, elem: int
     )
 
 
+@dataclass(frozen=True)
+class Im2colRowGroup:
+    """Input rows ``r0, r0 + step, ...`` (``count``) feeding the same kernel rows
+    ``kernel_rows``; a task takes ``rows`` consecutive ones (the last chunk shifted left to stay
+    inside, so every task of the group moves ``rows`` rows)."""
+
+    r0: int
+    step: int
+    count: int
+    rows: int
+    kernel_rows: tuple[int, ...]
+
+    @property
+    def chunks(self) -> int:
+        return _ceil(self.count, self.rows)
+
+
+@dataclass(frozen=True)
+class Im2colTasks:
+    """The task decomposition of the im2col kernel (``tile.im2col`` as tile-to-loop lowers it,
+    ``passes/conversion/tile_to_loop/mem_prims.py`` ``plan_im2col``; mirrored here because the
+    model sits below the passes, ``test_model_conv`` checks that both agree): per row group
+    ``N * C * chunks`` tasks, each one DMA of ``rows`` input rows (strided by the group step),
+    the unfold (+ a transpose when rows > 1) in LDM and one DMA of kw x (rows*Wo) per kernel
+    row; then a zero phase: per (n, c) the col entries fed by vertical padding
+    (``zero_ranges[i]`` = (ho0, count) per kernel row, ``zchunk`` output rows per DMA)."""
+
+    groups: tuple[Im2colRowGroup, ...]
+    zero_ranges: tuple[tuple[tuple[int, int], ...], ...]
+    zchunk: int
+
+    @property
+    def rows_max(self) -> int:
+        return max((g.rows for g in self.groups), default=1)
+
+
+def im2col_tasks(s: ConvShape, budget: int, rows_per_task: int | None = None) -> Im2colTasks:
+    """:class:`Im2colTasks` of ``s`` (NCHW) with the im2col kernel's LDM budget (bytes):
+    ``rows_per_task`` default = as many rows as leave >= 64 tasks (``N*C*H // 64``), halved until
+    the task buffers (rows x W input, rows x kw x Wo unfolded and its transpose, the zero
+    buffer of kw x zchunk*Wo) fit. Raises :class:`NotApplicable` when one row does not fit."""
+    (sh, _), (dh, _) = s.strides, s.dilations
+    pt = s.pads[0]
+    h, ho, wo, kh, kw, e = s.h, s.ho, s.wo, s.kh, s.kw, s.elem
+    zero_ranges = []
+    for i in range(kh):
+        lo = min(ho, max(0, -(-(pt - i * dh) // sh)))
+        hi = min(ho, max(0, -(-(h + pt - i * dh) // sh)))
+        rs = []
+        if lo > 0:
+            rs.append((0, lo))
+        if hi < ho:
+            rs.append((max(hi, lo), ho - max(hi, lo)))
+        zero_ranges.append(tuple(rs))
+    zmax = max((nn for rs in zero_ranges for _, nn in rs), default=0)
+
+    def feeds(ri: int, i: int) -> bool:
+        num = ri + pt - i * dh
+        return num >= 0 and num % sh == 0 and num // sh < ho
+
+    rpt = rows_per_task if rows_per_task is not None else max(1, (s.n * s.c * h) // N_CPE)
+    r = min(rpt, h)
+    while True:
+        groups: list[Im2colRowGroup] = []
+        by_sig: dict[tuple[int, ...], list[int]] = {}
+        for ri in range(h):
+            sig = tuple(i for i in range(kh) if feeds(ri, i))
+            if sig:
+                by_sig.setdefault(sig, []).append(ri)
+        for sig, rows in by_sig.items():
+            k = 0
+            while k < len(rows):
+                step = rows[k + 1] - rows[k] if k + 1 < len(rows) else 1
+                cnt = 1
+                while k + cnt < len(rows) and rows[k + cnt] - rows[k + cnt - 1] == step:
+                    cnt += 1
+                groups.append(Im2colRowGroup(rows[k], step, cnt, min(r, cnt) if step == sh else 1, sig))
+                k += cnt
+        groups.sort(key=lambda g: g.r0)
+        rmax = max((g.rows for g in groups), default=1)
+        zc = min(zmax, max(1, (budget // 4) // (e * kw * wo))) if zmax else 0
+        need = [rmax * s.w, rmax * kw * wo, rmax * kw * wo if rmax > 1 else 0, kw * zc * wo]
+        if sum(_rnd(x * e) for x in need if x > 0) <= budget:
+            return Im2colTasks(tuple(groups), tuple(zero_ranges), zc)
+        if r > 1:
+            r = max(1, r // 2)
+            continue
+        raise NotApplicable(f"im2col: one input row ({s.w} elements) and its unfolded rows ({kw}x{wo}) do not fit "
+                            f"in {budget} B of LDM")
+
+
+def parallel_tasks_cost(
+    name: str, gets: Iterable[tuple[float, float]], puts: Iterable[tuple[float, float]], dmas: float,
+    compute_cycles: float, tasks: int, machine: Machine,
+) -> KernelCost:
+    """A memory-bound kernel of ``tasks`` synchronous tasks dealt out over the 64 CPEs (DMA in,
+    wait, compute in LDM, DMA out, wait): ``gets``/``puts`` = (count, bytes per contiguous
+    block) over the whole kernel, ``dmas`` and ``compute_cycles`` = totals over all CPEs. The
+    CPEs' start-up latencies and compute overlap the other CPEs' transfers, so the kernel takes
+    ``max(T_bw, T_cpe) + T_cpe / tasks_per_cpe`` (the pipeline fill of one task), with
+    ``T_bw = moved / PEAK_BW`` (eq 3-2's data term, 128-B transactions) and ``T_cpe`` = one
+    CPE's ``dmas x T_latency + compute`` (simulator: 1x64x56x56 3x3 im2col within 1 %)."""
+    moved = useful = t_bw = 0.0
+    for blocks, put in ((gets, False), (puts, True)):
+        for count, bsize in blocks:
+            mv = count * _avg_moved(bsize, machine.mem_txn_bytes)
+            moved += mv
+            useful += count * bsize
+            t_bw += mv / (machine.peak_bw_cg * 1e9 * (machine.dma_put_bw_factor if put else 1.0))
+    per_cpe = max(1, _ceil(tasks, N_CPE))
+    t_lat = machine.cycles_to_seconds(dmas / N_CPE * machine.dma_latency)
+    t_comp = machine.cycles_to_seconds(compute_cycles / N_CPE)
+    t_cpe = t_lat + t_comp
+    total = max(t_bw, t_cpe) + t_cpe / per_cpe
+    return KernelCost(name, total, t_bw + t_lat, t_comp, moved, useful, 0)
+
+
+def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None = None) -> KernelCost:
+    """Cost of the im2col kernel (:func:`im2col_tasks`, :func:`parallel_tasks_cost`)."""
+    mach = machine or default_machine()
+    t = im2col_tasks(s, mach.ldm_user_bytes if budget is None else budget)
+    e, kw, wo, nc = s.elem, s.kw, s.wo, s.n * s.c
+    gets: list[tuple[float, float]] = []
+    puts: list[tuple[float, float]] = []
+    dmas = comp = 0.0
+    tasks = 0
+    for g in t.groups:
+        q = nc * g.chunks
+        tasks += q
+        if g.rows > 1 and g.step > 1:
+            gets.append((q * g.rows, s.w * e))
+        else:
+            gets.append((q, g.rows * s.w * e))
+        puts.append((q * len(g.kernel_rows) * kw, g.rows * wo * e))
+        dmas += q * (1 + len(g.kernel_rows))
+        comp += q * g.rows * kw * wo * (IM2COL_MAP_CYCLES_PER_ELEM + (IM2COL_TRANSPOSE_CYCLES_PER_ELEM if g.rows > 1 else 0.0))
+    if t.zchunk:
+        tasks += nc
+        for rs in t.zero_ranges:
+            for _, nho in rs:
+                for h0 in range(0, nho, t.zchunk):
+                    nz = min(t.zchunk, nho - h0)
+                    puts.append((nc * kw, nz * wo * e))
+                    dmas += nc
+    return parallel_tasks_cost("im2col", gets, puts, dmas, comp, tasks, mach)
+
+
 def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
     """Cost of im2col + GEMM (+ relayout) for ``s`` (model of the lowering's kernels); the
     cheaper of the two GEMM forms:
@@ -762,8 +952,9 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
       kernel to NCHW: no per-image padding of Ho*Wo to the block multiple and long DMA blocks
       for small images, for one extra pass over the output.
 
-    im2col (§C2 tensorised form): one task = one input row of one channel (W elements read
-    contiguously), written to kh*kw col rows as segments of Wo elements (one DMA each, L1045)."""
+    im2col (§C2 tensorised form, L1045-1049): tile-to-loop's task decomposition
+    (:func:`im2col_tasks`: batches of input rows of one channel, one DMA in, one DMA of
+    kw x (rows*Wo) out per kernel row), costed by :func:`parallel_tasks_cost`."""
     mach = machine or default_machine()
     e = s.elem
     kk = s.cg * s.kh * s.kw
@@ -776,16 +967,7 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
         gemm = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=hw, ldc=hw, batch=s.group * s.n,
                          bias_along=bias_along, maps=maps, machine=mach, name="gemm")
         return ExplicitPlan(s, gemm, (gemm.cost,), _sum_costs("im2col", [gemm.cost], s.flops), pointwise=True)
-    # im2col: reads N*C*H rows of W, writes C*kh*kw*N*Ho segments of Wo.
-    rows = s.n * s.c * s.h
-    segs = s.c * s.kh * s.kw * s.n * s.ho
-    im2col = memory_bound_cost(
-        "im2col",
-        [(rows, s.w * e, False), (segs, s.wo * e, True)],
-        dmas_per_cpe=(rows + segs) / N_CPE,
-        compute_cycles_per_cpe=MAP_CYCLES_PER_ELEM * (segs * s.wo) / N_CPE,
-        machine=mach,
-    )
+    im2col = im2col_cost(s, mach)
     per_image = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
                           bias_along=bias_along, maps=maps, machine=mach, name="gemm")
     best = ExplicitPlan(s, per_image, (im2col, per_image.cost),
@@ -938,10 +1120,9 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
     tr, tc = winograd_tiles(s.ho, s.wo)
     p = s.n * tr * tc
     # 16 GEMMs (P, C) x (C, M)^T; the P padding is chosen with the GEMM block (L1194-1196).
-    gemm = plan_gemm(
-        p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m,
-        bias_along="n" if s.bias else None, machine=mach, name="gemm",
-    )
+    # No bias in the GEMM: bias and activation are the NAME_bias kernel over y.
+    gemm = plan_gemm(p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m, machine=mach,
+                     name="gemm")
     p_pad = _ceil(p, gemm.bm) * gemm.bm
     nf = s.m * s.c
     chunk = max(1, min(_ceil(nf, N_CPE), mach.ldm_user_bytes // 2 // (25 * e)))

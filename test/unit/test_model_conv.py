@@ -293,3 +293,42 @@ def test_choose_conv_always_finds_a_plan(n, c, hw, m, k, s) -> None:
             assert applicability(shape, alg) is not None or "fits" in plan
         else:
             assert plan.cost.gflops() > 0
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 64, 56, 56, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1)),
+        (1, 512, 14, 14, 512, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1)),
+        (1, 3, 224, 224, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1)),
+        (2, 16, 13, 11, 8, 3, 5, (1, 2), (2, 1, 0, 2), (2, 1)),
+        (4, 256, 28, 28, 128, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1)),
+    ],
+)
+def test_im2col_tasks_mirror_tile_to_loop(shape) -> None:
+    """The model's im2col task decomposition equals tile-to-loop's (mem_prims.plan_im2col) for
+    the same LDM budget, so its cost follows the kernel the lowering emits."""
+    import numpy as np
+
+    from taihu.dialects import graph, tile
+    from taihu.passes.conversion.tile_to_loop.mem_prims import plan_im2col
+    from taihu.passes.pipelines import build_pipeline, run_pipeline
+    from taihu.test.unit.graph_builder import G
+
+    from taihu.backends.model.conv import im2col_tasks
+
+    n, c, h, w, m, kh, kw, st, pads, dil = shape
+    g = G((n, c, h, w))
+    wt = g.cst(np.zeros((m, c, kh, kw), np.float32), "w")
+    y = g(graph.Conv2dOp(g.args[0], wt, None, strides=st, pads=pads, dilations=dil, group=1), "conv")
+    mod = g.module(y)
+    run_pipeline(build_pipeline({"conv_algorithm": "im2col"}, stop_after="convert-graph-to-tile"), mod)
+    ops = [op for op in mod.walk() if isinstance(op, tile.Im2colOp)]
+    assert len(ops) == 1
+    s = ConvShape(n, c, h, w, m, kh, kw, st, pads, dil)
+    for budget in (default_machine().ldm_user_bytes, 8192):
+        ref = plan_im2col(ops[0], budget)
+        mine = im2col_tasks(s, budget)
+        assert [(gr.r0, gr.step, gr.count, gr.rows, gr.kernel_rows) for gr in ref.groups] == [
+            (gr.r0, gr.step, gr.count, gr.rows, gr.kernel_rows) for gr in mine.groups]
+        assert ref.zero_ranges == mine.zero_ranges and ref.zchunk == mine.zchunk
