@@ -97,6 +97,20 @@ def _concat(axis: int, shapes: list[tuple[int, ...]]) -> Case:
     return build
 
 
+def _concat_inplace() -> tuple[G, list[SSAValue]]:
+    """Channel concat at batch 1: relu/pool outputs are written into the output slices by their
+    producers (no copy); the graph input and the fanned-out sigmoid are copied; then a nested
+    concat of the result."""
+    g = G((1, 3, 4, 5), (1, 2, 4, 5), (1, 4, 4, 5))
+    a = g(graph.ReluOp(g.args[0]), "a")
+    b = g(graph.MaxPoolOp(g.args[1], kernel_shape=(3, 3), pads=(1, 1, 1, 1)), "b")
+    s = g(graph.SigmoidOp(g.args[0]), "s")
+    cat = g(graph.ConcatOp([a, b, g.args[2], s], axis=1), "cat")
+    t = g(graph.TanhOp(s), "t")
+    cat2 = g(graph.ConcatOp([cat, t], axis=1), "cat2")
+    return g, [cat2, s]
+
+
 def _views() -> tuple[G, list[SSAValue]]:
     g = G((2, 3, 4))
     r = g(graph.ReshapeOp(g.args[0], (6, 4)), "r")
@@ -145,6 +159,7 @@ CASES: dict[str, Case] = {
     "lrn_many_images": unary(graph.LRNOp, (70, 6, 2, 3), size=3, alpha=1e-2, beta=1.0, bias=1.0),
     "concat_axis1": _concat(1, [(2, 3, 4), (2, 5, 4), (2, 1, 4)]),
     "concat_axis0": _concat(0, [(2, 3), (1, 3)]),
+    "concat_inplace": _concat_inplace,
     "concat_last": _concat(-1, [(3, 2), (3, 7)]),
     "pad_mixed": unary(graph.PadOp, (2, 3, 4), pads=(0, 1, -1, 1, 2, 0), value=0.5),
     "pad_spatial": unary(graph.PadOp, (1, 3, 5, 5), pads=(0, 0, 2, 1, 0, 0, 1, 2)),

@@ -71,6 +71,12 @@ def run_host_main(module: ModuleOp, inputs: Mapping[str, np.ndarray], run_kernel
             v = src.reshape(tuple(op.result.type.get_shape()))
             assert np.shares_memory(v, src) or v.size == 0
             env[op.result] = v
+        elif isinstance(op, memref.ReinterpretCastOp):  # a contiguous sub-range (static offset)
+            src = env[op.source]
+            assert isinstance(src, np.ndarray) and src.flags.c_contiguous
+            shape = tuple(op.result.type.get_shape())
+            off = int(op.static_offsets.get_values()[0])
+            env[op.result] = src.reshape(-1)[off : off + math.prod(shape)].reshape(shape)
         elif isinstance(op, func.ReturnOp):
             outs = [env[v] for v in op.operands]
         elif not run_kernel(op, env):
@@ -196,7 +202,8 @@ def _mem_primitive(op: Operation, env: dict) -> None:
     x, y = env[op.input], env[op.output]
     if isinstance(op, tile.Im2colOp):
         g = op.geometry()
-        r = mp.im2col_reference(x, g["kernel"], g["strides"], g["pads"], g["dilations"], op.data_layout)
+        r = mp.im2col_reference(x, g["kernel"], g["strides"], g["pads"], g["dilations"], op.data_layout,
+                                op.columns_per_image())
     elif isinstance(op, tile.WinogradFilterOp):
         r = mp.winograd_filter_full_reference(x)
     elif isinstance(op, tile.WinogradInputOp):

@@ -10,7 +10,8 @@ Element-wise ops (:func:`emit_elementwise`): relu, sigmoid, tanh, clip, leaky_re
 mul, div, sum with numpy broadcasting; batch_norm (not folded: ``affine`` with per-channel
 ``scale = gamma/sqrt(var+eps)``, ``shift = beta - mean*scale`` computed at compile time from
 constant parameters); pad (a shifted copy, ``pad v`` on the loads); concat (a copy per input
-into its slice). The output shape is canonicalised: size-1 dims dropped and adjacent dims
+into its slice, or none: at batch 1 an input produced by kernels only is written into its
+slice by its producers, :class:`ConcatPattern`). The output shape is canonicalised: size-1 dims dropped and adjacent dims
 merged when every input is either full or broadcast along both (e.g. ``(N,C,H,W) + (1,C,1,1)``
 -> ``(N, C, H*W)`` with the bias ``(1, C, 1)``). The tile covers a suffix of the canonical
 dims: the split dim ``s`` (``64*q`` rows, ``q`` per CPE) and the whole inner dims; the outer
@@ -21,10 +22,12 @@ run of ``q*inner`` elements when the inputs are full. Broadcast operands are ``r
 (or ``cpe`` when they vary along ``s``) loaded in the loop level they depend on.
 
 Window ops: max_pool / avg_pool (planes N*C split over the CPEs, ``tho`` output rows per tile,
-input rows loaded with ``pad -inf`` / ``pad 0.0`` for the pads and the ceil_mode tail; the
-per-position divisor of avg_pool without ``count_include_pad`` is a constant ``inv_count``
-operand), global_avg_pool (``reduce_mean``; ``reduce_sum`` partials when H*W is too large),
-softmax (``(outer, A, inner)`` view, rows split), lrn (``(N, C, H*W)``, N split).
+whole input rows per DMA: ``pad -inf`` / ``pad 0.0`` rows for the top/bottom pads, the column
+pads and the ceil_mode tail as the map's ``pads``; the per-position divisor of avg_pool without
+``count_include_pad`` is a constant ``inv_count`` operand), global_avg_pool (``reduce_mean``;
+``reduce_sum`` partials when H*W is too large), softmax and lrn (``(outer, A, inner)`` views,
+:func:`plan_axis`: rows of ``outer`` split, or at batch 1 ``inner`` split (``cpe2`` tiles)
+with LRN channel chunks carrying the window's halo).
 
 Data movement: transpose / layout_transform (a tile over dims that follow the split dim in
 both orders, ``tile.map transpose`` in LDM), views (reshape, flatten, unsqueeze, dropout:
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import bufferization, memref
 from xdsl.dialects.builtin import MemRefType, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -52,6 +55,7 @@ from taihu.dialects.mapkind import MapKind
 from taihu.dialects import tile
 from taihu.dialects.tile import Dist
 from taihu.passes.conversion.graph_to_tile.common import (
+    ALIGNMENT,
     FusedMap,
     GraphToTilePattern,
     Idx,
@@ -60,6 +64,7 @@ from taihu.passes.conversion.graph_to_tile.common import (
     absorb_elementwise_consumers,
     constant_array,
     reshape_view,
+    sanitize,
     shape_of,
     unary_map_of,
 )
@@ -485,10 +490,56 @@ class ViewPattern(GraphToTilePattern):
 # --------------------------------------------------------------------------------------------
 
 
+_VIEW_OPS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.ReinterpretCastOp)
+
+
+def _only_written_by_kernels(m: SSAValue, keep: Operation) -> bool:
+    """Every use of memref ``m`` (through reshape views) is a ``tile.kernel`` operand or the
+    op ``keep`` (the ``to_tensor`` the concat reads)."""
+    for u in m.uses:
+        o = u.operation
+        if o is keep or isinstance(o, tile.KernelOp):
+            continue
+        if isinstance(o, bufferization.ToTensorOp) and not list(o.tensor.uses):
+            continue  # a dead to_tensor (an input already folded into an earlier concat)
+        if isinstance(o, _VIEW_OPS) and _only_written_by_kernels(o.results[0], keep):
+            continue
+        return False
+    return True
+
+
+def _inplace_source(v: SSAValue, block) -> memref.AllocOp | None:
+    """The ``memref.alloc`` holding concat input ``v`` when its producer kernels may write the
+    concat output slice directly: ``v`` is ``to_tensor(alloc)`` in the concat's block, used by
+    the concat only, and the buffer is touched by nothing but kernels (no other tensor, no
+    return, no graph-level view of it)."""
+    if not isinstance(v, OpResult) or not isinstance(v.op, bufferization.ToTensorOp) or len(list(v.uses)) != 1:
+        return None
+    m = v.op.memref
+    if not isinstance(m, OpResult) or not isinstance(m.op, memref.AllocOp) or m.op.parent_block() is not block:
+        return None
+    return m.op if _only_written_by_kernels(m, v.op) else None
+
+
+def _slice_view(out_mem: SSAValue, offset: int, t: MemRefType) -> memref.ReinterpretCastOp:
+    """``memref.reinterpret_cast`` of ``out_mem`` at element ``offset`` with type ``t`` (a
+    contiguous sub-range: row-major strides). The result keeps the identity layout, taihu's
+    main-memory convention; convert-loop-to-sw adds the static offset to the base address."""
+    shape = list(t.get_shape())
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    return memref.ReinterpretCastOp.from_dynamic(out_mem, [offset], shape, strides, t)
+
+
 class ConcatPattern(_EwPattern):
-    """``graph.concat`` -> one copy kernel per input into its slice of the output (same
-    ``taihu.layer``): (outer, R_i) -> (outer, R) at column offset sum(R_<i), with
-    outer = prod(dims before axis), R_i = prod(input dims from axis)."""
+    """``graph.concat`` -> (outer, R_i) -> (outer, R) at column offset sum(R_<i), with
+    outer = prod(dims before axis), R_i = prod(input dims from axis).
+
+    With ``outer == 1`` (a channel concat at batch 1: every input is a contiguous slice of the
+    output) an input whose buffer only the kernels of its producer write (:func:`_inplace_source`)
+    costs nothing: its ``memref.alloc`` becomes a view of the output slice
+    (:func:`_slice_view`), so the producers store into the concat output directly (GoogLeNet /
+    SqueezeNet concats move no data). The other inputs get one copy kernel each into their slice
+    of the output (same ``taihu.layer``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConcatOp, rewriter: PatternRewriter) -> None:
@@ -496,13 +547,38 @@ class ConcatPattern(_EwPattern):
         ax = op.axis % len(out_shape)
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
-        out_mem = self.alloc_like(rewriter, op.result, name)
         outer = math.prod(out_shape[:ax])
         total = math.prod(out_shape[ax:])
+        block = op.parent_block()
+        inplace: dict[int, memref.AllocOp] = {}
+        if outer == 1 and not fused and block is not None:
+            for i, v in enumerate(op.inputs):
+                a = _inplace_source(v, block)
+                if a is not None and math.prod(shape_of(v)) > 0:
+                    inplace[i] = a
+        if inplace:
+            t = op.result.type
+            assert isinstance(t, TensorType)
+            first = min(inplace.values(), key=block.get_operation_index)
+            alloc = memref.AllocOp.get(t.element_type, ALIGNMENT, list(out_shape))
+            alloc.memref.name_hint = sanitize(name)
+            rewriter.insert(alloc, InsertPoint.before(first))
+            out_mem = alloc.memref
+        else:
+            out_mem = self.alloc_like(rewriter, op.result, name)
         off = 0
         for i, v in enumerate(op.inputs):
             r_i = math.prod(shape_of(v)[ax:])
             if r_i == 0:
+                continue
+            if i in inplace:
+                a = inplace[i]
+                view = _slice_view(out_mem, off, a.memref.type)
+                view.result.name_hint = a.memref.name_hint
+                rewriter.insert(view, InsertPoint.before(a))
+                rewriter.replace_all_uses_with(a.memref, view.result)
+                rewriter.erase(a)
+                off += r_i
                 continue
             mem = self.buffer(rewriter, v)
             if outer == 1:

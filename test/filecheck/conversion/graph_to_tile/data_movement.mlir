@@ -86,3 +86,25 @@ func.func @main(%x: tensor<2x3x4xf32> {graph.name = "x"}) -> (tensor<1x6x4xf32> 
 // CHECK-NEXT: %r = memref.alloc() {alignment = 128 : i64} : memref<1x6x4xf32>
 // CHECK:      tile.kernel "r" {{.*}}taihu.op = "graph.relu"
 // CHECK:      func.return %r : memref<1x6x4xf32>
+
+// -----
+
+// Channel concat at batch 1 (contiguous output slices): inputs written only by their producer
+// kernels are produced in place (their alloc becomes a reinterpret_cast view of the output
+// slice, no copy); a graph input and a fanned-out value are copied into their slices.
+func.func @main(%x: tensor<1x3x4x5xf32> {graph.name = "x"}, %z: tensor<1x2x4x5xf32> {graph.name = "z"}) -> (tensor<1x8x4x5xf32> {graph.name = "y"}, tensor<1x3x4x5xf32> {graph.name = "s"}) {
+  %a = graph.relu %x : tensor<1x3x4x5xf32> -> tensor<1x3x4x5xf32>
+  %s = graph.sigmoid %x : tensor<1x3x4x5xf32> -> tensor<1x3x4x5xf32>
+  %c = graph.concat %a, %z, %s {axis = 1 : i64} : (tensor<1x3x4x5xf32>, tensor<1x2x4x5xf32>, tensor<1x3x4x5xf32>) -> tensor<1x8x4x5xf32>
+  func.return %c, %s : tensor<1x8x4x5xf32>, tensor<1x3x4x5xf32>
+}
+
+// CHECK:      %c = memref.alloc() {alignment = 128 : i64} : memref<1x8x4x5xf32>
+// CHECK-NEXT: %a = memref.reinterpret_cast %c to offset: [0], sizes: [1, 3, 4, 5], strides: [60, 20, 5, 1] : memref<1x8x4x5xf32> to memref<1x3x4x5xf32>
+// CHECK:      tile.kernel "a" {{.*}}taihu.op = "graph.relu"
+// CHECK:      %s = memref.alloc() {alignment = 128 : i64} : memref<1x3x4x5xf32>
+// CHECK:      tile.kernel "s" {{.*}}taihu.op = "graph.sigmoid"
+// CHECK:      tile.kernel "c" {{.*}}taihu.shape = "1x8x4x5[60:100] <- 1x2x4x5"
+// CHECK:      tile.kernel "c_1" {{.*}}taihu.shape = "1x8x4x5[100:160] <- 1x3x4x5"
+// CHECK-NOT:  tile.kernel
+// CHECK:      func.return %c, %s : memref<1x8x4x5xf32>, memref<1x3x4x5xf32>
