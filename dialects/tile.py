@@ -1512,6 +1512,10 @@ class Im2colOp(_MemPrimitive):
     ``pads`` = (pt, pl, pb, pr) in ONNX order. Tasks = input rows of one channel, distributed
     over the 64 CPEs; ``rows_per_task`` batches rows per task (L1049, small C_i; when absent,
     tile-to-loop picks the largest count that fits LDM and still gives every CPE a task).
+    ``image_columns`` P (default Ho*Wo): col is (C*kh*kw, N*P) and column (n, ho, wo) ->
+    n*P + ho*Wo + wo, i.e. each image's Ho*Wo columns padded to P (the padded graph-level
+    allocation of 004 L865 / algorithms.md §F2: a GEMM block of P columns never crosses the
+    border); the P - Ho*Wo padding columns of each image are not written.
     """
 
     name = "tile.im2col"
@@ -1520,6 +1524,7 @@ class Im2colOp(_MemPrimitive):
     pads = opt_prop_def(DenseArrayBase)
     dilations = opt_prop_def(DenseArrayBase)
     rows_per_task = opt_prop_def(IntegerAttr[I64])
+    image_columns = opt_prop_def(IntegerAttr[I64])
 
     def geometry(self) -> dict[str, tuple[int, ...]]:
         return {
@@ -1528,6 +1533,10 @@ class Im2colOp(_MemPrimitive):
             "pads": _arr(self.pads) or (0, 0, 0, 0),
             "dilations": _arr(self.dilations) or (1, 1),
         }
+
+    def columns_per_image(self) -> int | None:
+        """P of ``image_columns`` (None: Ho*Wo, unpadded)."""
+        return _int(self.image_columns)
 
     def verify_(self) -> None:
         ti, to = self._common(4, 2)
@@ -1542,11 +1551,13 @@ class Im2colOp(_MemPrimitive):
         wo = _conv_out(w, kh_kw[1], st[1], pads[1], pads[3], dil[1])
         if ho < 1 or wo < 1:
             raise VerifyException(f"tile.im2col: empty output ({ho}x{wo}) for input {ti}")
-        want = (c * kh_kw[0] * kh_kw[1], n * ho * wo)
+        p = self.columns_per_image()
+        if p is not None and p < ho * wo:
+            raise VerifyException(f"tile.im2col: image_columns = {p} < Ho*Wo = {ho * wo}")
+        want = (c * kh_kw[0] * kh_kw[1], n * (ho * wo if p is None else p))
         if to.get_shape() != want:
-            raise VerifyException(
-                f"tile.im2col: col must be (C*kh*kw, N*Ho*Wo) = {list(want)}, got {list(to.get_shape())}"
-            )
+            what = "N*Ho*Wo" if p is None else "N*image_columns"
+            raise VerifyException(f"tile.im2col: col must be (C*kh*kw, {what}) = {list(want)}, got {list(to.get_shape())}")
 
 
 WINOGRAD_M = 2  # F(2x2, 3x3): output tile m = 2, filter r = 3, alpha = m + r - 1 = 4 (L1130)

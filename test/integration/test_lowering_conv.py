@@ -97,7 +97,14 @@ def _run_op(op, env) -> None:
         b = b.T if op.trans_b is not None else b
         c[...] = c + a.astype(np.float64) @ b.astype(np.float64)
     elif isinstance(op, tile.Im2colOp):
-        env[op.output][...] = _im2col(env[op.input], *_geom(op))
+        col = _im2col(env[op.input], *_geom(op))
+        p = op.columns_per_image()
+        if p is not None:  # each image's columns padded to p (not written: keep the buffer's)
+            out = env[op.output].reshape(col.shape[0], -1, p)
+            hw = out.shape[1] and col.shape[1] // out.shape[1]
+            out[:, :, :hw] = col.reshape(col.shape[0], -1, hw)
+        else:
+            env[op.output][...] = col
     elif isinstance(op, tile.WinogradFilterOp):
         w = env[op.input]
         env[op.output][...] = np.einsum("ai,kcij,bj->abkc", _G, w.astype(np.float64), _G).reshape(16, w.shape[0], w.shape[1])
@@ -192,6 +199,35 @@ def test_gemm_fc(trans_a: bool, trans_b: bool, c_shape) -> None:
         return g, g(graph.GemmOp(*g.args, alpha=0.5, beta=2.0, trans_a=trans_a, trans_b=trans_b))
 
     check_tile(build)
+
+
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_gemm_fc_constant_weights_stored_for_the_plan(trans_b: bool) -> None:
+    """Constant FC weights: the planner picks their storage order (free_trans_b: (K, N) needs a
+    plain conversion into a vec-n B tile, (N, K) a transposing one but may block better); the
+    kernel reads the copy the plan asks for, and the numerics hold either way."""
+    m, k, n = 4, 256, 1000
+    w = np.random.default_rng(3).standard_normal((n, k) if trans_b else (k, n))
+
+    def build(dt):
+        g = G((m, k), (n,), dtype=dt)
+        wc = g.cst(w.astype(dt), "w")
+        return g, g(graph.ReluOp(g(graph.GemmOp(g.args[0], wc, g.args[1], trans_b=trans_b))))
+
+    import dataclasses
+
+    from taihu.backends.model.conv import plan_gemm
+    from taihu.backends.sim.machine import default_machine
+
+    lowered = check_tile(build)
+    (kern,) = [k for k in kernels(lowered) if k.attributes["taihu.algorithm"].data == "gemm"]
+    (gemm,) = [o for o in kern.walk() if isinstance(o, tile.GemmOp)]
+    mach = default_machine()
+    mach = dataclasses.replace(mach, ldm_user_bytes=mach.ldm_user_bytes - 512)
+    free = plan_gemm(m, n, k, "f32", False, trans_b, bias_along="n", maps=1, machine=mach, free_trans_b=True)
+    fixed = plan_gemm(m, n, k, "f32", False, trans_b, bias_along="n", maps=1, machine=mach)
+    assert (gemm.trans_b is not None) == free.trans_b  # the kernel reads B in the plan's order
+    assert free.cost.t_total <= fixed.cost.t_total
 
 
 def test_gemm_f64_default_scalars() -> None:

@@ -207,7 +207,12 @@ class ConvPattern(GraphToTilePattern):
         if plan.pointwise:  # col = x itself: (N, C, H*W) viewed (N, group, C/g, HW)
             bsrc = self.view(rewriter, X, (s.n, s.group, kk, hw))
         else:
-            col = self.alloc(rewriter, (s.c * s.kh * s.kw, s.n * hw), el, f"{name}_col")
+            # per-image GEMMs: each image's columns padded to the GEMM's N block (image_columns,
+            # 004 L865 padded allocation) so that no B window crosses the border: every B load
+            # is one full strided DMA per CPE and double-buffered (a column-clipped piece would
+            # need per-row DMAs and be loaded synchronously)
+            pc = hw if plan.batched or hw % g.bn == 0 else -(-hw // g.bn) * g.bn
+            col = self.alloc(rewriter, (s.c * s.kh * s.kw, s.n * pc), el, f"{name}_col")
             kb = self._kb(name, op, s, "im2col", name, suffix="_im2col")
             x, c = kb.arg(X, "x"), kb.arg(col, "col")
             props: dict[str, Attribute] = {"kernel": _i64s((s.kh, s.kw))}
@@ -217,9 +222,11 @@ class ConvPattern(GraphToTilePattern):
                 props["pads"] = _i64s(s.pads)
             if s.dilations != (1, 1):
                 props["dilations"] = _i64s(s.dilations)
+            if pc != hw:
+                props["image_columns"] = IntegerAttr(pc, i64)
             kb.insert(tile.Im2colOp.build(operands=[x, c], properties=props))
             kb.finish(rewriter)
-            bsrc = self.view(rewriter, col, (s.group, kk, s.n * hw) if plan.batched else (s.group, kk, s.n, hw))
+            bsrc = self.view(rewriter, col, (s.group, kk, s.n * hw) if plan.batched else (s.group, kk, s.n, pc))
         wv = self.view(rewriter, W, (s.group, s.mg, kk))
         if plan.batched:
             ybuf = self.alloc(rewriter, (s.m, s.n * hw), el, f"{name}_gemm")

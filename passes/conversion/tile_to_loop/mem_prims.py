@@ -141,9 +141,11 @@ def im2col_reference(
     pads: Sequence[int] = (0, 0, 0, 0),
     dilations: Sequence[int] = (1, 1),
     layout: DataLayout = DataLayout.NCHW,
+    image_columns: int | None = None,
 ) -> np.ndarray:
     """``tile.im2col``: x (N, C, H, W) (or NHWC) -> col (C*kh*kw, N*Ho*Wo),
-    ``col[(c,i,j), (n,ho,wo)] = x[n, c, ho*sh + i*dh - pt, wo*sw + j*dw - pl]`` (0 outside)."""
+    ``col[(c,i,j), (n,ho,wo)] = x[n, c, ho*sh + i*dh - pt, wo*sw + j*dw - pl]`` (0 outside);
+    with ``image_columns`` P: (C*kh*kw, N*P), each image's columns padded with zeros to P."""
     if layout == DataLayout.NHWC:
         x = x.transpose(0, 3, 1, 2)
     n, c, h, w = x.shape
@@ -154,7 +156,10 @@ def im2col_reference(
     ri = (np.arange(kh) * dh)[:, None] + (np.arange(ho) * sh)[None, :]  # (kh, Ho)
     ci = (np.arange(kw) * dw)[:, None] + (np.arange(wo) * sw)[None, :]  # (kw, Wo)
     g = xp[:, :, ri[:, None, :, None], ci[None, :, None, :]]  # (N, C, kh, kw, Ho, Wo)
-    return g.transpose(1, 2, 3, 0, 4, 5).reshape(c * kh * kw, n * ho * wo)
+    col = g.transpose(1, 2, 3, 0, 4, 5).reshape(c * kh * kw, n, ho * wo)
+    if image_columns is not None and image_columns > ho * wo:
+        col = np.pad(col, [(0, 0), (0, 0), (0, image_columns - ho * wo)])
+    return col.reshape(c * kh * kw, -1)
 
 
 def winograd_filter_full_reference(w: np.ndarray) -> np.ndarray:
@@ -609,7 +614,7 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
     xcol = ctx.new_buffer("im2col_col", LdmBufType((p.R, p.kw, p.Wo), et))
     xcol_t = ctx.new_buffer("im2col_colT", LdmBufType((p.kw, p.R, p.Wo), et)) if p.R > 1 else None
     kk = p.kh * p.kw
-    how = p.Ho * p.Wo
+    how = op.columns_per_image() or p.Ho * p.Wo  # col columns per image (padded: image_columns)
     params: dict[str, object] = {"kernel": (p.kw,), "strides": (p.sw,)}
     if p.pl or p.pr:
         params["pads"] = (p.pl, p.pr)

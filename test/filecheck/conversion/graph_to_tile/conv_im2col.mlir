@@ -46,16 +46,18 @@ func.func @main(%x: tensor<2x32x9x9xf32> {graph.name = "x"}, %w: tensor<32x8x3x3
 
 // -----
 
-// N = 1, dilated 5x5 with channels < 64: per-image GEMM straight into the NCHW output.
+// N = 1, dilated 5x5 with channels < 64: per-image GEMM straight into the NCHW output; each
+// image's Ho*Wo = 64 columns of col padded to the GEMM's N block (image_columns = 128), so no B
+// window crosses the border (full, prefetched DMAs; 004 L865 padded allocation).
 func.func @main(%x: tensor<1x16x12x12xf32> {graph.name = "x"}, %w: tensor<32x16x5x5xf32> {graph.name = "w"}) -> (tensor<1x32x8x8xf32> {graph.name = "y"}) {
   %y = graph.conv2d %x, %w {dilations = array<i64: 2, 2>, pads = array<i64: 2, 2, 2, 2>} : (tensor<1x16x12x12xf32>, tensor<32x16x5x5xf32>) -> tensor<1x32x8x8xf32>
   func.return %y : tensor<1x32x8x8xf32>
 }
 
 // CHECK:      tile.kernel "y_im2col"
-// CHECK-NEXT:   tile.im2col %x_1 -> %col {kernel = array<i64: 5, 5>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 2, 2>} : memref<1x16x12x12xf32> -> memref<400x64xf32>
-// CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x32x400xf32>, %col = %{{.*}} : memref<1x400x1x64xf32>, %y_1 = %{{.*}} : memref<1x1x32x64xf32>)
-// CHECK:          tile.move %col[%c0, %{{.*}}, %c0, %c0] sizes [1, {{[0-9]+}}, 1, {{[0-9]+}}]
+// CHECK-NEXT:   tile.im2col %x_1 -> %col {kernel = array<i64: 5, 5>, pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 2, 2>, image_columns = 128 : i64} : memref<1x16x12x12xf32> -> memref<400x128xf32>
+// CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x32x400xf32>, %col = %{{.*}} : memref<1x400x1x128xf32>, %y_1 = %{{.*}} : memref<1x1x32x64xf32>)
+// CHECK:          tile.move %col[%c0, %{{.*}}, %c0, %c0] sizes [1, {{[0-9]+}}, 1, 128] -> %b_s
 // CHECK:          tile.move %c_s -> %y_1[%c0, %c0, %{{.*}}, %{{.*}}] sizes [1, 1, {{[0-9]+}}, {{[0-9]+}}]
 // CHECK-NOT:  tile.kernel "y_relayout"
 

@@ -122,3 +122,34 @@ func.func @f(%M: memref<16x98x16xf32>, %Y: memref<2x32x13x13xf32>) {
   func.return
 }
 // CHECK: tile.winograd_output: m must be (16, P >= B*T = 98, N_o = 32), got [16, 98, 16]
+
+// -----
+
+// image_columns P: each image's Ho*Wo = 49 columns padded to 64 (the GEMM's N block).
+func.func @f(%X: memref<2x16x7x7xf32>, %C: memref<144x128xf32>) {
+  tile.kernel "k" (%x = %X : memref<2x16x7x7xf32>, %c = %C : memref<144x128xf32>) {
+    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, image_columns = 64 : i64} : memref<2x16x7x7xf32> -> memref<144x128xf32>
+  }
+  func.return
+}
+// CHECK: tile.im2col %x -> %c {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, image_columns = 64 : i64}
+
+// -----
+
+func.func @f(%X: memref<2x16x7x7xf32>, %C: memref<144x96xf32>) {
+  tile.kernel "k" (%x = %X : memref<2x16x7x7xf32>, %c = %C : memref<144x96xf32>) {
+    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, image_columns = 48 : i64} : memref<2x16x7x7xf32> -> memref<144x96xf32>
+  }
+  func.return
+}
+// CHECK: tile.im2col: image_columns = 48 < Ho*Wo = 49
+
+// -----
+
+func.func @f(%X: memref<2x16x7x7xf32>, %C: memref<144x98xf32>) {
+  tile.kernel "k" (%x = %X : memref<2x16x7x7xf32>, %c = %C : memref<144x98xf32>) {
+    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, image_columns = 64 : i64} : memref<2x16x7x7xf32> -> memref<144x98xf32>
+  }
+  func.return
+}
+// CHECK: tile.im2col: col must be (C*kh*kw, N*image_columns) = [144, 128], got [144, 98]
