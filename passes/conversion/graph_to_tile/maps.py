@@ -935,7 +935,15 @@ class GlobalAvgPoolPattern(GraphToTilePattern):
         x = kb.arg(self.view(rewriter, mem, (P, HW)), "x")
         y = kb.arg(self.view(rewriter, out_mem, (P, 1)), "y")
         if q_fit >= 1:
-            q = _balanced(q_need, math.ceil(q_need / q_fit))
+            # planes per CPE per tile: the cheapest by (iterations + 1) x tile (double buffering
+            # overlaps all but the first load and the last reduction + store)
+            def cost(n: int) -> float:
+                q = _balanced(q_need, n)
+                return (math.ceil(q_need / q) + 1) * (_TILE_OVERHEAD + q * (HW + 1))
+
+            n_min = math.ceil(q_need / q_fit)
+            n = min(range(n_min, max(n_min, q_need) + 1), key=cost)
+            q = _balanced(q_need, n)
             tp = P if q == q_need else N_CPE * q
             tin = kb.alloc([tp, HW], elem, Dist.CPE, double=True, name="tin")
             tout = kb.alloc([tp, 1], elem, Dist.CPE, double=True, name="tout")

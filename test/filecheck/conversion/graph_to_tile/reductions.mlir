@@ -1,18 +1,21 @@
 // RUN: %taihu-opt %s -p convert-graph-to-tile --split-input-file | filecheck %s
 
-// global_avg_pool: (N*C, H*W) planes split over the CPEs, reduce_mean over H*W (whole planes).
+// global_avg_pool: (N*C, H*W) planes split over the CPEs, reduce_mean over H*W (whole planes),
+// in two tiles of 16 planes per CPE (double buffering overlaps one tile's reduction with the
+// other's DMA).
 func.func @main(%x: tensor<1x2048x7x7xf32> {graph.name = "x"}) -> (tensor<1x2048x1x1xf32> {graph.name = "y"}) {
   %g = graph.global_avg_pool %x : tensor<1x2048x7x7xf32> -> tensor<1x2048x1x1xf32>
   func.return %g : tensor<1x2048x1x1xf32>
 }
 
 // CHECK:      tile.kernel "g" (%x_1 = %{{.*}} : memref<2048x49xf32>, %y = %{{.*}} : memref<2048x1xf32>) attributes {taihu.layer = "g", taihu.op = "graph.global_avg_pool", taihu.algorithm = "reduce", taihu.shape = "1x2048x1x1 <- 1x2048x7x7"} {
-// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<2048x49xf32, cpe>
-// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<2048x1xf32, cpe>
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<1024x49xf32, cpe>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<1024x1xf32, cpe>
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
-// CHECK-NEXT:   tile.move %x_1[%c0, %c0] sizes [2048, 49] -> %tin
-// CHECK-NEXT:   tile.map reduce_mean ins(%tin : !tile.buf<2048x49xf32, cpe>) out(%tout : !tile.buf<2048x1xf32, cpe>) {axis = 1 : i64}
-// CHECK-NEXT:   tile.move %tout -> %y[%c0, %c0] sizes [2048, 1]
+// CHECK-NEXT:   tile.for %p = 0 to 2048 step 1024 name "p" {
+// CHECK-NEXT:     tile.move %x_1[%p, %c0] sizes [1024, 49] -> %tin
+// CHECK-NEXT:     tile.map reduce_mean ins(%tin : !tile.buf<1024x49xf32, cpe>) out(%tout : !tile.buf<1024x1xf32, cpe>) {axis = 1 : i64}
+// CHECK-NEXT:     tile.move %tout -> %y[%p, %c0] sizes [1024, 1]
 
 // -----
 
