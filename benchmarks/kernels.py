@@ -245,7 +245,9 @@ def conv_rows() -> tuple[list[Row], list[str]]:
                 ch = choose_conv(s)
                 p = ch.plan
                 extra = ""
-                if p.algorithm == "implicit":
+                if p.algorithm == "implicit" and p.variant == "unfold":
+                    extra = f" bm={p.bm} bn={p.bn} bk={p.bk} cb={p.cb} vec {p.vec} (unfold)"
+                elif p.algorithm == "implicit":
                     extra = f" bm={p.bm} bn={p.bn} bk={p.bk} b_B={p.b_b} b_Ro={p.b_ro} ({p.variant})"
                 elif p.algorithm == "im2col":
                     g = p.gemm

@@ -86,6 +86,10 @@ LDM_ALIGN = 32  # bytes, per-buffer rounding (loop.ldm_buffer, vector alignment)
 #: vector store per 4 lanes (A7, 004 L823; the same rate as StructuralPrimitiveModel's convert).
 MAP_CYCLES_PER_ELEM = 2 / 4
 FILL_CYCLES_PER_ELEM = 1 / 4
+#: [param, measured] P1 cycles per element of a conversion/copy that also changes the LDM layout
+#: (a tile stored ``col``: ``loop.map transpose``, a strided scalar copy nest): simulator,
+#: f32 <-> f64 transposes of 8x64 .. 128x8 blocks, 2.00-2.09 cycles per element.
+TRANSPOSE_CYCLES_PER_ELEM = 2.05
 #: Largest number of C tiles sharing one A (weight) tile in the implicit convolution (they are
 #: unrolled in the tile IR).
 MAX_GROUP = 8
@@ -375,8 +379,10 @@ def _gemm_cost(
     mv_a = _tile_moved(bk, bm, lda, e, machine) if trans_a else _tile_moved(bm, bk, lda, e, machine)
     mv_b = _tile_moved(bn, bk, ldb, e, machine) if trans_b else _tile_moved(bk, bn, ldb, e, machine)
     mv_c = _tile_moved(bm, bn, ldc, e, machine)
-    conv_a = cyc(MAP_CYCLES_PER_ELEM * _local(bm * bk)) if "A" in staged else 0.0
-    conv_b = cyc(MAP_CYCLES_PER_ELEM * _local(bk * bn)) if "B" in staged else 0.0
+    lay = gemm_operand_layouts(vec, trans_a, trans_b)
+    rate = {o: TRANSPOSE_CYCLES_PER_ELEM if lay[o][1] == "col" else MAP_CYCLES_PER_ELEM for o in "ABC"}
+    conv_a = cyc(rate["A"] * _local(bm * bk)) if "A" in staged else 0.0
+    conv_b = cyc(rate["B"] * _local(bk * bn)) if "B" in staged else 0.0
     t_prim = prim(bm, bn, bk, vec)
     dma_step = (0.0 if hoist_a else mv_a) + (0.0 if hoist_b else mv_b)
     t_dma_step = t_dma_tiles(dma_step, machine) if dma_step else 0.0
@@ -389,9 +395,9 @@ def _gemm_cost(
     epi_dma = t_dma_tiles(mv_c, machine, put=True)
     epi_moved = mv_c
     if "C" in staged:
-        epi_cycles += MAP_CYCLES_PER_ELEM * c_local
+        epi_cycles += rate["C"] * c_local
     if epi.c_full:
-        epi_cycles += 2 * MAP_CYCLES_PER_ELEM * c_local
+        epi_cycles += (rate["C"] + MAP_CYCLES_PER_ELEM) * c_local
         epi_dma += t_dma_tiles(mv_c, machine)
         epi_moved += mv_c
     # bias (a rep tile: one broadcast DMA, tile-to-loop's rep_bcast): loaded per C block, or
@@ -497,6 +503,8 @@ def plan_gemm(
     machine: Machine | None = None,
     name: str = "gemm",
     blocking: tuple[int, int, int] | None = None,
+    free_trans_a: bool = False,
+    free_trans_b: bool = False,
 ) -> GemmPlan:
     """Choose the blocking of the K-innermost GEMM kernel (§B item 7, E7): minimum modelled
     time over vec in {n, m} (or ``vec``) and every (bm, bn, bk) from
@@ -506,15 +514,42 @@ def plan_gemm(
     ``bias_along`` "n" (a (1, N) bias row, FC) or "m" (an (M, 1) column, convolution);
     ``maps`` = element-wise maps applied to every C block (alpha, relu); ``scalars`` = (1, 1)
     rep tiles of the epilogue (alpha, beta). ``blocking`` forces the
-    block sizes (the 81-scheme sweep). Raises ValueError when nothing fits in LDM."""
+    block sizes (the 81-scheme sweep). ``free_trans_a/b``: the operand is a compile-time constant
+    whose storage order the caller can choose (it stores it transposed, densely, when the plan's
+    ``trans_a/b`` differs from the argument): the planner also tries the other order, e.g. so
+    that a vec-m A or a vec-n B lands in its LDM layout with a plain conversion instead of a
+    transposing one (:data:`TRANSPOSE_CYCLES_PER_ELEM`). Raises ValueError when nothing fits in
+    LDM."""
     mach = machine or default_machine()
     if min(m, n, k) <= 0 or batch <= 0:
         raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
     if dtype not in ("f32", "f64"):
         raise ValueError(f"dtype must be f32 or f64, got {dtype}")
-    lda = lda or (m if trans_a else k)
-    ldb = ldb or (k if trans_b else n)
     ldc = ldc or n
+    best: GemmPlan | None = None
+    best_key: tuple = ()
+    trans_a, trans_b = bool(trans_a), bool(trans_b)
+    tas = (trans_a, not trans_a) if free_trans_a else (trans_a,)
+    tbs = (trans_b, not trans_b) if free_trans_b else (trans_b,)
+    for ta in tas:
+        for tb in tbs:
+            la = (lda if ta == trans_a else None) or (m if ta else k)
+            lb = (ldb if tb == trans_b else None) or (k if tb else n)
+            cand = _plan_gemm_fixed(m, n, k, dtype, ta, tb, la, lb, ldc, batch, c_full, bias_along, maps, scalars,
+                                    vec, mach, name, blocking)
+            if cand is not None and (best is None or cand[0] < best_key):
+                best, best_key = cand[1], cand[0]
+    if best is None:
+        raise ValueError(f"no GEMM blocking fits in LDM for m={m} n={n} k={k} {dtype} (blocking={blocking})")
+    return best
+
+
+def _plan_gemm_fixed(
+    m: int, n: int, k: int, dtype: str, trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
+    c_full: bool, bias_along: str | None, maps: int, scalars: int, vec: str | None, mach: Machine, name: str,
+    blocking: tuple[int, int, int] | None,
+) -> tuple[tuple, GemmPlan] | None:
+    """(key, plan) of the best blocking for fixed operand storage orders (:func:`plan_gemm`)."""
     e = 4 if dtype == "f32" else 8
     best: GemmPlan | None = None
     best_key: tuple = ()
@@ -557,9 +592,7 @@ def plan_gemm(
                         key = (cost.t_total, -bm * bn * bk, not double_c)
                         if best is None or key < best_key:
                             best, best_key = plan, key
-    if best is None:
-        raise ValueError(f"no GEMM blocking fits in LDM for m={m} n={n} k={k} {dtype} (blocking={blocking})")
-    return best
+    return None if best is None else (best_key, best)
 
 
 def gemm_sweep(m: int, n: int, k: int, dtype: str = "f32", min_bk: int = 32,
@@ -757,7 +790,7 @@ class WinogradPlan:
     algorithm: str = "winograd"
 
 
-Plan = ExplicitPlan | ImplicitPlan | WinogradPlan
+Plan = ExplicitPlan | ImplicitPlan | WinogradPlan  # or unfold_conv.UnfoldPlan (algorithm "implicit")
 
 
 def _weight_relayout_cost(s: ConvShape, machine: Machine) -> KernelCost:
@@ -1196,7 +1229,9 @@ class ConvChoice:
 
 
 def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None = None) -> ConvChoice:
-    """Plan every applicable algorithm and keep the fastest (``auto``), or the forced one.
+    """Plan every applicable algorithm and keep the fastest (``auto``), or the forced one. The
+    ``implicit`` candidate is the faster of :func:`plan_implicit` and the unfolded variant
+    (:func:`taihu.backends.model.unfold_conv.plan_unfold`, when applicable).
 
     Raises :class:`NotApplicable` when a forced algorithm cannot run the layer (message = the
     reason) or when ``algorithm`` is unknown."""
@@ -1214,6 +1249,17 @@ def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None =
             cands[alg] = _PLANNERS[alg](s, machine)
         except NotApplicable as exc:
             cands[alg] = str(exc)
+        if alg == "implicit":  # the unfolded variant (backends/model/unfold_conv.py) when faster
+            from taihu.backends.model.unfold_conv import plan_unfold, unfold_applicability
+
+            if unfold_applicability(s) is None:
+                try:
+                    alt = plan_unfold(s, machine)
+                except NotApplicable:
+                    continue
+                cur = cands[alg]
+                if isinstance(cur, str) or alt.cost.t_total < cur.cost.t_total:
+                    cands[alg] = alt
     plans = [p for p in cands.values() if not isinstance(p, str)]
     if not plans:
         if algorithm != "auto":

@@ -320,9 +320,9 @@ class GemmPattern(GraphToTilePattern):
         n = sb[0] if op.trans_b else sb[1]
         name = self.state.layer_name(op)
         fused = absorb_elementwise_consumers(self.state, op.result)
-        A = self.buffer(rewriter, op.a)
-        B = self.buffer(rewriter, op.b)
-        Cin = self.buffer(rewriter, op.c) if op.c is not None else None
+        # constant operands (FC weights) may be stored in either order: the planner picks the one
+        # whose LDM layout needs no transposing conversion; a flipped one becomes a new global
+        a_np, b_np = constant_array(op.a), constant_array(op.b)
         Y = self.alloc_like(rewriter, op.result, name)
         c_shape = shape_of(op.c) if op.c is not None else None
         c_full = c_shape is not None and tuple(c_shape) == (m, n)
@@ -331,28 +331,32 @@ class GemmPattern(GraphToTilePattern):
             c2 = (1,) * (2 - len(c_shape)) + tuple(c_shape)
             bias_along = "n" if c2 == (1, n) and n > 1 else ("m" if c2 == (m, 1) and m > 1 else "scalar")
         maps = len(fused) + (1 if op.alpha != 1.0 else 0)
-        has_c = Cin is not None and op.beta != 0.0
+        has_c = op.c is not None and op.beta != 0.0
         scale_init = op.beta / op.alpha if op.alpha != 0.0 else op.beta
         scalars = (1 if op.alpha != 1.0 else 0) + (
             1 if has_c and ((not c_full and op.beta != 1.0) or (c_full and scale_init != 1.0)) else 0)
         try:
-            plan = plan_gemm(m, n, k, _dtype(el), op.trans_a, op.trans_b, c_full=c_full,
+            plan = plan_gemm(m, n, k, _dtype(el), bool(op.trans_a), bool(op.trans_b), c_full=c_full,
                              bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
-                             scalars=scalars, machine=plan_machine(self.state), name=name)
+                             scalars=scalars, machine=plan_machine(self.state), name=name,
+                             free_trans_a=a_np is not None, free_trans_b=b_np is not None)
         except ValueError as e:
             raise self.fail(op, str(e)) from e
+        A = _gemm_operand(self, rewriter, op.a, a_np, plan.trans_a != bool(op.trans_a), f"{name}_at")
+        B = _gemm_operand(self, rewriter, op.b, b_np, plan.trans_b != bool(op.trans_b), f"{name}_wt")
+        Cin = self.buffer(rewriter, op.c) if op.c is not None else None
         kb = KernelBuilder(self.state, name, op, algorithm="gemm",
-                           shape=gemm_attrs_shape(m, n, k, op.trans_a, op.trans_b) + f" ({plan.shape_class})",
+                           shape=gemm_attrs_shape(m, n, k, plan.trans_a, plan.trans_b) + f" ({plan.shape_class})",
                            layer=name, fused=fused)
         kb.attrs["taihu.blocking"] = _blocking_attr(plan)
         a = kb.arg(A, "a")
         b = kb.arg(B, "b")
         y = kb.arg(Y, "y")
-        ra, ca = (k, m) if op.trans_a else (m, k)
-        rb, cb = (n, k) if op.trans_b else (k, n)
+        ra, ca = (k, m) if plan.trans_a else (m, k)
+        rb, cb = (n, k) if plan.trans_b else (k, n)
         ta = shape_of(A)
-        accA = dense2d(a, *( (plan.bk, plan.bm) if op.trans_a else (plan.bm, plan.bk) ))
-        accB = dense2d(b, *( (plan.bn, plan.bk) if op.trans_b else (plan.bk, plan.bn) ))
+        accA = dense2d(a, *( (plan.bk, plan.bm) if plan.trans_a else (plan.bm, plan.bk) ))
+        accB = dense2d(b, *( (plan.bn, plan.bk) if plan.trans_b else (plan.bk, plan.bn) ))
         assert ta == (ra, ca) and shape_of(B) == (rb, cb)
         accC = dense2d(y, plan.bm, plan.bn)
         epi = GemmEpilogue(alpha=op.alpha, beta=op.beta, fused=fused)
@@ -372,6 +376,16 @@ class GemmPattern(GraphToTilePattern):
         emit_gemm(kb, plan, accA, accB, accC, epilogue=epi, elem=el)
         kb.finish(rewriter)
         self.replace(rewriter, op, [Y], fused)
+
+
+def _gemm_operand(p: GraphToTilePattern, rewriter: PatternRewriter, value: SSAValue, array: np.ndarray | None,
+                  flip: bool, name: str) -> SSAValue:
+    """The memref of a GEMM operand: its buffer, or (``flip``) a new constant global holding the
+    transposed constant ``array`` (the plan chose the other storage order)."""
+    if not flip:
+        return p.buffer(rewriter, value)
+    assert array is not None and array.ndim == 2
+    return p.state.new_global(rewriter, np.ascontiguousarray(array.T), name).memref
 
 
 def _blocking_attr(plan: GemmPlan):
@@ -402,13 +416,13 @@ class MatMulPattern(GraphToTilePattern):
         name = self.state.layer_name(op)
         fused = absorb_elementwise_consumers(self.state, op.result)
         A = self.buffer(rewriter, op.lhs)
-        B = self.buffer(rewriter, op.rhs)
+        # a constant 2-D B (weights) may be stored transposed (see GemmPattern)
+        b_np = constant_array(op.rhs) if len(sb) == 2 else None
         Y = self.alloc_like(rewriter, op.result, name)
         fold = nb > 0 and all(d == 1 for d in bb)
         if fold:  # (..., M, K) x (K, N): one GEMM with M' = prod(batch) * M
             mm = math.prod(ab) * m
             av = self.view(rewriter, A, (mm, k))
-            bv = self.view(rewriter, B, (k, n))
             yv = self.view(rewriter, Y, (mm, n))
             outer: list[tuple[int, str]] = []
             a_out: tuple[bool, ...] = ()
@@ -416,7 +430,6 @@ class MatMulPattern(GraphToTilePattern):
             m_eff, batch_eff = mm, ()
         else:
             av = self.view(rewriter, A, (*ab, m, k))
-            bv = self.view(rewriter, B, (*bb, k, n))
             yv = self.view(rewriter, Y, (*batch, m, n))
             outer = [(d, f"g{i}") for i, d in enumerate(batch)]
             a_out = tuple(d != 1 for d in ab)
@@ -424,11 +437,18 @@ class MatMulPattern(GraphToTilePattern):
             m_eff, batch_eff = m, batch
         try:
             plan = plan_gemm(m_eff, n, k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)), name=name,
-                             machine=plan_machine(self.state))
+                             machine=plan_machine(self.state), free_trans_b=b_np is not None)
         except ValueError as e:
             raise self.fail(op, str(e)) from e
+        if plan.trans_b:  # the constant weights stored (N, K)
+            bv = _gemm_operand(self, rewriter, op.rhs, b_np, True, f"{name}_wt")
+            if not fold:
+                bv = self.view(rewriter, bv, (*bb, n, k))
+        else:
+            B = self.buffer(rewriter, op.rhs)
+            bv = self.view(rewriter, B, (k, n) if fold else (*bb, k, n))
         kb = KernelBuilder(self.state, name, op, algorithm="gemm",
-                           shape=gemm_attrs_shape(m_eff, n, k, False, False, batch_eff) + f" ({plan.shape_class})",
+                           shape=gemm_attrs_shape(m_eff, n, k, False, plan.trans_b, batch_eff) + f" ({plan.shape_class})",
                            layer=name, fused=fused)
         kb.attrs["taihu.blocking"] = _blocking_attr(plan)
         a = kb.arg(av, "a")
@@ -437,7 +457,7 @@ class MatMulPattern(GraphToTilePattern):
         emit_gemm(
             kb, plan,
             dense2d(a, plan.bm, plan.bk, a_out),
-            dense2d(b, plan.bk, plan.bn, b_out),
+            dense2d(b, *((plan.bn, plan.bk) if plan.trans_b else (plan.bk, plan.bn)), b_out),
             dense2d(y, plan.bm, plan.bn, (True,) * len(batch_eff)),
             outer=outer,
             epilogue=GemmEpilogue(fused=fused),
