@@ -51,6 +51,21 @@ main-memory byte address):
 * ``loop.summa_step`` / ``loop.gemm_block`` / ``loop.rlc_bcast`` -> register micro-kernels
   (:mod:`.gemm`, 004 Alg. 2 / Listing 4.1); ``loop.map`` -> :func:`.maps.lower_map` (owner B).
 
+Kernel deduplication (option ``dedup-kernels``): networks repeat layers (ResNet-50: 98
+``loop.spmd``, 40 distinct bodies) and a kernel takes its buffers as arguments, so a body is
+lowered once per :func:`~taihu.passes.conversion.kernel_key.structural_key` (equal op
+structure, types, properties and attributes; ``loop.ldm_buffer`` names ignored) and every
+repeat becomes a spawn of the first one's ``sw.kernel``, carrying its own launch name and
+``taihu.*`` attributes::
+
+    sw.kernel @r97(...) attributes {taihu.layer = "r97", ...} { ... }
+    sw.spawn @r97(%a, %b, %c)
+    sw.spawn @r97(%d, %e, %f) {taihu.name = "r107", taihu.layer = "r107", ...}
+
+The simulator reports each launch under ``taihu.name`` (default: the kernel symbol) with the
+spawn's ``taihu.*`` attributes (default: the kernel's). The launch names are the symbols the
+kernels get without deduplication, so reports are identical either way.
+
 Errors: ``DiagnosticException`` naming the op (unsupported op or view, dynamic shapes, a
 returned buffer that is not an allocation of the host function, several host functions).
 """
@@ -87,8 +102,9 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from taihu.dialects import loop, sw
 from taihu.dialects.sw import BarrierScope, DmaMode
+from taihu.passes.conversion.kernel_key import structural_key
 
-__all__ = ["ConvertLoopToSwPass", "KernelLowering", "sanitize"]
+__all__ = ["LAUNCH_NAME", "ConvertLoopToSwPass", "KernelLowering", "lower_module", "sanitize"]
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9_.]")
 
@@ -699,8 +715,19 @@ def _host_func(module: ModuleOp) -> func.FuncOp:
     raise _err(None, f"expected one host function (func.func @main), found {len(funcs)} functions")
 
 
-def lower_module(module: ModuleOp) -> None:
-    """Rewrite ``module`` (loop level, see module docstring) in place into an ``sw`` module."""
+#: Discardable attribute of an ``sw.spawn`` of a shared kernel: the name of this launch (the
+#: symbol the kernel would have had without deduplication; reports name launches by it).
+LAUNCH_NAME = "taihu.name"
+
+# loop.ldm_buffer names only become value names in sw: not part of a body's identity
+_KEY_IGNORE = {"loop.ldm_buffer": frozenset({"name"})}
+
+
+def lower_module(module: ModuleOp, dedup: bool = False) -> None:
+    """Rewrite ``module`` (loop level, see module docstring) in place into an ``sw`` module.
+
+    ``dedup``: lower structurally identical ``loop.spmd`` bodies once (module docstring,
+    "Kernel deduplication")."""
     fn = _host_func(module)
     if fn.body.blocks and len(fn.body.blocks) != 1:
         raise _err(fn, "the host function must have a single block")
@@ -793,6 +820,7 @@ def lower_module(module: ModuleOp) -> None:
         mb.add_op(op)
         vmap[a] = op.results[0]
     kernels: list[sw.KernelOp] = []
+    lowered: dict[tuple, str] = {}  # structural key -> sw.kernel symbol
     for op in list(block.ops):
         if isinstance(op, memref.GetGlobalOp):
             n = gname.get(op.name_.root_reference.data)
@@ -832,18 +860,30 @@ def lower_module(module: ModuleOp) -> None:
             continue
         elif isinstance(op, loop.SpmdOp):
             kname = names.unique(op.kernel_name.data)
-            kern = sw.KernelOp(kname, len(op.args))
-            for k, v in op.attributes.items():
-                if k.startswith("taihu."):
-                    kern.attributes[k] = v
-            KernelLowering(op, kern).run()
-            kernels.append(kern)
             args = []
             for a in op.args:
                 if a not in vmap:
                     raise _err(op, f"operand %{a.name_hint or '?'} is not a host buffer")
                 args.append(vmap[a])
-            mb.add_op(sw.SpawnOp(kname, args))
+            key = structural_key(op, _KEY_IGNORE) if dedup else None
+            shared = lowered.get(key) if key is not None else None
+            if shared is None:
+                kern = sw.KernelOp(kname, len(op.args))
+                for k, v in op.attributes.items():
+                    if k.startswith("taihu."):
+                        kern.attributes[k] = v
+                KernelLowering(op, kern).run()
+                kernels.append(kern)
+                if key is not None:
+                    lowered[key] = kname
+                mb.add_op(sw.SpawnOp(kname, args))
+            else:  # an identical body was lowered already: spawn it under this launch's name
+                spawn = sw.SpawnOp(shared, args)
+                spawn.attributes[LAUNCH_NAME] = StringAttr(kname)
+                for k, v in op.attributes.items():
+                    if k.startswith("taihu."):
+                        spawn.attributes[k] = v
+                mb.add_op(spawn)
             mb.add_op(sw.JoinOp.build())
         elif isinstance(op, func.ReturnOp):
             mb.add_op(func.ReturnOp())
@@ -868,5 +908,9 @@ class ConvertLoopToSwPass(ModulePass):
 
     name = "convert-loop-to-sw"
 
+    #: lower structurally identical kernels once and spawn the shared ``sw.kernel`` (module
+    #: docstring, "Kernel deduplication")
+    dedup_kernels: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op)
+        lower_module(op, self.dedup_kernels)
