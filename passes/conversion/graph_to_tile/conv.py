@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import arith
@@ -204,7 +205,14 @@ class ConvPattern(GraphToTilePattern):
         kk = s.cg * s.kh * s.kw
         hw = s.ho * s.wo
         g = plan.gemm
-        if plan.pointwise:  # col = x itself: (N, C, H*W) viewed (N, group, C/g, HW)
+        # a pointwise GEMM whose B windows would cross the image border (Ho*Wo % bn != 0) goes
+        # through a 1x1 im2col into a padded col instead: a column-clipped B piece needs per-row
+        # DMAs and is loaded synchronously (not prefetched), which costs far more than the copy
+        # (sim, ResNet-50 B=1 1x512x7x7 <- 2048: 634k -> 434k cycles)
+        pointwise = plan.pointwise and hw % g.bn == 0
+        if plan.pointwise and not pointwise:
+            plan = replace(plan, pointwise=False)
+        if pointwise:  # col = x itself: (N, C, H*W) viewed (N, group, C/g, HW)
             bsrc = self.view(rewriter, X, (s.n, s.group, kk, hw))
         else:
             # per-image GEMMs: each image's columns padded to the GEMM's N block (image_columns,

@@ -63,15 +63,31 @@ func.func @main(%x: tensor<1x16x12x12xf32> {graph.name = "x"}, %w: tensor<32x16x
 
 // -----
 
-// Pointwise (1x1, stride 1, no padding): im2col is the identity, the GEMM reads x directly.
+// Pointwise (1x1, stride 1, no padding): im2col is the identity, the GEMM reads x directly
+// (Ho*Wo = 256 is a multiple of the GEMM's N block).
+func.func @main(%x: tensor<2x16x16x16xf32> {graph.name = "x"}, %w: tensor<48x16x1x1xf32> {graph.name = "w"}) -> (tensor<2x48x16x16xf32> {graph.name = "y"}) {
+  %y = graph.conv2d %x, %w : (tensor<2x16x16x16xf32>, tensor<48x16x1x1xf32>) -> tensor<2x48x16x16xf32>
+  func.return %y : tensor<2x48x16x16xf32>
+}
+
+// CHECK-NOT:  tile.kernel "y_im2col"
+// CHECK:      %[[X:.*]] = memref.expand_shape {{.*}} into memref<2x1x16x256xf32>
+// CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x48x16xf32>, %x_1 = %[[X]] : memref<2x1x16x256xf32>, %y_1 = %{{.*}} : memref<2x1x48x256xf32>)
+// CHECK-SAME:   taihu.blocking = "{{.*}} pointwise"
+// CHECK:        tile.for %n = 0 to 2 step 1 name "n" {
+// CHECK:          tile.move %x_1[%n, %c0, %c0, %c0] sizes [1, 1, 16, 256] -> %b_s
+
+// -----
+
+// Pointwise with Ho*Wo = 36 < the N block (128): a 1x1 im2col copies x into a col whose image
+// columns are padded to 128, so the GEMM's B loads never cross the border (prefetched, one DMA).
 func.func @main(%x: tensor<2x16x6x6xf32> {graph.name = "x"}, %w: tensor<48x16x1x1xf32> {graph.name = "w"}) -> (tensor<2x48x6x6xf32> {graph.name = "y"}) {
   %y = graph.conv2d %x, %w : (tensor<2x16x6x6xf32>, tensor<48x16x1x1xf32>) -> tensor<2x48x6x6xf32>
   func.return %y : tensor<2x48x6x6xf32>
 }
 
-// CHECK-NOT:  tile.kernel "y_im2col"
-// CHECK:      %[[X:.*]] = memref.expand_shape {{.*}} into memref<2x1x16x36xf32>
-// CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x48x16xf32>, %x_1 = %[[X]] : memref<2x1x16x36xf32>, %y_1 = %{{.*}} : memref<2x1x48x36xf32>)
-// CHECK-SAME:   taihu.blocking = "{{.*}} pointwise"
-// CHECK:        tile.for %n = 0 to 2 step 1 name "n" {
-// CHECK:          tile.move %x_1[%n, %c0, %c0, %c0] sizes [1, 1, 16, {{[0-9]+}}] pad 0.0 -> %b_s
+// CHECK:      tile.kernel "y_im2col" (%x_1 = %x : memref<2x16x6x6xf32>, %col = %y_col : memref<16x256xf32>)
+// CHECK-NEXT:   tile.im2col %x_1 -> %col {kernel = array<i64: 1, 1>, image_columns = 128 : i64} : memref<2x16x6x6xf32> -> memref<16x256xf32>
+// CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x48x16xf32>, %col = %{{.*}} : memref<1x16x2x128xf32>, %y_1 = %{{.*}} : memref<2x1x48x36xf32>)
+// CHECK-NOT:    pointwise
+// CHECK:          tile.move %col[%c0, %c0, %n, %c0] sizes [1, 16, 1, 128] -> %b_s
