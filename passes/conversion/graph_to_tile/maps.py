@@ -29,8 +29,8 @@ pads and the ceil_mode tail as the map's ``pads``; the per-position divisor of a
 :func:`plan_axis`: rows of ``outer`` split, or at batch 1 ``inner`` split (``cpe2`` tiles)
 with LRN channel chunks carrying the window's halo).
 
-Data movement: transpose / layout_transform (a tile over dims that follow the split dim in
-both orders, ``tile.map transpose`` in LDM), views (reshape, flatten, unsqueeze, dropout:
+Data movement: transpose / layout_transform (a tile over a window of dims, one of them split
+over the CPEs in both orders (``cpe<i>``), ``tile.map transpose`` in LDM), views (reshape, flatten, unsqueeze, dropout:
 ``memref.collapse_shape``/``expand_shape``, no kernel).
 
 Every producer kernel absorbs its single-use trailing element-wise consumers
@@ -675,55 +675,63 @@ def canonicalize_perm(in_shape: Sequence[int], perm: Sequence[int]
 
 @dataclass
 class _TransposePlan:
-    d: int
-    window: list[int]  # input dims in the tile (input order), d first
-    tile_d: int
+    d: int  # the input dim split over the CPEs
+    window: list[int]  # input dims in the tile (input order); the others are loops (tile 1)
+    tile_d: int  # tile extent along d (64*q, or dims[d])
 
 
 def plan_transpose(dims: Sequence[int], perm: Sequence[int], elem_bytes: int, budget: int) -> _TransposePlan:
-    """Choose the split dim d (first in the tile in both orders) maximising the contiguous run
-    min(run_in, run_out) of the per-CPE DMAs, then the tile (module docstring)."""
+    """Choose the tile of a transpose (module docstring): a window of input dims (the other
+    dims are loops) and the dim ``d`` of it split over the CPEs (``cpe<i>`` at its position in
+    either order: a CPE's piece is the window with ``d`` cut to ``q``), the cheapest by
+    ``iterations x (512 + per-CPE elements x (in + out run penalties))`` + the exposed transpose
+    of the last tile (a transpose is DMA-bound): the runs are the contiguous bytes of a piece on
+    the input and the output side."""
     k = len(dims)
-    pinv = [0] * k
-    for i, j in enumerate(perm):
-        pinv[j] = i
-    best = None
-    for d in range(k):
-        win = [j for j in range(k) if j == d or (j > d and pinv[j] > pinv[d])]
-        while True:
+    out_pos = {j: i for i, j in enumerate(perm)}
+    best: tuple[float, _TransposePlan] | None = None
+
+    def run(order: Sequence[int], win: set[int], d: int, q: int) -> int:
+        """Contiguous elements of a piece in a memref of dim ``order`` (innermost last)."""
+        r = 1
+        for j in reversed(order):
+            if j not in win:
+                return r
+            if j == d:
+                return r * q
+            r *= dims[j]
+        return r
+
+    for mask in range(1, 1 << k):
+        win = {j for j in range(k) if mask >> j & 1}
+        for d in win:
             others = math.prod(dims[j] for j in win if j != d)
             q_max = budget // (2 * 2 * elem_bytes * others)
-            if q_max >= 1 or len(win) == 1:
-                break
-            # drop the outermost non-split dim of the window (it becomes a loop)
-            drop = min((j for j in win if j != d), key=lambda j: min(j, perm.index(j)))
-            win.remove(drop)
-        q_max = max(1, budget // (2 * 2 * elem_bytes * math.prod(dims[j] for j in win if j != d)))
-        run_in = 1
-        for j in range(k - 1, -1, -1):
-            if j not in win:
-                break
-            run_in *= dims[j]
-        run_out = 1
-        for i in range(k - 1, -1, -1):
-            if perm[i] not in win:
-                break
-            run_out *= dims[perm[i]]
-        q_need = math.ceil(dims[d] / N_CPE)
-        q = min(q_need, q_max)
-        tile_d = dims[d] if q == q_need else N_CPE * q
-        vol = tile_d * math.prod(dims[j] for j in win if j != d)
-        score = (min(run_in, run_out), min(dims[d], N_CPE), vol)
-        if best is None or score > best[0]:
-            best = (score, _TransposePlan(d, win, tile_d))
-    assert best is not None
+            if q_max < 1:
+                continue
+            q_need = math.ceil(dims[d] / N_CPE)
+            n_min = math.ceil(q_need / min(q_need, q_max))
+            for q in sorted({_balanced(q_need, n) for n in range(n_min, min(q_need, 8 * n_min) + 1)}):
+                tile_d = dims[d] if q == q_need else N_CPE * q
+                iters = math.prod(dims[j] for j in range(k) if j not in win) * math.ceil(dims[d] / tile_d)
+                local = q * others
+                r_in = run(range(k), win, d, q) * elem_bytes
+                r_out = run(perm, win, d, q) * elem_bytes
+                # DMA-bound: every tile's transfers + its overhead; the in-LDM transpose of the
+                # last tile (~3 cycles per element, ~1/4 of an element's DMA time) is exposed
+                cost = iters * (_TILE_OVERHEAD + local * (_run_penalty(r_in) + _run_penalty(r_out))) + local / 4
+                if best is None or cost < best[0]:
+                    best = (cost, _TransposePlan(d, sorted(win), tile_d))
+    assert best is not None, "a 1-element window always fits"
     return best[1]
 
 
 class TransposePattern(GraphToTilePattern):
-    """``graph.transpose`` / ``graph.layout_transform`` -> loads of tiles over the dims that
-    follow the split dim in both orders, ``tile.map transpose`` (when the order changes inside
-    the tile), stores into the permuted window."""
+    """``graph.transpose`` / ``graph.layout_transform`` -> loads of tiles over a window of dims
+    (:func:`plan_transpose`; one dim split over the CPEs, ``cpe<i>`` at its position in the
+    input and in the output order), ``tile.map transpose`` (when the order changes inside the
+    tile), stores into the permuted window. NCHW -> NHWC at batch 1 = (C, HW) -> (HW, C): CPE
+    p loads C runs of its HW columns (``cpe1``) and stores one contiguous block (``cpe``)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (graph.TransposeOp, graph.LayoutTransformOp)):
@@ -754,12 +762,14 @@ class TransposePattern(GraphToTilePattern):
         d, win = plan.d, plan.window
         tiles = [dims[j] if j in win else 1 for j in range(k)]
         tiles[d] = plan.tile_d
-        in_tile = [tiles[j] for j in win]  # input order (d first)
-        out_win = [j for j in perm if j in win]  # output order (d first)
+        in_tile = [tiles[j] for j in win]  # input order
+        out_win = [j for j in perm if j in win]  # output order
         out_tile = [tiles[j] for j in out_win]
-        tin = kb.alloc(in_tile, elem, Dist.CPE, double=True, name="tin")
+        # d split over the CPEs at its position in each order (cpe<i>: same pieces on both sides)
+        tin = kb.alloc(in_tile, elem, tile.cpe_dist(win.index(d)), double=True, name="tin")
         needs_map = out_win != win
-        tout = kb.alloc(out_tile, elem, Dist.CPE, double=True, name="tout") if needs_map else tin
+        tout = (kb.alloc(out_tile, elem, tile.cpe_dist(out_win.index(d)), double=True, name="tout")
+                if needs_map else tin)
         ivs: list[Idx] = [0] * k
         loop_dims = [j for j in range(k) if tiles[j] < dims[j]]
 

@@ -36,18 +36,20 @@ func.func @main(%x: tensor<2x3x4xf32> {graph.name = "x"}) -> (tensor<3x6x3xf32> 
 
 // -----
 
-// NCHW -> NHWC: the tile runs over H*W (the dim that precedes the others in both orders) with
-// the channels looped; unit N dropped, (H, W) merged.
+// NCHW -> NHWC: unit N dropped, (H, W) merged: a (64, 3136) -> (3136, 64) transpose. H*W is
+// split over the CPEs on both sides (cpe1 input tile: 64 runs of 49 columns per CPE; cpe
+// output tile: one contiguous 49x64 block per CPE), tile.map transpose in LDM.
 func.func @main(%x: tensor<1x64x56x56xf32> {graph.name = "x"}) -> (tensor<1x56x56x64xf32> {graph.name = "y"}) {
   %t = graph.layout_transform %x {from_layout = "NCHW", to_layout = "NHWC"} : tensor<1x64x56x56xf32> -> tensor<1x56x56x64xf32>
   func.return %t : tensor<1x56x56x64xf32>
 }
 
 // CHECK:      tile.kernel "t" (%x_1 = %{{.*}} : memref<64x3136xf32>, %y = %{{.*}} : memref<3136x64xf32>) attributes {{{.*}}taihu.op = "graph.layout_transform", taihu.algorithm = "transpose", taihu.shape = "1x56x56x64 <- 1x64x56x56 perm [0, 2, 3, 1]"} {
-// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<3136xf32, cpe>
-// CHECK:        tile.for %i0 = 0 to 64 step 1 name "i0" {
-// CHECK-NEXT:     tile.move %x_1[%i0, %c0] sizes [1, 3136] -> %tin
-// CHECK-NEXT:     tile.move %tin -> %y[%c0, %i0] sizes [3136, 1]
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<64x3136xf32, cpe1>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<3136x64xf32, cpe>
+// CHECK:        tile.move %x_1[%c0, %c0] sizes [64, 3136] -> %tin
+// CHECK-NEXT:   tile.map transpose ins(%tin : !tile.buf<64x3136xf32, cpe1>) out(%tout : !tile.buf<3136x64xf32, cpe>) {perm = array<i64: 1, 0>}
+// CHECK-NEXT:   tile.move %tout -> %y[%c0, %c0] sizes [3136, 64]
 
 // -----
 
