@@ -34,6 +34,8 @@ Cases:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import math
 import os
@@ -55,6 +57,20 @@ from taihu.backends.model.conv import (
 from taihu.backends.sim.machine import default_machine
 
 M = default_machine()
+
+
+def _plan_machine():
+    """The machine the lowering plans with: ``ldm_user_bytes`` minus convert-graph-to-tile's
+    LDM_RESERVE (what :func:`~taihu.passes.conversion.graph_to_tile.gemm.plan_machine` hands
+    the planners), so the rows show the plans the compiler really emits."""
+    import dataclasses
+
+    from taihu.passes.conversion.graph_to_tile import LDM_RESERVE
+
+    return dataclasses.replace(M, ldm_user_bytes=M.ldm_user_bytes - min(LDM_RESERVE, M.ldm_user_bytes // 16))
+
+
+PM = _plan_machine()
 PEAK = M.peak_cg_gflops  # 742.4 GFLOPS (004 L453)
 ROOF = M.peak_bw_cg  # 30.94 GB/s (004 L597)
 SEED_SGEMM_BEST = 363.59  # GFLOPS, 004 L869 (fp32, hardware)
@@ -150,7 +166,7 @@ def _matmul_module(n: int, dtype):
 def gemm_rows(sim: bool, budget: float) -> list[Row]:
     rows = []
     for n, dt in ((1024, "f64"), (4096, "f64"), (1024, "f32")):
-        plan = plan_gemm(n, n, n, dt, name="gemm")
+        plan = plan_gemm(n, n, n, dt, name="gemm", machine=PM)
         note = f"bm={plan.bm} bn={plan.bn} bk={plan.bk} scheme {plan.scheme} (vec {plan.vec})"
         if dt == "f32":
             note += f"; seed swGEMM {SEED_SGEMM_BEST} GFLOPS (fp32, hardware, 004 L869)"
@@ -169,12 +185,38 @@ def gemm_rows(sim: bool, budget: float) -> list[Row]:
     return rows
 
 
-def sweep_rows() -> list[Row]:
-    plans = gemm_sweep(1024, 1024, 1024, "f32", min_bk=32)
+@contextlib.contextmanager
+def forced_gemm_blocking(bm: int, bn: int, bk: int):
+    """Make convert-graph-to-tile's GEMM patterns use blocking (bm, bn, bk) with vec n (the
+    sweep's scheme) instead of the planner's choice, for simulating one point of the sweep."""
+    import taihu.passes.conversion.graph_to_tile.gemm as g2t
+
+    saved = g2t.plan_gemm
+    g2t.plan_gemm = functools.partial(plan_gemm, blocking=(bm, bn, bk), vec="n")
+    try:
+        yield
+    finally:
+        g2t.plan_gemm = saved
+
+
+def sweep_rows(sim: bool = False, budget: float = 300.0) -> list[Row]:
+    """The 1024^3 f32 blocking sweep (004 L869, Fig 4.6): every blocking the lowering can emit
+    (vec n, bk >= 32, LDM budget of the pass) with its modelled GFLOPS; the seed's LDM rule (C
+    converted to fp32 in place, :func:`taihu.backends.model.gemm_blocking.ldm_footprint`) admits
+    exactly the seed's 81 schemes, the lowering (a separate fp32 staging tile for C: tile.map
+    convert has distinct input and output tiles) fewer -- the ones it drops are listed. ``sim``:
+    the worst and the best blocking also on the simulator."""
+    from taihu.backends.model.gemm_blocking import GemmProblem, enumerate_costs
+
+    plans = gemm_sweep(1024, 1024, 1024, "f32", min_bk=32, machine=PM)
     g = sorted(p.cost.gflops() for p in plans)
     best = max(plans, key=lambda p: p.cost.gflops())
     worst = min(plans, key=lambda p: p.cost.gflops())
-    pick = plan_gemm(1024, 1024, 1024, "f32", vec="n")
+    pick = plan_gemm(1024, 1024, 1024, "f32", vec="n", machine=PM)
+    seed_rule = [c for c in enumerate_costs(GemmProblem(1024, 1024, 1024, "f32"), M) if c.blocking.bk >= 32]
+    emitted = {(p.bm, p.bn, p.bk) for p in plans}
+    dropped = [c.blocking for c in seed_rule if (c.blocking.bm, c.blocking.bn, c.blocking.bk) not in emitted]
+    sg = sorted(c.gflops for c in seed_rule)
     rows = [
         _from_cost("sweep", f"1024^3 f32 worst of {len(plans)} blockings", worst.cost,
                    f"({worst.bm},{worst.bn},{worst.bk}); seed worst {SEED_SGEMM_WORST} GFLOPS of 81"),
@@ -183,7 +225,24 @@ def sweep_rows() -> list[Row]:
                    f"({best.bm},{best.bn},{best.bk}); seed best {SEED_SGEMM_BEST} GFLOPS of 81"),
         _from_cost("sweep", "1024^3 f32 compiler's pick (vec n)", pick.cost,
                    f"({pick.bm},{pick.bn},{pick.bk}); {100 * pick.cost.gflops() / best.cost.gflops():.1f} % of the sweep's best"),
+        Row("sweep", f"seed's LDM rule: {len(seed_rule)} feasible", "model", sg[-1],
+            note=f"C converted to fp32 in place (gemm_blocking model: worst {sg[0]:.1f}, median {statistics.median(sg):.1f}, "
+                 f"best {sg[-1]:.1f}); the lowering's fp32 C staging tile drops {len(dropped)}: "
+                 + ", ".join(f"({b.bm},{b.bn},{b.bk})" for b in dropped)),
     ]
+    if sim:
+        for label, p in (("worst", worst), ("best", best)):
+            with forced_gemm_blocking(p.bm, p.bn, p.bk):
+                rep, why = simulate_graph(lambda: _matmul_module(1024, np.float32), budget)
+            case = f"1024^3 f32 {label} ({p.bm},{p.bn},{p.bk})"
+            if rep is None:
+                rows.append(Row("sweep", case, "sim", note=why))
+                continue
+            r = _row_from_report("sweep", case, rep, 2 * 1024**3)
+            err = 100 * (p.cost.gflops() - r.gflops) / r.gflops if r.gflops else 0.0
+            seed = SEED_SGEMM_WORST if label == "worst" else SEED_SGEMM_BEST
+            r.note = f"model {p.cost.gflops():.1f} GFLOPS ({err:+.1f} % vs sim); seed {label} {seed} GFLOPS (hardware)"
+            rows.append(r)
     return rows
 
 
@@ -242,7 +301,7 @@ def conv_rows() -> tuple[list[Row], list[str]]:
             layers = conv_layers(model, batch)
             effs = []
             for s in layers:
-                ch = choose_conv(s)
+                ch = choose_conv(s, machine=PM)
                 p = ch.plan
                 extra = ""
                 if p.algorithm == "implicit" and p.variant == "unfold":
@@ -360,7 +419,7 @@ def report_conv_rows(path: str) -> tuple[list[Row], list[str]]:
         algs = sorted({k.get("algorithm") or "?" for k in ks})
         r.note = f"{'+'.join(algs)}; {n_inst} instance(s)"
         if s is not None:
-            ch = choose_conv(s)
+            ch = choose_conv(s, machine=PM)
             err = (ch.gflops - r.gflops) / r.gflops if r.gflops else 0.0
             errs.append(err)
             r.note += f"; model {ch.algorithm} {ch.gflops:.0f} GFLOPS ({100 * err:+.0f} %)"
@@ -410,7 +469,7 @@ def sim_conv_rows(model: str, batch: int, budget: float, select: str | None = No
             continue
         algs = "+".join(sorted({k.get("algorithm") or "?" for k in rep["kernels"]}))
         r = _row_from_report(f"conv {model} B={batch} (simulated alone)", case, rep, s.flops)
-        ch = choose_conv(s)
+        ch = choose_conv(s, machine=PM)
         err = (ch.gflops - r.gflops) / r.gflops if r.gflops else 0.0
         errs.append(err)
         effs.append(r.pct)
@@ -482,6 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sim-budget", type=float, default=300.0, help="seconds per simulated case (advisory)")
     ap.add_argument("--only", default="gemm,sweep,conv,membound")
     ap.add_argument("--json", default=None, help="write the rows as JSON")
+    ap.add_argument("--sim-sweep", action="store_true",
+                    help="also simulate the worst and the best blocking of the 1024^3 sweep (the worst takes minutes)")
     ap.add_argument("--sim-conv", default=None, metavar="MODEL:BATCH[:L1,L2..]",
                     help="simulate every distinct >= 64-channel conv layer of MODEL (resnet50, vgg19) at BATCH alone "
                          "(or the listed layer numbers) beside the model, e.g. resnet50:1 or resnet50:1:3,7")
@@ -496,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     if "gemm" in want:
         rows += gemm_rows(sim, args.sim_budget)
     if "sweep" in want:
-        rows += sweep_rows()
+        rows += sweep_rows(args.sim_sweep, args.sim_budget)
     if "conv" in want:
         r, s = conv_rows()
         rows += r
