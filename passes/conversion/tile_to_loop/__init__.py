@@ -84,7 +84,16 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IndexType, IntegerAttr, MemRefType, ModuleOp, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
@@ -94,6 +103,7 @@ from taihu.dialects import loop, tile
 from taihu.dialects.loop import DmaMode, LdmBufType
 from taihu.dialects.mapkind import MapKind, check_map
 from taihu.dialects.tile import Dist, Layout, TileBufType
+from taihu.passes.conversion.kernel_key import structural_key
 
 from . import dma as dmaplan
 
@@ -1543,6 +1553,33 @@ def _lower_inner_wrapped(
     inner_c[0] = c_after
 
 
+def _clone_lowered(first: loop.SpmdOp, k: tile.KernelOp) -> loop.SpmdOp:
+    """The ``loop.spmd`` of ``k``, a kernel whose body is structurally identical to the one
+    ``first`` was lowered from (:func:`~taihu.passes.conversion.kernel_key.structural_key`):
+    a copy of ``first``'s body on ``k``'s operands, with ``k``'s name and attributes. The LDM
+    buffers of ``k``'s allocations (the first ``loop.ldm_buffer`` ops, in allocation order) are
+    renamed as :func:`lower_kernel` names them; value names stay those of ``first``."""
+    spmd = loop.SpmdOp(k.kernel_name.data, list(k.args), first.body.clone())
+    spmd.attributes |= dict(k.attributes)
+    for a, b in zip(k.body.block.args, spmd.memref_args):
+        b.name_hint = a.name_hint
+    bufs = [o for o in spmd.body.block.ops if isinstance(o, loop.LdmBufferOp)]
+    allocs = list(k.allocs())
+    used: set[str] = set()
+    for i, b in enumerate(bufs):
+        base = (allocs[i].result.name_hint or f"buf{i}") if i < len(allocs) else b.buffer_name.data
+        base = "".join(ch if ch.isalnum() or ch in "_." else "_" for ch in base) or "buf"
+        nm, j = base, 1
+        while nm in used:
+            nm = f"{base}_{j}"
+            j += 1
+        used.add(nm)
+        if nm != b.buffer_name.data:
+            b.properties["name"] = StringAttr(nm)
+            b.result.name_hint = nm
+    return spmd
+
+
 # --------------------------------------------------------------------------------------------
 # The pass
 # --------------------------------------------------------------------------------------------
@@ -1563,12 +1600,19 @@ class ConvertTileToLoopPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, tile.KernelOp)]
+        lowered: dict[tuple, loop.SpmdOp] = {}  # structural key -> first lowering
         for k in kernels:
-            spmd = lower_kernel(k, self)
-            try:  # the LDM footprint (the module is verified as a whole after the pass)
-                spmd.verify_()
-            except VerifyException as e:
-                raise _fail(k, f"the lowered kernel does not verify: {e}") from e
+            key = structural_key(k)
+            first = lowered.get(key)
+            if first is not None:
+                spmd = _clone_lowered(first, k)
+            else:
+                spmd = lower_kernel(k, self)
+                try:  # the LDM footprint (the module is verified as a whole after the pass)
+                    spmd.verify_()
+                except VerifyException as e:
+                    raise _fail(k, f"the lowered kernel does not verify: {e}") from e
+                lowered[key] = spmd
             parent = k.parent_block()
             assert parent is not None
             parent.insert_op_before(spmd, k)
