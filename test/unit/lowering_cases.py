@@ -156,6 +156,7 @@ CASES: dict[str, Case] = {
     "lrn": unary(graph.LRNOp, (1, 7, 3, 4), size=3, alpha=1e-3, beta=0.75, bias=2.0),
     "lrn_channel_chunks": unary(graph.LRNOp, (1, 40, 9, 9), size=5, alpha=1e-2, beta=0.75, bias=1.0),
     "lrn_split_inner_even": unary(graph.LRNOp, (2, 12, 10, 13), size=4, alpha=1e-2, beta=0.5, bias=2.0),
+    "lrn_inner_past_end": unary(graph.LRNOp, (1, 8, 5, 15), size=3, alpha=1e-2, beta=0.75, bias=1.0),
     "lrn_many_images": unary(graph.LRNOp, (70, 6, 2, 3), size=3, alpha=1e-2, beta=1.0, bias=1.0),
     "concat_axis1": _concat(1, [(2, 3, 4), (2, 5, 4), (2, 1, 4)]),
     "concat_axis0": _concat(0, [(2, 3), (1, 3)]),

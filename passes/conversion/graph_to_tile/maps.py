@@ -1027,6 +1027,10 @@ def plan_axis(outer: int, A: int, inner: int, eb: int, budget: int, halo: int | 
             return False
         iters = math.ceil(outer / p.to) * math.ceil(A / p.ca) * math.ceil(inner / p.ti)
         cost = (iters + 1) * (_TILE_OVERHEAD + (local_in + local_out) * _run_penalty(run))
+        if p.split == 2 and inner % w:
+            # a CPE holding part of its w columns: its piece is not contiguous in LDM (one DMA
+            # per row, synchronous dispatch); w dividing `inner` leaves only full / empty pieces
+            cost *= 1.5
         if best is None or cost < best[0]:
             best = (cost, p)
         return True
@@ -1044,12 +1048,11 @@ def plan_axis(outer: int, A: int, inner: int, eb: int, budget: int, halo: int | 
     # `inner` over the CPEs (cpe2): runs of w elements per channel row
     if outer < N_CPE and inner > 1:
         w_full = math.ceil(inner / N_CPE)
-        seen_w: set[int] = set()
-        for nw in range(1, w_full + 1):
-            w = _balanced(w_full, nw)
-            if w in seen_w:
-                continue
-            seen_w.add(w)
+        # balanced chunks of w_full, and the divisors of `inner` up to 2*w_full (fewer CPEs,
+        # no partial piece: the tile then extends past `inner`, pad / clip)
+        ws = {_balanced(w_full, n) for n in range(1, w_full + 1)}
+        ws |= {w for w in range(1, 2 * w_full + 1) if inner % w == 0}
+        for w in sorted(ws, reverse=True):
             ti = inner if w == w_full else N_CPE * w
             chunks = [A] if halo is None else sorted({_balanced(A, n) for n in range(1, A + 1)}, reverse=True)
             for ca in chunks:
