@@ -6,7 +6,7 @@ work in two:
 * **Tape** (:class:`Seq`): the kernel's scalar code is interpreted once for a set of lanes,
   vectorised over them (``runner.KernelProgram.tape``): control flow and addresses never depend
   on time or data, so this yields the exact sequence of operations every CPE performs -- entries
-  ``("mk", mk, trip, bases)``, ``("get"|"put", mem, ldm, reply, kw)``, ``("wait", reply, n)``,
+  ``("mk", mk, trip, bases, checked)``, ``("get"|"put", mem, ldm, reply, kw)``, ``("wait", reply, n)``,
   ``("reset", reply)``, ``("barrier", scope, mask)`` with per-lane operands (scalars when
   uniform), and ``("branch", [child Seq ...])`` where a lane-dependent ``scf.if`` / ``scf.for``
   bound splits the lanes. Entries are produced lazily.
@@ -56,8 +56,8 @@ class Seq:
     are indexed by it. ``parent`` / ``parent_idx``: the Seq holding the ``branch`` entry this
     Seq is a child of (the replay continues at ``parent_idx + 1`` of the parent)."""
 
-    __slots__ = ("lanes", "pos", "rows", "cols", "entries", "gen", "parent", "parent_idx",
-                 "n_cpes", "mesh_cols")
+    __slots__ = ("lanes", "pos", "entries", "gen", "parent", "parent_idx", "n_cpes",
+                 "mesh_cols")
 
     def __init__(self, lanes: np.ndarray, n_cpes: int, mesh_cols: int,
                  parent: Seq | None = None, parent_idx: int = 0) -> None:
@@ -66,12 +66,18 @@ class Seq:
         self.mesh_cols = mesh_cols
         self.pos = np.full(n_cpes, -1, dtype=np.int64)
         self.pos[lanes] = np.arange(len(lanes), dtype=np.int64)
-        self.rows = lanes // mesh_cols
-        self.cols = lanes % mesh_cols
         self.entries: list[tuple] = []
         self.gen = None
         self.parent = parent
         self.parent_idx = parent_idx
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.lanes // self.mesh_cols
+
+    @property
+    def cols(self) -> np.ndarray:
+        return self.lanes % self.mesh_cols
 
     def child(self, mask: np.ndarray, idx: int) -> Seq:
         return Seq(self.lanes[mask], self.n_cpes, self.mesh_cols, self, idx)
@@ -526,21 +532,26 @@ class Lockstep:
 
     # -- micro-kernel runs ---------------------------------------------------------------
     def _account(self, lanes: np.ndarray, start: np.ndarray, end: np.ndarray, rp,
-                 t0: np.ndarray) -> None:
-        """Kernel counters and trace spans of finished runs."""
+                 t0: np.ndarray, cycles: int | None = None) -> None:
+        """Kernel counters and trace spans of finished runs (``cycles``: every run's length
+        when they are all ``rp.cycles`` long)."""
         k = self.kernel
         G = len(lanes)
         if not G:
             return
-        cyc = end - start
         if k is not None:
             k.flops += rp.flops * G
             k.p0_valid += rp.p0_valid * G
             k.p1_valid += rp.p1_valid * G
-            k.p_cycles += int(cyc.sum())
-            k.compute_per_cpe[lanes] += cyc
+            if cycles is None:
+                cyc = end - start
+                k.p_cycles += int(cyc.sum())
+                k.compute_per_cpe[lanes] += cyc
+            else:
+                k.p_cycles += cycles * G
+                k.compute_per_cpe[lanes] += cycles
             if rp.gets:
-                k.rlc_wait += int((start - t0).sum())
+                k.rlc_wait += int(start.sum()) - int(t0.sum())
         trace = self.eng.trace
         if trace.enabled:
             ll = lanes.tolist()
@@ -557,7 +568,7 @@ class Lockstep:
         hold more than ``depth`` unconsumed messages wait for their receivers."""
         eng = self.eng
         m = eng.machine
-        _, mk, trip, bases_all = e
+        _, mk, trip, bases_all, checked = e
         if trip <= 0:
             return
         if bases_all.shape[1] != len(mk.strides):
@@ -565,15 +576,24 @@ class Lockstep:
                            f"{len(mk.strides)} pointers but {bases_all.shape[1]} bases were given")
         rp = eng._run_plan(mk, trip)
         bases = bases_all if co.pos is None else bases_all[co.pos]
-        bkey = bases.tobytes()
-        if bkey not in rp.checked_arrays:
-            rows = [tuple(b) for b in bases.tolist()]
-            for i, row in enumerate(rows):
+        if checked[0] is False:
+            # every lane of the entry valid: no check for later cohorts; else (None) check the
+            # cohort's rows in lane order (the per-CPE error naming the first bad CPE)
+            rows = {tuple(b) for b in bases_all.tolist()} - rp.checked
+            checked[0] = True
+            try:
+                for row in rows:
+                    check_run_addresses(rp.accesses, 0, row, mk.strides, trip, m.ldm_bytes,
+                                        m.vector_ldm_align)
+                    rp.checked.add(row)
+            except SimError:
+                checked[0] = None
+        if checked[0] is None:
+            for i, row in enumerate(tuple(b) for b in bases.tolist()):
                 if row not in rp.checked:
                     check_run_addresses(rp.accesses, co.lane_list[i], row, mk.strides, trip,
                                         m.ldm_bytes, m.vector_ldm_align)
                     rp.checked.add(row)
-            rp.checked_arrays.add(bkey)
         rr = eng.reg_ready
         lanes = co.lanes
         t0 = co.tl
@@ -581,14 +601,15 @@ class Lockstep:
             t0 = np.maximum(t0, (rr[lanes[:, None], rp.fu_regs] - rp.fu_offs).max(axis=1))
         gets = rp.gets
         if gets:
+            avail = {d: self.cnt[d][lanes] for d in gets}
             if self.may_defer:
                 for d, (need, rel) in gets.items():
-                    if (self.cnt[d][lanes] < need).any():
+                    if (avail[d] < need).any():
                         self.retry.append(co)
                         return False
             keep = None
             for d, (need, rel) in gets.items():
-                miss = self.cnt[d][lanes] < need
+                miss = avail[d] < need
                 if keep is not None:
                     miss &= keep
                 if miss.any():
@@ -713,13 +734,13 @@ class Lockstep:
                 self.block(cpe, co, i, co.idx + 1, "bp", "send buffer full", int(t0[i]))
                 cpe.bp = run
             keep = ~waiting_lanes
-            self._account(lanes[keep], start[keep], end[keep], rp, t0[keep])
+            self._account(lanes[keep], start[keep], end[keep], rp, t0[keep], rp.cycles)
             newt = np.maximum(co.tl[keep], end[keep])
             if co.floor is not None:
                 np.maximum(newt, co.floor[keep], out=newt)
             co.set_lanes(lanes[keep], newt, None)
             return
-        self._account(lanes, start, end, rp, t0)
+        self._account(lanes, start, end, rp, t0, rp.cycles)
         newt = np.maximum(co.tl, end)
         if co.floor is not None:
             np.maximum(newt, co.floor, out=newt)

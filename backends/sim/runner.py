@@ -353,9 +353,12 @@ class KernelProgram:
             elif tag == "const":
                 env[rec[1]] = rec[2]
             elif tag == "mk":
-                cols = [np.broadcast_to(np.asarray(env[p], dtype=np.int64), (G,)) for p in rec[3]]
-                bases = np.stack(cols, axis=1) if cols else np.zeros((G, 0), dtype=np.int64)
-                out.append(("mk", rec[1], rec[2], bases))
+                ptrs = rec[3]
+                bases = np.empty((G, len(ptrs)), dtype=np.int64)
+                for j, p in enumerate(ptrs):
+                    bases[:, j] = env[p]
+                # [bounds of every row checked] (lockstep._mk)
+                out.append(("mk", rec[1], rec[2], bases, [False]))
                 yield
             elif tag == "get" or tag == "put":
                 if self.memo_check is not None:
