@@ -711,7 +711,14 @@ def plan_transpose(dims: Sequence[int], perm: Sequence[int], elem_bytes: int, bu
                 continue
             q_need = math.ceil(dims[d] / N_CPE)
             n_min = math.ceil(q_need / min(q_need, q_max))
-            for q in sorted({_balanced(q_need, n) for n in range(n_min, min(q_need, 8 * n_min) + 1)}):
+            qs = {_balanced(q_need, n) for n in range(n_min, min(q_need, 8 * n_min) + 1)}
+            # with d not the outermost tile dim on a side, a partial piece is not contiguous in
+            # LDM (per-row DMAs): q dividing dims[d] leaves only full / empty pieces (the tile
+            # then runs past the end: pad / clip)
+            inner_split = sorted(win).index(d) > 0 or [j for j in perm if j in win].index(d) > 0
+            if inner_split:
+                qs |= {x for x in range(1, min(q_max, 2 * q_need) + 1) if dims[d] % x == 0}
+            for q in sorted(qs):
                 tile_d = dims[d] if q == q_need else N_CPE * q
                 iters = math.prod(dims[j] for j in range(k) if j not in win) * math.ceil(dims[d] / tile_d)
                 local = q * others
@@ -720,6 +727,8 @@ def plan_transpose(dims: Sequence[int], perm: Sequence[int], elem_bytes: int, bu
                 # DMA-bound: every tile's transfers + its overhead; the in-LDM transpose of the
                 # last tile (~3 cycles per element, ~1/4 of an element's DMA time) is exposed
                 cost = iters * (_TILE_OVERHEAD + local * (_run_penalty(r_in) + _run_penalty(r_out))) + local / 4
+                if inner_split and dims[d] % q:
+                    cost *= 1.5
                 if best is None or cost < best[0]:
                     best = (cost, _TransposePlan(d, sorted(win), tile_d))
     assert best is not None, "a 1-element window always fits"
