@@ -22,8 +22,9 @@ compile time into the K order of :class:`taihu.dialects.tile.UnfoldOp` (blocks o
 channels: (M, C/g, kh, g, kw)).
 
 Applicability: constant weights, group 1, M and C >= 64 (the mesh GEMM's multiples, 004 L1266),
-``Wo`` a multiple of the register tile along the pixel dim (4 with vec m, 16 with vec n; one
-output row per mesh column), C a multiple of 8.
+C a multiple of 8. Output rows are ``Wo_p`` = Wo rounded up to the register tile along the
+pixel dim (4 with vec m, 16 with vec n; one output row per mesh column); when Wo_p > Wo the C
+blocks go to a (N, M, Ho*Wo_p) buffer and a ``relayout`` kernel keeps the Wo valid columns.
 
 Cost (seconds), per SUMMA step (max of DMA and compute, double-buffered, 004 L674 / L1566):
 
@@ -90,17 +91,23 @@ class UnfoldPlan:
     def bk(self) -> int:
         return self.cb * self.shape.kh * self.shape.kw
 
+    wo_p: int = 0  # output row length in LDM (>= Wo: padded to the register tile)
+
     @property
     def bn(self) -> int:
-        return MESH * self.shape.wo
+        return MESH * self.wo_p
+
+    @property
+    def padded(self) -> bool:
+        """The output rows are padded in LDM (Wo_p > Wo): C goes to a (N, M, Ho*Wo_p) buffer
+        and a ``relayout`` kernel copies the Wo valid columns of every row to y."""
+        return self.wo_p != self.shape.wo
 
     @property
     def scheme(self) -> int:
         return gemm_scheme(self.vec)
 
-    @property
-    def kernels(self) -> tuple[KernelCost, ...]:
-        return (self.cost,)
+    kernels: tuple[KernelCost, ...] = ()
 
     @property
     def variant(self) -> str:
@@ -117,8 +124,6 @@ def unfold_applicability(s: ConvShape) -> str | None:
         return f"unfolded implicit convolution needs >= 64 input and output channels (got {s.c} -> {s.m}; 004 L1266)"
     if s.c % MESH:
         return f"unfolded implicit convolution needs C % 8 == 0 (got {s.c})"
-    if s.wo % 4:
-        return f"unfolded implicit convolution needs Wo % 4 == 0 (one output row per mesh column; got Wo = {s.wo})"
     return None
 
 
@@ -131,12 +136,12 @@ def unfold_weights(w, g: int):
     return np.ascontiguousarray(w.reshape(m, c // g, g, kh, kw).transpose(0, 1, 3, 2, 4).reshape(m, c * kh * kw))
 
 
-def footprint(s: ConvShape, vec: str, bm: int, cb: int, hoist_a: bool) -> int:
+def footprint(s: ConvShape, vec: str, bm: int, cb: int, hoist_a: bool, wo_p: int | None = None) -> int:
     """Per-CPE LDM bytes: A staging (fp32, double unless hoisted) + fp64 A, kh double-buffered
     row tiles, fp64 B, fp64 C + double fp32 C staging, bias (fp32 + fp64, rep)."""
     e = s.elem
     bk = cb * s.kh * s.kw
-    bn = MESH * s.wo
+    bn = MESH * (wo_p or s.wo)
     a = bm * bk // N_CPE
     rows = (cb // MESH) * s.w
     b = bk * bn // N_CPE
@@ -150,12 +155,13 @@ def footprint(s: ConvShape, vec: str, bm: int, cb: int, hoist_a: bool) -> int:
     return total
 
 
-def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine) -> KernelCost:
+def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine, wo_p: int | None = None) -> KernelCost:
     cyc = m.cycles_to_seconds
     e = s.elem
     kk = s.kh * s.kw
     bk = cb * kk
-    bn = MESH * s.wo
+    wo_p = wo_p or s.wo
+    bn = MESH * wo_p
     k_local = bk // MESH
     v, o = (bm, bn) if vec == "m" else (bn, bm)
     tiles = (v // MESH // 16) * (o // MESH // 4)
@@ -178,7 +184,7 @@ def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine) -> KernelCost:
     c_local = bm * bn / N_CPE
     maps = 1 + (1 if s.bias else 0) + (1 if s.relu else 0)
     t_epi = cyc(FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local)
-    mv_c = bm * MESH * _avg_moved(s.wo * e, m.mem_txn_bytes)
+    mv_c = bm * MESH * _avg_moved(wo_p * e, m.mem_txn_bytes)
     t_put = t_dma_tiles(mv_c, m, put=True)
     # tile-to-loop's Alg 8 wrap (the K loop is the only loop of the row-block loop's body): the
     # next block's first tiles are prefetched in the last K step, so only the first step of
@@ -199,21 +205,35 @@ def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine) -> KernelCost:
     )
 
 
+def relayout_padded_cost(s: ConvShape, wo_p: int, machine: Machine) -> KernelCost:
+    """The ``relayout`` kernel of a padded plan: N*M*Ho rows of Wo_p elements -> Wo (one
+    strided DMA in and one contiguous DMA out per CPE task, memory-bound, eq 3-2)."""
+    from taihu.backends.model.conv import memory_bound_cost
+
+    rows = s.n * s.m * s.ho
+    q = max(1, min(math.ceil(rows / N_CPE), machine.ldm_user_bytes // 4 // (wo_p * s.elem)))
+    tasks = math.ceil(rows / q)
+    return memory_bound_cost(
+        "relayout", [(rows, s.wo * s.elem, False), (tasks, q * s.wo * s.elem, True)],
+        dmas_per_cpe=2 * math.ceil(tasks / N_CPE), machine=machine)
+
+
 def plan_unfold(s: ConvShape, machine: Machine | None = None) -> UnfoldPlan:
-    """Minimum modelled time over vec in {m, n}, bm (multiples of 128 resp. 32 up to 512, <= M
-    rounded up) and cb (multiples of 8 dividing C) under the LDM budget. Raises
-    :class:`~taihu.backends.model.conv.NotApplicable`."""
+    """Minimum modelled time over vec in {m, n} (output row length Wo_p = Wo rounded up to the
+    register tile: 4 output pixels with vec m, 16 with vec n; padded rows add the ``relayout``
+    kernel), bm (multiples of 128 resp. 32 up to 512, <= M rounded up) and cb (multiples of 8
+    dividing C) under the LDM budget. Raises :class:`~taihu.backends.model.conv.NotApplicable`."""
     why = unfold_applicability(s)
     if why:
         raise NotApplicable(why)
     m = machine or default_machine()
     best = None
     for vec in ("m", "n"):
-        if vec == "n" and s.wo % 16:
-            continue
         unit = 128 if vec == "m" else 32
         if vec == "m" and s.m < 128:
             continue
+        wo_p = -(-s.wo // (4 if vec == "m" else 16)) * (4 if vec == "m" else 16)
+        rel = relayout_padded_cost(s, wo_p, m) if wo_p != s.wo else None
         bms = sorted({b for b in (unit, 2 * unit, 4 * unit, 8 * unit, 16 * unit) if b <= max(unit, s.m)}
                      | ({s.m} if s.m % unit == 0 and s.m <= 512 else set()))
         for bm in bms:
@@ -221,13 +241,21 @@ def plan_unfold(s: ConvShape, machine: Machine | None = None) -> UnfoldPlan:
                 if s.c % cb:
                     continue
                 hoist = cb == s.c
-                fp = footprint(s, vec, bm, cb, hoist)
+                fp = footprint(s, vec, bm, cb, hoist, wo_p)
                 if fp > m.ldm_user_bytes:
                     continue
-                cost = _cost(s, vec, bm, cb, m)
+                conv = _cost(s, vec, bm, cb, m, wo_p)
+                kernels = (conv,) if rel is None else (conv, rel)
+                cost = conv if rel is None else _sum("implicit", kernels, s.flops)
                 key = (cost.t_total, -bm, -cb)
                 if best is None or key < best[0]:
-                    best = (key, UnfoldPlan(s, vec, bm, cb, fp, cost))
+                    best = (key, UnfoldPlan(s, vec, bm, cb, fp, cost, wo_p=wo_p, kernels=kernels))
     if best is None:
         raise NotApplicable(f"unfolded implicit convolution: no blocking of {s.describe()} fits in LDM")
     return best[1]
+
+
+def _sum(name: str, parts: tuple[KernelCost, ...], flops: int) -> KernelCost:
+    return KernelCost(name, sum(p.t_total for p in parts), sum(p.t_dma for p in parts),
+                      sum(p.t_compute for p in parts), sum(p.moved_bytes for p in parts),
+                      sum(p.useful_bytes for p in parts), flops)

@@ -317,7 +317,8 @@ def test_conv_small_channels_and_groups_auto(case) -> None:
 
 
 def test_conv_constant_weights_implicit_relayout_at_compile_time() -> None:
-    lowered = check_tile(lambda dt: conv_graph(2, 64, 6, 6, 64, 3, 3, pads=(1, 1, 1, 1), const_w=True, dtype=dt),
+    # C = 68 (not a multiple of 8): the per-tap implicit form, weights re-laid at compile time
+    lowered = check_tile(lambda dt: conv_graph(2, 68, 6, 6, 64, 3, 3, pads=(1, 1, 1, 1), const_w=True, dtype=dt),
                          conv_algorithm="implicit")
     names = {k.kernel_name.data for k in kernels(lowered)}
     assert names == {"conv"}  # no runtime weights kernel
@@ -333,6 +334,8 @@ UNFOLD_CASES = [
     (1, 72, 13, 8, 128, 3, 3, (2, 2), (1, 0, 2, 1), (1, 1)),  # stride 2, asymmetric pads
     (1, 64, 12, 12, 128, 3, 3, (1, 1), (2, 2, 2, 2), (2, 2)),  # dilation 2
     (1, 64, 9, 8, 128, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1)),  # 5x5
+    (1, 64, 7, 7, 128, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1)),  # Wo = 7: rows padded to 8 + relayout
+    (2, 64, 14, 14, 64, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1)),  # vec n, Wo = 7 padded to 16
 ]
 
 
@@ -343,9 +346,12 @@ def test_conv_implicit_unfold(case) -> None:
     n, c, h, w, m, kh, kw, st_, pads, dil = case
     lowered = check_tile(lambda dt: conv_graph(n, c, h, w, m, kh, kw, st_, pads, dil, const_w=True, dtype=dt),
                          conv_algorithm="implicit")
-    (kern,) = kernels(lowered)
+    kern = next(k for k in kernels(lowered) if k.kernel_name.data == "conv")
     assert "variant=unfold" in kern.attributes["taihu.blocking"].data
     assert any(isinstance(o, tile.UnfoldOp) for o in kern.walk())
+    wo = (w + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // st_[1] + 1
+    names = {k.kernel_name.data for k in kernels(lowered)}
+    assert ("conv_relayout" in names) == (wo % 4 != 0 or (m < 128 and wo % 16 != 0))
 
 
 def test_conv_implicit_unfold_several_k_blocks() -> None:
@@ -496,6 +502,8 @@ SIM_CASES = [
     ("implicit_unfold", (1, 64, 10, 12, 128, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)),
     # vec n, two images, stride 2 with asymmetric pads
     ("implicit_unfold", (2, 64, 9, 32, 64, 3, 3, (2, 2), (1, 0, 2, 1), (1, 1), 1)),
+    # Wo = 7: output rows padded to 8 in LDM, relayout kernel
+    ("implicit_unfold", (1, 128, 7, 7, 128, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1)),
 ]
 
 

@@ -404,7 +404,11 @@ class ConvPattern(GraphToTilePattern):
         trans_a = plan.vec == "m"
         wu = unfold_weights(w_np, plan.g)
         wt = self.state.new_global(rewriter, np.ascontiguousarray(wu.T) if trans_a else wu, f"{name}_wu").memref
-        yv = self.view(rewriter, Y, (s.n, s.m, s.ho * s.wo))
+        wo_p = plan.wo_p or s.wo
+        # padded output rows (Wo_p > Wo, the register tile's multiple): C blocks go to a
+        # (N, M, Ho*Wo_p) buffer, a relayout kernel keeps the Wo valid columns of every row
+        ybuf = self.alloc(rewriter, (s.n, s.m, s.ho * wo_p), el, f"{name}_rows") if wo_p != s.wo else None
+        yv = ybuf if ybuf is not None else self.view(rewriter, Y, (s.n, s.m, s.ho * s.wo))
         kb = self._kb(name, op, s, "implicit", name, fused)
         kb.attrs["taihu.blocking"] = StringAttr(
             f"bm={plan.bm} bn={plan.bn} bk={plan.bk} cb={plan.cb} scheme={plan.scheme} vec={plan.vec} variant=unfold")
@@ -441,7 +445,7 @@ class ConvPattern(GraphToTilePattern):
                         for kr, r in enumerate(rows):
                             ri = _add(kb, _scaled(kb, ro0, sh), kr * dh - pt)
                             kb.load(x, [n, k0, ri, 0], [1, cb, MESH, s.w], r, strides=[1, 1, sh, 1])
-                        kb.insert(tile.UnfoldOp(rows, b, s.kw, sw, (pl, pr), dw))
+                        kb.insert(tile.UnfoldOp(rows, b, s.kw, sw, (pl, pr + (wo_p - s.wo) * sw), dw))
                         kb.insert(tile.GemmOp(a, b, c, bm, bn, bk, plan.scheme, trans_a=trans_a))
                     if bv is not None:
                         assert bias_s is not None and bias_t is not None
@@ -450,7 +454,29 @@ class ConvPattern(GraphToTilePattern):
                         kb.map(MapKind.ADD, [c, bias_t], c)
                     kb.apply_fused(fused, c)
                     kb.map(conv, [c], c_s)
-                    kb.store(c_s, y, [n, m0, _scaled(kb, ro0, s.wo)], [1, bm, bn])
+                    kb.store(c_s, y, [n, m0, _scaled(kb, ro0, wo_p)], [1, bm, bn])
+        kb.finish(rewriter)
+        if ybuf is not None:
+            self._crop_rows(rewriter, op, name, s, ybuf, Y, wo_p)
+
+    def _crop_rows(self, rewriter: PatternRewriter, op, name: str, s: ConvShape, src: SSAValue, Y: SSAValue,
+                   wo_p: int) -> None:
+        """(N*M*Ho, Wo_p) -> (N*M*Ho, Wo): ``q`` rows per CPE per step, read as one strided DMA
+        (Wo of every Wo_p elements) and written contiguously, double-buffered."""
+        el = _elem(src)
+        rows = s.n * s.m * s.ho
+        eb = 4 if s.dtype == "f32" else 8
+        q = max(1, min(-(-rows // N_CPE), self.state.ldm_budget // 4 // (s.wo * eb)))
+        tm = N_CPE * q
+        sv = self.view(rewriter, src, (rows, wo_p))
+        yv = self.view(rewriter, Y, (rows, s.wo))
+        kb = KernelBuilder(self.state, f"{name}_relayout", op, algorithm="relayout",
+                           shape=f"{rows}x{s.wo} <- {rows}x{wo_p}", layer=name)
+        a, b = kb.arg(sv, "src"), kb.arg(yv, "y")
+        t = kb.alloc((tm, s.wo), el, tile.Dist.CPE, double=True, name="t")
+        with kb.loop(0, rows, tm, "r") as r0:
+            kb.load(a, [r0, 0], [tm, s.wo], t)
+            kb.store(t, b, [r0, 0], [tm, s.wo])
         kb.finish(rewriter)
 
     # -- winograd ------------------------------------------------------------------------------

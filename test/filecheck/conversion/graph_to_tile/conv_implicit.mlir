@@ -49,16 +49,17 @@ func.func @main(%x: tensor<2x64x14x14xf32> {graph.name = "x"}, %w: tensor<128x64
 // -----
 
 // Constant weights are re-laid (M, kh, kw, C) at compile time: a new memref.global, no kernel.
-func.func @main(%x: tensor<1x64x8x8xf32> {graph.name = "x"}) -> (tensor<1x64x8x8xf32> {graph.name = "y"}) {
-  %w = graph.constant dense<0.5> : tensor<64x64x3x3xf32>
-  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x8x8xf32>
+// (C = 68 is not a multiple of 8, so the unfolded form of conv_unfold.mlir does not apply.)
+func.func @main(%x: tensor<1x68x8x8xf32> {graph.name = "x"}) -> (tensor<1x64x8x8xf32> {graph.name = "y"}) {
+  %w = graph.constant dense<0.5> : tensor<64x68x3x3xf32>
+  %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x68x8x8xf32>, tensor<64x68x3x3xf32>) -> tensor<1x64x8x8xf32>
   func.return %y : tensor<1x64x8x8xf32>
 }
 
-// CHECK:      "memref.global"() <{sym_name = "y_wt", type = memref<64x3x3x64xf32>, initial_value = dense<5.000000e-01> : tensor<64x3x3x64xf32>
+// CHECK:      "memref.global"() <{sym_name = "y_wt", type = memref<64x3x3x68xf32>, initial_value = dense<5.000000e-01> : tensor<64x3x3x68xf32>
 // CHECK-NOT:  tile.kernel "y_weights"
-// CHECK:      %y_wt = memref.get_global @y_wt : memref<64x3x3x64xf32>
-// CHECK:      tile.kernel "y" ({{.*}}%w_1 = %y_wt : memref<64x3x3x64xf32>{{.*}}taihu.algorithm = "implicit"
+// CHECK:      %y_wt = memref.get_global @y_wt : memref<64x3x3x68xf32>
+// CHECK:      tile.kernel "y" ({{.*}}%w_1 = %y_wt : memref<64x3x3x68xf32>{{.*}}taihu.algorithm = "implicit"
 
 // -----
 
