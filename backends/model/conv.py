@@ -68,6 +68,7 @@ __all__ = [
     "applicability",
     "choose_conv",
     "flat_blocks",
+    "n_border_clean",
     "gemm_operand_layouts",
     "im2col_cost",
     "im2col_tasks",
@@ -107,6 +108,13 @@ IMPLICIT_RLC_CALL_CYCLES = 5000
 #: 2 x 9.4k elements.
 IM2COL_MAP_CYCLES_PER_ELEM = 1.0
 IM2COL_TRANSPOSE_CYCLES_PER_ELEM = 1.0
+#: [param, measured] cost of a C block store whose last N block is clipped inside a CPE's
+#: piece (N % (bn/8) != 0 at the border: the partial CPEs store their bm/8 rows with one DMA
+#: each, synchronously, and the mesh waits for them at the next SUMMA): per row of the piece,
+#: this many DMA start-up latencies. Simulator, ResNet-50 B=1 1x1 convs on 7x7 / 14x14 outputs
+#: (N = 49, 196): 5.3k (bm = 64) .. 9.2k (bm = 128) extra cycles per boundary block ~ 3 x 200
+#: per row.
+CLIP_ROW_LATENCIES = 3
 
 ALGORITHMS = ("implicit", "im2col", "winograd")
 
@@ -301,6 +309,14 @@ class GemmPlan:
         return self.cost.gflops()
 
 
+def n_border_clean(n: int, bn: int) -> bool:
+    """Does the last N block of a dimension ``n`` blocked by ``bn`` (split 8-way over the mesh,
+    pieces of bn/8) end at a piece boundary? Then every CPE's piece of a border window is either
+    whole or empty, so its DMAs stay one per piece and asynchronous (tile-to-loop); otherwise the
+    partial pieces move row by row, synchronously (see :data:`CLIP_ROW_LATENCIES`)."""
+    return (n % bn) % max(1, bn // MESH) == 0
+
+
 def flat_blocks(m: int, n: int, bm: int, bn: int) -> bool:
     """Does the lowering emit the (M, N) block loops as one loop ``cMN`` over the
     ``ceil(m/bm) * ceil(n/bn)`` blocks (block b -> rows (b / nn) * bm, columns (b % nn) * bn)?
@@ -468,6 +484,10 @@ def _gemm_cost(
         else:
             t_loop = d + (inner - 1) * max(d, c_it) + c_it
             total = batch * (t_hoist + outer * t_loop + (t_put if double_c else 0.0))
+    # C stores clipped inside a CPE's piece along N (the row-major lead dim of C) at the border
+    # (CLIP_ROW_LATENCIES): once per M block and batch iteration
+    if not n_border_clean(n, bn):
+        total += batch * nm * cyc(CLIP_ROW_LATENCIES * machine.dma_latency * max(1, bm // MESH))
     moved = batch * (
         steps * dma_step + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0) + blocks * epi_moved
         + (bias_moved if bias_hoisted else 0.0)
@@ -505,6 +525,7 @@ def plan_gemm(
     blocking: tuple[int, int, int] | None = None,
     free_trans_a: bool = False,
     free_trans_b: bool = False,
+    n_clean: bool = False,
 ) -> GemmPlan:
     """Choose the blocking of the K-innermost GEMM kernel (§B item 7, E7): minimum modelled
     time over vec in {n, m} (or ``vec``) and every (bm, bn, bk) from
@@ -518,8 +539,9 @@ def plan_gemm(
     whose storage order the caller can choose (it stores it transposed, densely, when the plan's
     ``trans_a/b`` differs from the argument): the planner also tries the other order, e.g. so
     that a vec-m A or a vec-n B lands in its LDM layout with a plain conversion instead of a
-    transposing one (:data:`TRANSPOSE_CYCLES_PER_ELEM`). Raises ValueError when nothing fits in
-    LDM."""
+    transposing one (:data:`TRANSPOSE_CYCLES_PER_ELEM`). ``n_clean``: only N blocks whose
+    border block splits at a CPE piece boundary (:func:`n_border_clean`). Raises ValueError when
+    nothing fits in LDM."""
     mach = machine or default_machine()
     if min(m, n, k) <= 0 or batch <= 0:
         raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
@@ -536,7 +558,7 @@ def plan_gemm(
             la = (lda if ta == trans_a else None) or (m if ta else k)
             lb = (ldb if tb == trans_b else None) or (k if tb else n)
             cand = _plan_gemm_fixed(m, n, k, dtype, ta, tb, la, lb, ldc, batch, c_full, bias_along, maps, scalars,
-                                    vec, mach, name, blocking)
+                                    vec, mach, name, blocking, n_clean)
             if cand is not None and (best is None or cand[0] < best_key):
                 best, best_key = cand[1], cand[0]
     if best is None:
@@ -547,7 +569,7 @@ def plan_gemm(
 def _plan_gemm_fixed(
     m: int, n: int, k: int, dtype: str, trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
     c_full: bool, bias_along: str | None, maps: int, scalars: int, vec: str | None, mach: Machine, name: str,
-    blocking: tuple[int, int, int] | None,
+    blocking: tuple[int, int, int] | None, n_clean: bool = False,
 ) -> tuple[tuple, GemmPlan] | None:
     """(key, plan) of the best blocking for fixed operand storage orders (:func:`plan_gemm`)."""
     e = 4 if dtype == "f32" else 8
@@ -562,6 +584,8 @@ def _plan_gemm_fixed(
                 continue
         else:
             bms, bns, bks = candidate_sizes(m, um), candidate_sizes(n, un), candidate_sizes(k, K_UNIT)
+        if n_clean:
+            bns = [b for b in bns if n_border_clean(n, b)]
         for bm in bms:
             for bn in bns:
                 for bk in bks:
@@ -999,7 +1023,22 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
     if is_pointwise(s):
         gemm = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=hw, ldc=hw, batch=s.group * s.n,
                          bias_along=bias_along, maps=maps, machine=mach, name="gemm")
-        return ExplicitPlan(s, gemm, (gemm.cost,), _sum_costs("im2col", [gemm.cost], s.flops), pointwise=True)
+        if n_border_clean(hw, gemm.bn):
+            return ExplicitPlan(s, gemm, (gemm.cost,), _sum_costs("im2col", [gemm.cost], s.flops), pointwise=True)
+        # B windows would be clipped inside a CPE's piece at the image border (per-row,
+        # synchronous DMAs): either a clean N block (the GEMM reads x itself) or the lowering
+        # copies x into a col buffer with each image's columns padded to bn (a 1x1 im2col with
+        # image_columns, 004 L865)
+        im2col = im2col_cost(s, mach)
+        best = ExplicitPlan(s, gemm, (im2col, gemm.cost), _sum_costs("im2col", [im2col, gemm.cost], s.flops))
+        try:
+            exact = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=hw, ldc=hw, batch=s.group * s.n,
+                              bias_along=bias_along, maps=maps, machine=mach, name="gemm", n_clean=True)
+        except ValueError:
+            return best
+        if exact.cost.t_total <= best.cost.t_total:
+            best = ExplicitPlan(s, exact, (exact.cost,), _sum_costs("im2col", [exact.cost], s.flops), pointwise=True)
+        return best
     im2col = im2col_cost(s, mach)
     per_image = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
                           bias_along=bias_along, maps=maps, machine=mach, name="gemm")

@@ -332,3 +332,20 @@ def test_im2col_tasks_mirror_tile_to_loop(shape) -> None:
         assert [(gr.r0, gr.step, gr.count, gr.rows, gr.kernel_rows) for gr in ref.groups] == [
             (gr.r0, gr.step, gr.count, gr.rows, gr.kernel_rows) for gr in mine.groups]
         assert ref.zero_ranges == mine.zero_ranges and ref.zchunk == mine.zchunk
+
+
+def test_n_border_clean_and_pointwise_copy_choice() -> None:
+    """A border N block that ends at a CPE piece boundary keeps the pointwise GEMM reading x
+    (3136 = 12 x 256 + 64, pieces of 32); a 196-column image is clean with vec m bn = 224
+    (pieces of 28) but not with vec n bn = 256 (pieces of 32): the planner avoids the copy."""
+    from taihu.backends.model.conv import n_border_clean
+
+    assert n_border_clean(3136, 256) and n_border_clean(196, 224) and n_border_clean(512, 256)
+    assert not n_border_clean(196, 256) and not n_border_clean(49, 64)
+    p = plan_explicit(ConvShape(1, 64, 56, 56, 64, 1, 1, bias=True, relu=True, const_weights=True))
+    assert p.pointwise and len(p.kernels) == 1 and n_border_clean(56 * 56, p.gemm.bn)
+    q = plan_explicit(ConvShape(1, 256, 14, 14, 1024, 1, 1, bias=True, relu=True, const_weights=True))
+    assert q.pointwise and n_border_clean(196, q.gemm.bn)
+    # 7x7 outputs: every N block is clipped inside a piece -> the copy into padded columns
+    r = plan_explicit(ConvShape(1, 512, 7, 7, 2048, 1, 1, bias=True, relu=True, const_weights=True))
+    assert not r.pointwise and [k.name for k in r.kernels] == ["im2col", "gemm"]
