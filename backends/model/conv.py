@@ -378,6 +378,7 @@ class _Epilogue:
     bias_elems: int = 0
     maps: int = 0
     bias_along: str | None = None
+    residual: bool = False
 
 
 def _gemm_cost(
@@ -414,6 +415,10 @@ def _gemm_cost(
         epi_cycles += rate["C"] * c_local
     if epi.c_full:
         epi_cycles += (rate["C"] + MAP_CYCLES_PER_ELEM) * c_local
+    if epi.residual:  # a fused residual add: the residual C window loaded (exposed) and added
+        epi_cycles += MAP_CYCLES_PER_ELEM * c_local
+        epi_dma += t_dma_tiles(mv_c, machine)
+        epi_moved += mv_c
         epi_dma += t_dma_tiles(mv_c, machine)
         epi_moved += mv_c
     # bias (a rep tile: one broadcast DMA, tile-to-loop's rep_bcast): loaded per C block, or
@@ -526,6 +531,7 @@ def plan_gemm(
     free_trans_a: bool = False,
     free_trans_b: bool = False,
     n_clean: bool = False,
+    residual: bool = False,
 ) -> GemmPlan:
     """Choose the blocking of the K-innermost GEMM kernel (§B item 7, E7): minimum modelled
     time over vec in {n, m} (or ``vec``) and every (bm, bn, bk) from
@@ -540,8 +546,10 @@ def plan_gemm(
     ``trans_a/b`` differs from the argument): the planner also tries the other order, e.g. so
     that a vec-m A or a vec-n B lands in its LDM layout with a plain conversion instead of a
     transposing one (:data:`TRANSPOSE_CYCLES_PER_ELEM`). ``n_clean``: only N blocks whose
-    border block splits at a CPE piece boundary (:func:`n_border_clean`). Raises ValueError when
-    nothing fits in LDM."""
+    border block splits at a CPE piece boundary (:func:`n_border_clean`). ``residual``: a
+    residual add fused into the C store (common.py store_fused: one more tile of the stored
+    tile's size, a C-block get and an add per block). Raises ValueError when nothing fits in
+    LDM."""
     mach = machine or default_machine()
     if min(m, n, k) <= 0 or batch <= 0:
         raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
@@ -558,7 +566,7 @@ def plan_gemm(
             la = (lda if ta == trans_a else None) or (m if ta else k)
             lb = (ldb if tb == trans_b else None) or (k if tb else n)
             cand = _plan_gemm_fixed(m, n, k, dtype, ta, tb, la, lb, ldc, batch, c_full, bias_along, maps, scalars,
-                                    vec, mach, name, blocking, n_clean)
+                                    vec, mach, name, blocking, n_clean, residual)
             if cand is not None and (best is None or cand[0] < best_key):
                 best, best_key = cand[1], cand[0]
     if best is None:
@@ -569,7 +577,7 @@ def plan_gemm(
 def _plan_gemm_fixed(
     m: int, n: int, k: int, dtype: str, trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
     c_full: bool, bias_along: str | None, maps: int, scalars: int, vec: str | None, mach: Machine, name: str,
-    blocking: tuple[int, int, int] | None, n_clean: bool = False,
+    blocking: tuple[int, int, int] | None, n_clean: bool = False, residual: bool = False,
 ) -> tuple[tuple, GemmPlan] | None:
     """(key, plan) of the best blocking for fixed operand storage orders (:func:`plan_gemm`)."""
     e = 4 if dtype == "f32" else 8
@@ -597,6 +605,8 @@ def _plan_gemm_fixed(
                     if bias_elems:
                         epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
                     epi_bytes += scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
+                    if residual:  # the residual window, a tile like the stored one
+                        epi_bytes += _rnd(e * _local(bm * bn))
                     # (staged operands, double-buffered C): the put of a block overlaps the next
                     # block when the tile it is stored from is double-buffered (the staging tile,
                     # or the fp64 C tile itself when C is not staged: no copy, 2 instead of 3 C
@@ -609,7 +619,7 @@ def _plan_gemm_fixed(
                             continue
                         cost = _gemm_cost(
                             name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
-                            stg, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps, bias_along), mach, double_c=double_c,
+                            stg, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps, bias_along, residual), mach, double_c=double_c,
                         )
                         plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
                                         hoist_b, frozenset(stg), fp, cost, double_c)
