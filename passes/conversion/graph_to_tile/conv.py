@@ -23,6 +23,26 @@ weights, f32 (or f64) in main memory; the mesh GEMM runs in fp64 on converted LD
   re-laid at compile time; otherwise a ``NAME_weights`` kernel transposes them
   (``tile.map transpose``). Needs group = 1 and >= 64 channels (004 L1266).
 
+**implicit, unfolded** (constant weights, C % 8 == 0; :mod:`taihu.backends.model.unfold_conv`,
+``taihu.blocking = "... variant=unfold"``): the kernel taps are concatenated along K, so ONE
+mesh GEMM per K block reduces over cb channels x kh*kw taps (k_local = cb*kh*kw/8 instead of
+cb/8 per tap: the ~32-cycle SUMMA step boundary per register tile amortises, and the run count
+falls)::
+
+    for m0 (BM out channels) / n / ro0 (8 output rows, one per mesh column):
+      fill C                                              (BM x 8*Wo_p)
+      for k0 (cb input channels):
+        W   <- wu[m0, k0*kh*kw : +cb*kh*kw]               re-laid (M, C/g, kh, g, kw), g = cb/8
+        P_kr <- x[n, k0:+cb, (ro0+q)*sh + kr*dh - pt, :]   kh row tiles (cb, 8, W), pad 0.0
+        B   <- tile.unfold(P_0 .. P_kh-1)                 in LDM, per CPE (loop.map im2col)
+        C  += W x B                                       tile.gemm, k = cb*kh*kw
+      [+ bias] [relu ...] -> y[n, m0, ro0*Wo : +8*Wo] (y viewed (N, M, Ho*Wo); clip)
+
+  Output rows are Wo_p = Wo rounded up to the register tile (4 pixels with vec m, 16 with vec n);
+  when Wo_p > Wo, C goes to a (N, M, Ho*Wo_p) buffer and ``NAME_relayout`` keeps Wo of every
+  Wo_p. With vec m the weights are stored K-major (a plain fp32 -> fp64 convert of a ``cr``
+  tile, ``trans_a``).
+
 **im2col** (§C2; kernels ``NAME_im2col`` (``tile.im2col``) + ``NAME`` (GEMM)): col
 (C*kh*kw, N*Ho*Wo) viewed (group, C/g*kh*kw, N, Ho*Wo); the memory-level GEMM
 (:func:`~taihu.passes.conversion.graph_to_tile.gemm.emit_gemm`), bias and fused activations in
@@ -32,7 +52,13 @@ its epilogue, in one of three forms chosen by the model (:func:`taihu.backends.m
   y[n, g*M/g : (g+1)*M/g] (M/g, Ho*Wo), straight into the NCHW output;
 * batched (N > 1): per group one GEMM over all N*Ho*Wo columns into an (M, N, Ho*Wo) buffer,
   then a ``NAME_relayout`` copy kernel to NCHW (no per-image padding, long DMA blocks);
-* pointwise (1x1, stride 1, no padding): no im2col kernel, the GEMM reads x itself.
+* pointwise (1x1, stride 1, no padding): no im2col kernel, the GEMM reads x itself -- unless
+  Ho*Wo is not a multiple of the GEMM's N block (then a 1x1 im2col copies x into a padded col).
+
+Per-image col buffers pad each image's Ho*Wo columns to the GEMM's N block (``tile.im2col
+image_columns``, 004 L865 padded allocation): no B window crosses the border, so every B load
+is one full strided DMA per CPE and prefetched (a column-clipped piece would need per-row DMAs
+and be loaded synchronously).
 
 Every layer: groups (depthwise too), strides, pads, dilations, any kernel size.
 
