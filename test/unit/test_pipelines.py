@@ -91,3 +91,25 @@ def test_failing_stage_gets_a_note_naming_it(monkeypatch):
     with pytest.raises(DiagnosticException) as info:
         run_pipeline(build_pipeline(stages=("graph-simplify", "boom")), small_cnn())
     assert "in pass 'boom'" in info.value.__notes__
+
+
+def test_gc_paused_restores_the_collector_and_promotes():
+    import gc
+
+    from taihu.passes.pipelines import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        junk = [[i] for i in range(1000)]  # tracked objects allocated while paused
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 1000  # promoted to the oldest generation, not left young
+    assert gc.get_freeze_count() == 0
+    del junk
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # a disabled collector stays disabled
+    finally:
+        gc.enable()
