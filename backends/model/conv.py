@@ -490,9 +490,11 @@ def _gemm_cost(
             t_loop = d + (inner - 1) * max(d, c_it) + c_it
             total = batch * (t_hoist + outer * t_loop + (t_put if double_c else 0.0))
     # C stores clipped inside a CPE's piece along N (the row-major lead dim of C) at the border
-    # (CLIP_ROW_LATENCIES): once per M block and batch iteration
+    # (CLIP_ROW_LATENCIES): once per M block and batch iteration (the mesh waits for the partial
+    # CPEs at the next block's SUMMA; after the last block only their own row DMAs remain)
     if not n_border_clean(n, bn):
-        total += batch * nm * cyc(CLIP_ROW_LATENCIES * machine.dma_latency * max(1, bm // MESH))
+        rows = max(1, bm // MESH)
+        total += cyc((batch * nm - 1) * CLIP_ROW_LATENCIES * machine.dma_latency * rows + machine.dma_latency * rows)
     moved = batch * (
         steps * dma_step + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0) + blocks * epi_moved
         + (bias_moved if bias_hoisted else 0.0)
