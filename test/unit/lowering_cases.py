@@ -111,6 +111,30 @@ def _concat_inplace() -> tuple[G, list[SSAValue]]:
     return g, [cat2, s]
 
 
+def _residual() -> tuple[G, list[SSAValue]]:
+    """Residual sums fused into the later producer's store (store_fused): relu(tanh(x0) + x1)
+    in one kernel; sum(tanh(x0), sigmoid(x2)) absorbed by the sigmoid kernel (tanh's output
+    is computed first); a fanned-out value is not absorbed."""
+    g = G((2, 3, 5, 7), (2, 3, 5, 7), (2, 3, 5, 7))
+    a = g(graph.TanhOp(g.args[0]), "a")
+    r = g(graph.ReluOp(g(graph.AddOp(a, g.args[1]), "s")), "r")
+    c = g(graph.SigmoidOp(g.args[2]), "c")
+    t = g(graph.SumOp([g(graph.TanhOp(g.args[0]), "a2"), c]), "t")
+    f = g(graph.LeakyReluOp(g.args[1], alpha=0.1), "f")
+    u = g(graph.AddOp(f, r), "u")
+    return g, [r, t, u, f]
+
+
+def _gemm_residual() -> tuple[G, list[SSAValue]]:
+    """An FC layer whose output feeds a residual add + relu: fused into the GEMM's C store (the
+    residual block loaded at the block start, added after the f64 -> f32 convert)."""
+    g = G((130, 70), (130, 40))
+    w = g.cst(np.random.default_rng(3).standard_normal((70, 40)).astype(np.float32), "w")
+    r = g(graph.SigmoidOp(g.args[1]), "r")
+    y = g(graph.GemmOp(g.args[0], w), "fc")
+    return g, [g(graph.ReluOp(g(graph.AddOp(r, y), "sum")), "out")]
+
+
 def _views() -> tuple[G, list[SSAValue]]:
     g = G((2, 3, 4))
     r = g(graph.ReshapeOp(g.args[0], (6, 4)), "r")
@@ -161,6 +185,8 @@ CASES: dict[str, Case] = {
     "concat_axis1": _concat(1, [(2, 3, 4), (2, 5, 4), (2, 1, 4)]),
     "concat_axis0": _concat(0, [(2, 3), (1, 3)]),
     "concat_inplace": _concat_inplace,
+    "residual_fused": _residual,
+    "gemm_residual": _gemm_residual,
     "concat_last": _concat(-1, [(3, 2), (3, 7)]),
     "pad_mixed": unary(graph.PadOp, (2, 3, 4), pads=(0, 1, -1, 1, 2, 0), value=0.5),
     "pad_spatial": unary(graph.PadOp, (1, 3, 5, 5), pads=(0, 0, 2, 1, 0, 0, 1, 2)),

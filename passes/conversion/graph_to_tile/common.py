@@ -56,7 +56,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -76,6 +76,7 @@ __all__ = [
     "absorb_elementwise_consumers",
     "constant_array",
     "constant_to_global",
+    "fused_ldm_bytes",
     "global_initial_value",
     "memref_type",
     "reshape_view",
@@ -203,10 +204,10 @@ class LoweringState:
         elem = Float32Type() if arr.dtype == np.float32 else Float64Type()
         ttype = TensorType(elem, list(arr.shape))
         flat = arr.reshape(-1)
-        if flat.size <= 16 or (flat.size > 0 and bool(np.all(flat == flat[0]))):
+        if flat.size <= 16:
             value: Attribute = DenseIntOrFPElementsAttr.from_list(ttype, [float(x) for x in flat])
-            if flat.size > 16:
-                value = DenseIntOrFPElementsAttr.from_list(ttype, [float(flat[0])])
+        elif bool(np.all(flat == flat[0])):  # a splat: one value
+            value = DenseIntOrFPElementsAttr.from_list(ttype, [float(flat[0])])
         else:
             value = DenseResourceAttr.from_params(declare_blob(sanitize(name_hint), arr), ttype)
         sym = self.unique_symbol(name_hint)
@@ -332,12 +333,30 @@ def _reassoc(groups: list[list[int]]) -> ArrayAttr:
 
 @dataclass(frozen=True)
 class FusedMap:
-    """One unary element-wise map applied in place to a producer's output tile while it is
-    still in LDM (``tile.map KIND ins(t) out(t) {params}``), standing for graph op ``op``."""
+    """One element-wise map applied in place to a producer's output tile while it is still in
+    LDM (``tile.map KIND ins(t) out(t) {params}``), standing for graph op ``op``.
+
+    A *residual* map (``operand`` set: ``add`` of the output and another tensor of the same
+    shape, e.g. ResNet's shortcut sum) also reads ``operand``'s window of the stored tile:
+    :meth:`GraphToTilePattern.bind_fused` binds its memref as a kernel argument (``mem``) and
+    :meth:`KernelBuilder.store_fused` loads it and adds it before the store."""
 
     kind: MapKind
     params: dict[str, object]
     op: Operation
+    operand: SSAValue | None = None  # residual: the other (graph-level tensor) operand
+    mem: SSAValue | None = None  # residual: its kernel argument, shaped like the output argument
+
+    @property
+    def is_residual(self) -> bool:
+        return self.operand is not None
+
+
+def fused_ldm_bytes(fused: Sequence[FusedMap], tile_bytes: int) -> int:
+    """Extra LDM bytes per CPE :meth:`KernelBuilder.store_fused` allocates for ``fused`` when
+    the stored tile takes ``tile_bytes`` per CPE: a double-buffered tile like it per residual
+    map (tile plans must leave room for it)."""
+    return sum(2 * tile_bytes for f in fused if f.is_residual)
 
 
 def unary_map_of(op: Operation) -> tuple[MapKind, dict[str, object]] | None:
@@ -362,25 +381,64 @@ def unary_map_of(op: Operation) -> tuple[MapKind, dict[str, object]] | None:
     return None
 
 
-def absorb_elementwise_consumers(state: LoweringState, value: SSAValue) -> list[FusedMap]:
+def _residual_operand(user: Operation, cur: SSAValue, producer: Operation) -> SSAValue | None:
+    """The other operand of a binary add / 2-input sum ``user`` of ``cur`` when it can be read
+    by ``producer``'s kernel: same shape as ``cur`` (no broadcasting), not ``cur`` itself, and
+    computed before ``producer`` (a function argument or an op earlier in the same block)."""
+    if isinstance(user, graph.AddOp):
+        ins = [user.lhs, user.rhs]
+    elif isinstance(user, graph.SumOp) and len(user.inputs) == 2:
+        ins = list(user.inputs)
+    else:
+        return None
+    others = [v for v in ins if v is not cur]
+    if len(others) != 1 or shape_of(others[0]) != shape_of(cur) or others[0].type != cur.type:
+        return None
+    o = others[0]
+    block = producer.parent
+    if block is None:
+        return None
+    if isinstance(o, OpResult):
+        if o.op.parent is not block or block.get_operation_index(o.op) >= block.get_operation_index(producer):
+            return None
+    elif not isinstance(o, BlockArgument) or o.block is not block:
+        return None
+    return o
+
+
+def absorb_elementwise_consumers(state: LoweringState, value: SSAValue, residual: bool = False) -> list[FusedMap]:
     """The chain of single-use unary element-wise graph ops (relu, leaky_relu, clip, sigmoid,
     tanh; dropout = identity) that consume ``value``; a producer pattern applies them to its
     output tile in LDM (before storing it) and passes them to :meth:`GraphToTilePattern.replace`,
     which replaces the last one's result and erases them. Empty when fusion is disabled (pass
-    option ``fuse=false``) or the value has several uses."""
+    option ``fuse=false``) or the value has several uses.
+
+    ``residual=True`` (producers that store through :meth:`KernelBuilder.store_fused`): the
+    chain may also hold ONE ``add`` / 2-input ``sum`` of the value and a same-shape tensor
+    computed before the producer (:func:`_residual_operand`; ResNet's shortcut), as a residual
+    :class:`FusedMap`."""
     out: list[FusedMap] = []
     if not state.fuse:
         return out
+    producer = value.owner if isinstance(value, OpResult) else None
     cur = value
     while True:
         uses = list(cur.uses)
         if len(uses) != 1:
             return out
         user = uses[0].operation
-        m = unary_map_of(user)
-        if m is None or user.parent is None or user.parent is not _owner_block(value):
+        if user.parent is None or user.parent is not _owner_block(value):
             return out
-        out.append(FusedMap(m[0], m[1], user))
+        m = unary_map_of(user)
+        if m is not None:
+            out.append(FusedMap(m[0], m[1], user))
+        elif residual and producer is not None and not any(f.is_residual for f in out):
+            o = _residual_operand(user, cur, producer)
+            if o is None:
+                return out
+            out.append(FusedMap(MapKind.ADD, {}, user, operand=o))
+        else:
+            return out
         cur = user.results[0]
 
 
@@ -438,6 +496,8 @@ class KernelBuilder:
         self._consts: dict[int, SSAValue] = {}
         self._last_const: Operation | None = None
         self._last_alloc: Operation | None = None
+        self._residual_tiles: dict[tuple, SSAValue] = {}
+        self._prefetched: set[SSAValue] = set()
         self.builder = Builder(InsertPoint.at_end(self.block))
 
     # -- arguments and buffers -----------------------------------------------------------
@@ -577,10 +637,56 @@ class KernelBuilder:
         return self.builder.insert(op)
 
     def apply_fused(self, fused: Sequence[FusedMap], buf: SSAValue) -> None:
-        """Apply absorbed element-wise consumers in place on ``buf`` (skips identities)."""
+        """Apply absorbed element-wise consumers in place on ``buf`` (skips identities).
+        Residual maps need the stored window: use :meth:`store_fused`."""
         for f in fused:
+            if f.is_residual:
+                raise ValueError(f"{self.name}: a residual {f.op.name} needs store_fused (the stored window)")
             if f.kind != MapKind.COPY:
                 self.map(f.kind, [buf], buf, **f.params)
+
+    def store_fused(self, buf: SSAValue, fused: Sequence[FusedMap], mem: SSAValue, offsets: Sequence[Idx],
+                    sizes: Sequence[int], *, strides: Sequence[int] | None = None) -> tile.MoveOp:
+        """Apply ``fused`` in place on ``buf`` and store it like :meth:`store`: a residual map
+        (bound by :meth:`GraphToTilePattern.bind_fused`) first loads the same window of its
+        memref into a tile like ``buf`` (allocated once per kernel, double-buffered:
+        :func:`fused_ldm_bytes`) and adds it. Apply it to the tile in the graph's element type
+        (after a f64 -> f32 convert), so the sum rounds like the reference."""
+        t = buf.type
+        assert isinstance(t, tile.TileBufType)
+        for f in fused:
+            if f.is_residual:
+                res = self._residual_tile(t, f)
+                if res not in self._prefetched:
+                    self.load(f.mem, offsets, sizes, res, strides=strides)  # type: ignore[arg-type]
+                self._prefetched.discard(res)
+                self.map(MapKind.ADD, [buf, res], buf)
+            elif f.kind != MapKind.COPY:
+                self.map(f.kind, [buf], buf, **f.params)
+        return self.store(buf, mem, offsets, sizes, strides=strides)
+
+    def prefetch_fused(self, like: tile.TileBufType, fused: Sequence[FusedMap], offsets: Sequence[Idx],
+                       sizes: Sequence[int], *, strides: Sequence[int] | None = None) -> None:
+        """Load the residual windows of the coming :meth:`store_fused` (same window, a stored
+        tile of type ``like``) now, e.g. at the start of a block before its K loop: the DMA is
+        waited only where the add reads it (tile-to-loop waits lazily), so it overlaps the
+        block's compute, and as the first op touching its double tile it is prefetched across
+        the enclosing loop."""
+        for f in fused:
+            if f.is_residual:
+                res = self._residual_tile(like, f)
+                self.load(f.mem, offsets, sizes, res, strides=strides)  # type: ignore[arg-type]
+                self._prefetched.add(res)
+
+    def _residual_tile(self, t: tile.TileBufType, f: FusedMap) -> SSAValue:
+        if f.mem is None:
+            raise ValueError(f"{self.name}: residual {f.op.name} not bound (GraphToTilePattern.bind_fused)")
+        key = (t, id(f.mem))
+        res = self._residual_tiles.get(key)
+        if res is None:
+            res = self.alloc(t.get_shape(), t.element_type, t.dist.data, double=True, name="res", layout=t.layout.data)
+            self._residual_tiles[key] = res
+        return res
 
     # -- finish --------------------------------------------------------------------------
 
@@ -664,6 +770,20 @@ class GraphToTilePattern(RewritePattern):
     def view(self, rewriter: PatternRewriter, mem: SSAValue, shape: Sequence[int]) -> SSAValue:
         """No-copy reshape view of ``mem`` (:func:`reshape_view`) before the matched op."""
         return reshape_view(mem, shape, rewriter.insertion_point)
+
+    def bind_fused(self, rewriter: PatternRewriter, kb: KernelBuilder, fused: Sequence[FusedMap],
+                   out_arg: SSAValue) -> list[FusedMap]:
+        """``fused`` with every residual map's operand bound as a kernel argument of ``kb``,
+        viewed with the shape of the output argument ``out_arg`` (the memref the kernel
+        stores to), for :meth:`KernelBuilder.store_fused`."""
+        out = []
+        for f in fused:
+            if f.is_residual and f.mem is None:
+                assert f.operand is not None
+                v = self.view(rewriter, self.buffer(rewriter, f.operand), shape_of(out_arg))
+                f = FusedMap(f.kind, f.params, f.op, f.operand, kb.arg(v, "res"))
+            out.append(f)
+        return out
 
     # -- results ---------------------------------------------------------------------------
 

@@ -126,7 +126,9 @@ def dense2d(mem: SSAValue, rows: int, cols: int, outer: Sequence[bool] = ()) -> 
 class GemmEpilogue:
     """Work on each C block after the K loop: ``alpha`` scale, ``bias`` (a broadcast operand
     whose window covers ``bias_shape`` = (BM or 1, BN or 1)) scaled by ``beta``, ``c_init``
-    (a full C, loaded before the K loop and scaled by beta/alpha), ``fused`` element-wise maps."""
+    (a full C, loaded before the K loop and scaled by beta/alpha), ``fused`` element-wise maps
+    (a residual one, bound by ``bind_fused``, and those after it act on the stored tile: its
+    window is loaded at the block start; plan with ``plan_gemm(..., residual=True)``)."""
 
     alpha: float = 1.0
     beta: float = 1.0
@@ -161,6 +163,10 @@ def emit_gemm(
     access's offsets). ``elem`` = main-memory element type (default: A's)."""
     epi = epilogue or GemmEpilogue()
     elem = elem or _elem_type(a.mem)
+    # fused maps before the first residual one run on the f64 C block, the rest on the stored
+    # tile (GraphToTilePattern.bind_fused binds a residual's memref, shaped like c.mem)
+    r0 = next((n for n, f in enumerate(epi.fused) if f.is_residual), len(epi.fused))
+    pre, post = list(epi.fused[:r0]), list(epi.fused[r0:])
     lay = plan.layouts
     bm, bn, bk = plan.bm, plan.bn, plan.bk
     shapes = {
@@ -237,6 +243,10 @@ def emit_gemm(
         if plan.hoist_a:
             load("A", a, ivs, *a_pos(0, 0))
         for i, j in block_loops():
+                if post:  # residual windows: loaded at the block start, overlapping its K loop
+                    st = (stage["C"] or buf["C"]).type
+                    assert isinstance(st, tile.TileBufType)
+                    kb.prefetch_fused(st, post, c.offsets(ivs, i, j), c.sizes, strides=c.strides)
                 if epi.c_init is not None:
                     acc = epi.c_init
                     kb.load(acc.mem, acc.offsets(ivs, i, j), acc.sizes, stage["C"] or buf["C"], strides=acc.strides)
@@ -264,12 +274,14 @@ def emit_gemm(
                     if beta_t is not None and epi.c_init is None:
                         kb.map(MapKind.MUL, [bias_t, beta_t], bias_t)
                     kb.map(MapKind.ADD, [buf["C"], bias_t], buf["C"])
-                kb.apply_fused(epi.fused, buf["C"])
+                kb.apply_fused(pre, buf["C"])
                 out = buf["C"]
                 if stage["C"] is not None:
                     kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [buf["C"]], stage["C"])
                     out = stage["C"]
-                kb.store(out, c.mem, c.offsets(ivs, i, j), c.sizes, strides=c.strides)
+                # a residual sum (and what follows it) on the stored element type: the conv /
+                # GEMM result rounds first, like the reference
+                kb.store_fused(out, post, c.mem, c.offsets(ivs, i, j), c.sizes, strides=c.strides)
 
     nest([], 0)
 
@@ -319,7 +331,8 @@ class GemmPattern(GraphToTilePattern):
         m, k = (sa[1], sa[0]) if op.trans_a else sa
         n = sb[0] if op.trans_b else sb[1]
         name = self.state.layer_name(op)
-        fused = absorb_elementwise_consumers(self.state, op.result)
+        fused = absorb_elementwise_consumers(self.state, op.result, residual=True)
+        residual = any(f.is_residual for f in fused)
         # constant operands (FC weights) may be stored in either order: the planner picks the one
         # whose LDM layout needs no transposing conversion; a flipped one becomes a new global
         a_np, b_np = constant_array(op.a), constant_array(op.b)
@@ -339,7 +352,7 @@ class GemmPattern(GraphToTilePattern):
             plan = plan_gemm(m, n, k, _dtype(el), bool(op.trans_a), bool(op.trans_b), c_full=c_full,
                              bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
                              scalars=scalars, machine=plan_machine(self.state), name=name,
-                             free_trans_a=a_np is not None, free_trans_b=b_np is not None)
+                             free_trans_a=a_np is not None, free_trans_b=b_np is not None, residual=residual)
         except ValueError as e:
             raise self.fail(op, str(e)) from e
         A = _gemm_operand(self, rewriter, op.a, a_np, plan.trans_a != bool(op.trans_a), f"{name}_at")
@@ -359,7 +372,7 @@ class GemmPattern(GraphToTilePattern):
         accB = dense2d(b, *( (plan.bn, plan.bk) if plan.trans_b else (plan.bk, plan.bn) ))
         assert ta == (ra, ca) and shape_of(B) == (rb, cb)
         accC = dense2d(y, plan.bm, plan.bn)
-        epi = GemmEpilogue(alpha=op.alpha, beta=op.beta, fused=fused)
+        epi = GemmEpilogue(alpha=op.alpha, beta=op.beta, fused=self.bind_fused(rewriter, kb, fused, y))
         if Cin is not None and op.beta != 0.0:
             if c_full:
                 epi.c_init = dense2d(kb.arg(Cin, "c"), plan.bm, plan.bn)

@@ -263,7 +263,7 @@ def emit_elementwise(
                 break
     # distinct operand buffers (an input used twice is loaded once)
     used = sorted({a for st in steps for a in st.args if isinstance(a, int)} | ({acc_in} if acc_in is not None else set()))
-    pats = [inputs[i].full for i in used]
+    pats = [inputs[i].full for i in used] + [(True,) * k for f in fused if f.is_residual]
     plan = plan_elementwise(D, pats, 0 if acc_in is not None else 1, eb, state.ldm_budget)
     s, tiles = plan.s, plan.tiles
 
@@ -309,9 +309,8 @@ def emit_elementwise(
         for st in steps:
             ins = [acc if a == "acc" else bufs[a] for a in st.args]  # type: ignore[index]
             kb.map(st.kind, ins, acc, **st.params)
-        kb.apply_fused(fused, acc)
         offs, sizes = window(out)
-        kb.store(acc, out.mem, offs, sizes)
+        kb.store_fused(acc, fused, out.mem, offs, sizes)
 
     def level(j: int) -> None:
         if j > last:
@@ -378,7 +377,7 @@ class _EwPattern(GraphToTilePattern):
                  algorithm: str = "map") -> None:
         out_v = op.results[0]
         out_shape = shape_of(out_v)
-        fused = absorb_elementwise_consumers(self.state, out_v)
+        fused = absorb_elementwise_consumers(self.state, out_v, residual=True)
         name = self.state.layer_name(op)
         in_shapes = [shape_of(v) for v in operands]
         D, patterns = canonicalize_broadcast(out_shape, in_shapes)
@@ -392,6 +391,7 @@ class _EwPattern(GraphToTilePattern):
             accs.append(Access(kb.arg(view, f"x{i}"), p))
         out_view = self.view(rewriter, out_mem, D)
         out_acc = Access(kb.arg(out_view, "y"), (True,) * len(D))
+        fused = self.bind_fused(rewriter, kb, fused, out_acc.mem)
         emit_elementwise(self.state, kb, D, accs, out_acc, steps, fused)
         kb.finish(rewriter)
         self.replace(rewriter, op, [out_mem], fused)
