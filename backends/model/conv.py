@@ -415,9 +415,11 @@ def _gemm_cost(
         epi_cycles += rate["C"] * c_local
     if epi.c_full:
         epi_cycles += (rate["C"] + MAP_CYCLES_PER_ELEM) * c_local
-    if epi.residual:  # a fused residual add: the residual C window loaded (exposed) and added
+    # a fused residual add (common.py store_fused): its C window is prefetched at the block start
+    # (prefetch_fused), so its data joins the block's first DMA; the add runs on the stored tile
+    res_data = mv_c / (machine.peak_bw_cg * 1e9) if epi.residual else 0.0
+    if epi.residual:
         epi_cycles += MAP_CYCLES_PER_ELEM * c_local
-        epi_dma += t_dma_tiles(mv_c, machine)
         epi_moved += mv_c
         epi_dma += t_dma_tiles(mv_c, machine)
         epi_moved += mv_c
@@ -464,7 +466,7 @@ def _gemm_cost(
     t_epi_c = cyc(epi_cycles)
     t_hoist = t_hoist_dma + t_hoist_comp
     if nk > 1:
-        extra = put_data if double_c else 0.0
+        extra = (put_data if double_c else 0.0) + res_data
         t_tail = t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
         wrap = k % bk == 0
         single_loop = flat or nn == 1 or nm == 1
@@ -479,7 +481,7 @@ def _gemm_cost(
     else:
         inner = blocks if flat else (nn if nn > 1 else nm)
         outer = blocks // inner
-        d = t_dma_step + (put_data if double_c else 0.0)
+        d = t_dma_step + (put_data if double_c else 0.0) + res_data
         c_it = t_comp_step + t_epi_c + epi_other_dma + (0.0 if double_c else t_put)
         if not d:
             total = batch * (t_hoist + blocks * c_it + (t_put if double_c else 0.0))
@@ -549,9 +551,9 @@ def plan_gemm(
     that a vec-m A or a vec-n B lands in its LDM layout with a plain conversion instead of a
     transposing one (:data:`TRANSPOSE_CYCLES_PER_ELEM`). ``n_clean``: only N blocks whose
     border block splits at a CPE piece boundary (:func:`n_border_clean`). ``residual``: a
-    residual add fused into the C store (common.py store_fused: one more tile of the stored
-    tile's size, a C-block get and an add per block). Raises ValueError when nothing fits in
-    LDM."""
+    residual add fused into the C store (common.py store_fused: a double-buffered tile like the
+    stored one, its C-block get prefetched at the block start, an add per block). Raises
+    ValueError when nothing fits in LDM."""
     mach = machine or default_machine()
     if min(m, n, k) <= 0 or batch <= 0:
         raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
@@ -607,8 +609,8 @@ def _plan_gemm_fixed(
                     if bias_elems:
                         epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
                     epi_bytes += scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
-                    if residual:  # the residual window, a tile like the stored one
-                        epi_bytes += _rnd(e * _local(bm * bn))
+                    if residual:  # the residual window: a double-buffered tile like the stored one
+                        epi_bytes += 2 * _rnd(e * _local(bm * bn))
                     # (staged operands, double-buffered C): the put of a block overlaps the next
                     # block when the tile it is stored from is double-buffered (the staging tile,
                     # or the fp64 C tile itself when C is not staged: no copy, 2 instead of 3 C
