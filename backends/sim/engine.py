@@ -893,6 +893,7 @@ class _RunPlan:
         self.mk, self.trip = mk, trip
         self.accesses = memory_accesses(body)
         self.checked: set[tuple[int, ...]] = set()  # pointer bases already bounds-checked
+        self.checked_arrays: set[bytes] = set()  # ... whole (lanes, P) base arrays (lockstep)
         timing = schedule_body(body, machine)
         plan = plan_body(body, machine.zero_reg)
         self.timing, self.plan = timing, plan

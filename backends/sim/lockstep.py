@@ -579,15 +579,17 @@ class Lockstep:
         if checked[0] is False:
             # every lane of the entry valid: no check for later cohorts; else (None) check the
             # cohort's rows in lane order (the per-CPE error naming the first bad CPE)
-            rows = {tuple(b) for b in bases_all.tolist()} - rp.checked
             checked[0] = True
-            try:
-                for row in rows:
-                    check_run_addresses(rp.accesses, 0, row, mk.strides, trip, m.ldm_bytes,
-                                        m.vector_ldm_align)
-                    rp.checked.add(row)
-            except SimError:
-                checked[0] = None
+            bkey = bases_all.tobytes()
+            if bkey not in rp.checked_arrays:
+                try:
+                    for row in {tuple(b) for b in bases_all.tolist()} - rp.checked:
+                        check_run_addresses(rp.accesses, 0, row, mk.strides, trip, m.ldm_bytes,
+                                            m.vector_ldm_align)
+                        rp.checked.add(row)
+                    rp.checked_arrays.add(bkey)
+                except SimError:
+                    checked[0] = None
         if checked[0] is None:
             for i, row in enumerate(tuple(b) for b in bases.tolist()):
                 if row not in rp.checked:
@@ -639,39 +641,39 @@ class Lockstep:
         deps: set = set()
         if gets:
             start = t0.copy()
-            inputs = [{} for _ in range(G)]
+            num = eng.numerics  # the slices taken are needed by the numerics only
+            inputs = [{} for _ in range(G)] if num else None
             whole: list[tuple] = []  # (direction, rel, [(ls, lanes, links)]) whole links
-            slow: list[tuple[int, str]] = []  # (lane, direction) taken in pieces
+            slow: list[tuple[int, str, list]] = []  # (lane, direction, slices) taken in pieces
             for d, (need, rel) in gets.items():
                 q = self.q[d]
                 self.cnt[d][lanes] -= need
-                fast: list[tuple[int, LinkSet, int]] = []
+                by: dict[int, list] = {}
                 for i, c in enumerate(lane_list):
                     dq = q[c]
                     ls, k = dq[0]
                     if ls.n == need and ls.consumed[k] == 0:  # one whole link: the common case
                         dq.popleft()
                         ls.consumed[k] = need
-                        inputs[i][d] = [(ls, k, 0, need)]
-                        fast.append((i, ls, k))
-                    else:
-                        sl = self._take(dq, need)
-                        inputs[i][d] = sl
-                        slow.append((i, d))
-                        s_ = self._arrival(sl, rel)
-                        if s_ > start[i]:
-                            start[i] = s_
-                        for x in sl:
-                            deps.add(x[0].task)
-                if fast:
-                    by: dict[int, list] = {}
-                    for i, ls, k in fast:
+                        if num:
+                            inputs[i][d] = [(ls, k, 0, need)]
                         g = by.get(id(ls))
                         if g is None:
                             g = by[id(ls)] = [ls, [], []]
                             deps.add(ls.task)
                         g[1].append(i)
                         g[2].append(k)
+                    else:
+                        sl = self._take(dq, need)
+                        if num:
+                            inputs[i][d] = sl
+                        slow.append((i, d, sl))
+                        s_ = self._arrival(sl, rel)
+                        if s_ > start[i]:
+                            start[i] = s_
+                        for x in sl:
+                            deps.add(x[0].task)
+                if by:
                     for ls, ii, kk in by.values():
                         if ls.n == rel.shape[0]:
                             arr = ls.arrival_base[kk] + eng._maxdiff(ls.put_rel, rel)
@@ -680,23 +682,19 @@ class Lockstep:
                         np.maximum(start[ii], arr, out=arr)
                         start[ii] = arr
                     whole.append((d, rel, list(by.values())))
-            # GET issue cycles (and senders in back-pressure are notified)
+            # GET issue cycles: traced; senders in back-pressure are notified (links consumed
+            # whole need no per-link record: only _record's partial slices are read again)
             now = eng.now
             for d, rel, groups in whole:
                 for ls, ii, kk in groups:
-                    st = start[ii].tolist()
-                    gb, gr = ls.got_base, ls.got_rel
-                    for x, k in enumerate(kk):
-                        gb[k] = st[x]
-                        gr[k] = rel
                     if trace.enabled:
+                        st = start[ii].tolist()
                         for x, k in enumerate(kk):
                             trace.flow(ls.link(k), lane_list[ii[x]], st[x])
                     if ls.bp is not None and ls.n > depth:
-                        self._links_satisfied(ls, kk, np.array(st, dtype=np.int64), rel, now,
-                                              depth)
-            for i, d in slow:
-                self._record(inputs[i][d], gets[d][1], int(start[i]), lane_list[i], depth)
+                        self._links_satisfied(ls, kk, start[ii], rel, now, depth)
+            for i, d, sl in slow:
+                self._record(sl, gets[d][1], int(start[i]), lane_list[i], depth)
         k_ = self.kernel
         links: list[tuple[LinkSet, tuple]] = []
         if rp.puts:

@@ -40,7 +40,7 @@ from taihu.backends.sim.machine import Machine
 from taihu.backends.sim.memo import TimingMemo
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import MicroKernel
-from taihu.backends.sim.pipeline import Instr
+from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS, Instr
 from taihu.backends.sim.report import build_report
 from taihu.dialects import sw
 from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp, kernel_ldm_high_water
@@ -140,6 +140,19 @@ def _freeze(x):
 
 
 _ADD, _SUB = _INT_BIN[arith.AddiOp], _INT_BIN[arith.SubiOp]
+_RLC_OPS = GETS | PUTS | FUSED_SEND
+
+
+def _code_uses_rlc(code: list[tuple]) -> bool:
+    for rec in code:
+        tag = rec[0]
+        if tag == "mk" and any(ins.op in _RLC_OPS for ins in rec[1].body):
+            return True
+        if tag == "for" and _code_uses_rlc(rec[8]):
+            return True
+        if tag == "if" and (_code_uses_rlc(rec[2]) or _code_uses_rlc(rec[3])):
+            return True
+    return False
 
 
 def _deps(k) -> frozenset:
@@ -269,6 +282,8 @@ class KernelProgram:
         #: checked against the allocations of their base arguments
         self.memo_check = None
         self._memo_plan: tuple | None = None
+        #: some micro-kernel of the body sends or receives RLC messages
+        self.uses_rlc = _code_uses_rlc(self.code)
         self._signature: tuple | None = None
 
     # -- timing memo support (memo.py) --------------------------------------------------------
@@ -678,7 +693,7 @@ def ensure_swsim(module: ModuleOp, machine_path: str | None = None) -> None:
 
 def simulate(module: ModuleOp, machine_path: str | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, trace: bool = False,
-             seed: int = 0, machine: Machine | None = None, lockstep: bool = True,
+             seed: int = 0, machine: Machine | None = None, lockstep: bool | None = None,
              progress: Callable[[int, int, str], None] | None = None,
              numerics: bool = True, memo: bool | None = None) -> SimResult:
     """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed).
@@ -686,7 +701,10 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     ``lockstep``: run each kernel's scalar code once for all 64 CPEs and replay the resulting
     operations in cohorts of CPEs (``lockstep.py``: SPMD batching of the interpretation, the
     timing and the numerics; DMA, waits and barriers at each CPE's own cycle). False = one
-    interpreter per CPE (the reference; reports, traces and outputs are identical).
+    interpreter per CPE (the reference; reports, traces and outputs are identical). None (the
+    default) chooses per kernel, for speed only: lockstep for kernels with RLC micro-kernels
+    (SUMMA: whole cohorts run together), per-CPE for the others (DMA-dominated kernels, whose
+    timed entries are replayed lane by lane anyway; ~2-4x cheaper per CPE there).
     ``progress(done, total, kernel_name)``: called after each ``sw.join`` (``total`` = number
     of ``sw.spawn`` in ``@main``), e.g. to drive a progress bar.
     ``numerics=False``: timing only -- no micro-kernel arithmetic, no DMA data movement, main
@@ -760,8 +778,9 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                             replayed = True
                             continue
                         recording = (tm.begin(kp, k[0], k[2]), k[1])
+                ls_ = kp.uses_rlc if lockstep is None else lockstep
                 yield from mpe.spawn(kp.run, args, name=kp.name, ldm_high_water=kp.ldm_high_water,
-                                     tape=kp.tape if lockstep else None)
+                                     tape=kp.tape if ls_ else None)
             elif isinstance(op, sw.JoinOp):
                 if replayed:
                     replayed = None

@@ -292,3 +292,23 @@ def test_partial_consumption_with_back_pressure_lockstep_equals_per_cpe():
     for row in range(8):
         np.testing.assert_array_equal(r.outputs["OUT"][row * 8 + 1], want)
     assert r.report["kernels"][0]["rlc_messages"] == 8 * 30
+
+
+def test_default_mode_chooses_per_kernel_with_identical_results():
+    """simulate(lockstep=None): lockstep for kernels with RLC micro-kernels, per-CPE for the
+    others; the results equal both forced modes."""
+    from taihu.backends.sim.runner import KernelProgram, ensure_swsim
+    from taihu.dialects import sw
+
+    with open(os.path.join(EXAMPLES, "mesh_gemm.mlir")) as f:
+        text = f.read()
+    mod = parse(text)
+    ensure_swsim(mod)
+    uses = {k.sym_name.data: KernelProgram(k).uses_rlc for k in mod.walk()
+            if isinstance(k, sw.KernelOp)}
+    assert uses == {"load": False, "gemm": True, "store": False}
+    a = assert_same(text)
+    c = simulate(parse(text), trace=True)
+    assert json.dumps(c.report) == json.dumps(a.report)
+    assert _events(c) == _events(a)
+    np.testing.assert_array_equal(c.outputs["CT"], a.outputs["CT"])
