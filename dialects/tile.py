@@ -53,6 +53,10 @@ Distribution of a ``!tile.buf<d0 x d1 x ... x T, dist[, layout]>`` over the mesh
   holds indices [p*q, min((p+1)*q, d_d)) of dim d, q = ceil(d_d/64), every other dim whole), for
   data-parallel ops whose leading dims are too small or must stay whole in a CPE (LRN across
   channels at batch 1, the channel dim of an NCHW -> NHWC transpose). ``cpe`` = ``cpe0``.
+* ``cpe<d>+<h>`` (``cpe+4``, ``cpe1+4``): the split with a halo, an *overlapping* distribution
+  (004 L708) for the inputs of window maps along the split dim: q = ceil((d_d - h)/64) and CPE p
+  holds indices [p*q, p*q + q + h) (clipped to d_d), i.e. its block of the ``d_d - h`` outputs
+  plus the ``h`` neighbours the window needs. Loads only (a store would write the overlaps twice).
 * ``rep``: every CPE holds the whole tile (overlapping distribution, 004 L708; small operands).
 
 ``layout`` (``row`` default | ``col``, rank 2 only) is the storage order of the local block in
@@ -170,6 +174,7 @@ __all__ = [
     "TileBufType",
     "UnfoldOp",
     "cpe_dist",
+    "dist_halo",
     "VecDim",
     "VecDimAttr",
     "WinogradFilterOp",
@@ -204,9 +209,22 @@ def cpe_dist(dim: int) -> str:
     return "cpe" if dim == 0 else f"cpe{dim}"
 
 
+def dist_halo(name: str) -> int:
+    """The halo of a ``cpe<d>+<h>`` distribution name (0 without one)."""
+    base, plus, h = name.partition("+")
+    return int(h) if plus and h.isdigit() else 0
+
+
 def parse_dist(name: str) -> tuple[Dist, int | None] | None:
     """``(Dist, split dim)`` of a distribution name (split dim None for rc/cr/rep), or None when
-    the name is not a distribution. ``cpe<d>`` -> ``(Dist.CPE, d)``."""
+    the name is not a distribution. ``cpe<d>`` -> ``(Dist.CPE, d)``; a halo suffix ``+<h>``
+    (:func:`dist_halo`) is allowed on ``cpe`` / ``cpe<d>`` only."""
+    base, plus, h = name.partition("+")
+    if plus:
+        if not h.isdigit() or (len(h) > 1 and h.startswith("0")):
+            return None
+        parsed = parse_dist(base)
+        return parsed if parsed is not None and parsed[0] == Dist.CPE else None
     if name in (Dist.RC, Dist.CR, Dist.REP):
         return Dist(name), None
     if name == Dist.CPE:
@@ -272,6 +290,8 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
             dims, elem = parser.parse_ranked_shape()
             parser.parse_punctuation(",")
             dist = parser.parse_identifier(" (tile distribution: rc, cr, cpe, cpe<d> or rep)")
+            if parser.parse_optional_punctuation("+") is not None:
+                dist += f"+{parser.parse_integer(allow_negative=False, context_msg=' (halo of a cpe distribution)')}"
             layout = "row"
             if parser.parse_optional_punctuation(",") is not None:
                 layout = parser.parse_identifier(" (layout: row or col)")
@@ -311,6 +331,11 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
             )
         if sd and self.layout.data == Layout.COL:
             raise VerifyException(f"!tile.buf: distribution {self.dist.data} needs layout row")
+        h = dist_halo(self.dist.data)
+        if sd is not None and h and h >= shape[sd]:
+            raise VerifyException(
+                f"!tile.buf: distribution {self.dist.data}: the halo {h} must be smaller than dim {sd} ({shape[sd]})"
+            )
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -323,6 +348,11 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
         parsed = parse_dist(self.dist.data)
         assert parsed is not None, self.dist.data
         return parsed[0]
+
+    @property
+    def halo(self) -> int:
+        """The halo of an overlapping ``cpe<d>+<h>`` distribution (0 otherwise)."""
+        return dist_halo(self.dist.data)
 
     @property
     def split_dim(self) -> int | None:
@@ -345,8 +375,8 @@ class TileBufType(ParametrizedAttribute, TypeAttribute):
         if d in (Dist.RC, Dist.CR):
             return (s[0] // MESH, s[1] // MESH) + s[2:]
         if d == Dist.CPE:
-            sd = self.split_dim or 0
-            return s[:sd] + (math.ceil(s[sd] / N_CPE),) + s[sd + 1 :]
+            sd, h = self.split_dim or 0, self.halo
+            return s[:sd] + (math.ceil((s[sd] - h) / N_CPE) + h,) + s[sd + 1 :]
         return s
 
     def per_cpe_bytes(self) -> int:
@@ -895,6 +925,10 @@ class MoveOp(IRDLOperation):
             )
         if self.pad is not None and not self.is_load:
             raise VerifyException("tile.move: pad is only valid for loads (memref -> tile); use clip for stores")
+        if tt.halo and not self.is_load:
+            raise VerifyException(
+                f"tile.move: a {tt.dist.data} tile overlaps between CPEs (halo); it can only be loaded"
+            )
         if self.clip is not None and self.is_load:
             raise VerifyException("tile.move: clip is only valid for stores (tile -> memref); use pad for loads")
         boundary_ok = self.pad is not None or self.clip is not None
@@ -1292,10 +1326,18 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
             "(use cpe or rep tiles)"
         )
     perm: tuple[int, ...] = tuple(op.params()["perm"]) if rule == "transpose" else ()  # type: ignore[arg-type]
+    if out.halo:
+        raise VerifyException(f"{w}: the output %{_buf_name(out_v)} must not have a halo ({out.dist.data})")
+    # LRN along the split dim: the input carries the window's neighbours as a halo (cpe<d>+<h>,
+    # h = size - 1, the halo form of the map), so each CPE's block is complete
+    halo_lrn = (
+        kind == MapKind.LRN and sd is not None and op.params()["axis"] == sd and len(inputs) == 1
+        and inputs[0].type.halo == int(op.params()["size"]) - 1  # type: ignore[union-attr]
+    )
     if sd is not None:
         if rule == "window" and sd >= rank - len(op.params()["kernel"]):  # type: ignore[arg-type]
             raise VerifyException(f"{w}: the window must not cover dim {sd}, which is split over the CPEs ({out.dist.data})")
-        if rule in ("reduce", "axis") and op.params()["axis"] == sd:
+        if rule in ("reduce", "axis") and op.params()["axis"] == sd and not halo_lrn:
             raise VerifyException(
                 f"{w}: axis {sd} is split over the CPEs (dist {out.dist.data}); the map must be CPE-local"
             )
@@ -1304,6 +1346,14 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
         assert isinstance(t, TileBufType)
         tshape = t.get_shape()
         same_shape = tshape == oshape
+        if t.halo:
+            base = t.dist.data.partition("+")[0]
+            if not halo_lrn or base != out.dist.data or tshape[sd] != oshape[sd] + t.halo:  # type: ignore[index]
+                raise VerifyException(
+                    f"{w}: input %{_buf_name(v)} has a halo ({t.dist.data}): only lrn along the split dim takes "
+                    f"one (halo = size - 1, dim {sd} = the output's + halo, output {base})"
+                )
+            continue
         if rule == "window" and i == 0:
             if t.dist.data != out.dist.data or (sd is not None and tshape[sd] != oshape[sd]):
                 raise VerifyException(
@@ -1362,8 +1412,9 @@ class UnfoldOp(MapParamsOp):
     Operands: ``p_kr`` (kr = 0..kh-1): !tile.buf<G x 8 x W, rc> -- input row ``kr`` of the
     window of each of the 8 output rows (dim 1, one per mesh column) for G channels (dim 0, G/8
     per mesh row), f32 or f64; ``b``: !tile.buf<(kh*G*kw) x (8*Wo) x T, rc> (row layout), with
-    ``Wo = (W + pl + pr - d*(kw-1) - 1) // s + 1`` (``pr`` may pad the row beyond the
-    convolution's own padding: those columns are zero). With ``g = G/8``::
+    ``Wo = (W + pl + pr - d*(kw-1) - 1) // s + 1`` (``pr`` may exceed the convolution's own
+    padding to round Wo up to the register tile: the extra columns follow the same formula and
+    the consumer drops them). With ``g = G/8``::
 
         b[((ci_hi*kh + kr)*g + ci_lo)*kw + kc, q*Wo + co] = xp_kr[ci_hi*g + ci_lo, q, co*s + kc*d]
 
