@@ -299,6 +299,9 @@ class HazardPairs:
     static: bool  # a conflict between two accesses through the same pointer
     cross: dict = field(hash=False)  # (p, q) -> ((a, b, dmin, dmax, skip_zero), ...)
     extent: dict = field(hash=False)  # pointer -> (min offset, max offset + width)
+    #: results of BatchNumerics._memory_hazard by base array (a pure function of the bases
+    #: for this body, store groups, strides and trip count)
+    seen: dict = field(hash=False, compare=False, default_factory=dict)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -548,6 +551,17 @@ class BatchNumerics:
         hp = _hazard_pairs(self.body, plan.store_groups, self.strides, self.n)
         if hp.static:
             return True
+        if not hp.cross:
+            return False
+        key = (self.bases.shape, self.bases.tobytes())
+        hit = hp.seen.get(key)
+        if hit is None:
+            if len(hp.seen) > 4096:
+                hp.seen.clear()
+            hit = hp.seen[key] = self._cross_hazard(hp)
+        return hit
+
+    def _cross_hazard(self, hp: HazardPairs) -> bool:
         n = self.n
         for (p, q), pairs in hp.cross.items():
             (p0, p1), (q0, q1) = hp.extent[p], hp.extent[q]
