@@ -112,6 +112,47 @@ def test_cpe_blocks_partition(dist: str, shape: tuple[int, ...]) -> None:
     assert (count == want).all()
 
 
+@pytest.mark.parametrize("dist,shape", [("cpe1", (3, 130, 2)), ("cpe2", (2, 3, 64)), ("cpe1", (2, 5))])
+def test_cpe_d_blocks_partition(dist: str, shape: tuple[int, ...]) -> None:
+    """cpe<d>: the pieces of the CPEs partition the tile along dim d, the other dims whole."""
+    sd = int(dist[3:])
+    blocks, classes = D.cpe_blocks(dist, shape)
+    count = np.zeros(shape, dtype=int)
+    for cid in range(D.N_CPE):
+        row, col = divmod(cid, D.MESH)
+        (cls,) = [c for c in classes if c.id_lo <= cid <= c.id_hi]
+        if cls.dim0_n == 0:
+            continue
+        sl = [slice(b.a * row + b.b * col, b.a * row + b.b * col + (cls.dim0_n if t == sd else b.n))
+              for t, b in enumerate(blocks)]
+        count[tuple(sl)] += 1
+    assert (count == 1).all()
+
+
+@pytest.mark.parametrize("dist,shape", [("cpe+4", (100, 7)), ("cpe1+4", (2, 260, 3)), ("cpe+2", (66, 1)), ("cpe1+4", (1, 7))])
+def test_cpe_halo_blocks(dist: str, shape: tuple[int, ...]) -> None:
+    """cpe<d>+h: CPE p holds [p*q, p*q + q + h) of the split dim (clipped), q = ceil((d - h)/64);
+    the CPEs without outputs hold nothing; every index is held at least once."""
+    base, _, h = dist.partition("+")
+    sd, halo = (int(base[3:]) if base[3:] else 0), int(h)
+    blocks, classes = D.cpe_blocks(dist, shape)
+    q = -(-(shape[sd] - halo) // D.N_CPE)
+    covered = np.zeros(shape[sd], dtype=int)
+    for cid in range(D.N_CPE):
+        row, col = divmod(cid, D.MESH)
+        (cls,) = [c for c in classes if c.id_lo <= cid <= c.id_hi]
+        b = blocks[sd]
+        start = b.a * row + b.b * col
+        assert start == cid * q
+        outputs = min(q, shape[sd] - halo - cid * q)
+        if outputs <= 0:
+            assert cls.dim0_n == 0
+            continue
+        assert cls.dim0_n == outputs + halo and start + cls.dim0_n <= shape[sd]
+        covered[start : start + cls.dim0_n] += 1
+    assert (covered >= 1).all()
+
+
 def test_tile_dims_of_window() -> None:
     assert D.tile_dims_of_window((1, 32, 1, 128), (32, 128)) == [None, 0, None, 1]
     assert D.tile_dims_of_window((64, 1, 1), (64, 1, 1)) == [0, None, None]

@@ -1028,6 +1028,10 @@ def plan_axis(outer: int, A: int, inner: int, eb: int, budget: int, halo: int | 
             q = math.ceil(p.to / N_CPE)
             local_in, local_out = q * in_rows * p.ti, q * p.ca * p.ti
             run = (q * in_rows * p.ti if p.ti == inner else p.ti) * eb
+        elif p.split == 1:  # channel blocks of q (+ the halo) per CPE
+            q = math.ceil(p.ca / N_CPE)
+            local_in, local_out = p.to * (q + p.halo) * p.ti, p.to * q * p.ti
+            run = ((q + p.halo) * p.ti if p.ti == inner else p.ti) * eb
         else:
             w = math.ceil(p.ti / N_CPE)
             local_in, local_out = p.to * in_rows * w, p.to * p.ca * w
@@ -1069,6 +1073,15 @@ def plan_axis(outer: int, A: int, inner: int, eb: int, budget: int, halo: int | 
                 for to in sorted({_balanced(outer, n) for n in range(1, outer + 1)}, reverse=True):
                     if consider(_AxisPlan(to, ca, ti, 2, h)):
                         break  # the largest `to` that fits
+    # LRN: channel blocks over the CPEs (cpe1), the input tile with the window's neighbours as
+    # a halo (cpe1+<size-1>): whole H*W rows per CPE, contiguous DMAs, halo rows read twice
+    if halo and outer < N_CPE:
+        qa = math.ceil(A / N_CPE)
+        for q in sorted({_balanced(qa, n) for n in range(1, qa + 1)}):
+            ca = A if q == qa else N_CPE * q
+            for ti in sorted({_balanced(inner, n) for n in range(1, min(inner, 64) + 1)}, reverse=True):
+                if consider(_AxisPlan(1, ca, ti, 1, halo)):
+                    break  # the longest rows that fit
     return best[1] if best is not None else None
 
 
@@ -1116,7 +1129,8 @@ class AxisPattern(GraphToTilePattern):
         y = kb.arg(self.view(rewriter, out_mem, (outer, A, inner)), "y")
         dist = tile.cpe_dist(plan.split)
         lo = (op.size - 1) // 2 if plan.halo else 0
-        tin = kb.alloc([plan.to, plan.ca + plan.halo, plan.ti], elem, dist, double=True, name="tin")
+        in_dist = f"{dist}+{plan.halo}" if plan.split == 1 else dist  # channel blocks: halo rows
+        tin = kb.alloc([plan.to, plan.ca + plan.halo, plan.ti], elem, in_dist, double=True, name="tin")
         tout = kb.alloc([plan.to, plan.ca, plan.ti], elem, dist, double=True, name="tout")
         with kb.loop(0, outer, plan.to, "o") as o:
             with kb.loop(0, A, plan.ca, "c") as c:

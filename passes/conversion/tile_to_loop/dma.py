@@ -80,9 +80,20 @@ def cpe_blocks(dist: str, shape: Sequence[int]) -> tuple[list[DimBlock], list[Cp
     ``rc``: dim 0 over mesh rows, dim 1 over columns; ``cr``: dim 0 over columns, dim 1 over rows
     (blocks of d/8); ``cpe``: dim 0 in chunks of q = ceil(d0/64) by id = 8*row + col (004 L734),
     the last non-empty CPE may hold fewer rows, the rest none; ``cpe<d>``: the same along dim d;
-    ``rep``: whole tile everywhere.
+    ``cpe<d>+<h>``: blocks of q + h at a stride of q, q = ceil((d - h)/64) (overlapping: the
+    halo); ``rep``: whole tile everywhere.
     """
     s = list(shape)
+    base, plus, h = dist.partition("+")
+    if plus and base.startswith("cpe"):  # halo: blocks of q + h at a stride of q (overlapping)
+        halo = int(h)
+        sd = int(base[3:]) if base[3:] else 0
+        if not 0 <= sd < len(s) or halo >= s[sd]:
+            raise DmaInferenceError(f"distribution {dist} does not fit a tile of shape {s}")
+        blocks, classes = cpe_blocks(base, s[:sd] + [s[sd] - halo] + s[sd + 1 :])
+        b = blocks[sd]
+        blocks[sd] = DimBlock(b.a, b.b, b.n + halo)
+        return blocks, [CpeClass(c.id_lo, c.id_hi, c.dim0_n + halo if c.dim0_n else 0) for c in classes]
     if dist.startswith("cpe") and dist[3:].isdigit():
         sd = int(dist[3:])
         if sd >= len(s):

@@ -37,21 +37,40 @@ func.func @main(%x: tensor<3x1000xf32> {graph.name = "x"}, %z: tensor<2x5x3xf32>
 // -----
 
 // LRN across channels of an (N, C, H*W) view at a small batch: H*W split over the CPEs (cpe2
-// tiles), the channels in chunks of 24 whose input tiles carry the 4 neighbouring channels of
-// the window (pad 0.0 outside the tensor; tile.map lrn in its halo form).
+// tiles, 55 columns per CPE: 3025 = 55 x 55, the tile runs to 64 x 55 with pad / clip), the
+// channels in chunks of 16 whose input tiles carry the 4 neighbouring channels of the window
+// (pad 0.0 outside the tensor; tile.map lrn in its halo form).
+func.func @main(%x: tensor<1x64x55x55xf32> {graph.name = "x"}) -> (tensor<1x64x55x55xf32> {graph.name = "y"}) {
+  %l = graph.lrn %x {size = 5 : i64, alpha = 9.99999974E-5 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : tensor<1x64x55x55xf32> -> tensor<1x64x55x55xf32>
+  func.return %l : tensor<1x64x55x55xf32>
+}
+
+// CHECK:      tile.kernel "l" (%x_1 = %{{.*}} : memref<1x64x3025xf32>, %y = %{{.*}} : memref<1x64x3025xf32>)
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<1x20x3520xf32, cpe2>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<1x16x3520xf32, cpe2>
+// CHECK:        tile.for %c = 0 to 64 step 16 name "c" {
+// CHECK-NEXT:     %[[LO:.*]] = arith.subi %c, %c2 : index
+// CHECK-NEXT:     tile.move %x_1[%c0, %[[LO]], %c0] sizes [1, 20, 3520] pad 0.0 -> %tin
+// CHECK-NEXT:     tile.map lrn ins(%tin : !tile.buf<1x20x3520xf32, cpe2>) out(%tout : !tile.buf<1x16x3520xf32, cpe2>) {axis = 1 : i64, size = 5 : i64, alpha = {{.*}} : f64, beta = 7.500000e-01 : f64, bias = 2.000000e+00 : f64}
+// CHECK-NEXT:     tile.move %tout -> %y[%c0, %c, %c0] sizes [1, 16, 3520] clip
+
+// -----
+
+// LRN with 96 channels on small planes: channel blocks over the CPEs (cpe1, 2 channels each);
+// the input tile holds each CPE's block plus the window's 4 neighbours (cpe1+4, an overlapping
+// distribution: one contiguous DMA of 6 planes per CPE), the images looped.
 func.func @main(%x: tensor<2x96x27x27xf32> {graph.name = "x"}) -> (tensor<2x96x27x27xf32> {graph.name = "y"}) {
   %l = graph.lrn %x {size = 5 : i64, alpha = 9.99999974E-5 : f32, beta = 7.500000e-01 : f32, bias = 2.000000e+00 : f32} : tensor<2x96x27x27xf32> -> tensor<2x96x27x27xf32>
   func.return %l : tensor<2x96x27x27xf32>
 }
 
 // CHECK:      tile.kernel "l" (%x_1 = %{{.*}} : memref<2x96x729xf32>, %y = %{{.*}} : memref<2x96x729xf32>)
-// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<2x28x729xf32, cpe2>
-// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<2x24x729xf32, cpe2>
-// CHECK:        tile.for %c = 0 to 96 step 24 name "c" {
-// CHECK-NEXT:     %[[LO:.*]] = arith.subi %c, %c2 : index
-// CHECK-NEXT:     tile.move %x_1[%c0, %[[LO]], %c0] sizes [2, 28, 729] pad 0.0 -> %tin
-// CHECK-NEXT:     tile.map lrn ins(%tin : !tile.buf<2x28x729xf32, cpe2>) out(%tout : !tile.buf<2x24x729xf32, cpe2>) {axis = 1 : i64, size = 5 : i64, alpha = {{.*}} : f64, beta = 7.500000e-01 : f64, bias = 2.000000e+00 : f64}
-// CHECK-NEXT:     tile.move %tout -> %y[%c0, %c, %c0] sizes [2, 24, 729]
+// CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<1x100x729xf32, cpe1+4>
+// CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<1x96x729xf32, cpe1>
+// CHECK:        tile.for %o = 0 to 2 step 1 name "o" {
+// CHECK-NEXT:     tile.move %x_1[%o, %cm2, %c0] sizes [1, 100, 729] pad 0.0 -> %tin
+// CHECK-NEXT:     tile.map lrn ins(%tin : !tile.buf<1x100x729xf32, cpe1+4>) out(%tout : !tile.buf<1x96x729xf32, cpe1>)
+// CHECK-NEXT:     tile.move %tout -> %y[%o, %c0, %c0] sizes [1, 96, 729]
 
 // -----
 

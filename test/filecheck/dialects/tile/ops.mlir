@@ -144,7 +144,8 @@ builtin.module {
 // CHECK-NEXT: tile.map max_pool ins(%t : !tile.buf<64x8x56xf32, cpe>) out(%u : !tile.buf<64x8x56xf32, cpe>) {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
 
   // cpe<d>: the 64-way split along dim d (LRN at batch 1: H*W split, channels whole; an NCHW ->
-  // NHWC transpose: the input split along H*W, the transposed output along its dim 0).
+  // NHWC transpose: the input split along H*W, the transposed output along its dim 0);
+  // cpe<d>+<h>: with a halo (LRN channel blocks plus the window's neighbours).
   func.func @split_dims(%X: memref<1x96x2916xf32>, %Y: memref<64x3136xf32>, %Z: memref<3136x64xf32>) {
     tile.kernel "split_dims" (%x = %X : memref<1x96x2916xf32>, %y = %Y : memref<64x3136xf32>, %z = %Z : memref<3136x64xf32>) {
       %in = tile.alloc double : !tile.buf<1x28x2916xf32, cpe2>
@@ -156,6 +157,11 @@ builtin.module {
       tile.move %y[%c0, %c0] sizes [64, 256] -> %a : memref<64x3136xf32> -> !tile.buf<64x256xf32, cpe1>
       tile.map transpose ins(%a : !tile.buf<64x256xf32, cpe1>) out(%b : !tile.buf<256x64xf32, cpe>) {perm = array<i64: 1, 0>}
       tile.move %b -> %z[%c0, %c0] sizes [256, 64] : !tile.buf<256x64xf32, cpe> -> memref<3136x64xf32>
+      %h = tile.alloc double : !tile.buf<1x100x64xf32, cpe1+4>
+      %o = tile.alloc double : !tile.buf<1x96x64xf32, cpe1>
+      %cm2 = arith.constant -2 : index
+      tile.move %x[%c0, %cm2, %c0] sizes [1, 100, 64] pad 0.0 -> %h : memref<1x96x2916xf32> -> !tile.buf<1x100x64xf32, cpe1+4>
+      tile.map lrn ins(%h : !tile.buf<1x100x64xf32, cpe1+4>) out(%o : !tile.buf<1x96x64xf32, cpe1>) {axis = 1 : i64, size = 5 : i64, alpha = 1.000000e-04 : f64, beta = 7.500000e-01 : f64, bias = 1.000000e+00 : f64}
     }
     func.return
   }
@@ -164,6 +170,8 @@ builtin.module {
 // CHECK:      %in = tile.alloc double : !tile.buf<1x28x2916xf32, cpe2>
 // CHECK:      tile.map lrn ins(%in : !tile.buf<1x28x2916xf32, cpe2>) out(%out : !tile.buf<1x24x2916xf32, cpe2>)
 // CHECK:      tile.map transpose ins(%a : !tile.buf<64x256xf32, cpe1>) out(%b : !tile.buf<256x64xf32, cpe>) {perm = array<i64: 1, 0>}
+// CHECK:      tile.move %x[%c0, %cm2, %c0] sizes [1, 100, 64] pad 0.0 -> %h : memref<1x96x2916xf32> -> !tile.buf<1x100x64xf32, cpe1+4>
+// CHECK-NEXT: tile.map lrn ins(%h : !tile.buf<1x100x64xf32, cpe1+4>) out(%o : !tile.buf<1x96x64xf32, cpe1>)
 
   // Memory-to-memory primitives: im2col (004 §5.1.1) and Winograd F(2x2,3x3) (Algorithm 5).
   func.func @conv_prims(%X: memref<2x16x14x14xf32>, %Col: memref<144x392xf32>, %W: memref<32x16x3x3xf32>,

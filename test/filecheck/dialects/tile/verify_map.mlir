@@ -378,3 +378,40 @@ func.func @f(%X: memref<8xf32>) {
   func.return
 }
 // CHECK: tile.map max_pool: output shape [64, 5, 6] != window output [64, 6, 6] of input [64, 6, 6]
+
+// -----
+
+// A halo input (cpe<d>+<h>) only feeds lrn along its split dim with h = size - 1.
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<100x16xf32, cpe+2>
+    %u = tile.alloc : !tile.buf<96x16xf32, cpe>
+    tile.map lrn ins(%t : !tile.buf<100x16xf32, cpe+2>) out(%u : !tile.buf<96x16xf32, cpe>) {axis = 0 : i64, size = 5 : i64, alpha = 1.000000e-04 : f64, beta = 7.500000e-01 : f64, bias = 1.000000e+00 : f64}
+  }
+  func.return
+}
+// CHECK: tile.map lrn: axis 0 is split over the CPEs (dist cpe); the map must be CPE-local
+
+// -----
+
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %t = tile.alloc : !tile.buf<100x16xf32, cpe+4>
+    %u = tile.alloc : !tile.buf<100x16xf32, cpe+4>
+    tile.map relu ins(%t : !tile.buf<100x16xf32, cpe+4>) out(%u : !tile.buf<100x16xf32, cpe+4>)
+  }
+  func.return
+}
+// CHECK: tile.map relu: the output %u must not have a halo (cpe+4)
+
+// -----
+
+func.func @f(%X: memref<100x16xf32>) {
+  tile.kernel "k" (%x = %X : memref<100x16xf32>) {
+    %t = tile.alloc : !tile.buf<100x16xf32, cpe+4>
+    %c0 = arith.constant 0 : index
+    tile.move %t -> %x[%c0, %c0] sizes [100, 16] : !tile.buf<100x16xf32, cpe+4> -> memref<100x16xf32>
+  }
+  func.return
+}
+// CHECK: tile.move: a cpe+4 tile overlaps between CPEs (halo); it can only be loaded

@@ -98,3 +98,20 @@ func.func @f() {
   func.return
 }
 // CHECK: !tile.buf: unknown distribution 'cpe01' (rc, cr, cpe, cpe<d> or rep)
+
+// -----
+
+// cpe<d>+<h>: an overlapping split with a halo smaller than the split dim; cpe only.
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x4xf32, cpe1+4>
+  func.return
+}
+// CHECK: !tile.buf: distribution cpe1+4: the halo 4 must be smaller than dim 1 (4)
+
+// -----
+
+func.func @f() {
+  %t = "test.op"() : () -> !tile.buf<64x64xf32, rc+2>
+  func.return
+}
+// CHECK: !tile.buf: unknown distribution 'rc+2' (rc, cr, cpe, cpe<d> or rep)
