@@ -13,7 +13,9 @@ Usage: ``python -m taihu.benchmarks.maps_cycles [--quick]``
 memory-bound layer of the light ONNX network (after graph-fold-constants, -fold-batchnorm,
 -simplify: pools, LRN, softmax, element-wise maps, concat, pad, transposes) as a one-op graph
 module through ``taihu-lower`` and the simulator: cycles, useful DMA GB/s (report ``dma_bytes``
-per second at 1.45 GHz), % of the 30.94 GB/s DMA roof (004 L597), 128-B transaction waste;
+per second at 1.45 GHz), % of the 30.94 GB/s DMA roof (004 L597), 128-B transaction waste,
+``ideal%`` = the tensors' bytes (every input and output once) per second as a % of the roof
+(counts halo re-reads and waste against the kernel);
 ``--check`` also simulates the numerics and compares with the graph reference (rtol 1e-4,
 atol 1e-5). A one-op concat copies its graph inputs: in a network its producers write the
 output slices in place (no kernel) at batch 1.
@@ -178,7 +180,8 @@ def run_layers(nets: list[str], check: bool) -> int:
     from taihu.passes.pipelines import lower_to_swsim
 
     bad = 0
-    print(f"{'layer':62s} {'cycles':>9s} {'GB/s':>6s} {'% roof':>6s} {'waste':>6s} {'sim s':>6s}" + ("  check" if check else ""))
+    print(f"{'layer':62s} {'cycles':>9s} {'GB/s':>6s} {'% roof':>6s} {'waste':>6s} {'ideal%':>6s} {'sim s':>6s}"
+          + ("  check" if check else ""))
     for net in nets:
         print(f"== {net}")
         for desc, build in network_layers(net):
@@ -195,7 +198,12 @@ def run_layers(nets: list[str], check: bool) -> int:
             waste = sum(k["dma_waste_bytes"] for k in res.report["kernels"])
             gbps = byts / (cyc / (res.report["f_clk_ghz"] * 1e9)) / 1e9 if cyc else 0.0
             roof = res.report["peak_dma_gbps"]
-            line = f"{desc[:62]:62s} {cyc:9d} {gbps:6.2f} {100 * gbps / roof:6.1f} {100 * waste / max(1, byts):5.1f}% {dt:6.2f}"
+            # ideal: every input and output tensor moved exactly once at the roof
+            ideal = sum(math.prod(a.type.get_shape()) * a.type.get_element_type().bitwidth // 8  # type: ignore[attr-defined]
+                        for a in [*g.args, *outs])
+            ideal_pct = 100 * ideal / (cyc / (res.report["f_clk_ghz"] * 1e9)) / 1e9 / roof if cyc else 0.0
+            line = (f"{desc[:62]:62s} {cyc:9d} {gbps:6.2f} {100 * gbps / roof:6.1f} {100 * waste / max(1, byts):5.1f}% "
+                    f"{ideal_pct:6.1f} {dt:6.2f}")
             if check and ref is not None:
                 ok = all(np.allclose(res.outputs[k], v, rtol=1e-4, atol=1e-5) for k, v in ref.items())
                 bad += not ok
