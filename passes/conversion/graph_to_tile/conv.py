@@ -231,11 +231,10 @@ class ConvPattern(GraphToTilePattern):
         kk = s.cg * s.kh * s.kw
         hw = s.ho * s.wo
         g = plan.gemm
-        # a pointwise GEMM whose B windows would cross the image border (Ho*Wo % bn != 0) goes
-        # through a 1x1 im2col into a padded col instead: a column-clipped B piece needs per-row
-        # DMAs and is loaded synchronously (not prefetched), which costs far more than the copy
-        # (sim, ResNet-50 B=1 1x512x7x7 <- 2048: 634k -> 434k cycles)
-        pointwise = plan.pointwise and hw % g.bn == 0
+        # pointwise layers whose B windows would be clipped inside a CPE's piece at the image
+        # border are planned as a 1x1 im2col into a padded col (plan_explicit, model cost: the
+        # clipped piece needs per-row DMAs, loaded synchronously); the lowering follows the plan
+        pointwise = plan.pointwise
         if plan.pointwise and not pointwise:
             plan = replace(plan, pointwise=False)
         if pointwise:  # col = x itself: (N, C, H*W) viewed (N, group, C/g, HW)

@@ -79,15 +79,17 @@ func.func @main(%x: tensor<2x16x16x16xf32> {graph.name = "x"}, %w: tensor<48x16x
 
 // -----
 
-// Pointwise with Ho*Wo = 36 < the N block (128): a 1x1 im2col copies x into a col whose image
-// columns are padded to 128, so the GEMM's B loads never cross the border (prefetched, one DMA).
-func.func @main(%x: tensor<2x16x6x6xf32> {graph.name = "x"}, %w: tensor<48x16x1x1xf32> {graph.name = "w"}) -> (tensor<2x48x6x6xf32> {graph.name = "y"}) {
-  %y = graph.conv2d %x, %w : (tensor<2x16x6x6xf32>, tensor<48x16x1x1xf32>) -> tensor<2x48x6x6xf32>
-  func.return %y : tensor<2x48x6x6xf32>
+// Pointwise, Ho*Wo = 36 < the N block (64) and K = 1024 in several steps (B streamed, every K
+// step on the border, clipped inside a CPE's piece): the plan (plan_explicit) copies x with a 1x1
+// im2col into a col whose image columns are padded to 64, so the GEMM's B loads are full,
+// prefetched DMAs.
+func.func @main(%x: tensor<1x1024x6x6xf32> {graph.name = "x"}, %w: tensor<256x1024x1x1xf32> {graph.name = "w"}) -> (tensor<1x256x6x6xf32> {graph.name = "y"}) {
+  %y = graph.conv2d %x, %w : (tensor<1x1024x6x6xf32>, tensor<256x1024x1x1xf32>) -> tensor<1x256x6x6xf32>
+  func.return %y : tensor<1x256x6x6xf32>
 }
 
-// CHECK:      tile.kernel "y_im2col" (%x_1 = %x : memref<2x16x6x6xf32>, %col = %y_col : memref<16x256xf32>)
-// CHECK-NEXT:   tile.im2col %x_1 -> %col {kernel = array<i64: 1, 1>, image_columns = 128 : i64} : memref<2x16x6x6xf32> -> memref<16x256xf32>
-// CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x48x16xf32>, %col = %{{.*}} : memref<1x16x2x128xf32>, %y_1 = %{{.*}} : memref<2x1x48x36xf32>)
+// CHECK:      tile.kernel "y_im2col" (%x_1 = %x : memref<1x1024x6x6xf32>, %col = %y_col : memref<1024x64xf32>)
+// CHECK-NEXT:   tile.im2col %x_1 -> %col {kernel = array<i64: 1, 1>, image_columns = 64 : i64} : memref<1x1024x6x6xf32> -> memref<1024x64xf32>
+// CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x256x1024xf32>, %col = %{{.*}} : memref<1x1024x1x64xf32>, %y_1 = %{{.*}} : memref<1x1x256x36xf32>)
 // CHECK-NOT:    pointwise
-// CHECK:          tile.move %col[%c0, %c0, %n, %c0] sizes [1, 16, 1, 128] -> %b_s
+// CHECK:          tile.move %col[%c0, %cK, %c0, %c0] sizes [1, 256, 1, 64] -> %b_s
