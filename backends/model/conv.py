@@ -71,6 +71,10 @@ __all__ = [
     "n_border_clean",
     "gemm_operand_layouts",
     "im2col_cost",
+    "winograd_input_cost",
+    "winograd_input_tasks",
+    "winograd_output_cost",
+    "winograd_output_tasks",
     "im2col_tasks",
     "parallel_tasks_cost",
     "plan_explicit",
@@ -955,21 +959,28 @@ def im2col_tasks(s: ConvShape, budget: int, rows_per_task: int | None = None) ->
                             f"in {budget} B of LDM")
 
 
+def _mem_prim_budget() -> int:
+    """LDM bytes tile-to-loop gives a memory primitive alone in its kernel (im2col, Winograd
+    transforms): ``ldm_free_bytes()`` = the default machine's ldm_user_bytes (mem_prims)."""
+    return default_machine().ldm_user_bytes
+
+
 def parallel_tasks_cost(
     name: str, gets: Iterable[tuple[float, float]], puts: Iterable[tuple[float, float]], dmas: float,
     compute_cycles: float, tasks: int, machine: Machine,
 ) -> KernelCost:
     """A memory-bound kernel of ``tasks`` synchronous tasks dealt out over the 64 CPEs (DMA in,
     wait, compute in LDM, DMA out, wait): ``gets``/``puts`` = (count, bytes per contiguous
-    block) over the whole kernel, ``dmas`` and ``compute_cycles`` = totals over all CPEs. The
+    block[, 128-B aligned]) over the whole kernel, ``dmas`` and ``compute_cycles`` = totals over
+    all CPEs (unaligned blocks: the expected transaction waste of a random start). The
     CPEs' start-up latencies and compute overlap the other CPEs' transfers, so the kernel takes
     ``max(T_bw, T_cpe) + T_cpe / tasks_per_cpe`` (the pipeline fill of one task), with
     ``T_bw = moved / PEAK_BW`` (eq 3-2's data term, 128-B transactions) and ``T_cpe`` = one
     CPE's ``dmas x T_latency + compute`` (simulator: 1x64x56x56 3x3 im2col within 1 %)."""
     moved = useful = t_bw = 0.0
     for blocks, put in ((gets, False), (puts, True)):
-        for count, bsize in blocks:
-            mv = count * _avg_moved(bsize, machine.mem_txn_bytes)
+        for count, bsize, *aligned in blocks:
+            mv = count * _avg_moved(bsize, machine.mem_txn_bytes, bool(aligned and aligned[0]))
             moved += mv
             useful += count * bsize
             t_bw += mv / (machine.peak_bw_cg * 1e9 * (machine.dma_put_bw_factor if put else 1.0))
@@ -984,7 +995,7 @@ def parallel_tasks_cost(
 def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None = None) -> KernelCost:
     """Cost of the im2col kernel (:func:`im2col_tasks`, :func:`parallel_tasks_cost`)."""
     mach = machine or default_machine()
-    t = im2col_tasks(s, mach.ldm_user_bytes if budget is None else budget)
+    t = im2col_tasks(s, _mem_prim_budget() if budget is None else budget)
     e, kw, wo, nc = s.elem, s.kw, s.wo, s.n * s.c
     gets: list[tuple[float, float]] = []
     puts: list[tuple[float, float]] = []
@@ -1195,6 +1206,213 @@ def winograd_channel_group(n: int, c: int, tr: int, sizes, elem: int, budget: in
     return 1
 
 
+#: [param, measured] CPE cycles per (tile, channel) of the Winograd transform kernels'
+#: micro-kernels (the B^T d B / A^T m A maps and the channels-first <-> channels-last
+#: transposes of NCHW): simulator, ResNet-50 B=32 256ch 14x14 and VGG-19 B=1 512ch 28x28:
+#: input 28.6 / 31.3, output 60.6 / 52.6.
+WINOGRAD_INPUT_CYCLES_PER_TILE_CHANNEL = 30.0
+WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL = 56.0
+#: tile-to-loop's minimums (mem_prims): >= 8 channels per DMA block (R1, 004 L657), output
+#: rows of >= 8 elements per DMA block (4 tiles)
+WINOGRAD_MIN_CHANNEL_GROUP = 8
+WINOGRAD_MIN_TILES_OUT = 4
+
+
+def _dma_pattern(mem_shape: Sequence[int], sizes: Sequence[int], eb: int) -> tuple[int, int, int]:
+    """(size, bsize, stride) bytes of the single DMA moving window ``sizes`` of a row-major
+    array (bsize = stride = 0: contiguous); the rule of ``taihu.dialects.loop.dma_pattern``
+    (mirrored: the model sits below the dialects). Raises ValueError for a window that is not
+    one block repeated with a constant pitch."""
+    r = len(mem_shape)
+    pitch = [math.prod(mem_shape[i + 1:]) for i in range(r)]
+    dims = [i for i in range(r) if sizes[i] != 1]
+    run, k = 1, len(dims)
+    while k > 0 and pitch[dims[k - 1]] == run:
+        run *= sizes[dims[k - 1]]
+        k -= 1
+    outer = dims[:k]
+    if not outer:
+        return (run * eb, 0, 0)
+    for a, b in zip(outer, outer[1:]):
+        if pitch[a] != sizes[b] * pitch[b]:
+            raise ValueError(f"window {list(sizes)} of {list(mem_shape)} is not one DMA")
+    blocks = math.prod(sizes[i] for i in outer)
+    return (blocks * run * eb, run * eb, (pitch[outer[-1]] - run) * eb)
+
+
+def _dma_blocks(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, count: int = 1,
+                offset_steps: Sequence[int] | None = None, txn: int = 128) -> tuple[float, float, bool]:
+    """(count, bytes, aligned) of the contiguous blocks ``count`` such DMAs move (for
+    :func:`parallel_tasks_cost`). ``offset_steps``: per dim, the granularity (elements) of the
+    window's start (0 = always 0); the blocks are 128-B aligned when every possible start and
+    the block pitch are (arrays are 128-B aligned, R7), else the average waste applies."""
+    size, bsize, stride = _dma_pattern(mem_shape, sizes, eb)
+    aligned = False
+    if offset_steps is not None:
+        pitch = [math.prod(mem_shape[i + 1:]) * eb for i in range(len(mem_shape))]
+        a = 0
+        for st, p in zip(offset_steps, pitch):
+            a = math.gcd(a, st * p)
+        aligned = (a % txn == 0) and ((bsize + stride) % txn == 0 if bsize else True)
+    if not bsize:
+        return (count, size, aligned)
+    return (count * size // bsize, bsize, aligned)
+
+
+def _dma_secs(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, machine: Machine, count: int = 1) -> float:
+    """eq 3-1 / 3-2 of ``count`` such DMAs, 64 CPEs at once (mem_prims' ``_dma_seconds``)."""
+    from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
+
+    size, bsize, stride = _dma_pattern(mem_shape, sizes, eb)
+    return count * (t_stride_dma(size, bsize, stride, machine=machine) if bsize else t_cont_dma(size, machine=machine))
+
+
+@dataclass(frozen=True)
+class WinogradTasks:
+    """Task decomposition of a Winograd transform kernel (tile-to-loop's ``WinogradTiling``,
+    ``passes/conversion/tile_to_loop/mem_prims.py``, mirrored; ``test_model_conv`` checks both
+    agree): a task = ``t`` consecutive tiles of one tile row and ``g`` channels (``full_width``:
+    t = a whole tile row, g channels per task)."""
+
+    B: int
+    C: int
+    TR: int
+    TC: int
+    t: int
+    g: int
+    full_width: bool
+
+    @property
+    def col_chunks(self) -> int:
+        return 1 if self.full_width else _ceil(self.TC, self.t)
+
+    @property
+    def c_chunks(self) -> int:
+        return _ceil(self.C, self.g)
+
+    @property
+    def tasks(self) -> int:
+        return self.B * self.TR * self.col_chunks * self.c_chunks
+
+
+def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int, sizes, cost) -> WinogradTasks:
+    """mem_prims ``_tiling``: all channels and the largest t <= want_t that fits, or whole tile
+    rows with channel groups; the smaller modelled DMA time per CPE wins."""
+    def fits(t: int, g: int, full: bool) -> bool:
+        return sum(_rnd(x * eb) for x in sizes(t, g, full) if x > 0) <= budget
+
+    cands = []
+    for t in range(min(max(1, want_t), tc), 0, -1):
+        if fits(t, c, False):
+            cands.append(WinogradTasks(b, c, tr, tc, t, c, False))
+            break
+    gbal = -(-c // max(1, -(-N_CPE // (b * tr))))
+    gbal = max(gbal, min(c, WINOGRAD_MIN_CHANNEL_GROUP))
+    for g in range(min(c, gbal), 0, -1):
+        if fits(tc, g, True):
+            cands.append(WinogradTasks(b, c, tr, tc, tc, g, True))
+            break
+    if not cands:
+        raise NotApplicable(f"Winograd transform: a whole tile row ({tc} tiles) of one channel does not fit in "
+                            f"{budget} B of LDM")
+    return min(cands, key=lambda w: _ceil(w.tasks, N_CPE) * cost(w.t, w.g, w.full_width))
+
+
+def winograd_input_tasks(s: ConvShape, p_pad: int, tiles_per_cpe: int, budget: int,
+                         machine: Machine | None = None) -> tuple[WinogradTasks, int]:
+    """(tasks, zero rows per DMA) of the input transform V (16, p_pad, C) of ``s`` (NCHW)."""
+    mach = machine or default_machine()
+    e, b, ni, h, w = s.elem, s.n, s.c, s.h, s.w
+    pt, pl, pb, pr = s.pads
+    ro, co = h + pt + pb - 2, w + pl + pr - 2
+    tr, tc = _ceil(ro, 2), _ceil(co, 2)
+    zrows = min(p_pad - b * tr * tc, max(1, (budget // 8) // (e * ni))) if p_pad > b * tr * tc else 0
+    xs, vs = (b, ni, h, w), (16, p_pad, ni)
+
+    def sizes(t: int, g: int, full: bool) -> list[int]:
+        cols = min(w, 2 * t + 2)
+        return [4 * cols * g, 16 * t * g, zrows * ni, 4 * cols * g]
+
+    def cost(t: int, g: int, full: bool) -> float:
+        cols, rows = min(w, 2 * t + 2), min(h, 4)
+        tin = _dma_secs(xs, [1, g, rows, w], e, mach) if full else _dma_secs(xs, [1, g, 1, cols], e, mach, rows)
+        tout = _dma_secs(vs, [16, t, g], e, mach) if g == ni else _dma_secs(vs, [1, t, g], e, mach, 16)
+        return tin + tout
+
+    return _winograd_tiling(b, ni, tr, tc, tiles_per_cpe, e, budget, sizes, cost), zrows
+
+
+def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machine | None = None) -> WinogradTasks:
+    """Tasks of the output transform y = A^T m A of ``s`` (m: (16, p_pad, M), NCHW y)."""
+    mach = machine or default_machine()
+    e, b, no, ro, co = s.elem, s.n, s.m, s.ho, s.wo
+    tr, tc = _ceil(ro, 2), _ceil(co, 2)
+    ms, ys = (16, p_pad, no), (b, no, ro, co)
+
+    def sizes(t: int, g: int, full: bool) -> list[int]:
+        return [16 * t * g, 4 * t * g, 4 * t * g]
+
+    want_t = max(-(-tc // max(1, -(-N_CPE // (b * tr)))), min(tc, WINOGRAD_MIN_TILES_OUT))
+
+    def cost(t: int, g: int, full: bool) -> float:
+        wc, rows = min(co, 2 * t), min(2, ro)
+        tin = _dma_secs(ms, [16, t, g], e, mach) if g == no else _dma_secs(ms, [1, t, g], e, mach, 16)
+        tout = _dma_secs(ys, [1, g, rows, co], e, mach) if full else _dma_secs(ys, [1, g, 1, wc], e, mach, rows)
+        return tin + tout
+
+    return _winograd_tiling(b, no, tr, tc, want_t, e, budget, sizes, cost)
+
+
+def winograd_input_cost(s: ConvShape, p_pad: int, tiles_per_cpe: int, machine: Machine | None = None) -> KernelCost:
+    """The input transform kernel: :func:`winograd_input_tasks` (interior task shapes for every
+    task) costed by :func:`parallel_tasks_cost`, plus the zero rows of V past N*T."""
+    mach = machine or default_machine()
+    w, zr = winograd_input_tasks(s, p_pad, tiles_per_cpe, _mem_prim_budget(), mach)
+    e, xs, vs = s.elem, (s.n, s.c, s.h, s.w), (16, p_pad, s.c)
+    rows, cols = min(s.h, 4), min(s.w, 2 * w.t + 2)
+    q = w.tasks
+    if w.full_width:
+        gets = [_dma_blocks(xs, [1, w.g, rows, s.w], e, q, (1, w.g, 1, 0))]
+        dmas = q
+    else:
+        gets = [_dma_blocks(xs, [1, w.g, 1, cols], e, q * rows, (1, w.g, 1, 1))]
+        dmas = q * rows
+    if w.g == s.c:
+        puts = [_dma_blocks(vs, [16, w.t, w.g], e, q, (0, 1, 0))]
+        dmas += q
+    else:
+        puts = [_dma_blocks(vs, [1, w.t, w.g], e, 16 * q, (1, 1, w.g))]
+        dmas += 16 * q
+    zero = p_pad - s.n * w.TR * w.TC
+    if zero > 0 and zr:
+        nz = 16 * _ceil(zero, zr)
+        puts.append((nz, zr * s.c * e))
+        dmas += nz
+        q += nz
+    comp = WINOGRAD_INPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.c
+    return parallel_tasks_cost("input", gets, puts, dmas, comp, q, mach)
+
+
+def winograd_output_cost(s: ConvShape, p_pad: int, machine: Machine | None = None) -> KernelCost:
+    """The output transform kernel (:func:`winograd_output_tasks`, :func:`parallel_tasks_cost`)."""
+    mach = machine or default_machine()
+    w = winograd_output_tasks(s, p_pad, _mem_prim_budget(), mach)
+    e, ms, ys = s.elem, (16, p_pad, s.m), (s.n, s.m, s.ho, s.wo)
+    rows, wc = min(2, s.ho), min(s.wo, 2 * w.t)
+    q = w.tasks
+    gets = ([_dma_blocks(ms, [16, w.t, w.g], e, q, (0, 1, 0))] if w.g == s.m
+            else [_dma_blocks(ms, [1, w.t, w.g], e, 16 * q, (1, 1, w.g))])
+    dmas = q if w.g == s.m else 16 * q
+    if w.full_width:
+        puts = [_dma_blocks(ys, [1, w.g, rows, s.wo], e, q, (1, w.g, 2, 0))]
+        dmas += q
+    else:
+        puts = [_dma_blocks(ys, [1, w.g, 1, wc], e, q * rows, (1, w.g, 1, 2))]
+        dmas += q * rows
+    comp = WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.m
+    return parallel_tasks_cost("output", gets, puts, dmas, comp, q, mach)
+
+
 def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
     """Cost of the four Winograd kernels for ``s`` (model of the lowering). Raises
     :class:`NotApplicable`."""
@@ -1222,35 +1440,10 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
         machine=mach,
     )
     mp = winograd_input_tiles_per_cpe(s.c, tc, e, mach.ldm_user_bytes)
-    budget = mach.ldm_user_bytes
-    # Input transform (NCHW, the tile-to-loop task decomposition): task = (image, tile row,
-    # g channels); it reads the 4 input rows of its channels (4*W contiguous elements per
-    # channel), transposes them channels-last, transforms the tc tiles and writes 16 (tc, g)
-    # blocks of v (one (16, tc, C) block when g = C).
-    g_in = winograd_channel_group(s.n, s.c, tr, [lambda g: 4 * min(s.w, 2 * tc + 2) * g, lambda g: 16 * tc * g,
-                                                 lambda g: 4 * s.w * g], e, budget)
-    tasks_in = s.n * tr * _ceil(s.c, g_in)
-    puts_in = 1 if g_in == s.c else 16
-    inp = memory_bound_cost(
-        "input",
-        [(tasks_in * g_in, 4 * s.w * e, False),
-         (tasks_in * puts_in * (1 if g_in == s.c else tc), (tc * s.c if g_in == s.c else g_in) * e * (16 if g_in == s.c else 1), True)],
-        dmas_per_cpe=_ceil(tasks_in, N_CPE) * (1 + puts_in),
-        compute_cycles_per_cpe=_ceil(tasks_in, N_CPE) * g_in * (tc * 48 / 4 + MAP_CYCLES_PER_ELEM * 4 * s.w),
-        machine=mach,
-    )
-    # Output transform: task = (image, tile row, g channels): reads 16 (tc, g) blocks of m,
-    # writes the 2 output rows of its channels (2*Wo contiguous elements per channel).
-    g_out = winograd_channel_group(s.n, s.m, tr, [lambda g: 16 * tc * g, lambda g: 4 * tc * g,
-                                                  lambda g: 2 * s.wo * g], e, budget)
-    tasks_out = s.n * tr * _ceil(s.m, g_out)
-    out = memory_bound_cost(
-        "output",
-        [(tasks_out * 16 * tc, g_out * e, False), (tasks_out * g_out, 2 * s.wo * e, True)],
-        dmas_per_cpe=_ceil(tasks_out, N_CPE) * 17,
-        compute_cycles_per_cpe=_ceil(tasks_out, N_CPE) * g_out * (tc * 24 / 4 + MAP_CYCLES_PER_ELEM * 2 * s.wo),
-        machine=mach,
-    )
+    # input / output transforms: tile-to-loop's task decompositions (WinogradTasks), each task
+    # synchronous (DMA in, transform + channels-first <-> channels-last transposes in LDM, DMA out)
+    inp = winograd_input_cost(s, p_pad, mp, mach)
+    out = winograd_output_cost(s, p_pad, mach)
     kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)
     if s.bias or s.relu:  # NAME_bias: in-place bias + activation map over y (read + write)
         hw = s.ho * s.wo

@@ -349,3 +349,45 @@ def test_n_border_clean_and_pointwise_copy_choice() -> None:
     # 7x7 outputs: every N block is clipped inside a piece -> the copy into padded columns
     r = plan_explicit(ConvShape(1, 512, 7, 7, 2048, 1, 1, bias=True, relu=True, const_weights=True))
     assert not r.pointwise and [k.name for k in r.kernels] == ["im2col", "gemm"]
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 256, 14, 14, 256),
+        (32, 256, 14, 14, 256),
+        (1, 512, 28, 28, 512),
+        (2, 64, 9, 11, 96),
+    ],
+)
+def test_winograd_tasks_mirror_tile_to_loop(shape) -> None:
+    """The model's Winograd input / output task decompositions equal tile-to-loop's
+    (mem_prims.plan_winograd_input / plan_winograd_output) for the same LDM budget."""
+    import numpy as np
+
+    from taihu.backends.model.conv import plan_winograd, winograd_input_tasks, winograd_output_tasks
+    from taihu.dialects import graph, tile
+    from taihu.passes.conversion.tile_to_loop.mem_prims import plan_winograd_input, plan_winograd_output
+    from taihu.passes.pipelines import build_pipeline, run_pipeline
+    from taihu.test.unit.graph_builder import G
+
+    n, c, h, w, m = shape
+    g = G((n, c, h, w))
+    wt = g.cst(np.zeros((m, c, 3, 3), np.float32), "w")
+    y = g(graph.Conv2dOp(g.args[0], wt, None, pads=(1, 1, 1, 1)), "conv")
+    mod = g.module(y)
+    run_pipeline(build_pipeline({"conv_algorithm": "winograd"}, stop_after="convert-graph-to-tile"), mod)
+    (inp,) = [op for op in mod.walk() if isinstance(op, tile.WinogradInputOp)]
+    (out,) = [op for op in mod.walk() if isinstance(op, tile.WinogradOutputOp)]
+    s = ConvShape(n, c, h, w, m, 3, 3, pads=(1, 1, 1, 1))
+    p_pad = inp.output.type.get_shape()[1]
+    want = inp.tiles_per_cpe.value.data if inp.tiles_per_cpe is not None else 1
+    for budget in (default_machine().ldm_user_bytes, 16384):
+        ref_i, ref_o = plan_winograd_input(inp, budget), plan_winograd_output(out, budget)
+        mi, zr = winograd_input_tasks(s, p_pad, want, budget)
+        mo = winograd_output_tasks(s, p_pad, budget)
+        for ref, mine in ((ref_i.tiling, mi), (ref_o.tiling, mo)):
+            assert (ref.B, ref.C, ref.TR, ref.TC, ref.t, ref.g, ref.full_width) == (
+                mine.B, mine.C, mine.TR, mine.TC, mine.t, mine.g, mine.full_width)
+        assert ref_i.zrows == zr
+    assert plan_winograd(s).tiles_per_cpe == want
