@@ -1,4 +1,5 @@
-"""loop_to_sw.reg_instr (fast construction of register instructions) builds the same ops as
+"""sw.new_instr / loop_to_sw.reg_instr (fast construction of register instructions; also what
+RegInstr.parse builds) make the same ops as
 ``Operation.create``: same printing (custom and generic), verification inside a micro-kernel,
 structural equality, and the IRDL property defaults filled in."""
 
@@ -9,7 +10,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from taihu.dialects import sw
-from taihu.passes.conversion.loop_to_sw import _default_props, reg_instr
+from taihu.dialects.sw import _irdl_defaults as _default_props
+from taihu.passes.conversion.loop_to_sw import reg_instr
 from taihu.passes.pipelines import default_context
 
 OPS = Path(__file__).resolve().parents[1] / "filecheck" / "dialects" / "sw" / "ops.mlir"
