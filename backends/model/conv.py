@@ -39,6 +39,7 @@ Winograd performance is reported in "effective" GFLOPS = direct-convolution flop
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -1474,13 +1475,18 @@ class ConvChoice:
         return self.plan.cost.gflops()
 
 
+@functools.lru_cache(maxsize=512)
 def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None = None) -> ConvChoice:
     """Plan every applicable algorithm and keep the fastest (``auto``), or the forced one. The
     ``implicit`` candidate is the faster of :func:`plan_implicit` and the unfolded variant
     (:func:`taihu.backends.model.unfold_conv.plan_unfold`, when applicable).
 
     Raises :class:`NotApplicable` when a forced algorithm cannot run the layer (message = the
-    reason) or when ``algorithm`` is unknown."""
+    reason) or when ``algorithm`` is unknown.
+
+    Memoised (``functools.lru_cache``: the shape, the machine and the plans are frozen
+    dataclasses): networks repeat layer shapes (ResNet-50: 53 convolutions, ~20 distinct shapes)
+    and planning is most of ``convert-graph-to-tile``'s time."""
     if algorithm not in ("auto",) + ALGORITHMS:
         raise NotApplicable(applicability(s, algorithm) or algorithm)
     cands: dict[str, Plan | str] = {}
