@@ -1,7 +1,8 @@
 """Kernel benchmark of the compiler's GEMM and convolution lowering (issue 4).
 
 Usage: ``python benchmarks/kernels.py [--model-only] [--sim-budget SECONDS]
-[--only gemm,sweep,conv,membound] [--json FILE]``
+[--only gemm,sweep,conv,membound] [--json FILE] [--sim-max-n 4096] [--sim-sweep]
+[--sim-conv resnet50:1[:L1,L2..]] [--sim-report r.json]``
 
 One row per case: GFLOPS, % of the 742.4 GFLOPS core-group peak (004 L453), T_DMA / T_compute /
 T_overlap (eq 3-3; ms), DMA efficiency (useful / moved bytes, 128-B transactions) and the
@@ -163,7 +164,7 @@ def _matmul_module(n: int, dtype):
 # --------------------------------------------------------------------------------------------
 
 
-def gemm_rows(sim: bool, budget: float) -> list[Row]:
+def gemm_rows(sim: bool, budget: float, sim_max_n: int = 1024) -> list[Row]:
     rows = []
     for n, dt in ((1024, "f64"), (4096, "f64"), (1024, "f32")):
         plan = plan_gemm(n, n, n, dt, name="gemm", machine=PM)
@@ -172,7 +173,7 @@ def gemm_rows(sim: bool, budget: float) -> list[Row]:
             note += f"; seed swGEMM {SEED_SGEMM_BEST} GFLOPS (fp32, hardware, 004 L869)"
         case = f"{'DGEMM' if dt == 'f64' else 'SGEMM'} {dt} {n}^3"
         row = _from_cost("gemm", case, plan.cost, note)
-        if sim and n <= 1024:
+        if sim and n <= sim_max_n:
             rep, why = simulate_graph(lambda: _matmul_module(n, np.float64 if dt == "f64" else np.float32), budget)
             if rep is not None:
                 row = _row_from_report("gemm", case, rep, 2 * n**3, note)
@@ -541,6 +542,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sim-budget", type=float, default=300.0, help="seconds per simulated case (advisory)")
     ap.add_argument("--only", default="gemm,sweep,conv,membound")
     ap.add_argument("--json", default=None, help="write the rows as JSON")
+    ap.add_argument("--sim-max-n", type=int, default=1024,
+                    help="simulate the GEMM rows up to this size (4096: the DGEMM 4096^3 row too, ~15 min CPU)")
     ap.add_argument("--sim-sweep", action="store_true",
                     help="also simulate the worst and the best blocking of the 1024^3 sweep (the worst takes minutes)")
     ap.add_argument("--sim-conv", default=None, metavar="MODEL:BATCH[:L1,L2..]",
@@ -555,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     summary: list[str] = []
     if "gemm" in want:
-        rows += gemm_rows(sim, args.sim_budget)
+        rows += gemm_rows(sim, args.sim_budget, args.sim_max_n)
     if "sweep" in want:
         rows += sweep_rows(args.sim_sweep, args.sim_budget)
     if "conv" in want:
