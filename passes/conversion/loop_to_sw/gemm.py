@@ -94,9 +94,10 @@ def _name_attr(name: str) -> StringAttr:
 
 
 def _ins(cls: type[sw.RegInstr], **fields: int | None) -> Operation:
-    """A register instruction. ``Operation.create`` skips IRDL's constructor checks (the fields
-    are plain integers set by this module; the module is verified after the pass)."""
-    return cls.create(properties={k: int_attr(v) for k, v in fields.items() if v is not None})
+    """A register instruction. :func:`taihu.dialects.sw.new_instr` skips IRDL's constructor
+    checks and ``Operation.__init__``'s empty bookkeeping (the fields are plain integers set by
+    this module; the module is verified after the pass)."""
+    return sw.new_instr(cls, {k: int_attr(v) for k, v in fields.items() if v is not None})
 
 
 def _err(op: Operation, msg: str) -> DiagnosticException:

@@ -322,11 +322,11 @@ def _i64(v: int) -> IntegerAttr:
 def _reg_op(mn: str, regs: Sequence[int], dst: int) -> sw.RegInstr:
     names = _FIELDS[len(regs)]
     props = {n: _i64(r) for n, r in zip(names, list(regs) + [dst])}
-    return _OPS[mn].create(properties=props)  # no IRDL init checks: the module is verified later
+    return sw.new_instr(_OPS[mn], props)  # no IRDL init checks: the module is verified later
 
 
 def _mem_op(cls: type[sw.RegInstr], reg: int, ptr: int, off: int, store: bool) -> sw.RegInstr:
-    return cls.create(properties={"rs" if store else "rd": _i64(reg), "ptr": _i64(ptr), "offset": _i64(off)})
+    return sw.new_instr(cls, {"rs" if store else "rd": _i64(reg), "ptr": _i64(ptr), "offset": _i64(off)})
 
 
 def _lane_op(mn: str, srcs: Sequence[int], lane: int, dst: int) -> sw.RegInstr:
@@ -334,12 +334,12 @@ def _lane_op(mn: str, srcs: Sequence[int], lane: int, dst: int) -> sw.RegInstr:
     props = {"ra": _i64(srcs[0]), "lane": _i64(lane), "rc": _i64(dst)}
     if mn == "vinsf":
         props["rb"] = _i64(srcs[1])
-        return sw.VinsfOp.create(properties=props)
-    return sw.VextfOp.create(properties=props)
+        return sw.new_instr(sw.VinsfOp, props)
+    return sw.new_instr(sw.VextfOp, props)
 
 
 def _ldfi(reg: int, value: float) -> sw.LdfiOp:
-    return sw.LdfiOp.create(properties={"rd": _i64(reg), "value": FloatAttr(float(value), f64)})
+    return sw.new_instr(sw.LdfiOp, {"rd": _i64(reg), "value": FloatAttr(float(value), f64)})
 
 
 def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
@@ -669,7 +669,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 _BODY_CACHE.clear()
             _BODY_CACHE[key] = [(type(o), dict(o.properties)) for o in ops]
             return ops
-        return [cls.create(properties=dict(props)) for cls, props in recipe]
+        return [sw.new_instr(cls, dict(props)) for cls, props in recipe]
 
     def build_body(n_rows: int, n_cols: int, row_stride: list[int], last: int) -> list[sw.RegInstr]:
         pos = [(r, c) for r in range(n_rows) for c in range(n_cols)]
