@@ -765,17 +765,20 @@ class Lockstep:
                     g[4].append(c)
                     g[5].append(tgt)
             glist = [(d, js, put_rel, np.array(si, dtype=np.int64), np.array(se, dtype=np.int64),
-                      np.array(re, dtype=np.int64), re)
+                      np.array(re, dtype=np.int64), re, len(set(re)) == len(re))
                      for d, js, put_rel, si, se, re, _ in groups.values()]
             plan = self.post_plans[key] = (rp, glist, order)
         _, glist, order = plan
         lat = eng.machine.rlc_latency
         lss = []
-        for d, js, put_rel, sidx, sender, receiver, _ in glist:
+        for d, js, put_rel, sidx, sender, receiver, _, unique in glist:
             ls = LinkSet(d, put_rel, sidx, sender, receiver, start[sidx], lat)
             ls.flow0 = rlc.next_flow
             rlc.next_flow += len(receiver)
-            np.add.at(self.cnt[d], receiver, ls.n)
+            if unique:  # one link per receiver: a plain fancy-index add
+                self.cnt[d][receiver] += ls.n
+            else:
+                np.add.at(self.cnt[d], receiver, ls.n)
             lss.append((ls, js))
         for gi, k in order:
             ls = lss[gi][0]
