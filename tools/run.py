@@ -35,7 +35,11 @@ hold are drawn from a standard normal distribution seeded by ``--seed`` (default
 uses ``numpy.random.default_rng([seed, i])``). ``--output y.npz`` writes one array per graph
 output, in order, keyed by the ONNX output name, atomically. A table of output name / shape /
 dtype / checksum (sum and L2 norm, accumulated in float64) is printed — rich on a terminal, plain
-aligned text otherwise; ``--quiet`` prints nothing on success.
+aligned text otherwise; ``--quiet`` prints nothing on success. For an sw/swsim program the inputs
+are its ``io input`` globals: a key names one by symbol, by its ``graph.name`` attribute (the ONNX
+name), by that name sanitised to ``[A-Za-z0-9_.]`` (``gpu_0/data_0`` -> ``@gpu_0_data_0``) or by
+position ``argN``; a key naming no input is an error; outputs are keyed by ``graph.name`` (else
+the symbol).
 
 ``--timing-only`` simulates the timing only (no arithmetic, no data movement; faster): the
 report, table, trace and plots are exact, there are no outputs (so no ``--output``/``--check``).
@@ -445,6 +449,49 @@ def _io_globals(module: ModuleOp, kind: str) -> list[str]:
     return names
 
 
+IO_NAME_ATTR = "graph.name"
+
+
+def io_global_names(module: ModuleOp, kind: str) -> dict[str, str]:
+    """``io input`` / ``io output`` globals of an sw/swsim program, in program order: global
+    symbol name -> user-facing name (the global's ``graph.name`` attribute, i.e. the ONNX name
+    before sanitising, when it has one; else the symbol name)."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from taihu.dialects import sw
+
+    out: dict[str, str] = {}
+    for op in module.body.block.ops:
+        if isinstance(op, sw.GlobalOp) and op.io is not None and str(op.io.data.value) == kind:
+            name = op.attributes.get(IO_NAME_ATTR)
+            out[op.sym_name.data] = name.data if isinstance(name, StringAttr) else op.sym_name.data
+    return out
+
+
+def bind_program_inputs(module: ModuleOp, given: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``--inputs`` arrays of an sw/swsim program keyed by io input global. A key names a global
+    by its symbol, its ``graph.name`` (ONNX name), its sanitised form ([A-Za-z0-9_.]) or
+    position (``argN``). ``RunError`` for a key that names no io input (the simulator would
+    otherwise silently fill that global with random numbers) or two keys naming one global."""
+    globals_ = io_global_names(module, "input")
+    lookup: dict[str, str] = {}
+    items = list(globals_.items())
+    for form in (lambda i, sym, user: f"arg{i}", lambda i, sym, user: _sanitise(user),
+                 lambda i, sym, user: user, lambda i, sym, user: sym):  # later forms win
+        for i, (sym, user) in enumerate(items):
+            lookup[form(i, sym, user)] = sym
+    out: dict[str, np.ndarray] = {}
+    for key, value in given.items():
+        sym = lookup.get(key, lookup.get(_sanitise(key)))
+        if sym is None:
+            known = ", ".join(repr(u) for u in globals_.values()) or "none"
+            raise RunError(f"--inputs: '{key}' is not an input of the program (io inputs: {known})")
+        if sym in out:
+            raise RunError(f"--inputs: two arrays for input '{globals_[sym]}'")
+        out[sym] = value
+    return out
+
+
 def match_globals(names: list[str], globals_: list[str], kind: str) -> dict[str, str]:
     """Graph name -> io global name: exact, then sanitised ([A-Za-z0-9_.]), then by position
     when the counts agree. ``RunError`` if a name has no global."""
@@ -732,11 +779,13 @@ def run(args: argparse.Namespace) -> int:
                                f"{source.shown} is an sw/swsim program")
             if args.option:
                 raise RunError("--option applies to the taihu-lower pipeline (graph or ONNX input)")
-            given = load_inputs(args.inputs)
+            given = bind_program_inputs(module, load_inputs(args.inputs))
             t1 = time.perf_counter()
             res = simulate_module(module, given, machine=args.machine, trace=args.trace is not None,
                                   seed=args.seed, progress=progress, numerics=not args.timing_only)
-            result = RunResult(res.outputs, "swsim", res.report,
+            shown_as = io_global_names(module, "output")
+            outputs = {shown_as.get(k, k): v for k, v in res.outputs.items()}
+            result = RunResult(outputs, "swsim", res.report,
                                [("import", t_import), ("simulate", time.perf_counter() - t1)], res.engine, module)
         else:
             level = args.level or DEFAULT_LEVEL

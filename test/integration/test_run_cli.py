@@ -422,3 +422,30 @@ def test_timing_only_gives_the_same_report_without_outputs(tmp_path, capsys):
     assert_one_line_error(*run([prog, "--timing-only", "--output", tmp_path / "y.npz"], capsys),
                           "--timing-only", "--output")
     assert not (tmp_path / "y.npz").exists()
+
+
+def test_sw_program_inputs_by_onnx_name_and_unknown_keys(tmp_path, capsys):
+    """An sw program's --inputs key names an io input global by symbol, graph.name (the ONNX
+    name), its sanitised form or argN; outputs are keyed by graph.name; a key naming no input is
+    a one-line error (it used to be ignored and the global silently filled with random data)."""
+    src = (EXAMPLES / "sw" / "dma_contiguous.mlir").read_text()
+    prog = tmp_path / "p.mlir"
+    prog.write_text(src.replace("sw.global @IN : tensor<1024xf64> io input",
+                                'sw.global @gpu_0_data_0 : tensor<1024xf64> io input {graph.name = "gpu_0/data_0"}')
+                       .replace("sw.global @OUT : tensor<512xf64> io output",
+                                'sw.global @OUT : tensor<512xf64> io output {graph.name = "gpu_0/out"}')
+                       .replace("sw.global_addr @IN", "sw.global_addr @gpu_0_data_0"))
+    x = np.arange(1024, dtype=np.float64)
+    for key in ("gpu_0/data_0", "gpu_0_data_0", "arg0"):
+        np.savez(tmp_path / "x.npz", **{key: x})
+        code, out, err = run([prog, "--inputs", tmp_path / "x.npz", "--output", tmp_path / "y.npz",
+                              "--quiet"], capsys)
+        assert code == 0, err
+        with np.load(tmp_path / "y.npz") as y:
+            assert y.files == ["gpu_0/out"]
+            np.testing.assert_array_equal(y["gpu_0/out"], x[:512])
+    np.savez(tmp_path / "bad.npz", data=x)
+    assert_one_line_error(*run([prog, "--inputs", tmp_path / "bad.npz"], capsys),
+                          "'data' is not an input", "gpu_0/data_0")
+    np.savez(tmp_path / "two.npz", **{"gpu_0/data_0": x, "arg0": x})
+    assert_one_line_error(*run([prog, "--inputs", tmp_path / "two.npz"], capsys), "two arrays")
