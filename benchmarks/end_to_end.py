@@ -181,6 +181,22 @@ def profile_top(name: str, random_weights: int | None, n: int = 5, numerics: boo
     return "\n".join(lines[start:start + n + 1])
 
 
+def summary_line(r: Row) -> str:
+    """One line per network as soon as it is done (the table comes at the end)."""
+    if r.error:
+        return f"{r.network}: error: {r.error}"
+    parts = [f"{r.network}: taihu {r.total:.2f} s wall / {r.cpu:.2f} s CPU ("
+             + ", ".join(f"{n} {t:.2f}" for n, t in r.stages) + ")"]
+    if r.cycles is not None:
+        parts.append(f"{r.cycles:,} cycles = {r.modeled_ms:.2f} ms, {r.gflops:.1f} GFLOPS "
+                     f"({r.percent_peak:.1f} % peak)")
+    if r.ref_max_abs_err is not None:
+        parts.append(f"vs reference {r.ref_max_abs_err:.2g} {'ok' if r.ref_ok else 'MISMATCH'}")
+    if r.max_abs_err is not None:
+        parts.append(f"vs onnxruntime {r.max_abs_err:.2g} {'ok' if r.check_ok else 'MISMATCH'}")
+    return "; ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--networks", default=",".join(NETWORKS))
@@ -206,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             row.max_abs_err = max(c.max_abs for c in cmp)
             row.check_ok = all(c.ok for c in cmp)
         rows.append(row)
-        con.print(f"[dim]{name}: {'error: ' + row.error if row.error else f'{row.total:.2f} s'}[/dim]")
+        con.print(summary_line(row), markup=False, highlight=False)
 
     stage_names: list[str] = []
     for r in rows:

@@ -209,7 +209,7 @@ def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
     """Parse (and verify) an MLIR file (any taihu or xDSL dialect)."""
     from xdsl.parser import Parser
 
-    from taihu.passes.pipelines import default_context
+    from taihu.passes.pipelines import default_context, gc_paused
 
     try:
         text = Path(path).read_text()
@@ -217,8 +217,9 @@ def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
         raise RunError(f"cannot read {path}: {e.strerror}") from e
     except UnicodeDecodeError as e:
         raise RunError(f"{path}: not a text MLIR file ({e.reason})") from e
-    module = Parser(default_context(), text, str(path)).parse_module()
-    module.verify()
+    with gc_paused():  # a lowered network is ~10^5 ops: the cyclic GC would re-scan them repeatedly
+        module = Parser(default_context(), text, str(path)).parse_module()
+        module.verify()
     return module
 
 
