@@ -22,7 +22,8 @@ results are main-memory memrefs (``{graph.name = "..."}`` names them) and whose 
 
 Host mapping: ``memref.global`` -> ``sw.global`` with its initial value (a ``dense`` /
 ``dense_resource`` attribute re-typed as a tensor, no copy of blob bytes); argument ``i`` ->
-``sw.global @<graph.name> io input`` (name sanitised to ``[A-Za-z0-9_.]``, default ``arg<i>``);
+``sw.global @<graph.name> io input`` (name sanitised to ``[A-Za-z0-9_.]``, default ``arg<i>``;
+a sanitised name keeps the original as ``{graph.name = "..."}``);
 a returned buffer (a ``memref.alloc``, possibly seen through views) -> ``sw.global @<graph.name>
 io output`` of the returned type, default ``out<i>``; other allocations -> ``sw.mem_alloc``
 (bytes, 128-B aligned by the simulator, 004 L865 R7); views -> the same address + the view's
@@ -665,14 +666,28 @@ def _tensor_type(t: MemRefType) -> TensorType:
     return TensorType(t.get_element_type(), t.get_shape())
 
 
-def _io_name(attrs: ArrayAttr | None, i: int, default: str) -> str:
+def _graph_name(attrs: ArrayAttr | None, i: int) -> str | None:
+    """The ``graph.name`` of argument/result ``i`` (unsanitised), or None."""
     if attrs is not None and i < len(attrs.data):
         d = attrs.data[i]
         if isinstance(d, DictionaryAttr):
             n = d.data.get("graph.name")
             if isinstance(n, StringAttr):
-                return sanitize(n.data)
-    return f"{default}{i}"
+                return n.data
+    return None
+
+
+def _io_name(attrs: ArrayAttr | None, i: int, default: str) -> str:
+    n = _graph_name(attrs, i)
+    return sanitize(n) if n is not None else f"{default}{i}"
+
+
+def _io_global(name: str, t: TensorType, kind: sw.IoKind, graph_name: str | None) -> Operation:
+    """``sw.global @name : t io kind``, with ``{graph.name = "..."}`` when the graph name had to
+    be sanitised (ONNX names such as ``gpu_0/data_0``: the runner accepts and returns both)."""
+    attrs = {"graph.name": StringAttr(graph_name)} if graph_name is not None and graph_name != name else {}
+    return sw.GlobalOp.build(properties={"sym_name": StringAttr(name), "type": t, "io": sw.IoKindAttr(kind)},
+                             attributes=attrs)
 
 
 _VIEW_OPS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.ReinterpretCastOp,
@@ -808,13 +823,11 @@ def lower_module(module: ModuleOp, dedup: bool = False) -> None:
     mod_block = module.body.block
     anchor = fn
     io_globals: list[Operation] = []
-    for n, a in zip(in_names, block.args):
-        io_globals.append(sw.GlobalOp.build(properties={
-            "sym_name": StringAttr(n), "type": _tensor_type(a.type), "io": sw.IoKindAttr(sw.IoKind.INPUT)}))
+    for i, (n, a) in enumerate(zip(in_names, block.args)):
+        io_globals.append(_io_global(n, _tensor_type(a.type), sw.IoKind.INPUT, _graph_name(fn.arg_attrs, i)))
     for i, n in enumerate(out_names):
         t = ret.arguments[i].type
-        io_globals.append(sw.GlobalOp.build(properties={
-            "sym_name": StringAttr(n), "type": _tensor_type(t), "io": sw.IoKindAttr(sw.IoKind.OUTPUT)}))
+        io_globals.append(_io_global(n, _tensor_type(t), sw.IoKind.OUTPUT, _graph_name(fn.res_attrs, i)))
     for g in io_globals:
         mod_block.insert_op_before(g, anchor)
 

@@ -36,8 +36,8 @@ builtin.module {
 
 // CHECK:      sw.global @bias : tensor<8xf32> = dense<1.500000e+00> : tensor<8xf32>
 // CHECK-NEXT: sw.global @data_1 : tensor<2x4xf32> = dense_resource<blob_w> : tensor<2x4xf32>
-// CHECK-NEXT: sw.global @data : tensor<1x8x8xf32> io input
-// CHECK-NEXT: sw.global @prob_0 : tensor<64xf32> io output
+// CHECK-NEXT: sw.global @data : tensor<1x8x8xf32> io input{{$}}
+// CHECK-NEXT: sw.global @prob_0 : tensor<64xf32> io output {graph.name = "prob:0"}
 // CHECK-NEXT: sw.kernel @first(%a: i64, %d: i64) attributes {taihu.layer = "conv1", taihu.op = "graph.relu"} {
 // CHECK-NEXT:   sw.barrier array
 // CHECK-NEXT: }
