@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerType,
     ModuleOp,
+    StringAttr,
 )
 from xdsl.ir import Operation, SSAValue
 
@@ -769,17 +770,18 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             elif isinstance(op, sw.SpawnOp):
                 kp = kernels[op.kernel.root_reference.data]
                 args = tuple(env[a] for a in op.args)
-                joined[1] = kp.name
+                name = launch_name(op, kp.name)
+                joined[1] = name
                 if tm is not None and i in joins_next:
                     yield from mpe.sync()  # global time catches up: the state the key reads
                     k = tm.key(kp, args)
                     if k is not None:
-                        if tm.replay(k[0], k[1], kp, kp.name):
+                        if tm.replay(k[0], k[1], kp, name):
                             replayed = True
                             continue
                         recording = (tm.begin(kp, k[0], k[2]), k[1])
                 ls_ = kp.uses_rlc if lockstep is None else lockstep
-                yield from mpe.spawn(kp.run, args, name=kp.name, ldm_high_water=kp.ldm_high_water,
+                yield from mpe.spawn(kp.run, args, name=name, ldm_high_water=kp.ldm_high_water,
                                      tape=kp.tape if ls_ else None)
             elif isinstance(op, sw.JoinOp):
                 if replayed:
@@ -811,6 +813,18 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     return SimResult(outputs, build_report(eng, kernel_info(module)), eng)
 
 
+#: Discardable attribute of ``sw.spawn``: the launch's name when the kernel is shared by several
+#: launches (``convert-loop-to-sw{dedup-kernels}``); the launch's ``taihu.*`` attributes are on
+#: the spawn too.
+LAUNCH_NAME = "taihu.name"
+
+
+def launch_name(spawn: sw.SpawnOp, kernel_name: str) -> str:
+    """The report name of a launch: the spawn's ``taihu.name``, else the kernel's symbol."""
+    a = spawn.attributes.get(LAUNCH_NAME)
+    return a.data if isinstance(a, StringAttr) else kernel_name
+
+
 def kernel_info(module: ModuleOp) -> dict[str, dict[str, Any]]:
     """``sw.kernel`` name -> its ``taihu.layer/op/algorithm/shape`` attributes (strings)."""
     from taihu.backends.sim.report import KERNEL_INFO_ATTRS
@@ -823,6 +837,18 @@ def kernel_info(module: ModuleOp) -> dict[str, dict[str, Any]]:
                 a = op.attributes.get(attr)
                 info[key] = a.data if a is not None and isinstance(getattr(a, "data", None), str) else None
             out[op.sym_name.data] = info
+    # launches of shared kernels (convert-loop-to-sw{dedup-kernels}): their own name and the
+    # taihu.* attributes of their spawn
+    for fn in module.body.block.ops:
+        if not (isinstance(fn, func.FuncOp) and fn.sym_name.data == "main"):
+            continue
+        for op in fn.body.block.ops:
+            if isinstance(op, sw.SpawnOp) and LAUNCH_NAME in op.attributes:
+                info = {}
+                for key, attr in KERNEL_INFO_ATTRS.items():
+                    a = op.attributes.get(attr)
+                    info[key] = a.data if a is not None and isinstance(getattr(a, "data", None), str) else None
+                out[launch_name(op, "")] = info
     return out
 
 
