@@ -28,7 +28,7 @@ blocks go to a (N, M, Ho*Wo_p) buffer and a ``relayout`` kernel keeps the Wo val
 
 Cost (seconds), per SUMMA step (max of DMA and compute, double-buffered, 004 L674 / L1566):
 
-* compute: ``8 * tiles * (16*k_local + T_BOUNDARY)`` cycles (Listing 4.1's 16 cycles per k-step,
+* compute: ``8 * tiles * (16*k_local + T_BOUNDARY) + T_SUMMA_SYNC`` cycles (Listing 4.1's 16 cycles per k-step,
   T_BOUNDARY = 32 cycles per register tile and SUMMA step, measured on the simulator:
   ``examples/sw/mesh_gemm.py`` k_local 8/16/32/64 -> 80.0/88.9/94.1/97.0 % of peak) + the A
   conversion (0.5 cycle per element) + the unfold (UNFOLD_CYCLES_PER_ELEM per B element);
@@ -64,6 +64,10 @@ N_CPE = 64
 #: first FETCHes of the next step and two RLC hops of the diagonal broadcast wavefront;
 #: simulator, examples/sw/mesh_gemm.py, any k_local).
 T_BOUNDARY = 32
+#: [measured] RLC waiting per SUMMA call (tile.gemm) of the unfolded convolution: the CPEs
+#: reach the first step at different times (their DMAs complete in bus order), ~2.3-2.6k cycles
+#: per call on the simulator (ResNet-50 3x3 28x28 layers, B = 1 and 32).
+T_SUMMA_SYNC = 2500
 #: [measured] P1 cycles per element of B written by the unfold (loop.map im2col, f32 -> f64,
 #: scalar load + store per element: 1.45 on the simulator, 3x3 28x28 rows).
 UNFOLD_CYCLES_PER_ELEM = 1.5
@@ -165,7 +169,7 @@ def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine, wo_p: int | None
     k_local = bk // MESH
     v, o = (bm, bn) if vec == "m" else (bn, bm)
     tiles = (v // MESH // 16) * (o // MESH // 4)
-    t_summa = cyc(MESH * tiles * (16 * k_local + T_BOUNDARY))
+    t_summa = cyc(MESH * tiles * (16 * k_local + T_BOUNDARY) + T_SUMMA_SYNC)
     a_local = bm * bk / N_CPE
     b_local = bk * bn / N_CPE
     nk = math.ceil(s.c / cb)
