@@ -27,7 +27,8 @@ pads and the ceil_mode tail as the map's ``pads``; the per-position divisor of a
 ``count_include_pad`` is a constant ``inv_count`` operand), global_avg_pool (``reduce_mean``;
 ``reduce_sum`` partials when H*W is too large), softmax and lrn (``(outer, A, inner)`` views,
 :func:`plan_axis`: rows of ``outer`` split, or at batch 1 ``inner`` split (``cpe2`` tiles)
-with LRN channel chunks carrying the window's halo).
+with LRN channel chunks carrying the window's halo, or LRN channel blocks with a halo
+(``cpe1+h``)).
 
 Data movement: transpose / layout_transform (a tile over a window of dims, one of them split
 over the CPEs in both orders (``cpe<i>``), ``tile.map transpose`` in LDM), views (reshape, flatten, unsqueeze, dropout:
@@ -1093,7 +1094,9 @@ class AxisPattern(GraphToTilePattern):
     channel, one strided DMA of A rows), for LRN with the channels in chunks of ``ca`` when
     the whole axis does not fit: the input tile then carries the window's ``size - 1``
     neighbouring channels (``pad 0.0`` outside the tensor, which equals ONNX's clipped square
-    sum) and ``tile.map lrn`` runs in its halo form."""
+    sum) and ``tile.map lrn`` runs in its halo form; or, for LRN on small planes, channel
+    blocks over the CPEs (``cpe1`` output, ``cpe1+<size-1>`` input: each CPE's block plus the
+    window's neighbours, whole H*W rows in one contiguous DMA)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, graph.SoftmaxOp):
