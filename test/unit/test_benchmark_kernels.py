@@ -1,0 +1,37 @@
+"""benchmarks/kernels.py (model-only parts): the GEMM rows, the 1024^3 sweep with the seed's
+81-scheme LDM rule, the conv-layer shape round trip, and the forced-blocking hook."""
+
+from __future__ import annotations
+
+import json
+
+from taihu.backends.model.conv import ConvShape
+from taihu.benchmarks import kernels as K
+
+
+def test_gemm_and_sweep_rows_model_only(tmp_path) -> None:
+    out = tmp_path / "k.json"
+    assert K.main(["--only", "gemm,sweep", "--model-only", "--json", str(out)]) == 0
+    rows = {r["case"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["DGEMM f64 1024^3"]["pct"] > 85.0 and rows["DGEMM f64 4096^3"]["pct"] > 90.0
+    assert rows["SGEMM f32 1024^3"]["gflops"] > K.SEED_SGEMM_BEST
+    seed_rule = [r for c, r in rows.items() if c.startswith("seed's LDM rule: 81 feasible")]
+    assert seed_rule and "drops" in seed_rule[0]["note"]
+    worst = [r for c, r in rows.items() if "worst of" in c][0]
+    best = [r for c, r in rows.items() if "best of" in c][0]
+    assert worst["gflops"] < best["gflops"]
+
+
+def test_conv_shape_text_round_trip() -> None:
+    s = ConvShape(1, 512, 14, 14, 512, 3, 3, (2, 2), (1, 1, 1, 1), bias=True, relu=True, const_weights=True)
+    assert K._parse_shape(s.describe()) == s
+
+
+def test_forced_gemm_blocking_restores_the_planner() -> None:
+    import taihu.passes.conversion.graph_to_tile.gemm as g2t
+
+    before = g2t.plan_gemm
+    with K.forced_gemm_blocking(64, 256, 512):
+        p = g2t.plan_gemm(1024, 1024, 1024, "f32")
+        assert (p.bm, p.bn, p.bk, p.vec) == (64, 256, 512, "n")
+    assert g2t.plan_gemm is before
