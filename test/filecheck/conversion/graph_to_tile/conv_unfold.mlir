@@ -1,10 +1,11 @@
 // RUN: %taihu-opt %s -p 'convert-graph-to-tile{conv-algorithm=implicit}' --split-input-file | filecheck %s
 
 // Implicit convolution with constant weights: the taps are concatenated along K (tile.unfold).
-// Per C block (128 output channels x 8 output rows, one per mesh column) and K block (16 input
-// channels x 9 taps = 144): the weight tile (K-major constant re-laid at compile time, cr, so
-// the fp32 -> fp64 conversion is a plain convert), 3 input-row tiles (one per kernel row, pad 0.0
-// at the image border), tile.unfold into B, ONE tile.gemm with k = 144 (k_local = 18).
+// Per C block (128 output channels x 8 output rows, one per mesh column) and K block (here 32
+// input channels x 9 taps = 288, the planner's pick): the weight tile (K-major constant re-laid
+// at compile time, cr, so the fp32 -> fp64 conversion is a plain convert), 3 input-row tiles
+// (one per kernel row, pad 0.0 at the image border), tile.unfold into B, ONE tile.gemm with
+// k = 288 (k_local = 36).
 func.func @main(%x: tensor<1x64x10x12xf32> {graph.name = "x"}, %b: tensor<128xf32> {graph.name = "b"}) -> (tensor<1x128x10x12xf32> {graph.name = "y"}) {
   %w = graph.constant dense<0.5> : tensor<128x64x3x3xf32>
   %y = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x10x12xf32>, tensor<128x64x3x3xf32>, tensor<128xf32>) -> tensor<1x128x10x12xf32>
@@ -15,28 +16,28 @@ func.func @main(%x: tensor<1x64x10x12xf32> {graph.name = "x"}, %b: tensor<128xf3
 // CHECK:      "memref.global"() <{sym_name = "y_wu", type = memref<576x128xf32>
 // CHECK:      tile.kernel "y" (%x_1 = %x : memref<1x64x10x12xf32>, %w = %y_wu : memref<576x128xf32>, %y_1 = %{{.*}} : memref<1x128x120xf32>, %bias = %{{.*}} : memref<128x1xf32>)
 // CHECK-SAME:   taihu.algorithm = "implicit"
-// CHECK-SAME:   taihu.blocking = "bm=128 bn=96 bk=144 cb=16 scheme=2 vec=m variant=unfold"
-// CHECK-NEXT:   %w_s = tile.alloc double : !tile.buf<144x128xf32, cr>
-// CHECK-NEXT:   %w_t = tile.alloc : !tile.buf<144x128xf64, cr>
-// CHECK-NEXT:   %x_r0 = tile.alloc double : !tile.buf<16x8x12xf32, rc>
-// CHECK-NEXT:   %x_r1 = tile.alloc double : !tile.buf<16x8x12xf32, rc>
-// CHECK-NEXT:   %x_r2 = tile.alloc double : !tile.buf<16x8x12xf32, rc>
-// CHECK-NEXT:   %x_u = tile.alloc : !tile.buf<144x96xf64, rc>
+// CHECK-SAME:   taihu.blocking = "bm=128 bn=96 bk=288 cb=32 scheme=2 vec=m variant=unfold"
+// CHECK-NEXT:   %w_s = tile.alloc double : !tile.buf<288x128xf32, cr>
+// CHECK-NEXT:   %w_t = tile.alloc : !tile.buf<288x128xf64, cr>
+// CHECK-NEXT:   %x_r0 = tile.alloc double : !tile.buf<32x8x12xf32, rc>
+// CHECK-NEXT:   %x_r1 = tile.alloc double : !tile.buf<32x8x12xf32, rc>
+// CHECK-NEXT:   %x_r2 = tile.alloc double : !tile.buf<32x8x12xf32, rc>
+// CHECK-NEXT:   %x_u = tile.alloc : !tile.buf<288x96xf64, rc>
 // CHECK-NEXT:   %y_t = tile.alloc : !tile.buf<128x96xf64, rc, col>
 // CHECK-NEXT:   %y_s = tile.alloc double : !tile.buf<128x96xf32, rc>
 // CHECK:        tile.for %cRo = 0 to 10 step 8 name "cRo" {
 // CHECK-NEXT:     tile.map fill out(%y_t : !tile.buf<128x96xf64, rc, col>) {value = 0.000000e+00 : f64}
-// CHECK-NEXT:     tile.for %cNi = 0 to 64 step 16 name "cNi" {
+// CHECK-NEXT:     tile.for %cNi = 0 to 64 step 32 name "cNi" {
 // CHECK-NEXT:       %[[K:.*]] = arith.muli %cNi, %c9 : index
-// CHECK-NEXT:       tile.move %w[%[[K]], %c0] sizes [144, 128] -> %w_s
-// CHECK-NEXT:       tile.map convert ins(%w_s : !tile.buf<144x128xf32, cr>) out(%w_t : !tile.buf<144x128xf64, cr>)
+// CHECK-NEXT:       tile.move %w[%[[K]], %c0] sizes [288, 128] -> %w_s
+// CHECK-NEXT:       tile.map convert ins(%w_s : !tile.buf<288x128xf32, cr>) out(%w_t : !tile.buf<288x128xf64, cr>)
 // CHECK-NEXT:       %[[R0:.*]] = arith.subi %cRo, %c1 : index
-// CHECK-NEXT:       tile.move %x_1[%c0, %cNi, %[[R0]], %c0] sizes [1, 16, 8, 12] pad 0.0 -> %x_r0
-// CHECK-NEXT:       tile.move %x_1[%c0, %cNi, %cRo, %c0] sizes [1, 16, 8, 12] pad 0.0 -> %x_r1
+// CHECK-NEXT:       tile.move %x_1[%c0, %cNi, %[[R0]], %c0] sizes [1, 32, 8, 12] pad 0.0 -> %x_r0
+// CHECK-NEXT:       tile.move %x_1[%c0, %cNi, %cRo, %c0] sizes [1, 32, 8, 12] pad 0.0 -> %x_r1
 // CHECK-NEXT:       %[[R2:.*]] = arith.addi %cRo, %c1 : index
-// CHECK-NEXT:       tile.move %x_1[%c0, %cNi, %[[R2]], %c0] sizes [1, 16, 8, 12] pad 0.0 -> %x_r2
-// CHECK-NEXT:       tile.unfold ins(%x_r0, %x_r1, %x_r2 : {{.*}}) out(%x_u : !tile.buf<144x96xf64, rc>) {kernel = array<i64: 3>, strides = array<i64: 1>, pads = array<i64: 1, 1>, dilations = array<i64: 1>}
-// CHECK-NEXT:       tile.gemm %w_t, %x_u -> %y_t m 128 n 96 k 144 scheme 2 vec m trans_a
+// CHECK-NEXT:       tile.move %x_1[%c0, %cNi, %[[R2]], %c0] sizes [1, 32, 8, 12] pad 0.0 -> %x_r2
+// CHECK-NEXT:       tile.unfold ins(%x_r0, %x_r1, %x_r2 : {{.*}}) out(%x_u : !tile.buf<288x96xf64, rc>) {kernel = array<i64: 3>, strides = array<i64: 1>, pads = array<i64: 1, 1>, dilations = array<i64: 1>}
+// CHECK-NEXT:       tile.gemm %w_t, %x_u -> %y_t m 128 n 96 k 288 scheme 2 vec m trans_a
 // CHECK-NEXT:     }
 // CHECK:          tile.map relu ins(%y_t
 // CHECK-NEXT:     tile.map convert ins(%y_t : !tile.buf<128x96xf64, rc, col>) out(%y_s : !tile.buf<128x96xf32, rc>)
