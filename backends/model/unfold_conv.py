@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from taihu.backends.model.conv import (
     FILL_CYCLES_PER_ELEM,
     MAP_CYCLES_PER_ELEM,
+    TRANSPOSE_CYCLES_PER_ELEM,
     ConvShape,
     KernelCost,
     NotApplicable,
@@ -64,6 +65,8 @@ N_CPE = 64
 #: first FETCHes of the next step and two RLC hops of the diagonal broadcast wavefront;
 #: simulator, examples/sw/mesh_gemm.py, any k_local).
 T_BOUNDARY = 32
+#: [measured] cycles per element of the C block's bias add (a broadcast (BM, 1) operand).
+BIAS_CYCLES_PER_ELEM = 0.9
 #: [measured] RLC waiting per SUMMA call (tile.gemm) of the unfolded convolution: the CPEs
 #: reach the first step at different times (their DMAs complete in bus order), ~2.3-2.6k cycles
 #: per call on the simulator (ResNet-50 3x3 28x28 layers, B = 1 and 32).
@@ -186,8 +189,13 @@ def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine, wo_p: int | None
     step_dma = t_dma_rows + (0.0 if hoist_a else t_dma_a)
     step_comp = t_summa + t_unfold + (0.0 if hoist_a else t_conv_a)
     c_local = bm * bn / N_CPE
-    maps = 1 + (1 if s.bias else 0) + (1 if s.relu else 0)
-    t_epi = cyc(FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local)
+    # epilogue per C block: fill, bias add (a broadcast operand: ~0.9 cycle/elem), activation,
+    # the fp64 -> fp32 conversion into the row-major staging tile (a transpose with vec m, C
+    # stored col: TRANSPOSE_CYCLES_PER_ELEM) -- measured on the simulator, 1x1 128->512 28x28
+    conv_c = TRANSPOSE_CYCLES_PER_ELEM if vec == "m" else MAP_CYCLES_PER_ELEM
+    epi_per_elem = FILL_CYCLES_PER_ELEM + conv_c + (BIAS_CYCLES_PER_ELEM if s.bias else 0.0) + (
+        MAP_CYCLES_PER_ELEM if s.relu else 0.0)
+    t_epi = cyc(epi_per_elem * c_local)
     mv_c = bm * MESH * _avg_moved(wo_p * e, m.mem_txn_bytes)
     t_put = t_dma_tiles(mv_c, m, put=True)
     # tile-to-loop's Alg 8 wrap (the K loop is the only loop of the row-block loop's body): the
