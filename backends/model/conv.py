@@ -391,7 +391,7 @@ def _gemm_cost(
     m: int, n: int, k: int, bm: int, bn: int, bk: int, vec: str, dtype: str,
     trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
     staged: frozenset[str], hoist_a: bool, hoist_b: bool, epi: _Epilogue,
-    machine: Machine, flops: int | None = None, double_c: bool = False,
+    machine: Machine, flops: int | None = None, double_c: bool = False, b_clean: bool = False,
 ) -> KernelCost:
     prim = StructuralPrimitiveModel(machine)
     e = 4 if dtype == "f32" else 8
@@ -502,6 +502,23 @@ def _gemm_cost(
     if not n_border_clean(n, bn):
         rows = max(1, bm // MESH)
         total += cyc((batch * nm - 1) * CLIP_ROW_LATENCIES * machine.dma_latency * rows + machine.dma_latency * rows)
+    # A/B loads clipped inside a CPE's piece along their memory lead dim at the border: the
+    # partial pieces move row by row, so tile-to-loop loads them synchronously (no prefetch):
+    # those steps cost t_dma + t_comp instead of max(t_dma, t_comp) (sim: FC 1x2048 -> 1000 with
+    # (K, N) weights, N = 1000 with bn = 1024: every step).
+    partial_steps = 0
+    if not hoist_b and not b_clean:
+        if not trans_b and not n_border_clean(n, bn):  # lead N: the last N column of blocks
+            partial_steps += nm * nk
+        elif trans_b and not n_border_clean(k, bk):  # lead K: the last K step of every block
+            partial_steps += blocks
+    if not hoist_a:
+        if not trans_a and not n_border_clean(k, bk):
+            partial_steps += blocks
+        elif trans_a and not n_border_clean(m, bm):  # lead M: the last M row of blocks
+            partial_steps += nn * nk
+    if partial_steps and t_dma_step:
+        total += batch * min(partial_steps, steps) * min(t_dma_step, t_comp_step)
     moved = batch * (
         steps * dma_step + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0) + blocks * epi_moved
         + (bias_moved if bias_hoisted else 0.0)
@@ -541,6 +558,7 @@ def plan_gemm(
     free_trans_b: bool = False,
     n_clean: bool = False,
     residual: bool = False,
+    b_clean: bool = False,
 ) -> GemmPlan:
     """Choose the blocking of the K-innermost GEMM kernel (§B item 7, E7): minimum modelled
     time over vec in {n, m} (or ``vec``) and every (bm, bn, bk) from
@@ -557,8 +575,9 @@ def plan_gemm(
     transposing one (:data:`TRANSPOSE_CYCLES_PER_ELEM`). ``n_clean``: only N blocks whose
     border block splits at a CPE piece boundary (:func:`n_border_clean`). ``residual``: a
     residual add fused into the C store (common.py store_fused: a double-buffered tile like the
-    stored one, its C-block get prefetched at the block start, an add per block). Raises
-    ValueError when nothing fits in LDM."""
+    stored one, its C-block get prefetched at the block start, an add per block). ``b_clean``:
+    B's storage is padded to the N block (e.g. im2col's image_columns), so its loads never clip
+    inside a CPE's piece. Raises ValueError when nothing fits in LDM."""
     mach = machine or default_machine()
     if min(m, n, k) <= 0 or batch <= 0:
         raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
@@ -575,7 +594,7 @@ def plan_gemm(
             la = (lda if ta == trans_a else None) or (m if ta else k)
             lb = (ldb if tb == trans_b else None) or (k if tb else n)
             cand = _plan_gemm_fixed(m, n, k, dtype, ta, tb, la, lb, ldc, batch, c_full, bias_along, maps, scalars,
-                                    vec, mach, name, blocking, n_clean, residual)
+                                    vec, mach, name, blocking, n_clean, residual, b_clean)
             if cand is not None and (best is None or cand[0] < best_key):
                 best, best_key = cand[1], cand[0]
     if best is None:
@@ -587,6 +606,7 @@ def _plan_gemm_fixed(
     m: int, n: int, k: int, dtype: str, trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
     c_full: bool, bias_along: str | None, maps: int, scalars: int, vec: str | None, mach: Machine, name: str,
     blocking: tuple[int, int, int] | None, n_clean: bool = False, residual: bool = False,
+    b_clean: bool = False,
 ) -> tuple[tuple, GemmPlan] | None:
     """(key, plan) of the best blocking for fixed operand storage orders (:func:`plan_gemm`)."""
     e = 4 if dtype == "f32" else 8
@@ -629,6 +649,7 @@ def _plan_gemm_fixed(
                         cost = _gemm_cost(
                             name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
                             stg, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps, bias_along, residual), mach, double_c=double_c,
+                            b_clean=b_clean,
                         )
                         plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
                                         hoist_b, frozenset(stg), fp, cost, double_c)
@@ -1047,27 +1068,27 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
     bias_along = "m" if s.bias else None
     kernels: list[KernelCost] = []
     if is_pointwise(s):
-        gemm = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=hw, ldc=hw, batch=s.group * s.n,
-                         bias_along=bias_along, maps=maps, machine=mach, name="gemm")
-        if n_border_clean(hw, gemm.bn):
-            return ExplicitPlan(s, gemm, (gemm.cost,), _sum_costs("im2col", [gemm.cost], s.flops), pointwise=True)
-        # B windows would be clipped inside a CPE's piece at the image border (per-row,
-        # synchronous DMAs): either a clean N block (the GEMM reads x itself) or the lowering
-        # copies x into a col buffer with each image's columns padded to bn (a 1x1 im2col with
-        # image_columns, 004 L865)
+        # the GEMM reads x itself when its N border block splits at a CPE piece boundary
+        # (n_border_clean); otherwise the lowering copies x with a 1x1 im2col into a col whose
+        # image columns are padded to bn (004 L865), so B loads never clip inside a piece
         im2col = im2col_cost(s, mach)
-        best = ExplicitPlan(s, gemm, (im2col, gemm.cost), _sum_costs("im2col", [im2col, gemm.cost], s.flops))
+        common = dict(lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along, maps=maps, machine=mach,
+                      name="gemm")
+        cands: list[ExplicitPlan] = []
         try:
-            exact = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=hw, ldc=hw, batch=s.group * s.n,
-                              bias_along=bias_along, maps=maps, machine=mach, name="gemm", n_clean=True)
+            direct = plan_gemm(s.mg, hw, kk, s.dtype, ldb=hw, n_clean=True, **common)
+            cands.append(ExplicitPlan(s, direct, (direct.cost,), _sum_costs("im2col", [direct.cost], s.flops),
+                                      pointwise=True))
         except ValueError:
-            return best
-        if exact.cost.t_total <= best.cost.t_total:
-            best = ExplicitPlan(s, exact, (exact.cost,), _sum_costs("im2col", [exact.cost], s.flops), pointwise=True)
-        return best
+            pass
+        copy = plan_gemm(s.mg, hw, kk, s.dtype, ldb=hw, b_clean=True, **common)
+        if not n_border_clean(hw, copy.bn):
+            cands.append(ExplicitPlan(s, copy, (im2col, copy.cost), _sum_costs("im2col", [im2col, copy.cost], s.flops)))
+        return min(cands, key=lambda p: p.cost.t_total)
     im2col = im2col_cost(s, mach)
+    # per image: col's image columns are padded to bn by the lowering (image_columns) -> b_clean
     per_image = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
-                          bias_along=bias_along, maps=maps, machine=mach, name="gemm")
+                          bias_along=bias_along, maps=maps, machine=mach, name="gemm", b_clean=True)
     best = ExplicitPlan(s, per_image, (im2col, per_image.cost),
                         _sum_costs("im2col", [im2col, per_image.cost], s.flops))
     if s.n > 1:
