@@ -827,16 +827,21 @@ class WinogradTiling:
         return -(-self.C // self.g)
 
 
-def _dma_seconds(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, count: int = 1) -> float:
+def _dma_seconds(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, count: int = 1,
+                 offsets: Sequence[int] = (0,)) -> float:
     """Modelled time of ``count`` DMAs of the window ``sizes`` of a row-major array (eq 3-1 /
-    3-2 with 128-B transaction waste, :mod:`taihu.backends.model.analytic`; 64 CPEs at once)."""
+    3-2 with 128-B transaction waste, :mod:`taihu.backends.model.analytic`; 64 CPEs at once),
+    averaged over the windows starting at the element ``offsets`` (the transactions a block
+    touches depend on its start: a 104-B block at a 4-B-granular start spans 1 or 2)."""
     from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
     from taihu.dialects.loop import dma_pattern
 
     pat = dma_pattern(mem_shape, sizes, eb)
     assert pat is not None, (mem_shape, sizes)
     size, bsize, stride = pat
-    return count * (t_stride_dma(size, bsize, stride) if bsize else t_cont_dma(size))
+    offs = list(offsets) or [0]
+    tot = sum(t_stride_dma(size, bsize, stride, addr=o * eb) if bsize else t_cont_dma(size, addr=o * eb) for o in offs)
+    return count * tot / len(offs)
 
 
 def _tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int, sizes, cost) -> WinogradTiling:
@@ -857,12 +862,18 @@ def _tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int,
         if _fits(sizes(tc, g, True), eb, budget):
             cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
             break
+    # whole tile rows with other channel groups: multiples of 8 channels (aligned DMA blocks
+    # when g*eb is a multiple of 32 B / 128 B) -- fewer, longer tasks may finish in fewer rounds
+    # over the 64 CPEs than the balanced count (e.g. 70 tasks = 2 rounds, 56 tasks = 1)
+    for g in range(MIN_CHANNEL_GROUP, c, MIN_CHANNEL_GROUP):
+        if g != gbal and _fits(sizes(tc, g, True), eb, budget):
+            cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
     if not cands:
         return WinogradTiling(b, c, tr, tc, tc, 0, True)
 
-    def per_cpe(w: WinogradTiling) -> float:
+    def per_cpe(w: WinogradTiling) -> tuple[float, int]:
         tasks = w.B * w.TR * len(w.col_starts if not w.full_width else [0]) * w.c_chunks
-        return -(-tasks // N_CPE) * cost(w.t, w.g, w.full_width)
+        return (-(-tasks // N_CPE) * cost(w.t, w.g, w.full_width), -w.g)
 
     return min(cands, key=per_cpe)
 
@@ -924,13 +935,19 @@ def plan_winograd_input(op: WinogradInputOp, budget: int | None = None) -> Winog
 
     def cost(t: int, g: int, full: bool) -> float:
         cols, rows = min(w, 2 * t + 2), min(h, 4)
+        cs = _chunk_starts(ni, g)
+        ris = [min(max(0, 2 * r - pads[0]), h - rows) for r in range(tr)]  # first input row per tile row
         if nhwc:
-            tin = _dma_seconds(xs, [1, rows, cols, g], eb)
+            tin = _dma_seconds(xs, [1, rows, cols, g], eb, offsets=[r * w * ni + c0 for r in ris for c0 in cs])
         elif full:
-            tin = _dma_seconds(xs, [1, g, rows, w], eb)
+            tin = _dma_seconds(xs, [1, g, rows, w], eb, offsets=[(c0 * h + r) * w for r in ris for c0 in cs])
         else:
-            tin = _dma_seconds(xs, [1, g, 1, cols], eb, rows)
-        tout = _dma_seconds(vs, [16, t, g], eb) if g == ni else _dma_seconds(vs, [1, t, g], eb, 16)
+            tin = _dma_seconds(xs, [1, g, 1, cols], eb, rows, offsets=[(c0 * h + r) * w for r in ris for c0 in cs])
+        ps = [(r * tc) * ni for r in range(tr)]  # first transformed row (tile) per tile row
+        if g == ni:
+            tout = _dma_seconds(vs, [16, t, g], eb, offsets=ps)
+        else:
+            tout = _dma_seconds(vs, [1, t, g], eb, 16, offsets=[p + c0 for p in ps for c0 in cs])
         return tin + tout
 
     til = _tiling(b, ni, tr, tc, want, eb, budget, sizes, cost)
@@ -1056,14 +1073,20 @@ def plan_winograd_output(op: WinogradOutputOp, budget: int | None = None) -> Win
 
     def cost(t: int, g: int, full: bool) -> float:
         wc = min(co, 2 * t)
-        tin = _dma_seconds(ms, [16, t, g], eb) if g == no else _dma_seconds(ms, [1, t, g], eb, 16)
-        rows = min(2, ro)
-        if nhwc:
-            tout = _dma_seconds(ys, [1, rows, wc, g], eb)
-        elif full:
-            tout = _dma_seconds(ys, [1, g, rows, co], eb)
+        cs = _chunk_starts(no, g)
+        ps = [(r * tc) * no for r in range(tr)]  # first transformed row (tile) per tile row
+        if g == no:
+            tin = _dma_seconds(ms, [16, t, g], eb, offsets=ps)
         else:
-            tout = _dma_seconds(ys, [1, g, 1, wc], eb, rows)
+            tin = _dma_seconds(ms, [1, t, g], eb, 16, offsets=[p + c0 for p in ps for c0 in cs])
+        rows = min(2, ro)
+        ros = [min(2 * r, ro - rows) for r in range(tr)]
+        if nhwc:
+            tout = _dma_seconds(ys, [1, rows, wc, g], eb, offsets=[r * co * no + c0 for r in ros for c0 in cs])
+        elif full:
+            tout = _dma_seconds(ys, [1, g, rows, co], eb, offsets=[(c0 * ro + r) * co for r in ros for c0 in cs])
+        else:
+            tout = _dma_seconds(ys, [1, g, 1, wc], eb, rows, offsets=[(c0 * ro + r) * co for r in ros for c0 in cs])
         return tin + tout
 
     til = _tiling(b, no, tr, tc, want_t, eb, budget, sizes, cost)
