@@ -33,7 +33,17 @@ stream; RBW = 1/(2B_M) + 1/(2B_N)), every block step runs the mesh GEMM primitiv
   column-major in LDM, re-laid by the conversion). GEMM / GEMP / GEPB (004 L835, Fig 4.4) are the
   same nest: a dimension that fits one block has a single-trip loop, which is not emitted; an
   operand whose block is then loop-invariant (one K block and one N resp. M block) is loaded
-  once, outside the M/N loops (weight-DMA hoisting).
+  once, outside the M/N loops (weight-DMA hoisting). When both M and N have several blocks and no
+  boundary (:attr:`GemmPlan.flat_blocks`), the two block loops are ONE loop ``cMN`` over the
+  blocks (rows ``(b / nn) * BM``, columns ``(b % nn) * BN``): the K loop is then the only loop of
+  its body, so tile-to-loop's Alg. 8 wrap prefetches the next block's first A/B tiles in every
+  block's last K step and only the nest's first DMA is exposed (DGEMM 1024^3 on the simulator
+  648 -> 678 GFLOPS). The C tile the put reads from (fp64 C itself when not staged) is
+  double-buffered when the plan says so (``double_c``), so a block's put overlaps the next one.
+* **Constant operands** (FC / matmul weights): the planner also chooses their storage order
+  (``plan_gemm(free_trans_a/b=True)``); when it picks the other one, the pattern stores the
+  transposed constant as a new global (e.g. (K, N) instead of ONNX's (N, K) when the
+  conversion into the vec-n B tile would otherwise transpose).
 * **fp32** data are DMA'd into fp32 staging tiles and converted to fp64 in LDM
   (``tile.map convert``, 004 L823, §A7); fp64 data go straight into the primitive's tiles unless
   their LDM layout must differ from main memory.
