@@ -17,9 +17,18 @@ converted in LDM, which DMAs are hoisted), and its cost is the seed's model of t
 * overlap: double-buffered A/B streams, ``max(T_DMA, T_compute)`` per step (004 L674, swAutoDNN's
   ``T_overall = max(T_DMA, T_compute)``, L1566), prologue DMA and epilogues (C fill, convert, put)
   exposed;
-* memory-bound kernels (im2col, Winograd transforms, relayouts): ``#DMA per CPE x T_latency +
-  moved / PEAK_BW`` (eq 3-1/3-2 summed over one CPE's sequential DMAs, 64 CPEs in parallel) with
-  the expected transaction waste of each block.
+* memory-bound kernels: the im2col and Winograd transform kernels follow tile-to-loop's task
+  decompositions (:func:`im2col_tasks`, :func:`winograd_input_tasks`,
+  :func:`winograd_output_tasks` mirror ``tile_to_loop/mem_prims.py``; unit tests assert they
+  agree) and are costed as synchronous tasks over 64 CPEs (:func:`parallel_tasks_cost`:
+  ``max(moved / PEAK_BW, per-CPE latencies + compute)`` + one task's fill); relayouts and the
+  bias map: ``#DMA per CPE x T_latency + moved / PEAK_BW`` (:func:`memory_bound_cost`);
+* border effects measured on the simulator: a window clipped inside a CPE's piece along its
+  memory lead dim (:func:`n_border_clean`) moves row by row and synchronously -- loads lose their
+  prefetch (those steps cost ``t_dma + t_comp``), C stores cost :data:`CLIP_ROW_LATENCIES` DMA
+  latencies per row of the piece;
+* model vs simulator (ResNet-50 conv layers alone, B = 1, 22 layers with >= 64 channels):
+  median -3 %, mean |error| 4 %; DGEMM 1024^3 -2 %.
 
 Units: seconds, bytes, flop; GFLOPS = 1e9 flop/s. All machine numbers come from a
 :class:`~taihu.backends.sim.machine.Machine` (default ``backends/configs/sw26010.toml``).
