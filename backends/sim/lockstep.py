@@ -767,6 +767,8 @@ class Lockstep:
             glist = [(d, js, put_rel, np.array(si, dtype=np.int64), np.array(se, dtype=np.int64),
                       np.array(re, dtype=np.int64), re, len(set(re)) == len(re))
                      for d, js, put_rel, si, se, re, _ in groups.values()]
+            # the receivers' FIFOs themselves (self.q's deques live as long as the engine)
+            order = [(gi, k, self.q[glist[gi][0]][glist[gi][6][k]]) for gi, k in order]
             plan = self.post_plans[key] = (rp, glist, order)
         _, glist, order = plan
         lat = eng.machine.rlc_latency
@@ -780,9 +782,9 @@ class Lockstep:
             else:
                 np.add.at(self.cnt[d], receiver, ls.n)
             lss.append((ls, js))
-        for gi, k in order:
-            ls = lss[gi][0]
-            self.q[ls.direction][glist[gi][6][k]].append((ls, k))
+        sets = [ls for ls, _ in lss]
+        for gi, k, dq in order:
+            dq.append((sets[gi], k))
         trace = eng.trace
         for (ls, _), g in zip(lss, glist):
             rec = g[6]
