@@ -52,7 +52,7 @@ main-memory byte address):
 * ``loop.summa_step`` / ``loop.gemm_block`` / ``loop.rlc_bcast`` -> register micro-kernels
   (:mod:`.gemm`, 004 Alg. 2 / Listing 4.1); ``loop.map`` -> :func:`.maps.lower_map` (owner B).
 
-Kernel deduplication (option ``dedup-kernels``): networks repeat layers (ResNet-50: 98
+Kernel deduplication (option ``dedup-kernels``, default on): networks repeat layers (ResNet-50: 98
 ``loop.spmd``, 40 distinct bodies) and a kernel takes its buffers as arguments, so a body is
 lowered once per :func:`~taihu.passes.conversion.kernel_key.structural_key` (equal op
 structure, types, properties and attributes; ``loop.ldm_buffer`` names ignored) and every
@@ -746,7 +746,7 @@ LAUNCH_NAME = "taihu.name"
 _KEY_IGNORE = {"loop.ldm_buffer": frozenset({"name"})}
 
 
-def lower_module(module: ModuleOp, dedup: bool = False) -> None:
+def lower_module(module: ModuleOp, dedup: bool = True) -> None:
     """Rewrite ``module`` (loop level, see module docstring) in place into an ``sw`` module.
 
     ``dedup``: lower structurally identical ``loop.spmd`` bodies once (module docstring,
@@ -930,8 +930,8 @@ class ConvertLoopToSwPass(ModulePass):
     name = "convert-loop-to-sw"
 
     #: lower structurally identical kernels once and spawn the shared ``sw.kernel`` (module
-    #: docstring, "Kernel deduplication")
-    dedup_kernels: bool = False
+    #: docstring, "Kernel deduplication"); ``false``: one ``sw.kernel`` per ``loop.spmd``
+    dedup_kernels: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lower_module(op, self.dedup_kernels)

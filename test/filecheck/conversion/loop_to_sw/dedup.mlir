@@ -1,10 +1,10 @@
-// RUN: %taihu-opt %s -p 'convert-loop-to-sw{dedup-kernels=true}' | filecheck %s
-// RUN: %taihu-opt %s -p convert-loop-to-sw | filecheck %s --check-prefix=NODEDUP
+// RUN: %taihu-opt %s -p convert-loop-to-sw | filecheck %s
+// RUN: %taihu-opt %s -p 'convert-loop-to-sw{dedup-kernels=false}' | filecheck %s --check-prefix=NODEDUP
 
-// Kernel deduplication: "b" has the body of "a" up to value and LDM buffer names and other
+// Kernel deduplication (default): "b" has the body of "a" up to value and LDM buffer names and other
 // buffers, so it spawns @a under its own launch name with its own taihu.* attributes; "c"
 // differs in one property (the barrier scope) and "d" in an operand type:
-// both get their own kernel. Without the option every loop.spmd has its sw.kernel.
+// both get their own kernel. With dedup-kernels=false every loop.spmd has its sw.kernel.
 
 builtin.module {
   func.func @main(%x: memref<64xf32> {graph.name = "in"}) -> (memref<64xf32> {graph.name = "out"}) {
