@@ -17,6 +17,10 @@ dialect (LDM footprint <= ``ldm_user_bytes``, naming the buffers)::
 Lowering rules:
 
 * ``tile.kernel`` -> ``loop.spmd`` (ids ``%row``, ``%col``; ``id = 8*row + col``, 004 L734).
+  Kernels whose bodies are structurally identical
+  (:func:`~taihu.passes.conversion.kernel_key.structural_key`: same ops, types, properties; other
+  buffers and value names -- a network's repeated layers) are lowered once; each repeat gets a
+  copy of that ``loop.spmd`` body with its own name, attributes, operands and LDM buffer names.
 * ``tile.alloc`` -> ``loop.ldm_buffer`` of the CPE-local block (:meth:`TileBufType.local_shape`;
   layout ``col`` = the two dims swapped; ``double`` -> two slots, every consumer gets a
   ``loop.slot`` view). Names: the SSA name hint, made unique.
