@@ -127,11 +127,13 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -1670,14 +1672,38 @@ class WinogradInputOp(_MemPrimitive):
             )
 
 
+#: activations ``tile.winograd_output`` may apply in LDM before the store (no parameters)
+WINOGRAD_OUTPUT_ACTIVATIONS = (MapKind.RELU, MapKind.SIGMOID, MapKind.TANH)
+
+
 @irdl_op_definition
 class WinogradOutputOp(_MemPrimitive):
-    """``tile.winograd_output %m -> %y {layout}``: ``y = A^T m A`` per 2x2 output tile
-    (Algorithm 5 step 4, L1164-1168, L1183); m: (16, P, N_o) (the 16 batched GEMM results,
-    rows as in ``tile.winograd_input``, P >= B*T), y: (B, N_o, R_o, C_o) (nchw) or
-    (B, R_o, C_o, N_o) (nhwc); partial tiles at odd R_o/C_o are clipped."""
+    """``tile.winograd_output %m [bias %b : memref<N_o x T>] -> %y {layout, activation}``:
+    ``y = A^T m A`` per 2x2 output tile (Algorithm 5 step 4, L1164-1168, L1183); m: (16, P, N_o)
+    (the 16 batched GEMM results, rows as in ``tile.winograd_input``, P >= B*T), y: (B, N_o,
+    R_o, C_o) (nchw) or (B, R_o, C_o, N_o) (nhwc); partial tiles at odd R_o/C_o are clipped.
+    Optional epilogue while the outputs are in LDM (instead of another pass over y): ``bias``
+    (N_o,) added per output channel, then ``activation`` (relu | sigmoid | tanh)."""
 
     name = "tile.winograd_output"
+    bias = opt_operand_def(MemRefType)
+    activation = opt_prop_def(MapKindAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$input (`bias` $bias^ `:` type($bias))? `->` $output attr-dict `:` type($input) `->` type($output)"
+    )
+
+    def __init__(self, m: SSAValue | Operation, y: SSAValue | Operation, bias: SSAValue | Operation | None = None,
+                 activation: MapKind | None = None, layout: DataLayout | None = None):
+        props: dict[str, Attribute] = {}
+        if activation is not None:
+            props["activation"] = MapKindAttr(activation)
+        if layout is not None:
+            props["layout"] = DataLayoutAttr(layout)
+        by_name = {"input": [m], "output": [y], "bias": [bias] if bias is not None else []}
+        order = [n for n, _ in type(self).get_irdl_definition().operands]
+        super().__init__(operands=[by_name[n] for n in order], properties=props)
 
     def verify_(self) -> None:
         ti, to = self._common(3, 4)
@@ -1687,6 +1713,17 @@ class WinogradOutputOp(_MemPrimitive):
         if a2 != WINOGRAD_ALPHA**2 or c != no or p < p_min:
             raise VerifyException(
                 f"tile.winograd_output: m must be (16, P >= B*T = {p_min}, N_o = {no}), got {list(ti.get_shape())}"
+            )
+        if self.bias is not None:
+            tb = _main_memref(self, "bias", self.bias.type)
+            if tb.get_shape() != (no,) or tb.get_element_type() != to.get_element_type():
+                raise VerifyException(
+                    f"tile.winograd_output: bias must be memref<{no}x{to.get_element_type()}>, got {tb}"
+                )
+        if self.activation is not None and self.activation.data not in WINOGRAD_OUTPUT_ACTIVATIONS:
+            raise VerifyException(
+                f"tile.winograd_output: activation must be one of "
+                f"{', '.join(k.value for k in WINOGRAD_OUTPUT_ACTIVATIONS)}, got {self.activation.data.value}"
             )
 
 

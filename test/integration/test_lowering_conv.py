@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from taihu.backends.reference import run_module
 from taihu.dialects import graph, tile
+from taihu.dialects.mapkind import MapKind
 from taihu.passes.conversion.graph_to_tile import ConvertGraphToTilePass
 from taihu.test.unit.graph_builder import G
 
@@ -113,6 +114,11 @@ def _run_op(op, env) -> None:
         _wino_input(env[op.input], pads, env[op.output])
     elif isinstance(op, tile.WinogradOutputOp):
         _wino_output(env[op.input], env[op.output])
+        y = env[op.output]
+        if op.bias is not None:
+            y += env[op.bias].reshape(1, -1, 1, 1)
+        if op.activation is not None:
+            y[...] = tile_numpy.map_numpy(op.activation.data, [y], y.shape, y.dtype, {})
     else:
         _orig_run_op(op, env)
 
@@ -297,7 +303,10 @@ def test_conv_winograd(n, c, h, w, m, pads, const_w: bool) -> None:
                          conv_algorithm="winograd")
     names = {k.kernel_name.data for k in kernels(lowered)}
     assert ("conv_filter" in names) != const_w  # constant weights are transformed at compile time
-    assert {"conv_input", "conv", "conv_output", "conv_bias"} <= names
+    assert {"conv_input", "conv", "conv_output"} <= names
+    assert "conv_bias" not in names  # bias + relu applied by the output transform in LDM
+    (out,) = [o for o in lowered.walk() if isinstance(o, tile.WinogradOutputOp)]
+    assert out.bias is not None and out.activation is not None
 
 
 @pytest.mark.parametrize(
@@ -314,6 +323,27 @@ def test_conv_small_channels_and_groups_auto(case) -> None:
     n, c, h, w, m, kh, kw, st_, pads, dil, group = case
     lowered = check_tile(lambda dt: conv_graph(n, c, h, w, m, kh, kw, st_, pads, dil, group, dtype=dt))
     assert "implicit" not in algorithms_of(lowered)
+
+
+@pytest.mark.parametrize("act", ["sigmoid", "clip"])
+def test_conv_winograd_epilogue_in_output_transform_or_kernel(act: str) -> None:
+    """A parameter-less activation (sigmoid) is applied by the output transform with the bias;
+    one with parameters (clip) keeps the separate in-place NAME_bias kernel."""
+    def build(dt):
+        rng = np.random.default_rng(3)
+        g = G((1, 64, 6, 6), (64,), dtype=dt)
+        w = g.cst(rng.standard_normal((64, 64, 3, 3)).astype(np.float32), "w")
+        y = g(graph.Conv2dOp(g.args[0], w, g.args[1], pads=(1, 1, 1, 1)), "conv")
+        out = g(graph.SigmoidOp(y)) if act == "sigmoid" else g(graph.ClipOp(y, min=-1.0, max=2.0))
+        return g, out
+
+    lowered = check_tile(build, conv_algorithm="winograd")
+    names = {k.kernel_name.data for k in kernels(lowered)}
+    (out,) = [o for o in lowered.walk() if isinstance(o, tile.WinogradOutputOp)]
+    if act == "sigmoid":
+        assert "conv_bias" not in names and out.bias is not None and out.activation.data == MapKind.SIGMOID
+    else:
+        assert "conv_bias" in names and out.bias is None and out.activation is None
 
 
 def test_conv_constant_weights_implicit_relayout_at_compile_time() -> None:

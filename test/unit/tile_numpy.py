@@ -210,7 +210,9 @@ def _mem_primitive(op: Operation, env: dict) -> None:
         pads = tuple(int(v) for v in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
         r = mp.winograd_input_full_reference(x, pads, y.shape[1], op.data_layout)
     else:
-        r = mp.winograd_output_full_reference(x, y.shape, op.data_layout)
+        r = mp.winograd_output_full_reference(x, y.shape, op.data_layout,
+                                              env[op.bias] if op.bias is not None else None,
+                                              op.activation.data if op.activation is not None else None)
     assert r.shape == y.shape, (op.name, r.shape, y.shape)
     y[...] = r
 

@@ -543,12 +543,19 @@ class ConvPattern(GraphToTilePattern):
             outer=[(16, "xi")], elem=el,
         )
         kb.finish(rewriter)
-        # 4. output transform y = A^T m A
-        kb = self._kb(name, op, s, "winograd", name, suffix="_output")
-        kb.insert(tile.WinogradOutputOp.build(operands=[kb.arg(Mw, "m"), kb.arg(Y, "y")]))
+        # 4. output transform y = A^T m A; the bias and a single parameter-less activation are
+        # applied in LDM before the store (no extra pass over y)
+        acts = [f for f in fused if f.kind != MapKind.COPY]
+        in_output = all(f.operand is None for f in fused) and (
+            not acts or (len(acts) == 1 and acts[0].kind in tile.WINOGRAD_OUTPUT_ACTIVATIONS and not acts[0].params))
+        kb = self._kb(name, op, s, "winograd", name, fused if in_output else (), suffix="_output")
+        m_arg, y_arg = kb.arg(Mw, "m"), kb.arg(Y, "y")
+        b_arg = kb.arg(self.view(rewriter, bias, (s.m,)), "bias") if in_output and bias is not None else None
+        kb.insert(tile.WinogradOutputOp(m_arg, y_arg, b_arg, acts[0].kind if in_output and acts else None))
         kb.finish(rewriter)
-        # 5. bias and absorbed activations (the output is no longer in LDM): one in-place map
-        if bias is not None or fused:
+        # 5. otherwise bias and absorbed activations (the output is no longer in LDM): one
+        # in-place map kernel
+        if not in_output and (bias is not None or fused):
             from taihu.passes.conversion.graph_to_tile.maps import Access, Step, emit_elementwise
 
             hw = s.ho * s.wo

@@ -191,13 +191,25 @@ def winograd_input_full_reference(
     return out
 
 
-def winograd_output_full_reference(m: np.ndarray, out_shape: Sequence[int], layout: DataLayout = DataLayout.NCHW) -> np.ndarray:
-    """``tile.winograd_output``: m (16, P, N_o) -> y (B, N_o, R_o, C_o) (or NHWC)."""
+def winograd_output_full_reference(m: np.ndarray, out_shape: Sequence[int], layout: DataLayout = DataLayout.NCHW,
+                                   bias: np.ndarray | None = None, activation: MapKind | None = None) -> np.ndarray:
+    """``tile.winograd_output``: m (16, P, N_o) -> y (B, N_o, R_o, C_o) (or NHWC), + ``bias``
+    (N_o,) per output channel, then ``activation`` (relu | sigmoid | tanh)."""
     b, no, ro, co = (out_shape[0], out_shape[3], out_shape[1], out_shape[2]) if layout == DataLayout.NHWC else out_shape
     tr, tc = -(-ro // 2), -(-co // 2)
     mk = m[:, : b * tr * tc].astype(np.float64).reshape(4, 4, b, tr, tc, no)
     y = np.einsum("ai,ijbrtc,ej->bratec", WINO_AT, mk, WINO_AT)  # (B, TR, 2, TC, 2, N_o)
     y = y.reshape(b, 2 * tr, 2 * tc, no)[:, :ro, :co]
+    if bias is not None or activation is not None:
+        y = y.astype(m.dtype)  # the transform is rounded to the element type before the epilogue
+        if bias is not None:
+            y = y + bias.astype(m.dtype)
+        if activation == MapKind.RELU:
+            y = np.maximum(y, 0)
+        elif activation == MapKind.SIGMOID:
+            y = 1 / (1 + np.exp(-y))
+        elif activation == MapKind.TANH:
+            y = np.tanh(y)
     if layout == DataLayout.NCHW:
         y = y.transpose(0, 3, 1, 2)
     return np.ascontiguousarray(y).astype(m.dtype)
@@ -1097,7 +1109,8 @@ def plan_winograd_output(op: WinogradOutputOp, budget: int | None = None) -> Win
 
 def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
     """Per-CPE loops of :class:`WinogradOutputPlan`: DMA the 16 planes of t tiles x g channels
-    in, ``loop.map winograd_output`` clipped to the group's rows/columns, (NCHW: transpose to
+    in, ``loop.map winograd_output`` clipped to the group's rows/columns, the optional bias add
+    (the task's g bias values, one small DMA) and activation in LDM, (NCHW: transpose to
     channels-first), DMA the output rows out."""
     p = plan_winograd_output(op, _budget(ctx))
     til = p.tiling
@@ -1106,6 +1119,9 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
     t, g, C = til.t, til.g, til.C
     mbuf = ctx.new_buffer("wino_out_m", LdmBufType((16, t, g), et))
     ybuf = ctx.new_buffer("wino_out_y", LdmBufType((2 * 2 * t * g,), et))
+    bias = ctx.value(op.bias) if op.bias is not None else None
+    bbuf = ctx.new_buffer("wino_out_bias", LdmBufType((g,), et)) if bias is not None else None
+    act = op.activation.data if op.activation is not None else None
     ychw = ctx.new_buffer("wino_out_chw", LdmBufType((2 * 2 * t * g,), et)) if not p.nhwc else None
     e = _Emitter(ctx)
     row_keys = [p.rows(tr) for tr in range(til.TR)]
@@ -1129,7 +1145,15 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
                 else:
                     e.wait([e.get(m, [xi, p0, o0], [1, t, g], e.view(mbuf, (t, g), xi * t * g)) for xi in range(16)])
                 yv = e.view(ybuf, (R, Wc, g))  # type: ignore[arg-type]
+                if bias is not None:  # this task's g bias values (one small DMA, read during the map)
+                    assert bbuf is not None
+                    tb = e.get(bias, [o0], [g], bbuf)
                 e.map(MapKind.WINOGRAD_OUTPUT, [mbuf], yv)
+                if bias is not None:  # epilogue in LDM, channels last: bias broadcast over (R, Wc)
+                    e.wait([tb])
+                    e.map(MapKind.ADD, [yv, bbuf], yv)
+                if act is not None:
+                    e.map(act, [yv], yv)
                 r_out = e.mul(trv, 2)
                 c_out = e.mul(tc0, 2)
                 if p.nhwc:

@@ -3,8 +3,8 @@
 // Winograd F(2x2, 3x3) (004 §5.1.3, Algorithm 5): NAME_filter (U = G w G^T, (16, M, C)),
 // NAME_input (V = B^T d B, (16, P_pad, C), P = N*ceil(Ho/2)*ceil(Wo/2) padded to the GEMM block,
 // 004 L1194-1196), NAME (16 GEMMs M^(xi) = V^(xi) x U^(xi)^T, an outer loop over xi),
-// NAME_output (y = A^T m A), NAME_bias (bias + absorbed relu, in place: the output is no longer
-// in LDM after the output transform).
+// NAME_output (y = A^T m A, then the bias and the absorbed relu while the outputs are in LDM:
+// no NAME_bias pass over y).
 func.func @main(%x: tensor<2x64x10x12xf32> {graph.name = "x"}, %w: tensor<64x64x3x3xf32> {graph.name = "w"}, %b: tensor<64xf32> {graph.name = "b"}) -> (tensor<2x64x10x12xf32> {graph.name = "y"}) {
   %y = graph.conv2d %x, %w, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<2x64x10x12xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>) -> tensor<2x64x10x12xf32>
   %r = graph.relu %y : tensor<2x64x10x12xf32> -> tensor<2x64x10x12xf32>
@@ -26,11 +26,10 @@ func.func @main(%x: tensor<2x64x10x12xf32> {graph.name = "x"}, %w: tensor<64x64x
 // CHECK:          tile.move %u[%xi, %c0, %c0] sizes [1, {{[0-9]+}}, 64] {{.*}}-> %b_s
 // CHECK:          tile.gemm %a, %b_1 -> %c m {{[0-9]+}} n {{[0-9]+}} k 64 scheme {{[24]}} vec {{[mn]}} trans_b
 // CHECK:          tile.move %c_s -> %m[%xi, %{{.*}}, %c0]
-// CHECK:      tile.kernel "y_output" (%m = %y_m : memref<16x[[P]]x64xf32>, %y_1 = %y : memref<2x64x10x12xf32>)
-// CHECK-NEXT:   tile.winograd_output %m -> %y_1
-// CHECK:      tile.kernel "y_bias" ({{.*}}) attributes {taihu.layer = "y", taihu.op = "graph.conv2d", taihu.algorithm = "map"{{.*}}taihu.fused = ["graph.relu"]}
-// CHECK:          tile.map add
-// CHECK-NEXT:     tile.map relu
+// CHECK:      tile.kernel "y_output" (%m = %y_m : memref<16x[[P]]x64xf32>, %y_1 = %y : memref<2x64x10x12xf32>, %bias = %b : memref<64xf32>)
+// CHECK-SAME:   taihu.fused = ["graph.relu"]
+// CHECK-NEXT:   tile.winograd_output %m bias %bias : memref<64xf32> -> %y_1 {activation = #tile<map_kind relu>} : memref<16x[[P]]x64xf32> -> memref<2x64x10x12xf32>
+// CHECK-NOT:  tile.kernel "y_bias"
 
 // -----
 

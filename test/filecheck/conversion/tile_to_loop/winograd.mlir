@@ -112,3 +112,23 @@ func.func @main(%M: memref<16x49x8xf32> {graph.name = "m"}) -> (memref<1x8x13x13
 // last tile row (one output row), last chunk (7 columns)
 // CHECK:       loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x4x8xf32>) out(%{{.*}} : !loop.ldm<1x7x8xf32>)
 // CHECK:       loop.dma_start %{{.*}} -> %y[%c0, %c0, %c12, %c6] sizes [1, 8, 1, 7]
+
+// -----
+
+// Output transform with the LDM epilogue: per task the g bias values arrive by one small DMA
+// (issued before the transform map, waited after it), then add (bias broadcast over the
+// channels-last block) and relu, before the transpose to NCHW and the store.
+func.func @f(%M: memref<16x8x64xf32>, %B: memref<64xf32>, %Y: memref<1x64x4x4xf32>) {
+  tile.kernel "k" (%m = %M : memref<16x8x64xf32>, %b = %B : memref<64xf32>, %y = %Y : memref<1x64x4x4xf32>) {
+    tile.winograd_output %m bias %b : memref<64xf32> -> %y {activation = #tile<map_kind relu>} : memref<16x8x64xf32> -> memref<1x64x4x4xf32>
+  }
+  func.return
+}
+
+// CHECK:      %wino_out_bias = loop.ldm_buffer "wino_out_bias" : !loop.ldm<8xf32>
+// CHECK:        %[[TB:.*]] = loop.dma_start %b[%{{.*}}] sizes [8] -> %wino_out_bias : memref<64xf32> -> !loop.ldm<8xf32>
+// CHECK-NEXT:   loop.map winograd_output ins(%wino_out_m : !loop.ldm<16x2x8xf32>) out(%[[Y:.*]] : !loop.ldm<2x4x8xf32>)
+// CHECK-NEXT:   loop.dma_wait %[[TB]]
+// CHECK-NEXT:   loop.map add ins(%[[Y]], %wino_out_bias : !loop.ldm<2x4x8xf32>, !loop.ldm<8xf32>) out(%[[Y]] : !loop.ldm<2x4x8xf32>)
+// CHECK-NEXT:   loop.map relu ins(%[[Y]] : !loop.ldm<2x4x8xf32>) out(%[[Y]] : !loop.ldm<2x4x8xf32>)
+// CHECK:        loop.map transpose ins(%[[Y]] : !loop.ldm<2x4x8xf32>)

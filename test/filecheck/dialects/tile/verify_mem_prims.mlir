@@ -153,3 +153,34 @@ func.func @f(%X: memref<2x16x7x7xf32>, %C: memref<144x98xf32>) {
   func.return
 }
 // CHECK: tile.im2col: col must be (C*kh*kw, N*image_columns) = [144, 128], got [144, 98]
+
+// -----
+
+// The output transform's LDM epilogue: bias per output channel, then a parameter-less activation.
+func.func @f(%M: memref<16x98x32xf32>, %B: memref<32xf32>, %Y: memref<2x32x13x13xf32>) {
+  tile.kernel "k" (%m = %M : memref<16x98x32xf32>, %b = %B : memref<32xf32>, %y = %Y : memref<2x32x13x13xf32>) {
+    tile.winograd_output %m bias %b : memref<32xf32> -> %y {activation = #tile<map_kind relu>} : memref<16x98x32xf32> -> memref<2x32x13x13xf32>
+  }
+  func.return
+}
+// CHECK: tile.winograd_output %m bias %b : memref<32xf32> -> %y {activation = #tile<map_kind relu>} : memref<16x98x32xf32> -> memref<2x32x13x13xf32>
+
+// -----
+
+func.func @f(%M: memref<16x98x32xf32>, %B: memref<16xf32>, %Y: memref<2x32x13x13xf32>) {
+  tile.kernel "k" (%m = %M : memref<16x98x32xf32>, %b = %B : memref<16xf32>, %y = %Y : memref<2x32x13x13xf32>) {
+    tile.winograd_output %m bias %b : memref<16xf32> -> %y : memref<16x98x32xf32> -> memref<2x32x13x13xf32>
+  }
+  func.return
+}
+// CHECK: tile.winograd_output: bias must be memref<32xf32>, got memref<16xf32>
+
+// -----
+
+func.func @f(%M: memref<16x98x32xf32>, %Y: memref<2x32x13x13xf32>) {
+  tile.kernel "k" (%m = %M : memref<16x98x32xf32>, %y = %Y : memref<2x32x13x13xf32>) {
+    tile.winograd_output %m -> %y {activation = #tile<map_kind clip>} : memref<16x98x32xf32> -> memref<2x32x13x13xf32>
+  }
+  func.return
+}
+// CHECK: tile.winograd_output: activation must be one of relu, sigmoid, tanh, got clip
