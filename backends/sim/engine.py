@@ -49,7 +49,7 @@ from taihu.backends.sim.microkernel import (
 )
 from taihu.backends.sim.pipeline import schedule_body
 from taihu.backends.sim.rlc import Batch, RLCNetwork
-from taihu.backends.sim.lockstep import Lockstep, Seq
+from taihu.backends.sim.lockstep import Lockstep, Seq, WholeLinks
 from taihu.backends.sim.trace import Trace
 
 
@@ -723,11 +723,21 @@ class Engine:
             bases = np.concatenate([np.asarray(t.bases, dtype=np.int64).reshape(len(t.lanes), -1)
                                     for t in batch]) if mk.strides else \
                 np.zeros((len(cpes), 0), dtype=np.int64)
-            inputs = [x for t in batch for x in t.inputs] if plan.gets else None
+            inputs = [x for t in batch for x in t.inputs] if plan.gets and not any(
+                isinstance(t.inputs, WholeLinks) for t in batch) else None
         C = len(cpes)
         ins: dict[str, np.ndarray] = {}
         for d, js in plan.gets.items():
-            ins[d] = self._gather(inputs, d, C, trip, len(js))
+            x = self._gather_whole(batch, d, C, trip, len(js))
+            if x is None:
+                if any(isinstance(t.inputs, WholeLinks) for t in batch):
+                    for t in batch:
+                        if isinstance(t.inputs, WholeLinks):
+                            t.inputs = t.inputs.expand()
+                    inputs = t0.inputs if len(batch) == 1 else \
+                        [x for t in batch for x in t.inputs]
+                x = self._gather(inputs, d, C, trip, len(js))
+            ins[d] = x
         bn = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
                            mk.strides, ins)
         sends = bn.run()
@@ -772,6 +782,29 @@ class Engine:
         for t in batch:
             t.done = True
             t.inputs = t.outputs = t.deps = t.links = None
+
+    @staticmethod
+    def _gather_whole(batch: list[_Task], d: str, C: int, trip: int, m: int) -> np.ndarray | None:
+        """``_gather``'s fast path for lockstep tasks whose inputs are :class:`WholeLinks`
+        of LinkSets packed in one payload array: the rows of the senders. None otherwise."""
+        arr0 = None
+        rows = []
+        for t in batch:
+            w = t.inputs
+            if not isinstance(w, WholeLinks):
+                return None
+            ls, kk = w.by_dir[d]
+            if arr0 is None:
+                arr0 = ls.src
+                if arr0 is None or arr0.shape[1] != trip * m:
+                    return None
+            elif ls.src is not arr0:
+                return None
+            rows.append(ls.src_off + ls.sidx[kk])
+        r = rows[0] if len(rows) == 1 else np.concatenate(rows)
+        if len(r) != C:  # pragma: no cover - one link per lane
+            return None
+        return arr0[r].reshape(C, trip, m, 4)
 
     @staticmethod
     def _gather(inputs: list, d: str, C: int, trip: int, m: int) -> np.ndarray:

@@ -206,6 +206,28 @@ class LinkSet:
         return _LinkView(self, k)
 
 
+class WholeLinks:
+    """Numerics inputs of a lockstep run in which, for every direction ``d``, each lane took
+    one whole link of a single LinkSet: ``by_dir[d] = (LinkSet, links)`` (link of lane ``i``
+    = ``links[i]``). Stands for the per-lane ``[{d: [(LinkSet, link, 0, n)]}]`` form
+    (:meth:`expand`) without building it (``Engine._gather`` reads the rows directly)."""
+
+    __slots__ = ("by_dir",)
+
+    def __init__(self, by_dir: dict[str, tuple]) -> None:
+        self.by_dir = by_dir
+
+    def expand(self) -> list[dict]:
+        out: list[dict] | None = None
+        for d, (ls, kk) in self.by_dir.items():
+            if out is None:
+                out = [{} for _ in kk]
+            n = ls.n
+            for inp, k in zip(out, kk):
+                inp[d] = [(ls, k, 0, n)]
+        return out or []
+
+
 class _LinkView:
     """One link seen as a per-CPE ``Batch`` (trace events and diagnostics)."""
 
@@ -642,20 +664,45 @@ class Lockstep:
         if gets:
             start = t0.copy()
             num = eng.numerics  # the slices taken are needed by the numerics only
-            inputs = [{} for _ in range(G)] if num else None
+            # per-lane {direction: slices}, built only when some direction is not taken as one
+            # whole link per lane from a single LinkSet (``fast``: d -> (LinkSet, links))
+            inputs = None
+            fast: dict[str, tuple] = {}
             whole: list[tuple] = []  # (direction, rel, [(ls, lanes, links)]) whole links
             slow: list[tuple[int, str, list]] = []  # (lane, direction, slices) taken in pieces
             for d, (need, rel) in gets.items():
                 q = self.q[d]
                 self.cnt[d][lanes] -= need
                 by: dict[int, list] = {}
-                for i, c in enumerate(lane_list):
+                # fastest case: every lane's FIFO head is an untouched whole link of one LinkSet
+                # (a SUMMA broadcast posted by one run) -> no per-lane branching
+                dqs = [q[c] for c in lane_list]
+                heads = [dq[0] for dq in dqs]
+                ls0 = heads[0][0]
+                kk0 = None
+                if ls0.n == need and all(h[0] is ls0 for h in heads):
+                    kk0 = [h[1] for h in heads]
+                    cons = ls0.consumed
+                    if any(cons[k] for k in kk0):
+                        kk0 = None
+                if kk0 is not None:
+                    for dq in dqs:
+                        dq.popleft()
+                    for k in kk0:
+                        cons[k] = need
+                    if num:
+                        fast[d] = (ls0, kk0)
+                    by[id(ls0)] = [ls0, list(range(G)), kk0]
+                    deps.add(ls0.task)
+                for i, c in enumerate(lane_list if kk0 is None else ()):
                     dq = q[c]
                     ls, k = dq[0]
                     if ls.n == need and ls.consumed[k] == 0:  # one whole link: the common case
                         dq.popleft()
                         ls.consumed[k] = need
                         if num:
+                            if inputs is None:
+                                inputs = [{} for _ in range(G)]
                             inputs[i][d] = [(ls, k, 0, need)]
                         g = by.get(id(ls))
                         if g is None:
@@ -666,6 +713,8 @@ class Lockstep:
                     else:
                         sl = self._take(dq, need)
                         if num:
+                            if inputs is None:
+                                inputs = [{} for _ in range(G)]
                             inputs[i][d] = sl
                         slow.append((i, d, sl))
                         s_ = self._arrival(sl, rel)
@@ -682,6 +731,14 @@ class Lockstep:
                         np.maximum(start[ii], arr, out=arr)
                         start[ii] = arr
                     whole.append((d, rel, list(by.values())))
+            if num:
+                if inputs is None:
+                    inputs = WholeLinks(fast)
+                else:
+                    for d, (ls0, kk0) in fast.items():
+                        n0 = ls0.n
+                        for inp, k in zip(inputs, kk0):
+                            inp[d] = [(ls0, k, 0, n0)]
             # GET issue cycles: traced; senders in back-pressure are notified (links consumed
             # whole need no per-link record: only _record's partial slices are read again)
             now = eng.now
@@ -953,4 +1010,4 @@ class Lockstep:
                 break
 
 
-__all__ = ["Seq", "Cohort", "Lockstep", "LinkSet"]
+__all__ = ["Seq", "Cohort", "Lockstep", "LinkSet", "WholeLinks"]

@@ -100,6 +100,8 @@ class BodyPlan:
     #: scatter: ((mnemonic, pointer, ((instr index, offset), ...)), ...), only groups of >= 2
     load_groups: tuple = ()
     store_groups: tuple = ()
+    #: structures derived once per body by the batched numerics (``BatchNumerics``)
+    derived: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
 
 
 def _addend_index(ins: Instr) -> int | None:
@@ -449,6 +451,34 @@ def _compute(op: str, x: list[np.ndarray], lane: int = 0) -> np.ndarray:
     return r.astype(np.float32).astype(np.float64) if single else r
 
 
+def _fma_layout(body: tuple, plan: BodyPlan, fma: list[int]) -> tuple:
+    """Per-body layout of the deferred ``vmad`` reductions (``BatchNumerics._reduce_deferred``):
+    one (instr, src) site per distinct left / right operand (``plan.src_kind``), in first-use
+    order; per accumulator its (left, right) operand indices ``ia`` / ``ib``; ``full`` when
+    these are the whole left x right grid in row-major order; the accumulator registers."""
+    lid: dict[tuple, int] = {}
+    rid: dict[tuple, int] = {}
+    lsites: list[tuple[int, int]] = []
+    rsites: list[tuple[int, int]] = []
+    ia: list[int] = []
+    ib: list[int] = []
+    for j in fma:
+        ka, kb = plan.src_kind[j][0], plan.src_kind[j][1]
+        if ka not in lid:
+            lid[ka] = len(lsites)
+            lsites.append((j, 0))
+        if kb not in rid:
+            rid[kb] = len(rsites)
+            rsites.append((j, 1))
+        ia.append(lid[ka])
+        ib.append(rid[kb])
+    A, B = len(lsites), len(rsites)
+    full = len(fma) == A * B and all(a == p // B and b == p % B
+                                     for p, (a, b) in enumerate(zip(ia, ib)))
+    acc_regs = [body[j].src[2] for j in fma]
+    return tuple(lsites), tuple(rsites), ia, ib, full, acc_regs
+
+
 class BatchNumerics:
     """Numerics of one micro-kernel body run by ``C`` CPEs at once (SPMD batching).
 
@@ -748,38 +778,42 @@ class BatchNumerics:
                     parts[key] = hit
                 return key, hit[0], hit[1]
 
+            lay = plan.derived.get("fma")
+            if lay is None:
+                lay = plan.derived["fma"] = _fma_layout(body, plan, fma)
+            lsites, rsites, ia, ib, full, acc_regs = lay
             left: list[np.ndarray] = []
-            right: list[np.ndarray] = []
             first_l: list[np.ndarray] = []
+            lsrc = []
+            for j, k in lsites:
+                key, f, r = split(j, k)
+                left.append(r)
+                first_l.append(f)
+                lsrc.append(src.get(key))
+            right: list[np.ndarray] = []
             first_r: list[np.ndarray] = []
-            lid: dict[tuple, int] = {}
-            rid: dict[tuple, int] = {}
-            pairs = []
-            for j in fma:
-                ka, fa, ra = split(j, 0)
-                kb, fb, rb = split(j, 1)
-                if ka not in lid:
-                    lid[ka] = len(left)
-                    left.append(ra)
-                    first_l.append(fa)
-                if kb not in rid:
-                    rid[kb] = len(right)
-                    right.append(rb)
-                    first_r.append(fb)
-                pairs.append((lid[ka], rid[kb]))
+            rsrc = []
+            for j, k in rsites:
+                key, f, r = split(j, k)
+                right.append(r)
+                first_r.append(f)
+                rsrc.append(src.get(key))
             # S[c, a, b, l] = sum_i L[c, a, i, l] R[c, b, i, l] as one batched matmul over (c, l)
-            Lm, lcols = self._operand_matrix(left, [src.get(k) for k in lid], False)
-            Rm, rcols = self._operand_matrix(right, [src.get(k) for k in rid], True)
+            Lm, lcols = self._operand_matrix(left, lsrc, False)
+            Rm, rcols = self._operand_matrix(right, rsrc, True)
             S = np.matmul(Lm, Rm).transpose(0, 2, 3, 1)  # (C, a', b', l)
             if lcols is not None:
                 S = S[:, lcols]
             if rcols is not None:
                 S = S[:, :, rcols]
-            # all accumulators at once: live-in + (S + first products), one gather each
-            ia = [p[0] for p in pairs]
-            ib = [p[1] for p in pairs]
-            acc_regs = [body[j].src[2] for j in fma]
-            tot = S[:, ia, ib] + np.stack(first_l, axis=1)[:, ia] * np.stack(first_r, axis=1)[:, ib]
+            # all accumulators at once: live-in + (S + first products), one gather each (none
+            # when the pairs are the whole (a, b) grid in row-major order: a reshape)
+            fl = np.stack(first_l, axis=1)
+            fr = np.stack(first_r, axis=1)
+            if full:
+                tot = (S + fl[:, :, None] * fr[:, None, :]).reshape(C, len(fma), 4)
+            else:
+                tot = S[:, ia, ib] + fl[:, ia] * fr[:, ib]
             res = regs[cpes[:, None], acc_regs] + tot  # (C, f, 4)
             for k, j in enumerate(fma):
                 val[j] = res[:, k, None]
