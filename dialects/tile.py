@@ -1648,7 +1648,8 @@ class WinogradInputOp(_MemPrimitive):
     4x4 input tile (stride 2, overlapping by 2) of every image and channel (Algorithm 5 step 2,
     L1138-1175). x: (B, N_i, H, W) (nchw) or (B, H, W, N_i) (nhwc); v: (16, P, N_i) with
     P >= B*T (T = :func:`winograd_tiles` of the 3x3 stride-1 output R_o = H + pt + pb - 2,
-    C_o = W + pl + pr - 2; rows past B*T are zero padding for the GEMM blocking, L1194-1196);
+    C_o = W + pl + pr - 2; rows past B*T pad P to the GEMM's block, L1194-1196, and are not
+    written: every GEMM row is independent and ``tile.winograd_output`` reads rows < B*T);
     row p = b*T + tr*ceil(C_o/2) + tc. ``tiles_per_cpe`` = m' of L1138 (default 1)."""
 
     name = "tile.winograd_input"

@@ -32,7 +32,8 @@ def _cases(name: str) -> list[str]:
 def _check(text: str, rtol: float, atol: float) -> int:
     ref, got, cycles = simulate_tile(text)
     for k, want in ref.items():
-        np.testing.assert_allclose(got[k], want, rtol=rtol, atol=atol, err_msg=k)
+        written = ~np.isnan(want)  # NaN in the reference: elements the op does not write
+        np.testing.assert_allclose(got[k][written], want[written], rtol=rtol, atol=atol, err_msg=k)
     assert cycles > 0
     return cycles
 
