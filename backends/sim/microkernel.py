@@ -454,8 +454,9 @@ def _compute(op: str, x: list[np.ndarray], lane: int = 0) -> np.ndarray:
 def _fma_layout(body: tuple, plan: BodyPlan, fma: list[int]) -> tuple:
     """Per-body layout of the deferred ``vmad`` reductions (``BatchNumerics._reduce_deferred``):
     one (instr, src) site per distinct left / right operand (``plan.src_kind``), in first-use
-    order; per accumulator its (left, right) operand indices ``ia`` / ``ib``; ``full`` when
-    these are the whole left x right grid in row-major order; the accumulator registers."""
+    order; per accumulator its (left, right) operand indices ``ia`` / ``ib``; the accumulator
+    registers; ``grid``: when the accumulators are the whole left x right grid (any order) with
+    distinct registers, (instrs, registers) in row-major grid order (results need no gather)."""
     lid: dict[tuple, int] = {}
     rid: dict[tuple, int] = {}
     lsites: list[tuple[int, int]] = []
@@ -473,10 +474,13 @@ def _fma_layout(body: tuple, plan: BodyPlan, fma: list[int]) -> tuple:
         ia.append(lid[ka])
         ib.append(rid[kb])
     A, B = len(lsites), len(rsites)
-    full = len(fma) == A * B and all(a == p // B and b == p % B
-                                     for p, (a, b) in enumerate(zip(ia, ib)))
     acc_regs = [body[j].src[2] for j in fma]
-    return tuple(lsites), tuple(rsites), ia, ib, full, acc_regs
+    grid = None
+    flat = [a * B + b for a, b in zip(ia, ib)]
+    if len(fma) == A * B and len(set(flat)) == len(flat) and len(set(acc_regs)) == len(fma):
+        at = {p: k for k, p in enumerate(flat)}
+        grid = ([fma[at[p]] for p in range(A * B)], [acc_regs[at[p]] for p in range(A * B)])
+    return tuple(lsites), tuple(rsites), ia, ib, grid, acc_regs
 
 
 class BatchNumerics:
@@ -781,7 +785,7 @@ class BatchNumerics:
             lay = plan.derived.get("fma")
             if lay is None:
                 lay = plan.derived["fma"] = _fma_layout(body, plan, fma)
-            lsites, rsites, ia, ib, full, acc_regs = lay
+            lsites, rsites, ia, ib, grid, acc_regs = lay
             left: list[np.ndarray] = []
             first_l: list[np.ndarray] = []
             lsrc = []
@@ -807,17 +811,19 @@ class BatchNumerics:
             if rcols is not None:
                 S = S[:, :, rcols]
             # all accumulators at once: live-in + (S + first products), one gather each (none
-            # when the pairs are the whole (a, b) grid in row-major order: a reshape)
+            # when they are the whole (a, b) grid: taken in grid order)
             fl = np.stack(first_l, axis=1)
             fr = np.stack(first_r, axis=1)
-            if full:
-                tot = (S + fl[:, :, None] * fr[:, None, :]).reshape(C, len(fma), 4)
+            if grid is not None:
+                fma_g, acc_regs = grid
+                tot = (S + fl[:, :, None] * fr[:, None, :]).reshape(C, len(fma_g), 4)
             else:
+                fma_g = fma
                 tot = S[:, ia, ib] + fl[:, ia] * fr[:, ib]
             res = regs[cpes[:, None], acc_regs] + tot  # (C, f, 4)
-            for k, j in enumerate(fma):
+            for k, j in enumerate(fma_g):
                 val[j] = res[:, k, None]
-            self.acc_out = (fma, acc_regs, res)
+            self.acc_out = (fma_g, acc_regs, res)
         for j in deferred:
             if j in fma:
                 continue
@@ -844,8 +850,9 @@ class BatchNumerics:
             C, n, m, L = arr.shape
             if n > 1 and arr.flags.c_contiguous and all(p[0] is arr for p in srcs) and \
                     len(set(cols)) == len(cols):
-                v = np.lib.stride_tricks.as_strided(arr, (C, n - 1, 2 * m, L), arr.strides,
-                                                    writeable=False)
+                # as_strided without its Python overhead (arr is C-contiguous: the view's
+                # last element (n-1, m-1) of row C-1 is arr's last one)
+                v = np.ndarray((C, n - 1, 2 * m, L), arr.dtype, arr, 0, arr.strides)
                 lo = min(cols)
                 v = v[:, :, lo:max(cols) + 1]  # only the window of columns used
                 cols = [c - lo for c in cols]
