@@ -34,6 +34,7 @@ micro-kernel numerics are queued per CPE in the same order.
 from __future__ import annotations
 
 from collections import deque
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -825,7 +826,15 @@ class Lockstep:
                       np.array(re, dtype=np.int64), re, len(set(re)) == len(re))
                      for d, js, put_rel, si, se, re, _ in groups.values()]
             # the receivers' FIFOs themselves (self.q's deques live as long as the engine)
-            order = [(gi, k, self.q[glist[gi][0]][glist[gi][6][k]]) for gi, k in order]
+            # appended in stretches of consecutive links of one group (same order, C-level loop)
+            runs: list[tuple[int, list, list]] = []
+            for gi, k in order:
+                dq = self.q[glist[gi][0]][glist[gi][6][k]]
+                if not runs or runs[-1][0] != gi:
+                    runs.append((gi, [], []))
+                runs[-1][1].append(dq)
+                runs[-1][2].append(k)
+            order = runs
             plan = self.post_plans[key] = (rp, glist, order)
         _, glist, order = plan
         lat = eng.machine.rlc_latency
@@ -839,9 +848,8 @@ class Lockstep:
             else:
                 np.add.at(self.cnt[d], receiver, ls.n)
             lss.append((ls, js))
-        sets = [ls for ls, _ in lss]
-        for gi, k, dq in order:
-            dq.append((sets[gi], k))
+        for gi, dqs, ks in order:
+            deque(map(deque.append, dqs, zip(repeat(lss[gi][0]), ks)), maxlen=0)
         trace = eng.trace
         for (ls, _), g in zip(lss, glist):
             rec = g[6]
