@@ -529,14 +529,19 @@ class BatchNumerics:
         """(C, n, k, 4) values of k loads of kind ``op`` through pointer ``ptr``."""
         a = self._group_addr(ptr, members)
         c = self.cpes[:, None, None]
-        if op in LOADS_F64_VEC:
-            return self.ldm.f64[c[..., None], (a // 8)[..., None] + _AR4]
-        if op in LOADS_F32_VEC:
-            return self.ldm.f32[c[..., None], (a // 4)[..., None] + _AR4].astype(np.float64)
-        if op in LOADS_F64_REP:
-            v = self.ldm.f64[c, a // 8]
+        # gathers from the flattened (n_cpes * words) LDM view: same elements, one 1-D take
+        if op in LOADS_F64_VEC or op in LOADS_F64_REP:
+            mem, w = self.ldm.f64, a // 8
         else:
-            v = self.ldm.f32[c, a // 4].astype(np.float64)
+            mem, w = self.ldm.f32, a // 4
+        w += c * mem.shape[1]
+        if op in LOADS_F64_VEC:
+            return np.take(mem.reshape(-1), w[..., None] + _AR4)
+        if op in LOADS_F32_VEC:
+            return np.take(mem.reshape(-1), w[..., None] + _AR4).astype(np.float64)
+        v = np.take(mem.reshape(-1), w)
+        if op not in LOADS_F64_REP:
+            v = v.astype(np.float64)
         return np.repeat(v[..., None], 4, axis=3)
 
     def _store_group(self, op: str, ptr: int, members: tuple, vals: np.ndarray) -> None:
