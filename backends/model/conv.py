@@ -850,7 +850,8 @@ class WinogradPlan:
     """Winograd F(2x2, 3x3) (§C4, Algorithm 5): kernels ``filter`` (U = G w G^T, (16, M, C);
     folded at compile time for constant weights), ``input`` (V = B^T d B, (16, P_pad, C)),
     ``gemm`` (16 GEMMs M^(xi) = V^(xi) x U^(xi)^T, (P_pad, C) x (C, M)), ``output``
-    (y = A^T m A) and ``bias`` (bias + absorbed activation, in place over y). P = N * ceil(Ho/2) * ceil(Wo/2), padded to the GEMM's M block
+    (y = A^T m A, with the bias and an absorbed activation applied in LDM before the store).
+    P = N * ceil(Ho/2) * ceil(Wo/2), padded to the GEMM's M block
     (004 L1194-1196)."""
 
     shape: ConvShape
@@ -997,29 +998,31 @@ def _mem_prim_budget() -> int:
 
 
 def parallel_tasks_cost(
-    name: str, gets: Iterable[tuple[float, float]], puts: Iterable[tuple[float, float]], dmas: float,
+    name: str, gets: Iterable[tuple[float, ...]], puts: Iterable[tuple[float, ...]], dmas: float,
     compute_cycles: float, tasks: int, machine: Machine,
 ) -> KernelCost:
     """A memory-bound kernel of ``tasks`` synchronous tasks dealt out over the 64 CPEs (DMA in,
     wait, compute in LDM, DMA out, wait): ``gets``/``puts`` = (count, bytes per contiguous
-    block[, 128-B aligned]) over the whole kernel, ``dmas`` and ``compute_cycles`` = totals over
-    all CPEs (unaligned blocks: the expected transaction waste of a random start). The
-    CPEs' start-up latencies and compute overlap the other CPEs' transfers, so the kernel takes
-    ``max(T_bw, T_cpe) + T_cpe / tasks_per_cpe`` (the pipeline fill of one task), with
-    ``T_bw = moved / PEAK_BW`` (eq 3-2's data term, 128-B transactions) and ``T_cpe`` = one
-    CPE's ``dmas x T_latency + compute`` (simulator: 1x64x56x56 3x3 im2col within 1 %)."""
+    block[, moved bytes per block]) over the whole kernel, ``dmas`` and ``compute_cycles`` =
+    totals over all CPEs (without the moved bytes: the expected transaction waste of a random
+    start). The
+    CPEs' start-up latencies and compute overlap the other CPEs' transfers (the DMA engine serves
+    the CPEs' requests in turn, so early CPEs compute and put while later ones still get), so
+    the kernel takes ``max(T_bw, T_cpe) + 2 T_latency`` (the first get's and the last put's
+    start-up), with ``T_bw = moved / PEAK_BW`` (eq 3-2's data term, 128-B transactions) and
+    ``T_cpe`` = one CPE's ``dmas x T_latency + compute`` (simulator: im2col 1x64x56x56 3x3,
+    Winograd transforms 1x256x14x14: pure bandwidth time, the compute hidden)."""
     moved = useful = t_bw = 0.0
     for blocks, put in ((gets, False), (puts, True)):
-        for count, bsize, *aligned in blocks:
-            mv = count * _avg_moved(bsize, machine.mem_txn_bytes, bool(aligned and aligned[0]))
+        for count, bsize, *per_block in blocks:
+            mv = count * (per_block[0] if per_block else _avg_moved(bsize, machine.mem_txn_bytes))
             moved += mv
             useful += count * bsize
             t_bw += mv / (machine.peak_bw_cg * 1e9 * (machine.dma_put_bw_factor if put else 1.0))
-    per_cpe = max(1, _ceil(tasks, N_CPE))
     t_lat = machine.cycles_to_seconds(dmas / N_CPE * machine.dma_latency)
     t_comp = machine.cycles_to_seconds(compute_cycles / N_CPE)
     t_cpe = t_lat + t_comp
-    total = max(t_bw, t_cpe) + t_cpe / per_cpe
+    total = max(t_bw, t_cpe) + machine.cycles_to_seconds(2 * machine.dma_latency)
     return KernelCost(name, total, t_bw + t_lat, t_comp, moved, useful, 0)
 
 
@@ -1272,30 +1275,33 @@ def _dma_pattern(mem_shape: Sequence[int], sizes: Sequence[int], eb: int) -> tup
 
 
 def _dma_blocks(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, count: int = 1,
-                offset_steps: Sequence[int] | None = None, txn: int = 128) -> tuple[float, float, bool]:
-    """(count, bytes, aligned) of the contiguous blocks ``count`` such DMAs move (for
-    :func:`parallel_tasks_cost`). ``offset_steps``: per dim, the granularity (elements) of the
-    window's start (0 = always 0); the blocks are 128-B aligned when every possible start and
-    the block pitch are (arrays are 128-B aligned, R7), else the average waste applies."""
+                offsets: Sequence[int] = (0,), txn: int = 128) -> tuple[float, float, float]:
+    """(count, bytes, moved bytes per block) of the contiguous blocks ``count`` such DMAs move
+    (for :func:`parallel_tasks_cost`), the moved bytes (whole 128-B transactions, spec §4.4)
+    averaged over the DMAs starting at the element ``offsets`` (arrays are 128-B aligned, R7)."""
+    from taihu.backends.sim.dma import moved, moved_strided
+
     size, bsize, stride = _dma_pattern(mem_shape, sizes, eb)
-    aligned = False
-    if offset_steps is not None:
-        pitch = [math.prod(mem_shape[i + 1:]) * eb for i in range(len(mem_shape))]
-        a = 0
-        for st, p in zip(offset_steps, pitch):
-            a = math.gcd(a, st * p)
-        aligned = (a % txn == 0) and ((bsize + stride) % txn == 0 if bsize else True)
+    offs = list(offsets) or [0]
     if not bsize:
-        return (count, size, aligned)
-    return (count * size // bsize, bsize, aligned)
+        mv = sum(moved(o * eb, size, txn) for o in offs) / len(offs)
+        return (count, size, mv)
+    nb = size // bsize
+    mv = sum(moved_strided(o * eb, size, bsize, stride, txn) for o in offs) / len(offs) / nb
+    return (count * nb, bsize, mv)
 
 
-def _dma_secs(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, machine: Machine, count: int = 1) -> float:
-    """eq 3-1 / 3-2 of ``count`` such DMAs, 64 CPEs at once (mem_prims' ``_dma_seconds``)."""
+def _dma_secs(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, machine: Machine, count: int = 1,
+              offsets: Sequence[int] = (0,)) -> float:
+    """eq 3-1 / 3-2 of ``count`` such DMAs, 64 CPEs at once, averaged over the DMAs starting at
+    the element ``offsets`` (mem_prims' ``_dma_seconds``)."""
     from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
 
     size, bsize, stride = _dma_pattern(mem_shape, sizes, eb)
-    return count * (t_stride_dma(size, bsize, stride, machine=machine) if bsize else t_cont_dma(size, machine=machine))
+    offs = list(offsets) or [0]
+    tot = sum(t_stride_dma(size, bsize, stride, addr=o * eb, machine=machine) if bsize
+              else t_cont_dma(size, addr=o * eb, machine=machine) for o in offs)
+    return count * tot / len(offs)
 
 
 @dataclass(frozen=True)
@@ -1328,7 +1334,8 @@ class WinogradTasks:
 
 def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int, sizes, cost) -> WinogradTasks:
     """mem_prims ``_tiling``: all channels and the largest t <= want_t that fits, or whole tile
-    rows with channel groups; the smaller modelled DMA time per CPE wins."""
+    rows with channel groups (the balanced count and every multiple of 8); the smaller modelled
+    DMA time per CPE wins (ties: larger g)."""
     def fits(t: int, g: int, full: bool) -> bool:
         return sum(_rnd(x * eb) for x in sizes(t, g, full) if x > 0) <= budget
 
@@ -1343,34 +1350,48 @@ def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, bud
         if fits(tc, g, True):
             cands.append(WinogradTasks(b, c, tr, tc, tc, g, True))
             break
+    for g in range(WINOGRAD_MIN_CHANNEL_GROUP, c, WINOGRAD_MIN_CHANNEL_GROUP):  # fewer rounds / aligned
+        if g != gbal and fits(tc, g, True):
+            cands.append(WinogradTasks(b, c, tr, tc, tc, g, True))
     if not cands:
         raise NotApplicable(f"Winograd transform: a whole tile row ({tc} tiles) of one channel does not fit in "
                             f"{budget} B of LDM")
-    return min(cands, key=lambda w: _ceil(w.tasks, N_CPE) * cost(w.t, w.g, w.full_width))
+    return min(cands, key=lambda w: (_ceil(w.tasks, N_CPE) * cost(w.t, w.g, w.full_width), -w.g))
+
+
+def _chunk_starts(total: int, size: int) -> list[int]:
+    """mem_prims' chunk starts: ``min(j*size, total - size)`` (the last chunk shifted left)."""
+    return [min(j * size, total - size) for j in range(_ceil(total, size))]
 
 
 def winograd_input_tasks(s: ConvShape, p_pad: int, tiles_per_cpe: int, budget: int,
                          machine: Machine | None = None) -> tuple[WinogradTasks, int]:
-    """(tasks, zero rows per DMA) of the input transform V (16, p_pad, C) of ``s`` (NCHW)."""
+    """(tasks, zero rows per DMA = 0: rows of V past N*T are not written) of the input transform
+    V (16, p_pad, C) of ``s`` (NCHW); DMA costs averaged over the tasks' block starts."""
     mach = machine or default_machine()
     e, b, ni, h, w = s.elem, s.n, s.c, s.h, s.w
     pt, pl, pb, pr = s.pads
     ro, co = h + pt + pb - 2, w + pl + pr - 2
     tr, tc = _ceil(ro, 2), _ceil(co, 2)
-    zrows = min(p_pad - b * tr * tc, max(1, (budget // 8) // (e * ni))) if p_pad > b * tr * tc else 0
     xs, vs = (b, ni, h, w), (16, p_pad, ni)
 
     def sizes(t: int, g: int, full: bool) -> list[int]:
         cols = min(w, 2 * t + 2)
-        return [4 * cols * g, 16 * t * g, zrows * ni, 4 * cols * g]
+        return [4 * cols * g, 16 * t * g, 0, 4 * cols * g]
 
     def cost(t: int, g: int, full: bool) -> float:
         cols, rows = min(w, 2 * t + 2), min(h, 4)
-        tin = _dma_secs(xs, [1, g, rows, w], e, mach) if full else _dma_secs(xs, [1, g, 1, cols], e, mach, rows)
-        tout = _dma_secs(vs, [16, t, g], e, mach) if g == ni else _dma_secs(vs, [1, t, g], e, mach, 16)
+        cs = _chunk_starts(ni, g)
+        ris = [min(max(0, 2 * r - pt), h - rows) for r in range(tr)]
+        xo = [(c0 * h + r) * w for r in ris for c0 in cs]
+        tin = (_dma_secs(xs, [1, g, rows, w], e, mach, offsets=xo) if full
+               else _dma_secs(xs, [1, g, 1, cols], e, mach, rows, offsets=xo))
+        ps = [(r * tc) * ni for r in range(tr)]
+        tout = (_dma_secs(vs, [16, t, g], e, mach, offsets=ps) if g == ni
+                else _dma_secs(vs, [1, t, g], e, mach, 16, offsets=[p + c0 for p in ps for c0 in cs]))
         return tin + tout
 
-    return _winograd_tiling(b, ni, tr, tc, tiles_per_cpe, e, budget, sizes, cost), zrows
+    return _winograd_tiling(b, ni, tr, tc, tiles_per_cpe, e, budget, sizes, cost), 0
 
 
 def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machine | None = None) -> WinogradTasks:
@@ -1387,8 +1408,14 @@ def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machin
 
     def cost(t: int, g: int, full: bool) -> float:
         wc, rows = min(co, 2 * t), min(2, ro)
-        tin = _dma_secs(ms, [16, t, g], e, mach) if g == no else _dma_secs(ms, [1, t, g], e, mach, 16)
-        tout = _dma_secs(ys, [1, g, rows, co], e, mach) if full else _dma_secs(ys, [1, g, 1, wc], e, mach, rows)
+        cs = _chunk_starts(no, g)
+        ps = [(r * tc) * no for r in range(tr)]
+        tin = (_dma_secs(ms, [16, t, g], e, mach, offsets=ps) if g == no
+               else _dma_secs(ms, [1, t, g], e, mach, 16, offsets=[p + c0 for p in ps for c0 in cs]))
+        ros = [min(2 * r, ro - rows) for r in range(tr)]
+        yo = [(c0 * ro + r) * co for r in ros for c0 in cs]
+        tout = (_dma_secs(ys, [1, g, rows, co], e, mach, offsets=yo) if full
+                else _dma_secs(ys, [1, g, 1, wc], e, mach, rows, offsets=yo))
         return tin + tout
 
     return _winograd_tiling(b, no, tr, tc, want_t, e, budget, sizes, cost)
@@ -1396,51 +1423,57 @@ def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machin
 
 def winograd_input_cost(s: ConvShape, p_pad: int, tiles_per_cpe: int, machine: Machine | None = None) -> KernelCost:
     """The input transform kernel: :func:`winograd_input_tasks` (interior task shapes for every
-    task) costed by :func:`parallel_tasks_cost`, plus the zero rows of V past N*T."""
+    task) costed by :func:`parallel_tasks_cost`."""
     mach = machine or default_machine()
-    w, zr = winograd_input_tasks(s, p_pad, tiles_per_cpe, _mem_prim_budget(), mach)
+    w, _ = winograd_input_tasks(s, p_pad, tiles_per_cpe, _mem_prim_budget(), mach)
     e, xs, vs = s.elem, (s.n, s.c, s.h, s.w), (16, p_pad, s.c)
     rows, cols = min(s.h, 4), min(s.w, 2 * w.t + 2)
     q = w.tasks
+    cs = _chunk_starts(s.c, w.g)
+    ris = [min(max(0, 2 * r - s.pads[0]), s.h - rows) for r in range(w.TR)]
+    xo = [(c0 * s.h + r) * s.w for r in ris for c0 in cs]
+    ps = [(r * w.TC) * s.c for r in range(w.TR)]
     if w.full_width:
-        gets = [_dma_blocks(xs, [1, w.g, rows, s.w], e, q, (1, w.g, 1, 0))]
+        gets = [_dma_blocks(xs, [1, w.g, rows, s.w], e, q, xo)]
         dmas = q
     else:
-        gets = [_dma_blocks(xs, [1, w.g, 1, cols], e, q * rows, (1, w.g, 1, 1))]
+        gets = [_dma_blocks(xs, [1, w.g, 1, cols], e, q * rows, xo)]
         dmas = q * rows
     if w.g == s.c:
-        puts = [_dma_blocks(vs, [16, w.t, w.g], e, q, (0, 1, 0))]
+        puts = [_dma_blocks(vs, [16, w.t, w.g], e, q, ps)]
         dmas += q
     else:
-        puts = [_dma_blocks(vs, [1, w.t, w.g], e, 16 * q, (1, 1, w.g))]
+        puts = [_dma_blocks(vs, [1, w.t, w.g], e, 16 * q, [p + c0 for p in ps for c0 in cs])]
         dmas += 16 * q
-    zero = p_pad - s.n * w.TR * w.TC
-    if zero > 0 and zr:
-        nz = 16 * _ceil(zero, zr)
-        puts.append((nz, zr * s.c * e))
-        dmas += nz
-        q += nz
     comp = WINOGRAD_INPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.c
     return parallel_tasks_cost("input", gets, puts, dmas, comp, q, mach)
 
 
-def winograd_output_cost(s: ConvShape, p_pad: int, machine: Machine | None = None) -> KernelCost:
-    """The output transform kernel (:func:`winograd_output_tasks`, :func:`parallel_tasks_cost`)."""
+def winograd_output_cost(s: ConvShape, p_pad: int, machine: Machine | None = None,
+                         epilogue_maps: int = 0) -> KernelCost:
+    """The output transform kernel (:func:`winograd_output_tasks`, :func:`parallel_tasks_cost`);
+    ``epilogue_maps``: bias add / activation applied in LDM before the store (per output
+    element, :data:`MAP_CYCLES_PER_ELEM` each)."""
     mach = machine or default_machine()
     w = winograd_output_tasks(s, p_pad, _mem_prim_budget(), mach)
     e, ms, ys = s.elem, (16, p_pad, s.m), (s.n, s.m, s.ho, s.wo)
     rows, wc = min(2, s.ho), min(s.wo, 2 * w.t)
     q = w.tasks
-    gets = ([_dma_blocks(ms, [16, w.t, w.g], e, q, (0, 1, 0))] if w.g == s.m
-            else [_dma_blocks(ms, [1, w.t, w.g], e, 16 * q, (1, 1, w.g))])
+    cs = _chunk_starts(s.m, w.g)
+    ps = [(r * w.TC) * s.m for r in range(w.TR)]
+    ros = [min(2 * r, s.ho - rows) for r in range(w.TR)]
+    yo = [(c0 * s.ho + r) * s.wo for r in ros for c0 in cs]
+    gets = ([_dma_blocks(ms, [16, w.t, w.g], e, q, ps)] if w.g == s.m
+            else [_dma_blocks(ms, [1, w.t, w.g], e, 16 * q, [p + c0 for p in ps for c0 in cs])])
     dmas = q if w.g == s.m else 16 * q
     if w.full_width:
-        puts = [_dma_blocks(ys, [1, w.g, rows, s.wo], e, q, (1, w.g, 2, 0))]
+        puts = [_dma_blocks(ys, [1, w.g, rows, s.wo], e, q, yo)]
         dmas += q
     else:
-        puts = [_dma_blocks(ys, [1, w.g, 1, wc], e, q * rows, (1, w.g, 1, 2))]
+        puts = [_dma_blocks(ys, [1, w.g, 1, wc], e, q * rows, yo)]
         dmas += q * rows
     comp = WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.m
+    comp += epilogue_maps * MAP_CYCLES_PER_ELEM * s.n * s.m * s.ho * s.wo
     return parallel_tasks_cost("output", gets, puts, dmas, comp, q, mach)
 
 
@@ -1474,14 +1507,10 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
     # input / output transforms: tile-to-loop's task decompositions (WinogradTasks), each task
     # synchronous (DMA in, transform + channels-first <-> channels-last transposes in LDM, DMA out)
     inp = winograd_input_cost(s, p_pad, mp, mach)
-    out = winograd_output_cost(s, p_pad, mach)
+    # bias + one parameter-less activation are applied by the output transform in LDM (no
+    # NAME_bias kernel): ConvShape carries at most a relu
+    out = winograd_output_cost(s, p_pad, mach, epilogue_maps=(1 if s.bias else 0) + (1 if s.relu else 0))
     kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)
-    if s.bias or s.relu:  # NAME_bias: in-place bias + activation map over y (read + write)
-        hw = s.ho * s.wo
-        planes = s.n * s.m
-        kernels = kernels + (memory_bound_cost(
-            "bias", [(planes, hw * e, False), (planes, hw * e, True)],
-            dmas_per_cpe=2 * _ceil(planes, N_CPE), machine=mach),)
     total = _sum_costs("winograd", kernels, s.flops)
     return WinogradPlan(s, p, p_pad, mp, gemm, kernels, total)
 
