@@ -928,29 +928,18 @@ class Lockstep:
         karr = np.array(kk, dtype=np.int64)
         sidx = ls.sidx[karr]
         delta = got_base + 1 - ls.put_base[karr] + self.eng._maxdiff(rel, ls.put_rel, depth)
-        ex = run.extra
+        sender = int(ls.sender[kk[0]])
         for i, d_ in zip(sidx.tolist(), delta.tolist()):
-            if d_ > ex[i]:  # the lane lags by its slowest link (max, as engine.py)
-                if self.kernel is not None:
-                    self.kernel.rlc_wait += d_ - ex[i]
-                ex[i] = d_
-            if now > run.proc[i]:
-                run.proc[i] = now
-            run.pending[i] -= 1
-            if run.pending[i] == 0:
-                t = run.proc[i]
-                due = self.bp_due.get(t)
-                if due is None:  # one event per cycle finishes every lane released then
-                    due = self.bp_due[t] = []
-                    self.eng.schedule(t, PH_AGENT, int(ls.sender[kk[0]]),
-                                      lambda t=t: self._bp_finish(t))
-                due.append((run, i))
+            self._release_lane(run, i, d_, now, sender)
 
     def _link_satisfied(self, ls: LinkSet, k: int, now: int, depth: int) -> None:
         """Link ``k`` has all but ``depth`` messages consumed: its sender lane may go on."""
-        run = ls.bp
-        i = int(ls.sidx[k])
-        delta = self._link_delta(ls, k, depth)
+        self._release_lane(ls.bp, int(ls.sidx[k]), self._link_delta(ls, k, depth), now, int(ls.sender[k]))
+
+    def _release_lane(self, run, i: int, delta: int, now: int, sender: int) -> None:
+        """One of sender lane ``i``'s back-pressured links of ``run`` is satisfied at ``now``, the
+        lane lagging ``delta`` cycles behind it; when it was the lane's last pending link, the
+        lane is released in the per-cycle ``_bp_finish`` event (scheduled on CPE ``sender``)."""
         if delta > run.extra[i]:  # the lane lags by its slowest link (max, as engine.py)
             if self.kernel is not None:
                 self.kernel.rlc_wait += delta - run.extra[i]
@@ -963,7 +952,7 @@ class Lockstep:
             due = self.bp_due.get(t)
             if due is None:  # one event per cycle finishes every lane released then
                 due = self.bp_due[t] = []
-                self.eng.schedule(t, PH_AGENT, int(ls.sender[k]), lambda t=t: self._bp_finish(t))
+                self.eng.schedule(t, PH_AGENT, sender, lambda t=t: self._bp_finish(t))
             due.append((run, i))
 
     def _bp_finish(self, t: int) -> None:
