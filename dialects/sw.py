@@ -1535,9 +1535,22 @@ class VextwOp(RegInstr):
             raise VerifyException("sw.vextw: lane must be in 0..7 (32-bit words of a 256-bit register)")
 
 
+class _LaneInstr(RegInstr):
+    """An fp64 lane insert/extract: a ``lane`` property in 0..3 (fp64 lanes of a 256-bit register)."""
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not 0 <= self.lane.value.data < 4:  # type: ignore[attr-defined]
+            raise VerifyException(f"{self.name}: lane must be in 0..3 (fp64 lanes of a 256-bit register)")
+
+    @property
+    def lane_index(self) -> int:
+        return self.lane.value.data  # type: ignore[attr-defined]
+
+
 @_meta(MNEMONIC='vinsf', KIND='fp')
 @irdl_op_definition
-class VinsfOp(RegInstr):
+class VinsfOp(_LaneInstr):
     """``sw.vinsf rA, rB, lane, rC``: rC = rB with fp64 lane ``lane`` (0..3) replaced by lane 0
     of rA (SW-64 VINSF, P0, 1 cycle; 004 L537). Packs scalar-loaded elements into one vector so
     that expensive vector ops (divide, square root) serve four elements."""
@@ -1552,19 +1565,10 @@ class VinsfOp(RegInstr):
     _WRITES: ClassVar = ("rc",)
     ELEM: ClassVar = "f64"
 
-    def verify_(self) -> None:
-        super().verify_()
-        if not 0 <= self.lane.value.data < 4:
-            raise VerifyException("sw.vinsf: lane must be in 0..3 (fp64 lanes of a 256-bit register)")
-
-    @property
-    def lane_index(self) -> int:
-        return self.lane.value.data
-
 
 @_meta(MNEMONIC='vextf', KIND='fp')
 @irdl_op_definition
-class VextfOp(RegInstr):
+class VextfOp(_LaneInstr):
     """``sw.vextf rA, lane, rC``: rC = fp64 lane ``lane`` (0..3) of rA, in every lane (a scalar
     fp value, as LDDE leaves it; SW-64 VEXTF, P0, 1 cycle; 004 L537)."""
 
@@ -1576,15 +1580,6 @@ class VextfOp(RegInstr):
     _READS: ClassVar = ("ra",)
     _WRITES: ClassVar = ("rc",)
     ELEM: ClassVar = "f64"
-
-    def verify_(self) -> None:
-        super().verify_()
-        if not 0 <= self.lane.value.data < 4:
-            raise VerifyException("sw.vextf: lane must be in 0..3 (fp64 lanes of a 256-bit register)")
-
-    @property
-    def lane_index(self) -> int:
-        return self.lane.value.data
 
 
 class _Put(RegInstr):
