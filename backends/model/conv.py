@@ -78,6 +78,7 @@ __all__ = [
     "applicability",
     "choose_conv",
     "flat_blocks",
+    "fuses_residual",
     "n_border_clean",
     "gemm_operand_layouts",
     "im2col_cost",
@@ -91,6 +92,7 @@ __all__ = [
     "plan_gemm",
     "plan_implicit",
     "plan_winograd",
+    "residual_cost",
     "winograd_tiles",
 ]
 
@@ -430,12 +432,13 @@ def _gemm_cost(
     if epi.c_full:
         epi_cycles += (rate["C"] + MAP_CYCLES_PER_ELEM) * c_local
     # a fused residual add (common.py store_fused): its C window is prefetched at the block start
-    # (prefetch_fused), so its data joins the block's first DMA; the add runs on the stored tile
-    res_data = mv_c / (machine.peak_bw_cg * 1e9) if epi.residual else 0.0
+    # (prefetch_fused), so its data joins the block's first DMA (not exposed); the add runs on
+    # the stored tile
+    # (unless its window is clipped inside the CPE pieces: see the border effects below)
+    res_data = mv_c / (machine.peak_bw_cg * 1e9) if epi.residual and n_border_clean(n, bn) else 0.0
+    t_res = t_dma_tiles(mv_c, machine) if epi.residual else 0.0
     if epi.residual:
         epi_cycles += MAP_CYCLES_PER_ELEM * c_local
-        epi_moved += mv_c
-        epi_dma += t_dma_tiles(mv_c, machine)
         epi_moved += mv_c
     # bias (a rep tile: one broadcast DMA, tile-to-loop's rep_bcast): loaded per C block, or
     # once per batch iteration when its window is invariant in the block loops (Alg 7 hoisting:
@@ -511,6 +514,10 @@ def _gemm_cost(
     if not n_border_clean(n, bn):
         rows = max(1, bm // MESH)
         total += cyc((batch * nm - 1) * CLIP_ROW_LATENCIES * machine.dma_latency * rows + machine.dma_latency * rows)
+        # the residual windows of those blocks are clipped the same way: loaded synchronously
+        # (no prefetch), exposed (sim: 1x1 convs to 7x7x2048 + shortcut, bm = 128, N = 49 in a
+        # 64 block: 4.8k .. 6.0k cycles per block, compute- or DMA-bound)
+        total += batch * nm * t_res
     # A/B loads clipped inside a CPE's piece along their memory lead dim at the border: the
     # partial pieces move row by row, so tile-to-loop loads them synchronously (no prefetch):
     # those steps cost t_dma + t_comp instead of max(t_dma, t_comp) (sim: FC 1x2048 -> 1000 with
@@ -535,7 +542,7 @@ def _gemm_cost(
     useful = batch * e * (m * k + k * n * (nm if not hoist_b else 1) + m * n)
     if not hoist_a:
         useful = batch * e * (m * k * nn + k * n * (nm if not hoist_b else 1) + m * n)
-    t_dma = batch * (t_hoist_dma + steps * t_dma_step + blocks * epi_dma)
+    t_dma = batch * (t_hoist_dma + steps * t_dma_step + blocks * (epi_dma + t_res))
     t_comp = batch * (t_hoist_comp + steps * t_comp_step + blocks * cyc(epi_cycles))
     return KernelCost(
         name, total, t_dma, t_comp, moved, min(useful, moved) if moved else useful,
@@ -695,7 +702,11 @@ class ConvShape:
     (m, c/group, kh, kw), ``pads`` = (top, left, bottom, right), strides/dilations (h, w);
     ``bias`` / ``relu``: a bias operand / an absorbed trailing activation; ``const_weights``: the
     weights are compile-time constants, so their re-layout (implicit) or transform (Winograd
-    filter) is folded by the compiler instead of running as a kernel."""
+    filter) is folded by the compiler instead of running as a kernel; ``residual``: the output
+    feeds a residual sum with a same-shape NCHW tensor (ResNet's shortcut, then ``relu``): plans
+    that store the NCHW output from LDM fuse it into that store (:func:`fuses_residual`: the
+    residual window is an extra double-buffered tile, loaded at the block start), the others
+    pay a separate add kernel (:func:`residual_cost`)."""
 
     n: int
     c: int
@@ -712,6 +723,7 @@ class ConvShape:
     relu: bool = False
     dtype: str = "f32"
     const_weights: bool = False
+    residual: bool = False
 
     @property
     def ho(self) -> int:
@@ -798,6 +810,7 @@ class ExplicitPlan:
     pointwise: bool = False
     batched: bool = False
     algorithm: str = "im2col"
+    residual_fused: bool = False  # the shape's residual sum is added in the GEMM's C store
 
 
 @dataclass(frozen=True)
@@ -880,6 +893,37 @@ def _weight_relayout_cost(s: ConvShape, machine: Machine) -> KernelCost:
         compute_cycles_per_cpe=MAP_CYCLES_PER_ELEM * nbytes / s.elem / N_CPE,
         machine=machine,
     )
+
+
+def residual_cost(s: ConvShape, machine: Machine | None = None) -> KernelCost:
+    """The separate ``add`` (+ activation) kernel of a residual sum a plan cannot fuse
+    (:func:`fuses_residual`): every CPE streams tasks of ``q`` elements of the two operands in
+    and the sum out (double-buffered, memory-bound: eq 3-2; simulator, ResNet-50 B=1 sums at
+    99.9 % of the 30.94 GB/s roof)."""
+    m = machine or default_machine()
+    e = s.elem
+    total = s.n * s.m * s.ho * s.wo
+    q = max(1, min(_ceil(total, N_CPE), m.ldm_user_bytes // (3 * 2 * e)))
+    tasks = _ceil(total, q)
+    return memory_bound_cost(
+        "residual",
+        [(2 * tasks, q * e, False), (tasks, q * e, True)],
+        dmas_per_cpe=3 * _ceil(tasks, N_CPE),
+        compute_cycles_per_cpe=0.0,
+        machine=m,
+    )
+
+
+def fuses_residual(plan: Plan) -> bool:
+    """Whether ``plan`` adds its shape's residual operand (``ConvShape.residual``) in the store
+    of its output tiles (the lowering's ``store_fused``): the plans whose kernel stores the
+    final NCHW tensor from LDM -- explicit per image / pointwise (the GEMM epilogue), the
+    unfolded implicit convolution without padded rows. Batched explicit GEMMs (a relayout
+    follows), Winograd (the output transform stores y) and the implicit convolution keep the
+    sum as a separate kernel (:func:`residual_cost`); so do the plans that fit them when that
+    is cheaper (the residual tile takes LDM from the blocking; a C window clipped inside the CPE
+    pieces moves ~4x its bytes)."""
+    return bool(getattr(plan, "residual_fused", False))
 
 
 def is_pointwise(s: ConvShape) -> bool:
@@ -1057,6 +1101,19 @@ def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None
 
 
 def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
+    """:func:`_plan_explicit`; with a residual sum (``s.residual``), the cheaper of adding it in
+    the per-image GEMM's C store and of a separate :func:`residual_cost` kernel."""
+    mach = machine or default_machine()
+    best = _plan_explicit(s, mach)
+    if s.residual and best.residual_fused:
+        sep = _plan_explicit(replace(s, residual=False), mach)
+        parts = sep.kernels + (residual_cost(s, mach),)
+        if _sum_costs("im2col", parts, s.flops).t_total < best.cost.t_total:
+            best = replace(sep, shape=s, kernels=parts, cost=_sum_costs("im2col", parts, s.flops))
+    return best
+
+
+def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
     """Cost of im2col + GEMM (+ relayout) for ``s`` (model of the lowering's kernels); the
     cheaper of the two GEMM forms:
 
@@ -1070,14 +1127,16 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
 
     im2col (§C2 tensorised form, L1045-1049): tile-to-loop's task decomposition
     (:func:`im2col_tasks`: batches of input rows of one channel, one DMA in, one DMA of
-    kw x (rows*Wo) out per kernel row), costed by :func:`parallel_tasks_cost`."""
-    mach = machine or default_machine()
+    kw x (rows*Wo) out per kernel row), costed by :func:`parallel_tasks_cost`. A residual sum
+    (``s.residual``) is added in the per-image GEMMs' C store (the NCHW output); the batched
+    form pays a separate kernel."""
     e = s.elem
     kk = s.cg * s.kh * s.kw
     ncol = s.n * s.ho * s.wo
     hw = s.ho * s.wo
     maps = 1 if s.relu else 0
     bias_along = "m" if s.bias else None
+    res = s.residual  # per-image GEMMs store the NCHW output: the residual sum is fused there
     kernels: list[KernelCost] = []
     if is_pointwise(s):
         # the GEMM reads x itself when its N border block splits at a CPE piece boundary
@@ -1085,30 +1144,32 @@ def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
         # image columns are padded to bn (004 L865), so B loads never clip inside a piece
         im2col = im2col_cost(s, mach)
         common = dict(lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along, maps=maps, machine=mach,
-                      name="gemm")
+                      name="gemm", residual=res)
         cands: list[ExplicitPlan] = []
         try:
             direct = plan_gemm(s.mg, hw, kk, s.dtype, ldb=hw, n_clean=True, **common)
             cands.append(ExplicitPlan(s, direct, (direct.cost,), _sum_costs("im2col", [direct.cost], s.flops),
-                                      pointwise=True))
+                                      pointwise=True, residual_fused=res))
         except ValueError:
             pass
         copy = plan_gemm(s.mg, hw, kk, s.dtype, ldb=hw, b_clean=True, **common)
         if not n_border_clean(hw, copy.bn):
-            cands.append(ExplicitPlan(s, copy, (im2col, copy.cost), _sum_costs("im2col", [im2col, copy.cost], s.flops)))
+            cands.append(ExplicitPlan(s, copy, (im2col, copy.cost), _sum_costs("im2col", [im2col, copy.cost], s.flops),
+                                      residual_fused=res))
         return min(cands, key=lambda p: p.cost.t_total)
     im2col = im2col_cost(s, mach)
     # per image: col's image columns are padded to bn by the lowering (image_columns) -> b_clean
     per_image = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
-                          bias_along=bias_along, maps=maps, machine=mach, name="gemm", b_clean=True)
+                          bias_along=bias_along, maps=maps, machine=mach, name="gemm", b_clean=True,
+                          residual=res)
     best = ExplicitPlan(s, per_image, (im2col, per_image.cost),
-                        _sum_costs("im2col", [im2col, per_image.cost], s.flops))
+                        _sum_costs("im2col", [im2col, per_image.cost], s.flops), residual_fused=res)
     if s.n > 1:
         big = plan_gemm(s.mg, ncol, kk, s.dtype, lda=kk, ldb=ncol, ldc=ncol, batch=s.group,
                         bias_along=bias_along, maps=maps, machine=mach, name="gemm")
         rel = relayout_cost("relayout", relayout_rows(hw, e, mach), s.m * s.n, hw, e, mach)
-        cand = ExplicitPlan(s, big, (im2col, big.cost, rel), _sum_costs("im2col", [im2col, big.cost, rel], s.flops),
-                            batched=True)
+        parts = [im2col, big.cost, rel] + ([residual_cost(s, mach)] if res else [])
+        cand = ExplicitPlan(s, big, tuple(parts), _sum_costs("im2col", parts, s.flops), batched=True)
         if cand.cost.t_total < best.cost.t_total:
             best = cand
     return best
@@ -1210,6 +1271,8 @@ def plan_implicit(s: ConvShape, machine: Machine | None = None) -> ImplicitPlan:
     kernels = [conv]
     if s.kh * s.kw > 1 and not s.const_weights:
         kernels.insert(0, _weight_relayout_cost(s, mach))
+    if s.residual:
+        kernels.append(residual_cost(s, mach))
     total = _sum_costs("implicit", kernels, s.flops)
     return ImplicitPlan(s, vec, bm, bn, bk, b_b, b_ro, fp, tuple(kernels), total)
 
@@ -1511,6 +1574,8 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
     # NAME_bias kernel): ConvShape carries at most a relu
     out = winograd_output_cost(s, p_pad, mach, epilogue_maps=(1 if s.bias else 0) + (1 if s.relu else 0))
     kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)
+    if s.residual:  # the output transform stores y: the residual sum stays a separate kernel
+        kernels += (residual_cost(s, mach),)
     total = _sum_costs("winograd", kernels, s.flops)
     return WinogradPlan(s, p, p_pad, mp, gemm, kernels, total)
 

@@ -41,7 +41,7 @@ Cost (seconds), per SUMMA step (max of DMA and compute, double-buffered, 004 L67
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from taihu.backends.model.conv import (
     FILL_CYCLES_PER_ELEM,
@@ -53,6 +53,7 @@ from taihu.backends.model.conv import (
     _avg_moved,
     _rnd,
     gemm_scheme,
+    residual_cost,
 )
 from taihu.backends.model.gemm_blocking import t_dma_tiles
 from taihu.backends.sim.machine import Machine, default_machine
@@ -115,6 +116,9 @@ class UnfoldPlan:
         return gemm_scheme(self.vec)
 
     kernels: tuple[KernelCost, ...] = ()
+    #: the shape's residual sum is added to the C blocks before their store (rows not padded:
+    #: they are the NCHW output's), else it is a separate kernel in ``kernels``
+    residual_fused: bool = False
 
     @property
     def variant(self) -> str:
@@ -145,7 +149,8 @@ def unfold_weights(w, g: int):
 
 def footprint(s: ConvShape, vec: str, bm: int, cb: int, hoist_a: bool, wo_p: int | None = None) -> int:
     """Per-CPE LDM bytes: A staging (fp32, double unless hoisted) + fp64 A, kh double-buffered
-    row tiles, fp64 B, fp64 C + double fp32 C staging, bias (fp32 + fp64, rep)."""
+    row tiles, fp64 B, fp64 C + double fp32 C staging, bias (fp32 + fp64, rep), and the fused
+    residual window (a double tile like the staging one, ``s.residual`` without padded rows)."""
     e = s.elem
     bk = cb * s.kh * s.kw
     bn = MESH * (wo_p or s.wo)
@@ -159,6 +164,8 @@ def footprint(s: ConvShape, vec: str, bm: int, cb: int, hoist_a: bool, wo_p: int
     total += _rnd(8 * c) + 2 * _rnd(e * c)
     if s.bias:
         total += _rnd(e * bm) + _rnd(8 * bm)
+    if s.residual and (wo_p or s.wo) == s.wo:
+        total += 2 * _rnd(e * c)
     return total
 
 
@@ -195,23 +202,30 @@ def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine, wo_p: int | None
     conv_c = TRANSPOSE_CYCLES_PER_ELEM if vec == "m" else MAP_CYCLES_PER_ELEM
     epi_per_elem = FILL_CYCLES_PER_ELEM + conv_c + (BIAS_CYCLES_PER_ELEM if s.bias else 0.0) + (
         MAP_CYCLES_PER_ELEM if s.relu else 0.0)
-    t_epi = cyc(epi_per_elem * c_local)
     mv_c = bm * MESH * _avg_moved(wo_p * e, m.mem_txn_bytes)
+    # a fused residual sum (rows not padded): its C window is loaded at the block start
+    # (prefetch_fused), its data joins the block's DMA; one add on the staging tile
+    res = s.residual and wo_p == s.wo
+    res_data = mv_c / (m.peak_bw_cg * 1e9) if res else 0.0
+    if res:
+        epi_per_elem += MAP_CYCLES_PER_ELEM
+    t_epi = cyc(epi_per_elem * c_local)
     t_put = t_dma_tiles(mv_c, m, put=True)
     # tile-to-loop's Alg 8 wrap (the K loop is the only loop of the row-block loop's body): the
     # next block's first tiles are prefetched in the last K step, so only the first step of
     # each (m0, n) row-block sweep is exposed; the C put of a block overlaps the next block
     # (double-buffered staging), its data phase joins the next block's first DMA.
     put_data = mv_c / (m.peak_bw_cg * 1e9 * m.dma_put_bw_factor)
-    per_block = nk * max(step_dma + put_data / nk, step_comp) + t_epi
+    per_block = nk * max(step_dma + (put_data + res_data) / nk, step_comp) + t_epi
     total = blocks * per_block + n_m * s.n * step_dma + t_put
     if hoist_a:
         total += n_m * (t_dma_a + t_conv_a)
-    moved = blocks * (nk * (mv_rows + (0 if hoist_a else mv_a)) + mv_c) + (n_m * mv_a if hoist_a else 0)
-    useful = e * (s.n * s.c * s.h * s.w * s.kh * n_m + s.m * s.c * kk * (1 if hoist_a else s.n * n_r) + s.n * s.m * s.ho * s.wo)
+    moved = blocks * (nk * (mv_rows + (0 if hoist_a else mv_a)) + mv_c * (2 if res else 1)) + (n_m * mv_a if hoist_a else 0)
+    useful = e * (s.n * s.c * s.h * s.w * s.kh * n_m + s.m * s.c * kk * (1 if hoist_a else s.n * n_r)
+                  + s.n * s.m * s.ho * s.wo * (2 if res else 1))
     return KernelCost(
         "conv", total,
-        blocks * (nk * step_dma + t_put) + (n_m * t_dma_a if hoist_a else 0.0),
+        blocks * (nk * step_dma + t_put + (t_dma_tiles(mv_c, m) if res else 0.0)) + (n_m * t_dma_a if hoist_a else 0.0),
         blocks * (nk * step_comp + t_epi) + (n_m * t_conv_a if hoist_a else 0.0),
         moved, min(useful, moved), s.flops,
     )
@@ -234,11 +248,25 @@ def plan_unfold(s: ConvShape, machine: Machine | None = None) -> UnfoldPlan:
     """Minimum modelled time over vec in {m, n} (output row length Wo_p = Wo rounded up to the
     register tile: 4 output pixels with vec m, 16 with vec n; padded rows add the ``relayout``
     kernel), bm (multiples of 128 resp. 32 up to 512, <= M rounded up) and cb (multiples of 8
-    dividing C) under the LDM budget. Raises :class:`~taihu.backends.model.conv.NotApplicable`."""
+    dividing C) under the LDM budget. A residual sum (``s.residual``) is added in the C store
+    when the rows are not padded and that is cheaper than a separate kernel
+    (:func:`~taihu.backends.model.conv.residual_cost`; its tile takes LDM from the blocking).
+    Raises :class:`~taihu.backends.model.conv.NotApplicable`."""
     why = unfold_applicability(s)
     if why:
         raise NotApplicable(why)
     m = machine or default_machine()
+    best = _plan_unfold(s, m)
+    if best.residual_fused:
+        sep = _plan_unfold(replace(s, residual=False), m)
+        kernels = sep.kernels + (residual_cost(s, m),)
+        cost = _sum("implicit", kernels, s.flops)
+        if cost.t_total < best.cost.t_total:
+            best = replace(sep, shape=s, kernels=kernels, cost=cost)
+    return best
+
+
+def _plan_unfold(s: ConvShape, m: Machine) -> UnfoldPlan:
     best = None
     for vec in ("m", "n"):
         unit = 128 if vec == "m" else 32
@@ -246,6 +274,8 @@ def plan_unfold(s: ConvShape, machine: Machine | None = None) -> UnfoldPlan:
             continue
         wo_p = -(-s.wo // (4 if vec == "m" else 16)) * (4 if vec == "m" else 16)
         rel = relayout_padded_cost(s, wo_p, m) if wo_p != s.wo else None
+        # padded rows: the C blocks do not hold the final tensor's rows, the sum stays a kernel
+        extra = (residual_cost(s, m),) if s.residual and wo_p != s.wo else ()
         bms = sorted({b for b in (unit, 2 * unit, 4 * unit, 8 * unit, 16 * unit) if b <= max(unit, s.m)}
                      | ({s.m} if s.m % unit == 0 and s.m <= 512 else set()))
         for bm in bms:
@@ -257,11 +287,12 @@ def plan_unfold(s: ConvShape, machine: Machine | None = None) -> UnfoldPlan:
                 if fp > m.ldm_user_bytes:
                     continue
                 conv = _cost(s, vec, bm, cb, m, wo_p)
-                kernels = (conv,) if rel is None else (conv, rel)
-                cost = conv if rel is None else _sum("implicit", kernels, s.flops)
+                kernels = ((conv,) if rel is None else (conv, rel)) + extra
+                cost = conv if len(kernels) == 1 else _sum("implicit", kernels, s.flops)
                 key = (cost.t_total, -bm, -cb)
                 if best is None or key < best[0]:
-                    best = (key, UnfoldPlan(s, vec, bm, cb, fp, cost, wo_p=wo_p, kernels=kernels))
+                    best = (key, UnfoldPlan(s, vec, bm, cb, fp, cost, wo_p=wo_p, kernels=kernels,
+                                            residual_fused=s.residual and wo_p == s.wo))
     if best is None:
         raise NotApplicable(f"unfolded implicit convolution: no blocking of {s.describe()} fits in LDM")
     return best[1]

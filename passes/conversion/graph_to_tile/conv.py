@@ -69,6 +69,17 @@ V = B^T d B (16, P_pad, C), M^(xi) = V^(xi) U^(xi)^T (P_pad, M) per xi, y = A^T 
 ceil(Ho/2) * ceil(Wo/2) is padded to the GEMM's M block (004 L1194-1196). 3x3, stride 1,
 dilation 1, group 1.
 
+**Residual sums** (ResNet's shortcut: ``relu(conv(x) + s)``, an ``add`` / 2-input ``sum`` with a
+same-shape tensor computed before the conv; common.py ``absorb_elementwise_consumers(...,
+residual=True)``): the plan is chosen for the shape with ``residual`` (the model reserves the
+residual tile's LDM and costs it, :func:`taihu.backends.model.conv.fuses_residual`). Plans whose
+kernel stores the NCHW output from LDM -- per-image / pointwise im2col GEMMs (the GEMM epilogue)
+and the unfolded implicit convolution without padded rows -- load the residual window at the
+C block's start (before its K loop, prefetched) and add it to the fp32 tile after the f64 -> f32
+convert (``store_fused``: the conv result rounds first, like the reference), then the maps after
+it. The others (Winograd, implicit, the batched GEMM, padded unfold rows, or a clipped C window
+when a separate pass is cheaper) drop the sum from the absorbed list: it stays a map kernel.
+
 Errors: ``PassFailedException`` "convert-graph-to-tile: graph.conv2d: <reason>".
 """
 
@@ -92,6 +103,7 @@ from taihu.backends.model.conv import (
     NotApplicable,
     WinogradPlan,
     choose_conv,
+    fuses_residual,
     gemm_operand_layouts,
     relayout_rows,
 )
@@ -177,13 +189,18 @@ class ConvPattern(GraphToTilePattern):
         xs, ws = shape_of(op.input), shape_of(op.weight)
         el = op.input.type.get_element_type()  # type: ignore[union-attr]
         name = self.state.layer_name(op)
-        fused = absorb_elementwise_consumers(self.state, op.result)
+        # a residual sum (ResNet's shortcut) + what follows is absorbed too; plans that cannot
+        # add it in the store of the final NCHW tile drop it again (fuses_residual) and the sum
+        # stays a separate kernel
+        fused = absorb_elementwise_consumers(self.state, op.result, residual=True)
+        r0 = next((i for i, f in enumerate(fused) if f.is_residual), len(fused))
         w_np = constant_array(op.weight)
         shape = ConvShape(
             xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3],
             strides=tuple(op.strides), pads=tuple(op.pads), dilations=tuple(op.dilations),  # type: ignore[arg-type]
-            group=op.group, bias=op.bias is not None, relu=bool(fused),
+            group=op.group, bias=op.bias is not None, relu=any(not f.is_residual for f in fused),
             dtype="f64" if isinstance(el, Float64Type) else "f32", const_weights=w_np is not None,
+            residual=r0 < len(fused),
         )
         algorithm = str(self.state.options.get("conv_algorithm", "auto"))
         mach = plan_machine(self.state)
@@ -198,6 +215,8 @@ class ConvPattern(GraphToTilePattern):
                     plan = alt
         except NotApplicable as e:
             raise self.fail(op, f"conv-algorithm={algorithm}: {e}") from e
+        if not fuses_residual(plan):
+            fused = fused[:r0]
         X = self.buffer(rewriter, op.input)
         Y = self.alloc_like(rewriter, op.result, name)
         bias = self.buffer(rewriter, op.bias) if op.bias is not None else None
@@ -286,7 +305,10 @@ class ConvPattern(GraphToTilePattern):
             acc_b = GemmAccess(cm, lambda iv, k, j: [iv[0], k, iv[1], j], [1, g.bk, 1, g.bn])
             acc_c = GemmAccess(y, lambda iv, r, j: [iv[1], iv[0], r, j], [1, 1, g.bm, g.bn])
             outer = [(s.group, "g"), (s.n, "n")]
-        epi = GemmEpilogue(fused=fused)
+        # a residual sum is bound to the NCHW output view (per-image / pointwise GEMMs store y
+        # itself; fuses_residual): emit_gemm prefetches its window at the block start and adds
+        # it to the stored fp32 tile
+        epi = GemmEpilogue(fused=self.bind_fused(rewriter, kb, fused, y))
         if bias is not None:
             bv = kb.arg(self.view(rewriter, bias, (s.group, s.mg, 1)), "bias")
             epi.bias = GemmAccess(bv, lambda iv, r, j: [iv[0], r, 0], [1, g.bm, 1])
@@ -439,6 +461,10 @@ class ConvPattern(GraphToTilePattern):
             f"bm={plan.bm} bn={plan.bn} bk={plan.bk} cb={plan.cb} scheme={plan.scheme} vec={plan.vec} variant=unfold")
         x, w, y = kb.arg(X, "x"), kb.arg(wt, "w"), kb.arg(yv, "y")
         bv = kb.arg(self.view(rewriter, bias, (s.m, 1)), "bias") if bias is not None else None
+        # a residual sum (rows not padded: y is the NCHW output, fuses_residual) and what
+        # follows it act on the stored fp32 tile; its window is loaded at the block start
+        r0 = next((i for i, f in enumerate(fused) if f.is_residual), len(fused))
+        pre, post = list(fused[:r0]), self.bind_fused(rewriter, kb, fused[r0:], y)
         lay = gemm_operand_layouts(plan.vec, trans_a, False)
         bm, bn, bk, cb = plan.bm, plan.bn, plan.bk, plan.cb
         hoist_a = cb >= s.c
@@ -460,6 +486,8 @@ class ConvPattern(GraphToTilePattern):
         with kb.loop(0, s.m, bm, "cNo") as m0:
             with kb.loop(0, s.n, 1, "cB") as n:
                 with kb.loop(0, s.ho, MESH, "cRo") as ro0:
+                    if post:
+                        kb.prefetch_fused(c_s.type, post, [n, m0, _scaled(kb, ro0, wo_p)], [1, bm, bn])  # type: ignore[arg-type]
                     kb.map(MapKind.FILL, [], c, value=0.0)
                     with kb.loop(0, s.c, cb, "cNi") as k0:
                         if trans_a:
@@ -477,9 +505,9 @@ class ConvPattern(GraphToTilePattern):
                         kb.load(bv, [m0, 0], [bm, 1], bias_s)
                         kb.map(conv, [bias_s], bias_t)
                         kb.map(MapKind.ADD, [c, bias_t], c)
-                    kb.apply_fused(fused, c)
+                    kb.apply_fused(pre, c)
                     kb.map(conv, [c], c_s)
-                    kb.store(c_s, y, [n, m0, _scaled(kb, ro0, wo_p)], [1, bm, bn])
+                    kb.store_fused(c_s, post, y, [n, m0, _scaled(kb, ro0, wo_p)], [1, bm, bn])
         kb.finish(rewriter)
         if ybuf is not None:
             self._crop_rows(rewriter, op, name, s, ybuf, Y, wo_p)
