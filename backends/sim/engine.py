@@ -44,10 +44,11 @@ from taihu.backends.sim.microkernel import (
     BatchNumerics,
     MicroKernel,
     check_run_addresses,
+    load_group,
     memory_accesses,
     plan_body,
 )
-from taihu.backends.sim.pipeline import schedule_body
+from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS, Instr, rlc_direction, schedule_body
 from taihu.backends.sim.rlc import Batch, RLCNetwork
 from taihu.backends.sim.lockstep import Lockstep, Seq, WholeLinks
 from taihu.backends.sim.trace import Trace
@@ -303,6 +304,7 @@ class Engine:
         #: queued data effects (micro-kernel numerics) in creation order, see flush_numerics
         self.tasks: list[_Task] = []
         self._run_plans: dict[tuple, _RunPlan] = {}
+        self._families: dict[tuple, _Family] = {}
 
     # -- event queue ----------------------------------------------------------------------
     def schedule(self, time: int, phase: int, key: int, fn: Callable[[], None]) -> None:
@@ -622,7 +624,12 @@ class Engine:
         DMA reads/writes of one main-memory allocation in queue order (RAW/WAR/WAW), RLC
         producer runs before their consumers. Among the runs that are ready, those of the same
         (body, trip count) execute as one SPMD batch (``BatchNumerics``); DMA effects run as soon
-        as they are ready (they unlock runs of other CPEs)."""
+        as they are ready (they unlock runs of other CPEs).
+
+        Role variants (:class:`_Family`: bodies equal up to fused-send load <-> GET, e.g. the
+        both / row / column senders and the receivers of one SUMMA step) are merged: the ready
+        runs of a family plus every run of the family that becomes ready through them (RLC
+        consumers on other CPEs) form one batch, executed by :meth:`_execute_merged`."""
         tasks = self.tasks
         if not tasks:
             return
@@ -668,12 +675,15 @@ class Engine:
         ready_dma: list[int] = []
         ready_run: dict[int, list[int]] = {}
 
+        family = self._family
+
         def push(i: int) -> None:
             t = tasks[i]
             if t.rp is None:
                 heapq.heappush(ready_dma, i)
             else:
-                ready_run.setdefault(id(t.rp), []).append(i)
+                fam = t.rp.fam
+                ready_run.setdefault(id(fam if fam is not None else family(t.rp)), []).append(i)
 
         for i in range(n):
             if indeg[i] == 0:
@@ -698,90 +708,294 @@ class Engine:
                 break
             key = min(ready_run, key=lambda k: min(ready_run[k]))  # the oldest ready run
             idxs = sorted(ready_run.pop(key))
-            self._execute([tasks[i] for i in idxs])
-            done += len(idxs)
-            for i in idxs:
-                for s in succ[i]:
-                    indeg[s] -= 1
-                    if indeg[s] == 0:
-                        push(s)
+            fam = tasks[idxs[0]].rp.fam
+            if not fam.mergeable:
+                self._execute([tasks[i] for i in idxs])
+                done += len(idxs)
+                for i in idxs:
+                    for s in succ[i]:
+                        indeg[s] -= 1
+                        if indeg[s] == 0:
+                            push(s)
+                continue
+            # the closure: runs of the family that only wait for runs of the batch (and use
+            # other CPEs) join it, level by level; other successors are pushed after it ran
+            levels = [idxs]
+            later: list[int] = []
+            busy = {c for i in idxs for c in tasks[i].lanes}
+            frontier = idxs
+            while frontier:
+                nxt = []
+                for i in frontier:
+                    for s in succ[i]:
+                        indeg[s] -= 1
+                        if indeg[s] == 0:
+                            ts = tasks[s]
+                            if ts.rp is not None and ts.rp.fam is fam and busy.isdisjoint(ts.lanes):
+                                busy.update(ts.lanes)
+                                nxt.append(s)
+                            else:
+                                later.append(s)
+                if nxt:
+                    nxt.sort()
+                    levels.append(nxt)
+                frontier = nxt
+            self._execute_merged([[tasks[i] for i in lv] for lv in levels])
+            done += sum(len(lv) for lv in levels)
+            for s in later:
+                push(s)
         if done != n:
             raise SimError("internal error: micro-kernel numerics wait for messages that no "
                            "earlier run produces")
 
+    def _family(self, rp: _RunPlan) -> _Family:
+        """The :class:`_Family` of a run plan (set as ``rp.fam``)."""
+        body = rp.mk.body
+        if any(ins.op in PUTS for ins in body):  # explicit puts: never merged
+            fam = _Family(None, rp)
+        else:
+            key = (rp.trip, rp.mk.strides, tuple(
+                ("rlc", rlc_direction(ins.op), ins.dst) if ins.op in FUSED_SEND or ins.op in GETS
+                else ins for ins in body))
+            fam = self._families.get(key)
+            if fam is None:
+                fam = self._families[key] = _Family(key, rp)
+        rp.fam = fam
+        return fam
+
+    @staticmethod
+    def _bases(batch: list[_Task], P: int) -> np.ndarray:
+        """(lanes, P) pointer bases of the tasks' lanes, in batch order."""
+        if len(batch) == 1:
+            t0 = batch[0]
+            return t0.bases if isinstance(t0.bases, np.ndarray) else \
+                np.array(t0.bases, dtype=np.int64).reshape(len(t0.lanes), P)
+        if not P:
+            return np.zeros((sum(len(t.lanes) for t in batch), 0), dtype=np.int64)
+        return np.concatenate([np.asarray(t.bases, dtype=np.int64).reshape(len(t.lanes), -1)
+                               for t in batch])
+
+    def _inputs(self, batch: list[_Task], d: str, C: int, trip: int, m: int) -> np.ndarray:
+        """``(C, trip, m, 4)`` payloads of the tasks' GETs of direction ``d`` (batch order)."""
+        x = self._gather_whole(batch, d, C, trip, m)
+        if x is None:
+            for t in batch:
+                if isinstance(t.inputs, WholeLinks):
+                    t.inputs = t.inputs.expand()
+            inputs = batch[0].inputs if len(batch) == 1 else [x for t in batch for x in t.inputs]
+            x = self._gather(inputs, d, C, trip, m)
+        return x
+
     def _execute(self, batch: list[_Task]) -> None:
         rp = batch[0].rp
         mk, trip, plan = rp.mk, rp.trip, rp.plan
-        if len(batch) == 1:
-            t0 = batch[0]
-            cpes = t0.lanes
-            bases = t0.bases if isinstance(t0.bases, np.ndarray) else \
-                np.array(t0.bases, dtype=np.int64).reshape(len(cpes), len(mk.strides))
-            inputs = t0.inputs
-        else:
-            cpes = [c for t in batch for c in t.lanes]
-            bases = np.concatenate([np.asarray(t.bases, dtype=np.int64).reshape(len(t.lanes), -1)
-                                    for t in batch]) if mk.strides else \
-                np.zeros((len(cpes), 0), dtype=np.int64)
-            inputs = [x for t in batch for x in t.inputs] if plan.gets and not any(
-                isinstance(t.inputs, WholeLinks) for t in batch) else None
+        cpes = batch[0].lanes if len(batch) == 1 else [c for t in batch for c in t.lanes]
+        bases = self._bases(batch, len(mk.strides))
         C = len(cpes)
-        ins: dict[str, np.ndarray] = {}
-        for d, js in plan.gets.items():
-            x = self._gather_whole(batch, d, C, trip, len(js))
-            if x is None:
-                if any(isinstance(t.inputs, WholeLinks) for t in batch):
-                    for t in batch:
-                        if isinstance(t.inputs, WholeLinks):
-                            t.inputs = t.inputs.expand()
-                    inputs = t0.inputs if len(batch) == 1 else \
-                        [x for t in batch for x in t.inputs]
-                x = self._gather(inputs, d, C, trip, len(js))
-            ins[d] = x
+        ins = {d: self._inputs(batch, d, C, trip, len(js)) for d, js in plan.gets.items()}
         bn = BatchNumerics(mk.body, plan, np.array(cpes), self.regs, self.ldm, trip, bases,
                            mk.strides, ins)
         sends = bn.run()
         if plan.puts:
-            # one (C, n*m, 4) array per distinct group of put instructions, shared by every
-            # target (a broadcast's 7 batches carry the same payload)
-            packed: dict[tuple[int, ...], np.ndarray] = {}
-            prov = getattr(bn, "prov", None) or {}
-
-            def pack(js: tuple[int, ...]) -> np.ndarray:
-                arr = packed.get(js)
-                if arr is None:
-                    if len(js) == 1:
-                        arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
-                    else:
-                        src = [prov.get(j) for j in js]
-                        x = src[0][0] if src[0] is not None else None
-                        if x is not None and x.shape == (C, trip, len(js), 4) and \
-                                x.flags.c_contiguous and all(
-                                p is not None and p[0] is x and p[1] == i
-                                for i, p in enumerate(src)):
-                            arr = x.reshape(C, trip * len(js), 4)  # the grouped loads
-                        else:
-                            arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4))
-                                            for j in js], axis=2).reshape(C, trip * len(js), 4)
-                    packed[js] = arr
-                return arr
-
-            off = 0
-            for t in batch:
-                if t.links is not None:
-                    for ls, js in t.links:
-                        ls.src = pack(js)
-                        ls.src_off = off
-                else:
-                    for ci, outs in enumerate(t.outputs):
-                        for b, js in outs:
-                            arr = pack(js)
-                            b.data = arr[off + ci]
-                            b.src = (arr, off + ci)
-                off += len(t.lanes)
+            self._post_sends(batch, sends, getattr(bn, "prov", None) or {}, C, trip)
         for t in batch:
             t.done = True
             t.inputs = t.outputs = t.deps = t.links = None
+
+    @staticmethod
+    def _post_sends(batch: list[_Task], sends: dict, prov: dict, C: int, trip: int) -> None:
+        """Hand the tasks' sent values (``{put instr: (C, trip, 4)}``, rows in batch order) to
+        their LinkSets (lockstep) / batches (per-CPE mode): one ``(C, trip*m, 4)`` array per
+        distinct group of put instructions, shared by every target (a broadcast's 7 batches
+        carry the same payload)."""
+        packed: dict[tuple[int, ...], np.ndarray] = {}
+
+        def pack(js: tuple[int, ...]) -> np.ndarray:
+            arr = packed.get(js)
+            if arr is None:
+                if len(js) == 1:
+                    arr = np.broadcast_to(sends[js[0]], (C, trip, 4))
+                else:
+                    src = [prov.get(j) for j in js]
+                    x = src[0][0] if src[0] is not None else None
+                    if x is not None and x.shape == (C, trip, len(js), 4) and \
+                            x.flags.c_contiguous and all(
+                            p is not None and p[0] is x and p[1] == i
+                            for i, p in enumerate(src)):
+                        arr = x.reshape(C, trip * len(js), 4)  # the grouped loads
+                    else:
+                        arr = np.stack([np.broadcast_to(sends[j], (C, trip, 4))
+                                        for j in js], axis=2).reshape(C, trip * len(js), 4)
+                packed[js] = arr
+            return arr
+
+        off = 0
+        for t in batch:
+            if t.links is not None:
+                for ls, js in t.links:
+                    ls.src = pack(js)
+                    ls.src_off = off
+            else:
+                for ci, outs in enumerate(t.outputs):
+                    for b, js in outs:
+                        arr = pack(js)
+                        b.data = arr[off + ci]
+                        b.src = (arr, off + ci)
+            off += len(t.lanes)
+
+    def _execute_merged(self, levels: list[list[_Task]]) -> None:
+        """Execute the runs of one :class:`_Family` (``levels``: the closure of
+        ``flush_numerics``; a run of level ``L + 1`` consumes messages of runs of levels <= L)
+        as one evaluation: (1) the senders' fused loads, handed to their receivers; (2) the
+        family's all-GET body on every lane, the GETs of a sender's own fused loads taking the
+        values it sent. Each lane computes exactly what its own body computes (same operations
+        on the same values). Falls back to one batch per (level, body) when a sender's fused
+        loads are not exact ahead of its body (a memory hazard, a sequential body)."""
+        batch = [t for lv in levels for t in lv]
+        rp0 = batch[0].rp
+        groups: dict[int, list[_Task]] = {}
+        for t in batch:
+            groups.setdefault(id(t.rp), []).append(t)
+        if len(groups) == 1 and len(levels) == 1:
+            self._execute(batch)
+            return
+        fam = rp0.fam
+        mk, trip = rp0.mk, rp0.trip
+        P = len(mk.strides)
+        regs, ldm = self.regs, self.ldm
+        parts = []  # (tasks, run plan, lanes, bases, first row)
+        off = 0
+        for g in groups.values():
+            rp = g[0].rp
+            lanes = g[0].lanes if len(g) == 1 else [c for t in g for c in t.lanes]
+            bases = self._bases(g, P)
+            plan = rp.plan
+            if plan.puts and (plan.unsupported or not plan.order or plan.has_store and BatchNumerics(
+                    rp.mk.body, plan, np.array(lanes), regs, ldm, trip, bases, rp.mk.strides,
+                    {}).fused_hazard()):
+                # the fused loads are not exact ahead of the body: one batch per body and level
+                for lv in levels:
+                    by: dict[int, list[_Task]] = {}
+                    for t in lv:
+                        by.setdefault(id(t.rp), []).append(t)
+                    for sub in by.values():
+                        self._execute(sub)
+                return
+            parts.append((g, rp, lanes, bases, off))
+            off += len(lanes)
+        C = off
+        cbody, cplan = fam.canonical()
+        cpes = np.array([c for p in parts for c in p[2]])
+        bases = np.concatenate([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
+        ins = self._merged_inputs(parts, cplan, cpes, bases, C, trip)
+        if ins is None:
+            ins = self._merged_inputs_general(parts, cplan, trip)
+        BatchNumerics(cbody, cplan, cpes, regs, ldm, trip, bases, mk.strides, ins).run()
+        for t in batch:
+            t.done = True
+            t.inputs = t.outputs = t.deps = t.links = None
+
+    def _merged_inputs(self, parts: list, cplan, cpes: np.ndarray, bases: np.ndarray, C: int,
+                       trip: int) -> dict[str, np.ndarray] | None:
+        """Inputs of the all-GET body of a merged batch when, per direction, every body either
+        GETs all of that direction's messages or fused-loads all of them as one load group
+        (the SUMMA case): one ``(C, trip, m, 4)`` array per direction; the senders' rows loaded
+        with one gather, posted to their links (the array itself), the receivers' rows taken
+        from it. None (nothing done) otherwise."""
+        work = []
+        for d, js in cplan.gets.items():
+            m = len(js)
+            spec = None
+            senders, receivers = [], []
+            for part in parts:
+                rp = part[1]
+                got = rp.plan.gets.get(d, ())
+                if len(got) == m:
+                    receivers.append(part)
+                    continue
+                if got:
+                    return None
+                sp = rp.fused_group(d)
+                if sp is None or (spec is not None and sp[4] != spec[4]) or sp[3] != js:
+                    return None
+                for t in part[0]:
+                    links = t.links if t.links is not None else [x for o in t.outputs for x in o]
+                    if any(x[1] != js for x in links if x[0].direction == d):
+                        return None
+                spec = sp
+                senders.append(part)
+            work.append((d, m, spec, senders, receivers))
+        ins: dict[str, np.ndarray] = {}
+        for d, m, spec, senders, receivers in work:
+            X = np.empty((C, trip, m, 4))
+            Xf = X.reshape(C, trip * m, 4)
+            if senders:
+                op, ptr, offs = spec[:3]
+                rows = np.concatenate([np.arange(p[4], p[4] + len(p[2])) for p in senders]) \
+                    if len(senders) > 1 else np.arange(senders[0][4], senders[0][4] + len(senders[0][2]))
+                X[rows] = load_group(self.ldm, op, cpes[rows], bases[rows, ptr],
+                                     parts[0][1].mk.strides[ptr], trip, offs)
+                for p in senders:
+                    r = p[4]
+                    for t in p[0]:
+                        if t.links is not None:
+                            for ls, _ in t.links:
+                                if ls.direction == d:
+                                    ls.src = Xf
+                                    ls.src_off = r
+                        else:
+                            for ci, outs in enumerate(t.outputs):
+                                for b, _ in outs:
+                                    if b.direction == d:
+                                        b.data = Xf[r + ci]
+                                        b.src = (Xf, r + ci)
+                        r += len(t.lanes)
+            for p in receivers:
+                G = len(p[2])
+                X[p[4]:p[4] + G] = self._inputs(p[0], d, G, trip, m)
+            ins[d] = X
+        return ins
+
+    def _merged_inputs_general(self, parts: list, cplan, trip: int) -> dict[str, np.ndarray]:
+        """``_merged_inputs`` for any mix: per body, its fused loads (``fused_sends``) posted,
+        then per direction the rows of every body (its GETs or its own fused loads)."""
+        regs, ldm = self.regs, self.ldm
+        sent = []
+        for g, rp, lanes, bases, _ in parts:
+            if rp.plan.puts:
+                bn = BatchNumerics(rp.mk.body, rp.plan, np.array(lanes), regs, ldm, trip, bases,
+                                   rp.mk.strides, {})
+                sv = bn.fused_sends()
+                self._post_sends(g, sv, bn.prov, len(lanes), trip)
+                sent.append((sv, bn.prov))
+            else:
+                sent.append(None)
+        ins: dict[str, np.ndarray] = {}
+        for d, js in cplan.gets.items():
+            m = len(js)
+            xs = []
+            for (g, rp, lanes, _, _), sends in zip(parts, sent):
+                G = len(lanes)
+                got = rp.plan.gets.get(d, ())
+                if len(got) == m:
+                    xs.append(self._inputs(g, d, G, trip, m))
+                    continue
+                sv, prov = sends
+                x = None
+                if not got:
+                    src = [prov.get(j) for j in js]
+                    x = src[0][0] if src[0] is not None else None
+                    if not (x is not None and x.shape == (G, trip, m, 4) and all(
+                            p is not None and p[0] is x and p[1] == i for i, p in enumerate(src))):
+                        x = None
+                if x is None:
+                    gx = self._inputs(g, d, G, trip, len(got)) if got else None
+                    gpos = {j: k for k, j in enumerate(got)}
+                    x = np.stack([gx[:, :, gpos[j]] if j in gpos else
+                                  np.broadcast_to(sv[j], (G, trip, 4)) for j in js], axis=2)
+                xs.append(x)
+            ins[d] = xs[0] if len(xs) == 1 else np.concatenate(xs)
+        return ins
 
     @staticmethod
     def _gather_whole(batch: list[_Task], d: str, C: int, trip: int, m: int) -> np.ndarray | None:
@@ -918,6 +1132,32 @@ class _DataTask:
         self.idx = 0
 
 
+class _Family:
+    """Run plans merged by ``Engine.flush_numerics``: bodies equal up to a fused-send load
+    (``vldr``/``vldc``/``ldder``/``lddec``) <-> GET of the same direction into the same register,
+    with the same trip count and pointer strides, and no explicit ``putr``/``putc`` (each body
+    with one is a family of its own: ``mergeable`` False). The role variants of one SUMMA step
+    (both / row / column senders, receivers) are one family."""
+
+    __slots__ = ("key", "rp", "mergeable", "_canon")
+
+    def __init__(self, key: tuple | None, rp: _RunPlan) -> None:
+        self.key = key
+        self.rp = rp
+        self.mergeable = key is not None
+        self._canon: tuple | None = None
+
+    def canonical(self) -> tuple:
+        """(body, plan) of the all-GET variant: every fused-send load replaced by the GET of its
+        direction into the same register."""
+        if self._canon is None:
+            mk = self.rp.mk
+            body = tuple(Instr("getr" if rlc_direction(ins.op) == "row" else "getc", ins.dst)
+                         if ins.op in FUSED_SEND else ins for ins in mk.body)
+            self._canon = (body, plan_body(body, self.rp.plan_zero_reg))
+        return self._canon
+
+
 class _RunPlan:
     """Everything about a (micro-kernel, trip count) pair that does not depend on the CPE."""
 
@@ -929,6 +1169,7 @@ class _RunPlan:
         self.checked_arrays: set[bytes] = set()  # ... whole (lanes, P) base arrays (lockstep)
         timing = schedule_body(body, machine)
         plan = plan_body(body, machine.zero_reg)
+        self.plan_zero_reg = machine.zero_reg
         self.timing, self.plan = timing, plan
         self.cycles = timing.cycles(trip)
         issue = np.stack([timing.issue_times(j, trip) for j in range(len(body))], axis=1)
@@ -949,6 +1190,23 @@ class _RunPlan:
         self._targets: dict[int, list] = {}
         self._rels: dict[tuple[int, ...], np.ndarray] = {}
         self._body = body
+        self.fam: _Family | None = None  # numerics merge family (Engine._family)
+        self._fused: dict[str, tuple | None] = {}
+
+    def fused_group(self, d: str) -> tuple | None:
+        """(op, pointer, offsets array, instrs, key) when the fused-send loads of direction
+        ``d`` are exactly one load group of the plan (instrs in body order), else None."""
+        if d in self._fused:
+            return self._fused[d]
+        js = tuple(j for j, ins in enumerate(self._body)
+                   if ins.op in FUSED_SEND and rlc_direction(ins.op) == d)
+        out = None
+        for op, ptr, members in self.plan.load_groups:
+            if tuple(j for j, _ in members) == js:
+                offs = tuple(o for _, o in members)
+                out = (op, ptr, np.array(offs, dtype=np.int64), js, (op, ptr, offs))
+        self._fused[d] = out
+        return out
 
     def targets(self, cpe: int, rlc: RLCNetwork) -> list:
         """[(direction, target CPE, put instruction indices, relative put cycles)] for ``cpe``."""

@@ -307,14 +307,17 @@ class HazardPairs:
 
 
 @functools.lru_cache(maxsize=4096)
-def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[int, ...], n: int) -> HazardPairs:
+def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[int, ...], n: int,
+                  fused_only: bool = False) -> HazardPairs:
     """The conflicting-pair candidates of the vectorised evaluation of ``body`` for ``n``
     iterations: a store S and a load L conflict iff some iteration of S writes bytes L reads in a
     later iteration (or the same one, L after S in the body); two stores conflict iff the one
     the vectorised order executes later also writes, in an earlier iteration (or the same one,
     earlier in the body), bytes the other one writes (members of one coalesced group: any overlap
     across iterations). Pairs through the same
-    pointer are decided here (exact: equal stride, known offset difference)."""
+    pointer are decided here (exact: equal stride, known offset difference). ``fused_only``:
+    only the pairs of a store and a fused-send load (are the fused loads exact when executed
+    ahead of the body, ``BatchNumerics.fused_sends``)."""
     rank: dict[int, int] = {}
     r = 0
     for _op, ptr, members in store_groups:
@@ -333,12 +336,13 @@ def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[i
         lo, hi = extent.get(ins.ptr, (ins.offset, ins.offset + _width(ins.op)))
         extent[ins.ptr] = (min(lo, ins.offset), max(hi, ins.offset + _width(ins.op)))
     stores = [(jj, ins) for jj, ins in acc if ins.op in STORES]
-    loads = [(jj, ins) for jj, ins in acc if ins.op in LOADS]
+    loads = [(jj, ins) for jj, ins in acc if ins.op in LOADS
+             and (not fused_only or ins.op in FUSED_SEND)]
     pairs: list[tuple[Instr, Instr, int, int, bool]] = []
     for js, st in stores:
         for jl, ld in loads:
             pairs.append((st, ld, 0 if js < jl else 1, n - 1, False))
-        for jb, other in stores:
+        for jb, other in stores if not fused_only else ():
             if jb == js:
                 continue
             if rank[jb] > rank[js]:  # `other` wins the vectorised order; S wins the sequential
@@ -483,6 +487,144 @@ def _fma_layout(body: tuple, plan: BodyPlan, fma: list[int]) -> tuple:
     return tuple(lsites), tuple(rsites), ia, ib, grid, acc_regs
 
 
+def load_group(ldm, op: str, cpes: np.ndarray, base: np.ndarray, stride: int, n: int,
+               offsets: np.ndarray) -> np.ndarray:
+    """``(C, n, k, 4)`` float64 values of ``k`` loads of kind ``op`` (a vector: 4 lanes; a
+    scalar: replicated to 4 lanes) at LDM byte addresses ``base[c] + i * stride + offsets[k]``
+    of CPE ``cpes[c]``, iteration ``i < n`` (addresses bounds-checked by the timing pass)."""
+    a = (base[:, None] + np.arange(n, dtype=np.int64) * stride)[:, :, None] + offsets
+    # gathers from the flattened (n_cpes * words) LDM view: same elements, one 1-D take
+    if op in LOADS_F64_VEC or op in LOADS_F64_REP:
+        mem, w = ldm.f64, a // 8
+    else:
+        mem, w = ldm.f32, a // 4
+    w += cpes[:, None, None] * mem.shape[1]
+    if op in LOADS_F64_VEC:
+        return np.take(mem.reshape(-1), w[..., None] + _AR4)
+    if op in LOADS_F32_VEC:
+        return np.take(mem.reshape(-1), w[..., None] + _AR4).astype(np.float64)
+    v = np.take(mem.reshape(-1), w)
+    if op not in LOADS_F64_REP:
+        v = v.astype(np.float64)
+    return np.repeat(v[..., None], 4, axis=3)
+
+
+@dataclass(frozen=True)
+class _FastProgram:
+    """A body that only loads, GETs and accumulates a whole grid of ``vmad`` products
+    (SUMMA micro-kernels: the k-loop, the next-step operand fetch), as
+    :meth:`BatchNumerics._run_fast` executes it. ``srcs``: value arrays ``(C, n, m, 4)``:
+    ``(None, direction)`` = the GET payloads, ``(op, pointer, offsets)`` = a load group;
+    ``sends``: (put instr, (source, column)); ``sides``: left / right FMA operands: (source,
+    columns of the ``(C, n-1, 2m, 4)`` shifted view for iterations 1.., then the iteration-0
+    values: positions + live-in registers of the carried ones, positions + columns of the local
+    ones, is-right); ``acc_regs``: the accumulators in grid order (None: no FMA);
+    ``writeback``: (source, registers, columns) of the other registers' final values."""
+
+    srcs: tuple
+    sends: tuple
+    sides: tuple
+    acc_regs: slice | np.ndarray | None
+    writeback: tuple
+
+
+def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
+    """The :class:`_FastProgram` of a body, None when it does something else (stores, other fp
+    arithmetic, explicit puts, cumulative accumulators, operands not from loads/GETs...)."""
+    if plan.unsupported or not plan.order or plan.has_store or plan.acc_cumsum:
+        return None
+    srcs: list[tuple] = []
+    width: list[int] = []
+    where: dict[int, tuple[int, int]] = {}
+    for d, js in plan.gets.items():
+        for k, j in enumerate(js):
+            where[j] = (len(srcs), k)
+        srcs.append((None, d))
+        width.append(len(js))
+    for op, ptr, members in plan.load_groups:
+        for k, (j, _) in enumerate(members):
+            where[j] = (len(srcs), k)
+        srcs.append((op, ptr, np.array([o for _, o in members], dtype=np.int64)))
+        width.append(len(members))
+    fma: list[int] = []
+    for j in plan.order:
+        ins = body[j]
+        if ins.op in LOADS:
+            if j not in where:
+                where[j] = (len(srcs), 0)
+                srcs.append((ins.op, ins.ptr, np.array([ins.offset], dtype=np.int64)))
+                width.append(1)
+        elif ins.op in GETS:
+            pass
+        elif ins.op == "vmad" and j in plan.acc:
+            fma.append(j)
+        else:
+            return None
+    sends = []
+    for j in plan.puts:
+        if j not in where:
+            return None
+        sends.append((j, where[j]))
+    sides: list[tuple] = []
+    acc_regs = None
+    if fma:
+        lsites, rsites, _, _, grid, _ = _fma_layout(body, plan, fma)
+        if grid is None:
+            return None
+        acc_regs = _index(list(grid[1]))
+        for sites, right in ((lsites, False), (rsites, True)):
+            si0 = None
+            cols, f_idx, f_regs, l_idx, l_cols = [], [], [], [], []
+            for a, (j, k) in enumerate(sites):
+                kind, ref = plan.src_kind[j][k]
+                if kind == "local":
+                    w, shift = ref, 1
+                elif kind == "carried":
+                    w, shift = plan.last_writer[ref], 0
+                else:
+                    return None
+                if w not in where:
+                    return None
+                si, col = where[w]
+                if si0 is None:
+                    si0 = si
+                elif si != si0:
+                    return None
+                cols.append(shift * width[si] + col)
+                if kind == "carried":
+                    f_idx.append(a)
+                    f_regs.append(ref)
+                else:
+                    l_idx.append(a)
+                    l_cols.append(col)
+            if len(set(cols)) != len(cols):
+                return None
+            ar = lambda x: _index(x) if x else None  # noqa: E731
+            sides.append((si0, np.array(cols, dtype=np.int64), ar(f_idx), ar(f_regs), ar(l_idx),
+                          ar(l_cols), right))
+    fset = set(fma)
+    wb: dict[int, tuple[list, list]] = {}
+    for r, w in plan.last_writer.items():
+        if w in fset:
+            continue
+        if w not in where:
+            return None
+        si, col = where[w]
+        g = wb.setdefault(si, ([], []))
+        g[0].append(r)
+        g[1].append(col)
+    writeback = tuple((si, _index(rl), _index(cl)) for si, (rl, cl) in wb.items())
+    return _FastProgram(tuple(srcs), tuple(sends), tuple(sides), acc_regs, writeback)
+
+
+def _index(xs: list[int]) -> slice | np.ndarray:
+    """A slice when ``xs`` is a run of consecutive integers (basic indexing: views, no
+    gathers), else an index array."""
+    if xs and xs == list(range(xs[0], xs[0] + len(xs))):
+        return slice(xs[0], xs[0] + len(xs))
+    return np.array(xs, dtype=np.int64)
+
+
 class BatchNumerics:
     """Numerics of one micro-kernel body run by ``C`` CPEs at once (SPMD batching).
 
@@ -527,22 +669,8 @@ class BatchNumerics:
 
     def _load_group(self, op: str, ptr: int, members: tuple) -> np.ndarray:
         """(C, n, k, 4) values of k loads of kind ``op`` through pointer ``ptr``."""
-        a = self._group_addr(ptr, members)
-        c = self.cpes[:, None, None]
-        # gathers from the flattened (n_cpes * words) LDM view: same elements, one 1-D take
-        if op in LOADS_F64_VEC or op in LOADS_F64_REP:
-            mem, w = self.ldm.f64, a // 8
-        else:
-            mem, w = self.ldm.f32, a // 4
-        w += c * mem.shape[1]
-        if op in LOADS_F64_VEC:
-            return np.take(mem.reshape(-1), w[..., None] + _AR4)
-        if op in LOADS_F32_VEC:
-            return np.take(mem.reshape(-1), w[..., None] + _AR4).astype(np.float64)
-        v = np.take(mem.reshape(-1), w)
-        if op not in LOADS_F64_REP:
-            v = v.astype(np.float64)
-        return np.repeat(v[..., None], 4, axis=3)
+        return load_group(self.ldm, op, self.cpes, self.bases[:, ptr], self.strides[ptr], self.n,
+                          np.array([o for _, o in members], dtype=np.int64))
 
     def _store_group(self, op: str, ptr: int, members: tuple, vals: np.ndarray) -> None:
         a = self._group_addr(ptr, members)
@@ -584,10 +712,19 @@ class BatchNumerics:
         executing the iterations in order (rule: :func:`_hazard_pairs`). Pairs through the same
         pointer are decided once per body (cached); pairs through two pointers only when the
         address ranges of the two pointers overlap in this run."""
+        return self._hazard(False)
+
+    def fused_hazard(self) -> bool:
+        """True if some store of the body may write, in an earlier iteration (or the same one,
+        earlier in the body), bytes a fused-send load reads: :meth:`fused_sends` would then
+        differ from the loads of the sequential execution."""
+        return self._hazard(True)
+
+    def _hazard(self, fused_only: bool) -> bool:
         plan = self.plan
         if not plan.has_store:
             return False
-        hp = _hazard_pairs(self.body, plan.store_groups, self.strides, self.n)
+        hp = _hazard_pairs(self.body, plan.store_groups, self.strides, self.n, fused_only)
         if hp.static:
             return True
         if not hp.cross:
@@ -632,6 +769,11 @@ class BatchNumerics:
             raise NumericsError(f"CPE {int(self.cpes[0])}: {plan.unsupported}")
         if not plan.order or self._memory_hazard():
             return self.run_sequential()
+        fast = plan.derived.get("fast", False)
+        if fast is False:
+            fast = plan.derived["fast"] = _fast_program(self.body, plan)
+        if fast is not None:
+            return self._run_fast(fast)
         body, n = self.body, self.n
         C = len(self.cpes)
         regs = self.regs
@@ -735,6 +877,82 @@ class BatchNumerics:
                 continue
             v = _bc(v, (C, v.shape[1], 4))
             regs[cpes, r] = v[:, -1]
+        return sends
+
+    def _run_fast(self, prog: _FastProgram) -> dict[int, np.ndarray]:
+        """:meth:`run` for a :class:`_FastProgram` body: the same operations on the same values
+        in the same order (bit-identical), with the per-body structure derived once."""
+        C, n = len(self.cpes), self.n
+        cpes, regs = self.cpes, self.regs
+        xs = []
+        for src in prog.srcs:
+            if src[0] is None:
+                xs.append(self.inputs[src[1]])
+            else:
+                op, ptr, offs = src
+                xs.append(load_group(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
+                                     offs))
+        sends: dict[int, np.ndarray] = {}
+        prov: dict[int, tuple[np.ndarray, int]] = {}
+        self.prov = prov
+        for j, (si, k) in prog.sends:
+            x = xs[si]
+            sends[j] = x[:, :, k]
+            prov[j] = (x, k)
+        rc = regs[cpes]  # (C, R, 4) the lanes' register files, written back at the end
+        if prog.acc_regs is not None:
+            first = []
+            mats = []
+            for si, cols, f_idx, f_regs, l_idx, l_cols, right in prog.sides:
+                x = xs[si]
+                a = len(cols)
+                if n > 1:
+                    if not x.flags.c_contiguous:
+                        x = np.ascontiguousarray(x)
+                    Cx, nx, m, L = x.shape
+                    # V[:, i, s*m + k] = x[:, i + s, k] (s = 0: carried, 1: local operand)
+                    v = np.ndarray((Cx, nx - 1, 2 * m, L), x.dtype, x, 0, x.strides)
+                    mt = v[:, :, cols]  # (C, n-1, a, 4)
+                    mats.append(mt.transpose(0, 3, 1, 2) if right else mt.transpose(0, 3, 2, 1))
+                f = np.empty((C, a, 4))
+                if f_idx is not None:
+                    f[:, f_idx] = rc[:, f_regs]
+                if l_idx is not None:
+                    f[:, l_idx] = xs[si][:, 0, l_cols]
+                first.append(f)
+            fl, fr = first
+            A, B = fl.shape[1], fr.shape[1]
+            if n > 1:
+                S = np.matmul(mats[0], mats[1]).transpose(0, 2, 3, 1)  # (C, a, b, l)
+            else:
+                S = np.zeros((C, A, B, 4))
+            tot = (S + fl[:, :, None] * fr[:, None, :]).reshape(C, A * B, 4)
+            acc = prog.acc_regs
+            rc[:, acc] = rc[:, acc] + tot
+        for si, rl, cl in prog.writeback:
+            rc[:, rl] = xs[si][:, -1, cl]
+        regs[cpes] = rc
+        return sends
+
+    def fused_sends(self) -> dict[int, np.ndarray]:
+        """Only the sends of a body whose sends are all fused loads (``vldr``/``vldc``/
+        ``ldder``/``lddec``, no ``putr``/``putc``): ``{instr: (C, n, 4)}`` loaded values (grouped
+        loads as one gather; ``self.prov`` as in :meth:`run`). No register or LDM is written.
+        Exact when :meth:`run` would be vectorised without a memory hazard (the loads then read
+        what the sequential execution reads)."""
+        plan, body = self.plan, self.body
+        sends: dict[int, np.ndarray] = {}
+        prov: dict[int, tuple[np.ndarray, int]] = {}
+        self.prov = prov
+        for op, ptr, members in plan.load_groups:
+            if op in FUSED_SEND:
+                data = self._load_group(op, ptr, members)
+                for k, (j, _) in enumerate(members):
+                    sends[j] = data[:, :, k]
+                    prov[j] = (data, k)
+        for j in plan.puts:
+            if j not in sends:
+                sends[j] = self._load(body[j])
         return sends
 
     @staticmethod

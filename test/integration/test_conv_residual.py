@@ -93,3 +93,33 @@ def test_residual_fused_or_separate_and_simulated(name: str, kw: dict, algorithm
     got = simulate(module, inputs=inputs).outputs
     for k, v in ref.items():
         np.testing.assert_allclose(got[k], v, rtol=RTOL, atol=ATOL, err_msg=f"{name}: {k}")
+
+
+@pytest.mark.parametrize("c,hw,m", [(128, 28, 512), (512, 7, 2048)])
+def test_model_tracks_the_simulated_kernels(c: int, hw: int, m: int) -> None:
+    """ResNet-50 shortcut convs (timing only): every kernel of the chosen plan (the GEMM with the
+    fused sum, or conv + the separate add kernel when the model keeps it apart) against the
+    simulator, within 10 % or 2k cycles (the small 1x1 im2col copy; printed with pytest -s)."""
+    import dataclasses
+
+    from taihu.backends.model.conv import ConvShape, choose_conv
+    from taihu.backends.sim.machine import default_machine
+    from taihu.backends.sim.runner import simulate
+    from taihu.passes.conversion.graph_to_tile import LDM_RESERVE
+    from taihu.passes.pipelines import lower_to_swsim
+
+    mach = default_machine()
+    s = ConvShape(1, c, hw, hw, m, 1, 1, bias=True, relu=True, const_weights=True, residual=True)
+    plan = choose_conv(s, "auto", dataclasses.replace(mach, ldm_user_bytes=mach.ldm_user_bytes - LDM_RESERVE)).plan
+    g, out = residual_graph(1, c, hw, hw, m, 1, const_w=True)
+    module = g.module(out)
+    lower_to_swsim(module)
+    rep = simulate(module, inputs=g.inputs(0), numerics=False).report
+    names = {"conv": "gemm", "conv_im2col": "im2col", "sum": "residual"}
+    sim = {names[k["name"]]: k["cycles"] for k in rep["kernels"]}
+    assert sorted(sim) == sorted(k.name for k in plan.kernels)
+    for k in plan.kernels:
+        model = k.t_total * mach.f_clk_ghz * 1e9
+        err = (model - sim[k.name]) / sim[k.name]
+        print(f"{s.describe()} {k.name}: sim {sim[k.name]} cycles, model {model:.0f} ({100 * err:+.1f} %)")
+        assert abs(model - sim[k.name]) < max(0.10 * sim[k.name], 2000), k.name
