@@ -898,8 +898,11 @@ class GemmBlockOp(_GemmFlags):
     """``loop.gemm_block %a, %b -> %c vec m|n [trans_a] [trans_b] [trans_c]``: register-tiled
     ``C += A x B`` on this CPE's LDM blocks, no communication (overlapping distribution, 004
     L708; per-CPE GEMMs of grouped/small convolutions). f32 (vmas) or f64 (vmad), all three the
-    same. Verified: consistent (m, n, k); vectorised dim % 4 lanes and contiguous in the
-    vector-loaded operand and C; C distinct from A and B."""
+    same, or **mixed**: an f64 C with f32 A and/or B -- the f32 operands are widened by their
+    loads (VLDS / LDSE put fp32 values in the 64-bit lanes, as every fp32 value of the register
+    model) and the FMA is the fp64 VMAD, so the result equals converting them first (no
+    ``convert`` pass, half the LDM). Verified: consistent (m, n, k); vectorised dim % 4 lanes and
+    contiguous in the vector-loaded operand and C; C distinct from A and B."""
 
     name = "loop.gemm_block"
     a = operand_def(LdmBufType)
@@ -922,10 +925,11 @@ class GemmBlockOp(_GemmFlags):
     def verify_(self) -> None:
         _require_spmd(self)
         a, b, c = (_buf(self, n, v) for n, v in (("A", self.a), ("B", self.b), ("C", self.c)))
-        if not (a.element_type == b.element_type == c.element_type):
+        mixed = isinstance(c.element_type, Float64Type)  # f32 / f64 operands of an fp64 C
+        if not (a.element_type == b.element_type == c.element_type or mixed):
             raise VerifyException(
-                f"loop.gemm_block: A, B, C must share the element type (got {_elem(a.element_type)}, "
-                f"{_elem(b.element_type)}, {_elem(c.element_type)})"
+                f"loop.gemm_block: A, B, C must share the element type, or C be f64 (mixed: f32 operands "
+                f"widened on load) (got {_elem(a.element_type)}, {_elem(b.element_type)}, {_elem(c.element_type)})"
             )
         m, n, k = _gemm_dims(self, *self.flags(), a, b, c)
         vec = self.vec.data

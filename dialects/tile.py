@@ -1082,7 +1082,7 @@ class GemmOp(IRDLOperation):
         CPE, A and C ``cpe``-distributed along M; lowered to one CPE-local ``loop.gemm_block``."""
         ta, tb, tc = (v.type for v in (self.a, self.b, self.c))
         assert isinstance(ta, TileBufType) and isinstance(tb, TileBufType) and isinstance(tc, TileBufType)
-        return tb.dist_kind == Dist.REP and ta.dist.data == Dist.CPE and tc.dist.data == Dist.CPE
+        return tb.dist_kind == Dist.REP and ta.dist_kind == Dist.CPE and tc.dist_kind == Dist.CPE
 
     def verify_(self) -> None:
         _require_kernel(self)
@@ -1178,16 +1178,20 @@ class GemmOp(IRDLOperation):
 
     def _verify_overlapping(self) -> None:
         """Rules of the overlapping distribution (004 L708): every CPE holds all of B (``rep``)
-        and its ``ceil(M/64)`` rows of A and C (``cpe``), so A must not be transposed (dim 0 = M);
-        no RLC, so f32 (vmas) and f64 (vmad) are both legal, all three the same; shapes agree;
+        and its ``ceil(M/64)`` rows of A and C, both split 64-way along M (``cpe`` on C's dim 0;
+        on A's dim 0, or with ``trans_a`` -- A stored (K, M) -- ``cpe1`` on its dim 1); no RLC, so
+        f32 (vmas) and f64 (vmad) are both legal, all three the same, or mixed: an f64 C with f32
+        A and/or B (widened by their loads, fp64 FMA; see ``loop.gemm_block``); shapes agree;
         ``vec`` agrees with ``scheme``; the vectorised dim is contiguous in the vector-loaded operand
         and C and its per-CPE extent is a multiple of 4 lanes; LDM footprint <= ldm_user_bytes."""
         w = f"tile.gemm scheme {self.scheme_value} (overlapping distribution)"
         ops = {"A": self.a, "B": self.b, "C": self.c}
         types = {n: v.type for n, v in ops.items()}
         elems = {_elem_name(t.element_type) for t in types.values()}  # type: ignore[union-attr]
-        if len(elems) != 1:
-            raise VerifyException(f"{w}: A, B and C must share the element type (f32 or f64), got {sorted(elems)}")
+        if len(elems) != 1 and _elem_name(types["C"].element_type) != "f64":  # type: ignore[union-attr]
+            raise VerifyException(
+                f"{w}: A, B and C must share the element type (f32 or f64), or C be f64 with f32 operands "
+                f"(mixed), got {sorted(elems)}")
         m, n, k = self.mnk
         size = {"m": m, "n": n, "k": k}
         dims = self.operand_dims()
@@ -1206,14 +1210,17 @@ class GemmOp(IRDLOperation):
         vec = scheme_info(self.scheme_value)[0]
         if self.vec_dim != vec:
             raise VerifyException(f"{w}: vectorises {vec.value.upper()} (Table 4.1), but vec = {self.vec_dim.value}")
-        if self.trans_a is not None:
-            raise VerifyException(
-                f"{w}: A (%{_buf_name(self.a)}) is split over the CPEs along its dim 0, which must be M (no trans_a)"
-            )
+        ta, tc = types["A"], types["C"]
+        assert isinstance(ta, TileBufType) and isinstance(tc, TileBufType)
+        a_md = 1 if self.trans_a is not None else 0
+        for name, t, md in (("A", ta, a_md), ("C", tc, 0)):
+            if t.split_dim != md or t.halo:
+                raise VerifyException(
+                    f"{w}: %{_buf_name(ops[name])} must be split over the CPEs along its M dim (dim {md}: "
+                    f"dist {cpe_dist(md)}), got {t.dist.data}"
+                )
         vname = vec.value
-        ta = types["A"]
-        assert isinstance(ta, TileBufType)
-        local = {"m": ta.local_shape()[0], "n": n}
+        local = {"m": ta.local_shape()[a_md], "n": n}
         if local[vname] % 4:
             raise VerifyException(
                 f"{w}: the per-CPE extent of the vectorised dim {vname.upper()} is {local[vname]}, "

@@ -277,7 +277,9 @@ class GemmPlan:
     (fp32 data, or fp64 data whose LDM layout differs from main memory) and ``tile.map convert``;
     ``double_c``: the tile C is stored from (the staging tile when C is staged, else the fp64 C
     tile itself) is double-buffered so a block's put overlaps the next block (tile-to-loop's
-    delayed store wait).
+    delayed store wait). ``overlap``: the overlapping distribution instead of the SUMMA
+    (:mod:`taihu.backends.model.overlap_gemm`: B ``rep``, A and C split 64-way along M,
+    ``bn = n``, f32 A/B used directly by a mixed-precision ``gemm_block``).
     """
 
     m: int
@@ -297,6 +299,7 @@ class GemmPlan:
     ldm_bytes: int
     cost: KernelCost
     double_c: bool = False
+    overlap: bool = False
 
     @property
     def scheme(self) -> int:
@@ -313,6 +316,9 @@ class GemmPlan:
 
     @property
     def layouts(self) -> dict[str, tuple[str, str]]:
+        if self.overlap:  # A split along its M dim (dim 1 when stored (K, M)), B on every CPE
+            return {"A": ("cpe1" if self.trans_a else "cpe", "row"), "B": ("rep", "row"),
+                    "C": ("cpe", "col" if self.vec == "m" else "row")}
         return gemm_operand_layouts(self.vec, self.trans_a, self.trans_b)
 
     @property
@@ -1156,6 +1162,15 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
         if not n_border_clean(hw, copy.bn):
             cands.append(ExplicitPlan(s, copy, (im2col, copy.cost), _sum_costs("im2col", [im2col, copy.cost], s.flops),
                                       residual_fused=res))
+        ov = _overlap_plan(s, hw, mach)
+        if ov is not None:  # overlapping distribution on x itself (one broadcast DMA per K block)
+            cands.append(ExplicitPlan(s, ov, (ov.cost,), _sum_costs("im2col", [ov.cost], s.flops), pointwise=True,
+                                      residual_fused=res))
+        if hw % 4:  # ... or vec n on a copy of x whose image columns are padded to 4
+            ov = _overlap_plan(s, _ceil(hw, 4) * 4, mach, pad_n=True)
+            if ov is not None:
+                cands.append(ExplicitPlan(s, ov, (im2col, ov.cost), _sum_costs("im2col", [im2col, ov.cost], s.flops),
+                                          residual_fused=res))
         return min(cands, key=lambda p: p.cost.t_total)
     im2col = im2col_cost(s, mach)
     # per image: col's image columns are padded to bn by the lowering (image_columns) -> b_clean
@@ -1164,6 +1179,12 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
                           residual=res)
     best = ExplicitPlan(s, per_image, (im2col, per_image.cost),
                         _sum_costs("im2col", [im2col, per_image.cost], s.flops), residual_fused=res)
+    for ov in (_overlap_plan(s, ncol, mach), _overlap_plan(s, s.n * _ceil(hw, 4) * 4, mach, pad_n=True)):
+        if ov is not None:  # overlapping distribution on col (image columns padded to bn)
+            cand = ExplicitPlan(s, ov, (im2col, ov.cost), _sum_costs("im2col", [im2col, ov.cost], s.flops),
+                                residual_fused=res)
+            if cand.cost.t_total < best.cost.t_total:
+                best = cand
     if s.n > 1:
         big = plan_gemm(s.mg, ncol, kk, s.dtype, lda=kk, ldb=ncol, ldc=ncol, batch=s.group,
                         bias_along=bias_along, maps=maps, machine=mach, name="gemm")
@@ -1173,6 +1194,21 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
         if cand.cost.t_total < best.cost.t_total:
             best = cand
     return best
+
+
+def _overlap_plan(s: ConvShape, ldb: int, mach: Machine, pad_n: bool = False) -> GemmPlan | None:
+    """The per-image GEMM of ``s`` with the overlapping distribution
+    (:func:`~taihu.backends.model.overlap_gemm.plan_overlap_gemm`; vec m needs the constant
+    weights, stored (K, M) by the lowering; ``pad_n``: vec n on B columns padded to 4), or None
+    when it does not apply / fit."""
+    from taihu.backends.model.overlap_gemm import plan_overlap_gemm
+
+    hw = s.ho * s.wo
+    if pad_n and hw % 4 == 0:
+        return None
+    return plan_overlap_gemm(s.mg, hw, s.cg * s.kh * s.kw, s.dtype, ldb=ldb, ldc=hw, batch=s.group * s.n,
+                             bias_along="m" if s.bias else None, maps=1 if s.relu else 0,
+                             const_a=s.const_weights, machine=mach, residual=s.residual, pad_n=pad_n)
 
 
 def relayout_rows(hw: int, elem: int, machine: Machine | None = None, budget: int | None = None) -> int:

@@ -285,6 +285,26 @@ def test_gemm_block(m, n, k, vec, ta, tb, elem) -> None:
     assert _kernel(r.report, "gemm_block")["flops"] >= 64 * 2 * m * n * k
 
 
+@pytest.mark.parametrize("m, n, k, vec", [(32, 49, 8, "m"), (8, 52, 5, "n"), (20, 7, 3, "m")])
+def test_gemm_block_mixed_precision(m, n, k, vec) -> None:
+    """f32 A and B, f64 C: VLDS / LDSE widen the operands, VMAD accumulates in fp64 -- the same
+    values as converting A and B first (full and partial register tiles)."""
+    ta = vec == "m"
+    sa, sb = ((k, m) if ta else (m, k)), (k, n)
+    text = _gemm_block_module(m, n, k, vec, ta, False, "f64")
+    for sh in (sa, sb):
+        text = text.replace(f"memref<64x{sh[0]}x{sh[1]}xf64>", f"memref<64x{sh[0]}x{sh[1]}xf32>")
+        text = text.replace(f"!loop.ldm<{sh[0]}x{sh[1]}xf64>", f"!loop.ldm<{sh[0]}x{sh[1]}xf32>")
+    a = RNG.standard_normal((64, *sa)).astype(np.float32)
+    b = RNG.standard_normal((64, *sb)).astype(np.float32)
+    c0 = RNG.standard_normal((64, n, m) if ta else (64, m, n))
+    r = run(text, a=a, b=b, c0=c0)
+    am = a.astype(np.float64).transpose(0, 2, 1) if ta else a.astype(np.float64)
+    want = (c0.transpose(0, 2, 1) if ta else c0) + np.einsum("imk,ikn->imn", am, b.astype(np.float64))
+    out = r.outputs["c"]
+    np.testing.assert_allclose(out.transpose(0, 2, 1) if ta else out, want, rtol=1e-12, atol=1e-12)
+
+
 def test_gemm_block_full_tile_speed() -> None:
     """Full 16 x 4 tiles run Listing 4.1 at 16 cycles per k-step: the long block is near peak."""
     a = RNG.standard_normal((64, 16, 64))

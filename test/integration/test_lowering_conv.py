@@ -566,6 +566,35 @@ def test_simulated_matches_reference(algorithm: str, case) -> None:
         np.testing.assert_allclose(outs[k], v, rtol=RTOL, atol=ATOL, err_msg=k)
 
 
+OVERLAP_CASES = [
+    # (n, c, h, w, m, kh, kw, strides, pads, const_w, vec): 7x7 maps, the overlapping-distribution
+    # GEMM (model/overlap_gemm.py): vec m on the (K, M)-stored constant weights, x read directly
+    ((1, 64, 7, 7, 2048, 1, 1, (1, 1), (0, 0, 0, 0)), True, "m"),
+    # vec n on a 1x1 im2col copy whose image columns are padded to 52; two K blocks
+    ((1, 64, 7, 7, 256, 1, 1, (1, 1), (0, 0, 0, 0)), False, "n"),
+    # 3x3 pad 1 through im2col, vec n
+    ((1, 128, 7, 7, 128, 3, 3, (1, 1), (1, 1, 1, 1)), True, "n"),
+]
+
+
+@pytest.mark.parametrize("case,const_w,vec", OVERLAP_CASES)
+def test_simulated_overlapping_gemm_matches_reference(case, const_w: bool, vec: str) -> None:
+    """The planner picks the overlapping-distribution GEMM (mixed precision, broadcast B
+    prefetched over K, split over the DMA buses) for these 7x7 layers; simulated numerics."""
+    n, c, h, w, m, kh, kw, st_, pads = case
+    g, out = conv_graph(n, c, h, w, m, kh, kw, st_, pads, (1, 1), 1, const_w=const_w)
+    module = g.module(out)
+    inputs = g.inputs(1)
+    ref = run_module(module.clone(), inputs)
+    g2, out2 = conv_graph(n, c, h, w, m, kh, kw, st_, pads, (1, 1), 1, const_w=const_w)
+    tiled = lower_tile(g2.module(out2))
+    blk = [k.attributes["taihu.blocking"].data for k in kernels(tiled) if "taihu.blocking" in k.attributes]
+    assert any("overlap" in b and f"vec={vec}" in b for b in blk), blk
+    res = _simulate(module, inputs)
+    for k, v in ref.items():
+        np.testing.assert_allclose(res.outputs[k], v, rtol=RTOL, atol=ATOL, err_msg=k)
+
+
 @pytest.mark.parametrize("m,k,n", [(128, 512, 128), (256, 256, 256)])
 def test_model_tracks_the_simulator(m: int, k: int, n: int) -> None:
     """The analytic model of the GEMM kernel (backends/model/conv.plan_gemm, which also picks

@@ -4,7 +4,7 @@ and compared with the tile semantics (test/unit/tile_numpy.py, numpy).
 
 * tile.gemm: the per-CPE SUMMA (8 loop.summa_step per K block, 004 §4.1) for the vector schemes
   1-4 (col layouts, transposed operands, double-buffered K loop), and the overlapping
-  distribution (loop.gemm_block, f32 and f64);
+  distribution (loop.gemm_block, f32 and f64, mixed f32 operands of an fp64 C);
 * tile.im2col (004 §5.1.1): 3x3 pad 1 NCHW, 3x3 stride 2 NCHW with 2 rows per task, 3x3
   dilation 2 NHWC with 3 rows per task;
 * tile.winograd_filter / _input (NHWC and NCHW tile chunks) / _output (odd sizes).
@@ -45,6 +45,12 @@ def test_summa_gemm_on_simulator(i: int) -> None:
 
 def test_overlapping_gemm_block_on_simulator() -> None:
     _check(_cases("gemm_overlap.mlir")[0], rtol=1e-5, atol=1e-5)
+
+
+def test_overlapping_mixed_precision_vec_m_on_simulator() -> None:
+    """f32 A (K, M) split along M (cpe1) and f32 B broadcast (rep, prefetched over K), fp64 C:
+    the mixed-precision gemm_block equals converting first; C transposed into an f32 staging tile."""
+    _check(_cases("gemm_overlap.mlir")[1], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("i", range(2), ids=["nchw_3x3_pad", "nchw_stride2_rows2"])

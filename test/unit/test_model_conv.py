@@ -346,9 +346,13 @@ def test_n_border_clean_and_pointwise_copy_choice() -> None:
     assert p.pointwise and len(p.kernels) == 1 and n_border_clean(56 * 56, p.gemm.bn)
     q = plan_explicit(ConvShape(1, 256, 14, 14, 1024, 1, 1, bias=True, relu=True, const_weights=True))
     assert q.pointwise and n_border_clean(196, q.gemm.bn)
-    # 7x7 outputs: every N block is clipped inside a piece -> the copy into padded columns
+    # 7x7 outputs: every SUMMA N block would be clipped inside a piece -> the overlapping
+    # distribution (N not split over the mesh) reads x itself: vec m, bn = 49
     r = plan_explicit(ConvShape(1, 512, 7, 7, 2048, 1, 1, bias=True, relu=True, const_weights=True))
-    assert not r.pointwise and [k.name for k in r.kernels] == ["im2col", "gemm"]
+    assert r.pointwise and r.gemm.overlap and (r.gemm.vec, r.gemm.bn) == ("m", 49) and len(r.kernels) == 1
+    # ... or, without the vec m form (M = 512: 8 rows per CPE), vec n on a copy padded to 52
+    t = plan_explicit(ConvShape(1, 2048, 7, 7, 512, 1, 1, bias=True, relu=True, const_weights=True))
+    assert t.gemm.overlap and (t.gemm.vec, t.gemm.bn) == ("n", 52) and [k.name for k in t.kernels] == ["im2col", "gemm"]
 
 
 @pytest.mark.parametrize(

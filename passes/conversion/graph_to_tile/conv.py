@@ -55,6 +55,13 @@ its epilogue, in one of three forms chosen by the model (:func:`taihu.backends.m
 * pointwise (1x1, stride 1, no padding): no im2col kernel, the GEMM reads x itself -- unless
   Ho*Wo is not a multiple of the GEMM's N block (then a 1x1 im2col copies x into a padded col).
 
+Any of them may use the GEMM with the overlapping distribution (``plan.gemm.overlap``, chosen by
+the model for small maps such as 7x7 / 14x14: the CPEs split the output channels, every CPE
+gets all Ho*Wo columns by broadcast, no padding of the columns to the mesh); with vec m the
+constant weights are stored transposed ((group, C/g*kh*kw, M/g), a new global) so each CPE's
+output channels are one contiguous run per k; with vec n and Ho*Wo % 4 != 0 the col's image
+columns are padded to 4.
+
 Per-image col buffers pad each image's Ho*Wo columns to the GEMM's N block (``tile.im2col
 image_columns``, 004 L865 padded allocation): no B window crosses the border, so every B load
 is one full strided DMA per CPE and prefetched (a column-clipped piece would need per-row DMAs
@@ -279,7 +286,15 @@ class ConvPattern(GraphToTilePattern):
             kb.insert(tile.Im2colOp.build(operands=[x, c], properties=props))
             kb.finish(rewriter)
             bsrc = self.view(rewriter, col, (s.group, kk, s.n * hw) if plan.batched else (s.group, kk, s.n, pc))
-        wv = self.view(rewriter, W, (s.group, s.mg, kk))
+        if g.overlap and g.trans_a:
+            # overlapping-distribution GEMM with vec m: A stored (K, M) so that each CPE's rows of
+            # M are one contiguous run per k (constant weights, transposed at compile time)
+            w_np = constant_array(op.weight)
+            assert w_np is not None
+            wt = np.ascontiguousarray(w_np.reshape(s.group, s.mg, kk).transpose(0, 2, 1))
+            wv = self.state.new_global(rewriter, wt, f"{name}_wt").memref
+        else:
+            wv = self.view(rewriter, W, (s.group, s.mg, kk))
         if plan.batched:
             ybuf = self.alloc(rewriter, (s.m, s.n * hw), el, f"{name}_gemm")
             yv = self.view(rewriter, ybuf, (s.group, s.mg, s.n * hw))
@@ -288,11 +303,11 @@ class ConvPattern(GraphToTilePattern):
         kb = self._kb(name, op, s, "im2col", name, fused)
         kb.attrs["taihu.blocking"] = StringAttr(
             f"bm={g.bm} bn={g.bn} bk={g.bk} scheme={g.scheme} vec={g.vec}" + (" hoist_a" if g.hoist_a else "")
-            + (" hoist_b" if g.hoist_b else "") + (" pointwise" if plan.pointwise else "")
+            + (" hoist_b" if g.hoist_b else "") + (" overlap" if g.overlap else "") + (" pointwise" if plan.pointwise else "")
             + (" batched" if plan.batched else ""))
         w, cm, y = kb.arg(wv, "w"), kb.arg(bsrc, "col" if not plan.pointwise else "x"), kb.arg(yv, "y")
         # outer loops: (group[, image]); ivs[0] = group, ivs[1] = image
-        acc_a = GemmAccess(w, lambda iv, r, k: [iv[0], r, k], [1, g.bm, g.bk])
+        acc_a = GemmAccess(w, lambda iv, r, k: [iv[0], r, k], [1, g.bk, g.bm] if g.trans_a else [1, g.bm, g.bk])
         if plan.batched:
             acc_b = GemmAccess(cm, lambda iv, k, j: [iv[0], k, j], [1, g.bk, g.bn])
             acc_c = GemmAccess(y, lambda iv, r, j: [iv[0], r, j], [1, g.bm, g.bn])

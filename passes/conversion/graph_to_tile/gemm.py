@@ -44,6 +44,11 @@ stream; RBW = 1/(2B_M) + 1/(2B_N)), every block step runs the mesh GEMM primitiv
   (``plan_gemm(free_trans_a/b=True)``); when it picks the other one, the pattern stores the
   transposed constant as a new global (e.g. (K, N) instead of ONNX's (N, K) when the
   conversion into the vec-n B tile would otherwise transpose).
+* **Overlapping distribution** (``plan.overlap``, :mod:`taihu.backends.model.overlap_gemm`,
+  004 L708): A ``cpe`` (``cpe1`` when stored (K, M), vec m) and C ``cpe`` split 64-way along M,
+  B ``rep`` (one broadcast DMA per K step, prefetched); ``bn = n`` (one N block). The f32 A and
+  B tiles feed the mixed-precision ``gemm_block`` directly (no staging, no convert); an (M, 1)
+  bias is loaded ``cpe`` like C's rows.
 * **fp32** data are DMA'd into fp32 staging tiles and converted to fp64 in LDM
   (``tile.map convert``, 004 L823, §A7); fp64 data go straight into the primitive's tiles unless
   their LDM layout must differ from main memory.
@@ -195,7 +200,9 @@ def emit_gemm(
             buf[o] = kb.alloc(shapes[o], f64, dist, layout=layout, name=names[o])
         else:
             stage[o] = None
-            buf[o] = kb.alloc(shapes[o], f64, dist, layout=layout, double=stream[o], name=names[o])
+            # overlapping distribution: f32 A / B feed the mixed-precision gemm_block directly
+            el = elem if plan.overlap and o != "C" else f64
+            buf[o] = kb.alloc(shapes[o], el, dist, layout=layout, double=stream[o], name=names[o])
     alpha_t = beta_t = None
     if epi.alpha != 1.0:
         alpha_t = kb.alloc((1, 1), f64, tile.Dist.REP, name="alpha")
@@ -206,8 +213,10 @@ def emit_gemm(
     bias_s = bias_t = None
     if epi.bias is not None:
         assert epi.bias_shape is not None
-        bias_s = kb.alloc(epi.bias_shape, elem, tile.Dist.REP, name="bias_s")
-        bias_t = kb.alloc(epi.bias_shape, f64, tile.Dist.REP, name="bias")
+        # overlapping distribution: an (M, 1) bias is split over the CPEs like C's rows
+        bdist = tile.Dist.CPE if plan.overlap and epi.bias_shape[1] == 1 else tile.Dist.REP
+        bias_s = kb.alloc(epi.bias_shape, elem, bdist, name="bias_s")
+        bias_t = kb.alloc(epi.bias_shape, f64, bdist, name="bias")
     if alpha_t is not None:
         kb.map(MapKind.FILL, [], alpha_t, value=epi.alpha)
     if beta_t is not None:

@@ -47,7 +47,9 @@ main-memory byte address):
   chain (a token waited again where an earlier wait of the same token dominates is skipped).
   ``mode bcast`` gets (one DMA delivered to every CPE, spec §4.3 rule 7): ``sw.barrier array``
   (no CPE still reads the buffer; omitted for the first write of a buffer outside loops), CPE 0
-  issues the broadcast get; its wait = CPE 0 waits + ``sw.barrier array``. ``mode row`` is refused (the simulator has no row mode).
+  issues the broadcast get -- a large one (>= :data:`BCAST_SPLIT_BYTES`) in up to 4 parts
+  issued by CPEs 0, 2, 4, 6, one per DMA bus (:func:`bcast_parts`); its wait = the issuers wait
+  + ``sw.barrier array``. ``mode row`` is refused (the simulator has no row mode).
 * ``loop.barrier`` -> ``sw.barrier``.
 * ``loop.summa_step`` / ``loop.gemm_block`` / ``loop.rlc_bcast`` -> register micro-kernels
   (:mod:`.gemm`, 004 Alg. 2 / Listing 4.1); ``loop.map`` -> :func:`.maps.lower_map` (owner B).
@@ -240,6 +242,33 @@ def _new_type(t: Attribute) -> Attribute | None:
 class _Chain:
     reply: SSAValue
     bcast: bool = False
+    bcast_issuers: int = 1  # CPEs issuing parts of the chain's broadcast gets (bcast_parts)
+
+
+#: CPEs that issue the parts of a split broadcast get: one per DMA bus (bus = column // 2,
+#: 004 L462: 16 CPEs of two adjacent columns share one of the 4 row-direction buses).
+BCAST_ISSUERS = (0, 2, 4, 6)
+#: broadcast gets of at least this many bytes are split over :data:`BCAST_ISSUERS`.
+BCAST_SPLIT_BYTES = 2048
+
+
+def bcast_parts(size: int, bsize: int, stride: int) -> list[tuple[int, int, int]]:
+    """``(memory offset, LDM offset, size)`` bytes of the parts of a broadcast get of ``size``
+    bytes (blocks of ``bsize`` with ``stride`` gaps in memory when ``bsize``): one part when it is
+    small, else up to 4 parts of whole 128-B multiples (contiguous) or whole blocks (strided),
+    each issued by a CPE on a different DMA bus (:data:`BCAST_ISSUERS`), so a large broadcast
+    does not load a single bus (every CPE's LDM still receives every part at the same address,
+    spec §4.3 rule 7)."""
+    if size < BCAST_SPLIT_BYTES:
+        return [(0, 0, size)]
+    n = len(BCAST_ISSUERS)
+    if bsize:
+        nb = size // bsize
+        q = -(-nb // n)
+        return [(i * q * (bsize + stride), i * q * bsize, (min(nb, (i + 1) * q) - i * q) * bsize)
+                for i in range(n) if i * q < nb]
+    q = -(-size // n // 128) * 128
+    return [(i * q, i * q, min(size, (i + 1) * q) - i * q) for i in range(n) if i * q < size]
 
 
 @dataclass
@@ -537,12 +566,18 @@ class KernelLowering:
         ch = self.chain(op.token)
         if mode == DmaMode.BCAST:
             ch.bcast = True
-            props["mode"] = sw.DmaModeAttr(DmaMode.BCAST)
             if not self._first_write(op):
                 self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(BarrierScope.ARRAY)}))
-            get = sw.DmaGetOp.create(operands=[mem, ldm, ch.reply], properties=props)
-            is0 = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]
-            self.emit(scf.IfOp(is0, [], Region(Block([get, scf.YieldOp()])), Region(Block([scf.YieldOp()]))))
+            parts = bcast_parts(size, bsize, stride)
+            ch.bcast_issuers = len(parts)
+            for i, (moff, loff, psize) in enumerate(parts):
+                pp: dict[str, Attribute] = {"size": int_attr(psize), "mode": sw.DmaModeAttr(DmaMode.BCAST)}
+                if bsize:
+                    pp["bsize"] = int_attr(bsize)
+                    pp["stride"] = int_attr(stride)
+                get = sw.DmaGetOp.create(operands=[self.add(mem, moff), self.add(ldm, loff), ch.reply], properties=pp)
+                me = self.emit(cmpi(self.cpe, self.const(BCAST_ISSUERS[i]), "eq")).results[0]
+                self.emit(scf.IfOp(me, [], Region(Block([get, scf.YieldOp()])), Region(Block([scf.YieldOp()]))))
             return
         if op.is_get:
             self.emit(sw.DmaGetOp.create(operands=[mem, ldm, ch.reply], properties=props))
@@ -599,8 +634,14 @@ class KernelLowering:
             wait = sw.DmaWaitOp.build(operands=[ch.reply, []], properties={"count": int_attr(1)})
             reset = sw.ReplyResetOp.build(operands=[ch.reply])
             if ch.bcast:
-                is0 = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]
-                self.emit(scf.IfOp(is0, [], Region(Block([wait, reset, scf.YieldOp()])),
+                if ch.bcast_issuers > 1:  # CPEs 0, 2, 4, 6 (the first ``bcast_issuers`` of them)
+                    hi = self.emit(cmpi(self.cpe, self.const(2 * ch.bcast_issuers), "slt")).results[0]
+                    odd = self.emit(int_binop(arith.AndIOp, self.cpe, self.const(1))).results[0]
+                    even = self.emit(cmpi(odd, self.const(0), "eq")).results[0]
+                    issuer = self.emit(arith.AndIOp.create(operands=[hi, even], result_types=[i1])).results[0]
+                else:
+                    issuer = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]
+                self.emit(scf.IfOp(issuer, [], Region(Block([wait, reset, scf.YieldOp()])),
                                    Region(Block([scf.YieldOp()]))))
                 bcast_wait = True
             else:

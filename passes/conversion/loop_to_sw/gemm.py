@@ -113,7 +113,7 @@ def _err(op: Operation, msg: str) -> DiagnosticException:
 class Geometry:
     """Byte geometry of a local GEMM ``C += A x B`` with one dim vectorised (module docstring)."""
 
-    eb: int  # element bytes: 8 (f64) or 4 (f32)
+    eb: int  # element bytes of C (and of the FMA): 8 (f64, vmad) or 4 (f32, vmas)
     vlen: int  # local vectorised dim
     olen: int  # local other dim
     k: int
@@ -121,15 +121,30 @@ class Geometry:
     s_k: int  # bytes between consecutive k of S
     s_o: int  # bytes between consecutive other-dim elements of S
     c_row: int  # bytes between rows (other dim) of C
+    v_eb: int = 0  # element bytes of V / S when they differ from C's (mixed: f32 operands of an
+    s_eb: int = 0  # fp64 C, widened by the VLDS / LDSE loads); 0 = eb
 
     @property
     def g(self) -> int:
-        """Bytes of one vector register's elements (4 lanes)."""
+        """Bytes of one vector register's elements of C (4 lanes)."""
         return 4 * self.eb
+
+    @property
+    def gv(self) -> int:
+        """Bytes of one vector register's elements of V (4 lanes)."""
+        return 4 * (self.v_eb or self.eb)
 
     @property
     def f64(self) -> bool:
         return self.eb == 8
+
+    @property
+    def v_f64(self) -> bool:
+        return (self.v_eb or self.eb) == 8
+
+    @property
+    def s_f64(self) -> bool:
+        return (self.s_eb or self.eb) == 8
 
 
 def geometry(vec: VecDim, flags: tuple[bool, bool, bool], a: loop.LdmBufType, b: loop.LdmBufType,
@@ -137,16 +152,16 @@ def geometry(vec: VecDim, flags: tuple[bool, bool, bool], a: loop.LdmBufType, b:
     """Geometry of ``op`` (a summa_step / gemm_block) from its buffer types and trans flags."""
     ta, tb, tc = flags
     m, n, k = loop._gemm_dims(op, ta, tb, tc, a, b, c)  # noqa: SLF001 - the dialect's shape rule
-    eb = a.elem_bytes
+    eb, ea, ebb = c.elem_bytes, a.elem_bytes, b.elem_bytes
     if vec == VecDim.M:
         if not ta or not tc:
             raise _err(op, "vectorising M needs A stored (k, m) and C stored (n, m) (trans_a, trans_c)")
-        s_k, s_o = (eb, k * eb) if tb else (n * eb, eb)
-        return Geometry(eb, m, n, k, m * eb, s_k, s_o, m * eb)
+        s_k, s_o = (ebb, k * ebb) if tb else (n * ebb, ebb)
+        return Geometry(eb, m, n, k, m * ea, s_k, s_o, m * eb, ea, ebb)
     if tb or tc:
         raise _err(op, "vectorising N needs B stored (k, n) and C stored (m, n) (no trans_b, no trans_c)")
-    s_k, s_o = (m * eb, eb) if ta else (eb, k * eb)
-    return Geometry(eb, n, m, k, n * eb, s_k, s_o, n * eb)
+    s_k, s_o = (m * ea, ea) if ta else (ea, k * ea)
+    return Geometry(eb, n, m, k, n * ebb, s_k, s_o, n * eb, ebb, ea)
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,7 +200,7 @@ def listing41(geo: Geometry, fv: Fetch, fs: Fetch, next_k: bool = True) -> list[
     """One k-step of 004 Listing 4.1 (corrected lines 11-12, algorithms.md §A6) on a full 4x4
     tile: VMAD (S_b, V_a, C_4b+a); FETCH V3/S3 of this k and (``next_k``) V0-2/S0-2 of the next
     k. Without ``next_k`` (the last k-step): no next-k FETCHes and no loop-closing BGT."""
-    g, fma = geo.g, _fma(geo.f64)
+    g, fma = geo.gv, _fma(geo.f64)
     nk: Callable[[Operation], list[Operation]] = (lambda o: [o]) if next_k else (lambda o: [])
     body: list[Operation] = [
         fma(0, 0, 0), _ins(sw.AddlOp, ra=LDM_V_P, rb=RK, rc=LDM_V_P),
@@ -215,7 +230,7 @@ def first_fetches(geo: Geometry, fv: Fetch, fs: Fetch, nv: int = 3, ns: int = 3)
     out: list[Operation] = []
     for j in range(max(nv, ns)):
         if j < nv:
-            out.append(fv(REG_V[j], j * geo.g, None))
+            out.append(fv(REG_V[j], j * geo.gv, None))
         if j < ns:
             out.append(fs(REG_S[j], j * geo.s_o, None))
     return out
@@ -248,7 +263,7 @@ def generic_body(geo: Geometry, nv: int, ns: int, fv: Fetch, fs: Fetch, next_k: 
             if last_s[b] == (b, a):
                 body.append(fs(REG_S[b], geo.s_k + b * geo.s_o, LDM_S))
             if last_v[a] == (b, a):
-                body.append(fv(REG_V[a], geo.v_k + a * geo.g, LDM_V))
+                body.append(fv(REG_V[a], geo.v_k + a * geo.gv, LDM_V))
     if next_k:
         body += [_ins(sw.AddlOp, ra=LDM_V, rb=RK, rc=LDM_V), _ins(sw.AddlOp, ra=LDM_S, rb=RM, rc=LDM_S),
                  _ins(sw.SubwOp, ra=CK, imm=1, rc=CK), _ins(sw.BgtOp, ra=CK)]
@@ -314,9 +329,9 @@ def _eq(k: KernelLowering, a: SSAValue, b: SSAValue) -> SSAValue:
 
 def _tile_ptrs(k: KernelLowering, geo: Geometry, V: SSAValue, S: SSAValue, C: SSAValue,
                io: SSAValue, iv: SSAValue, nvt: int = 4, nst: int = 4) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """p0 = V + iv*nvt*g, p1 = S + io*nst*s_o, p2 = C + io*nst*c_row + iv*nvt*g."""
+    """p0 = V + iv*nvt*gv, p1 = S + io*nst*s_o, p2 = C + io*nst*c_row + iv*nvt*g."""
     vo = k.mul(iv, nvt * geo.g)
-    pv = k.add(V, vo)
+    pv = k.add(V, vo if geo.gv == geo.g else k.mul(iv, nvt * geo.gv))
     ps = k.add(S, k.mul(io, nst * geo.s_o))
     pc = k.add(k.add(C, k.mul(io, nst * geo.c_row)), vo)
     return pv, ps, pc
@@ -341,7 +356,7 @@ def _summa(k: KernelLowering, op: loop.SummaStepOp) -> _Summa:
     s = op.scheme.value.data
     vec, ax_a, ax_b = scheme_info(s)
     geo = geometry(vec, op.flags(), op.a.type, op.b.type, op.c.type, op)  # type: ignore[arg-type]
-    if not geo.f64:
+    if not (geo.f64 and geo.v_f64 and geo.s_f64):
         raise _err(op, "the mesh GEMM is fp64 only (004 L823)")
     if geo.vlen % 16 or geo.olen % 4:
         raise _err(op, f"local dims ({geo.vlen}, {geo.olen}) are not multiples of the 16 x 4 register tile")
@@ -493,14 +508,14 @@ def _gemm_block(k: KernelLowering, op: loop.GemmBlockOp) -> None:
     geo = geometry(vec, op.flags(), op.a.type, op.b.type, op.c.type, op)  # type: ignore[arg-type]
     a, b, c = k.addr(op.a), k.addr(op.b), k.addr(op.c)
     V, S = (a, b) if vec == VecDim.M else (b, a)
-    fv = fetcher("load", True, None, geo.f64, 0)
-    fs = fetcher("load", False, None, geo.f64, 1)
+    fv = fetcher("load", True, None, geo.v_f64, 0)
+    fs = fetcher("load", False, None, geo.s_f64, 1)
     nv_full, v_rem = divmod(geo.vlen // 4, 4)  # vector registers per tile
     ns_full, s_rem = divmod(geo.olen, 4)
 
     def tile(io: SSAValue, iv: SSAValue, nv: int, ns: int, vbase: int, sbase: int) -> None:
         pv, ps, pc = _tile_ptrs(k, geo, V, S, C, io, iv)
-        pv, ps = k.add(pv, vbase * geo.g), k.add(ps, sbase * geo.s_o)
+        pv, ps = k.add(pv, vbase * geo.gv), k.add(ps, sbase * geo.s_o)
         pc = k.add(pc, sbase * geo.c_row + vbase * geo.g)
         full = nv == 4 and ns == 4
         first = first_fetches(geo, fv, fs, 3, 3) if full else first_fetches(geo, fv, fs, nv, ns)

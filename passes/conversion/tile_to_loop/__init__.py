@@ -764,6 +764,19 @@ def _map_input(ctx: LowerCtx, op: tile.MapOp, v: SSAValue) -> SSAValue:
     lv = ctx.value(v)
     sl = _broadcast_slices(op, v)
     if not sl:
+        ti, to = v.type, op.out.type
+        assert isinstance(ti, TileBufType) and isinstance(to, TileBufType)
+        if (ti.dist_kind == Dist.CPE and to.layout_kind == Layout.COL and ti.layout_kind == Layout.ROW
+                and len(ti.get_shape()) == 2 and ti.get_shape() != to.get_shape() and 1 in ti.get_shape()):
+            # a cpe-split (rows, 1) / (1, cols) broadcast operand of a col-stored output: the
+            # output's LDM block is (dim 1, dim 0), so the operand broadcasts as its transpose
+            # (same bytes: one dim is 1)
+            lt = lv.type
+            assert isinstance(lt, LdmBufType)
+            view = loop.ViewOp(lv, ctx.const(0), LdmBufType(list(lt.get_shape())[::-1], lt.element_type))
+            view.result.name_hint = f"{lv.name_hint or 'b'}_t"
+            ctx.emit(view)
+            return view.result
         return lv
     ti, to = v.type, op.out.type
     assert isinstance(ti, TileBufType) and isinstance(to, TileBufType)
@@ -1152,7 +1165,7 @@ def _prefetch_candidates(ctx: LowerCtx, f: tile.ForOp) -> tuple[list[tile.MoveOp
         if not isinstance(al, tile.AllocOp) or not al.is_double or not _uses_in(m.tile, f):
             continue
         pl = ctx.plan(m)
-        if pl.bcast or not (pl.uniform or balanced_tokens(ctx, pl) is not None):
+        if not (pl.uniform or pl.bcast or balanced_tokens(ctx, pl) is not None):
             continue
         if any(isinstance(x, tile.MoveOp) and x is not m and x.tile is m.tile for x in f.walk()):
             continue

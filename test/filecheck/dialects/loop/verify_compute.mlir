@@ -107,14 +107,28 @@ func.func @f(%X: memref<8xf64>) {
 
 func.func @f(%X: memref<8xf64>) {
   loop.spmd "k" ids(%r, %c) (%x = %X : memref<8xf64>) {
-    %a = loop.ldm_buffer "a" : !loop.ldm<4x8xf32>
-    %b = loop.ldm_buffer "b" : !loop.ldm<8x16xf64>
-    %cc = loop.ldm_buffer "c" : !loop.ldm<4x16xf64>
-    loop.gemm_block %a, %b -> %cc vec n : !loop.ldm<4x8xf32>, !loop.ldm<8x16xf64>, !loop.ldm<4x16xf64>
+    %a = loop.ldm_buffer "a" : !loop.ldm<4x8xf64>
+    %b = loop.ldm_buffer "b" : !loop.ldm<8x16xf32>
+    %cc = loop.ldm_buffer "c" : !loop.ldm<4x16xf32>
+    loop.gemm_block %a, %b -> %cc vec n : !loop.ldm<4x8xf64>, !loop.ldm<8x16xf32>, !loop.ldm<4x16xf32>
   }
   func.return
 }
-// CHECK: loop.gemm_block: A, B, C must share the element type (got f32, f64, f64)
+// CHECK: loop.gemm_block: A, B, C must share the element type, or C be f64 (mixed: f32 operands widened on load) (got f64, f32, f32)
+
+// -----
+
+// mixed precision: f32 operands of an f64 C are legal
+func.func @f(%X: memref<8xf64>) {
+  loop.spmd "k" ids(%r, %c) (%x = %X : memref<8xf64>) {
+    %a = loop.ldm_buffer "a" : !loop.ldm<4x8xf32>
+    %b = loop.ldm_buffer "b" : !loop.ldm<8x16xf32>
+    %cc = loop.ldm_buffer "c" : !loop.ldm<4x16xf64>
+    loop.gemm_block %a, %b -> %cc vec n : !loop.ldm<4x8xf32>, !loop.ldm<8x16xf32>, !loop.ldm<4x16xf64>
+  }
+  func.return
+}
+// CHECK: loop.gemm_block %a, %b -> %cc vec n : !loop.ldm<4x8xf32>, !loop.ldm<8x16xf32>, !loop.ldm<4x16xf64>
 
 // -----
 

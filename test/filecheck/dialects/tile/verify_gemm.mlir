@@ -228,7 +228,7 @@ func.func @f(%X: memref<8xf32>) {
   }
   func.return
 }
-// CHECK: tile.gemm scheme 3 (overlapping distribution): A, B and C must share the element type (f32 or f64), got ['f32', 'f64']
+// CHECK: tile.gemm scheme 3 (overlapping distribution): A, B and C must share the element type (f32 or f64), or C be f64 with f32 operands (mixed), got ['f32', 'f64']
 
 // -----
 
@@ -241,7 +241,34 @@ func.func @f(%X: memref<8xf64>) {
   }
   func.return
 }
-// CHECK: tile.gemm scheme 3 (overlapping distribution): A (%a) is split over the CPEs along its dim 0, which must be M (no trans_a)
+// CHECK: tile.gemm scheme 3 (overlapping distribution): %a must be split over the CPEs along its M dim (dim 1: dist cpe1), got cpe
+
+// -----
+
+func.func @f(%X: memref<8xf64>) {
+  tile.kernel "k" (%x = %X : memref<8xf64>) {
+    %a = tile.alloc : !tile.buf<256x64xf64, cpe>
+    %b = tile.alloc : !tile.buf<64x32xf64, rep>
+    %c = tile.alloc : !tile.buf<256x32xf64, cpe1>
+    tile.gemm %a, %b -> %c m 256 n 32 k 64 scheme 3 vec n : !tile.buf<256x64xf64, cpe>, !tile.buf<64x32xf64, rep>, !tile.buf<256x32xf64, cpe1>
+  }
+  func.return
+}
+// CHECK: tile.gemm scheme 3 (overlapping distribution): %c must be split over the CPEs along its M dim (dim 0: dist cpe), got cpe1
+
+// -----
+
+// mixed precision (f32 A and B, f64 C) and A stored (K, M) split along dim 1 (cpe1, trans_a)
+func.func @f(%X: memref<8xf32>) {
+  tile.kernel "k" (%x = %X : memref<8xf32>) {
+    %a = tile.alloc : !tile.buf<64x2048xf32, cpe1>
+    %b = tile.alloc : !tile.buf<64x49xf32, rep>
+    %c = tile.alloc : !tile.buf<2048x49xf64, cpe, col>
+    tile.gemm %a, %b -> %c m 2048 n 49 k 64 scheme 2 vec m trans_a : !tile.buf<64x2048xf32, cpe1>, !tile.buf<64x49xf32, rep>, !tile.buf<2048x49xf64, cpe, col>
+  }
+  func.return
+}
+// CHECK: tile.gemm %a, %b -> %c m 2048 n 49 k 64 scheme 2 vec m trans_a : !tile.buf<64x2048xf32, cpe1>, !tile.buf<64x49xf32, rep>, !tile.buf<2048x49xf64, cpe, col>
 
 // -----
 

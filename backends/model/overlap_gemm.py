@@ -1,0 +1,227 @@
+"""Plan and cost of the GEMM kernel with the **overlapping distribution** (004 L708, algorithms.md
+§A1): every CPE holds all of B (``rep``, one broadcast DMA per K block) and ``ceil(bm/64)`` rows
+of A and C (``cpe``, split 64-way along M), and runs a CPE-local register-tiled GEMM
+(``loop.gemm_block``): no RLC, no SUMMA step boundaries, and N is not split over the mesh, so a
+small N (the 49 pixels of a 7x7 map) is neither padded to the mesh multiple nor clipped inside
+a CPE's piece. Lowering: ``passes/conversion/graph_to_tile/gemm.py`` ``emit_gemm`` with
+:attr:`GemmPlan.overlap <taihu.backends.model.conv.GemmPlan.overlap>`.
+
+The kernel (one N block = all N; K innermost, A and B double-buffered over K)::
+
+    for m0 (bm rows: mloc = bm/64 per CPE):
+      fill C                                         (mloc x N per CPE, fp64)
+      for k0 (bk):
+        A <- W[m0:+bm, k0:+bk]  (vec n)  or  W^T[k0:+bk, m0:+bm] (vec m, A stored (K, M): each
+             CPE's rows of M are one contiguous run per k)         one strided DMA per CPE
+        B <- X[k0:+bk, 0:N]                                          ONE broadcast DMA (CPE 0)
+        C += A x B                                   loop.gemm_block, mixed precision: the f32
+                                                     A/B are widened by their VLDS/LDSE loads
+                                                     and the FMA is the fp64 VMAD (no convert)
+      [+ bias (cpe)] [relu] -> fp32 staging (a transposing convert with vec m) -> y (clip)
+
+Cost, per K step: compute = the register tiles of one ``gemm_block`` (full 16 x 4 tiles at 16
+cycles per k, Listing 4.1; partial tiles at max(FMAs, P1 slots) per k; + a per-tile prologue /
+epilogue, :data:`TILE_OVERHEAD`, measured); DMA = the A pieces of the 64 CPEs (128-B transactions,
+spec §4.4) spread over the 4 buses plus the broadcast of B (``bcast_cost`` = 1 request per part:
+a small one occupies the issuing CPE's bus, a large one is split in 4 parts over the 4 buses);
+one array barrier per step (the broadcast's
+wait and the next broadcast's issue); ``max(DMA, compute)`` per step (double buffers, 004 L674),
+the first step exposed, then the epilogue (fill, bias, activation, convert, put) exposed unless
+the next block hides the put (double-buffered staging).
+"""
+
+from __future__ import annotations
+
+import math
+
+from taihu.backends.sim.machine import Machine, default_machine
+
+__all__ = ["TILE_OVERHEAD", "block_cycles", "overlap_footprint", "plan_overlap_gemm"]
+
+N_CPE = 64
+#: [measured] cycles per register tile and K block of ``loop.gemm_block`` beyond its k-steps
+#: (load C + the first FETCHes, the last k-step's drain + store C): simulator, 32 x 49 x bk
+#: vec m blocks, bk = 32 / 56: 13 650 / 23 202 cycles = 398 per k + 35 per tile.
+TILE_OVERHEAD = 35
+#: Listing 4.1: cycles per k-step of a full 16 x 4 register tile (16 VMAD on P0).
+FULL_TILE_KSTEP = 16
+#: P1 slots per k-step of a partial tile beyond its loads: 2 pointer adds, counter, branch
+#: (``generic_body``).
+PARTIAL_LOOP_SLOTS = 4
+TRANSPOSE_CYCLES_PER_ELEM = 2.05  # same measured rate as backends/model/conv.py
+MAP_CYCLES_PER_ELEM = 0.5
+FILL_CYCLES_PER_ELEM = 0.25
+BIAS_CYCLES_PER_ELEM = 0.9  # the unfold kernel's measured broadcast add (unfold_conv.py)
+#: broadcast gets of at least this many bytes are issued in 4 parts by CPEs on the 4 DMA buses
+#: (``passes/conversion/loop_to_sw`` ``BCAST_SPLIT_BYTES``; backends must not import passes).
+BCAST_SPLIT_BYTES = 2048
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _rnd(nbytes: float) -> int:
+    return int(-(-nbytes // 32) * 32)
+
+
+def block_cycles(vlen: int, olen: int, k: int) -> float:
+    """Cycles of one ``loop.gemm_block`` on a (vlen vectorised) x (olen other) x k local block:
+    full 16 x 4 tiles at 16 cycles per k-step, the remainder strips (vlen % 16, olen % 4) at
+    max(FMAs, P1 slots) per k-step (``generic_body``), :data:`TILE_OVERHEAD` per tile."""
+    nv_full, v_rem = divmod(vlen // 4, 4)
+    ns_full, s_rem = divmod(olen, 4)
+    parts = [(nv_full * ns_full, 4, 4)]
+    if v_rem:
+        parts.append((ns_full, v_rem, 4))
+    if s_rem:
+        parts.append((nv_full, 4, s_rem))
+    if v_rem and s_rem:
+        parts.append((1, v_rem, s_rem))
+    cyc = 0.0
+    for count, nv, ns in parts:
+        if not count:
+            continue
+        per_k = FULL_TILE_KSTEP if (nv, ns) == (4, 4) else max(nv * ns, nv + ns + PARTIAL_LOOP_SLOTS)
+        cyc += count * (per_k * k + TILE_OVERHEAD)
+    return cyc
+
+
+def overlap_footprint(mloc: int, n: int, bk: int, e: int, bias: bool, double_c: bool, residual: bool = False) -> int:
+    """Per-CPE LDM bytes: A (bk x mloc) and B (bk x n) in the memory element type,
+    double-buffered; C fp64 (mloc x n) and its staging tile in the memory type (twice when
+    double-buffered); the bias rows (mloc, memory type + fp64); a fused residual window (a
+    double tile like the staging one)."""
+    total = 2 * _rnd(bk * mloc * e) + 2 * _rnd(bk * n * e) + _rnd(mloc * n * 8)
+    if e != 8:
+        total += (2 if double_c else 1) * _rnd(mloc * n * e)
+    if bias:
+        total += _rnd(mloc * e) + _rnd(mloc * 8)
+    if residual:
+        total += 2 * _rnd(mloc * n * e)
+    return total
+
+
+def _txn_bytes(run: int, txn: int, aligned: bool) -> float:
+    if aligned:
+        return math.ceil(run / txn) * txn
+    return ((run - 4) / txn + 1) * txn if run > 4 else txn
+
+
+def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mach: Machine, *,
+                 trans_a: bool, lda: int, ldb: int, ldc: int, batch: int = 1, bias: bool = False,
+                 maps: int = 0, double_c: bool = False, residual: bool = False,
+                 name: str = "gemm", flops: int | None = None, bn: int | None = None):
+    """:class:`~taihu.backends.model.conv.KernelCost` of one plan (module docstring); ``bn``
+    (>= n): the N extent of the B and C tiles (B's columns padded in memory, the C store
+    clipped to n: one DMA per row of the CPE's block)."""
+    bn = bn or n
+    clipped = bn != n
+    n_true, n = n, bn
+    from taihu.backends.model.conv import KernelCost
+
+    cyc = mach.cycles_to_seconds
+    bw = mach.peak_bw_cg * 1e9
+    txn = mach.mem_txn_bytes
+    mloc = _ceil(bm, N_CPE)
+    nm, nk = _ceil(m, bm), _ceil(k, bk)
+    # A pieces: vec m / trans_a: bk runs of mloc elements (aligned when the run is whole
+    # transactions and the row pitch too); (M, K) storage: mloc runs of bk elements
+    if trans_a:
+        run = mloc * e
+        aligned = run % txn == 0 and (lda * e) % txn == 0
+        mv_a = N_CPE * bk * _txn_bytes(run, txn, aligned)
+    else:
+        mv_a = N_CPE * mloc * _txn_bytes(bk * e, txn, (lda * e) % txn == 0 and (bk * e) % txn == 0)
+    contiguous_b = ldb == n
+    mv_b = _txn_bytes(bk * n * e, txn, False) if contiguous_b else bk * _txn_bytes(n * e, txn, False)
+    # a small broadcast occupies the issuing CPE's bus (its data phase adds to that bus's
+    # quarter of the A pieces); a large one is split over the 4 buses (loop-to-sw bcast_parts)
+    split = bk * n * e >= BCAST_SPLIT_BYTES
+    t_dma_step = cyc(mach.dma_latency) + (mv_a + (1 if split else mach.n_dma_bus) * mv_b) / bw
+    vlen, olen = (mloc, n) if vec == "m" else (n, mloc)
+    t_comp_step = cyc(block_cycles(vlen, olen, bk) + 2 * mach.sync_array)
+    c_local = mloc * n
+    epi = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local
+    epi += (TRANSPOSE_CYCLES_PER_ELEM if vec == "m" else MAP_CYCLES_PER_ELEM) * c_local if e != 8 or vec == "m" else 0.0
+    t_bias = 0.0
+    if bias:
+        epi += BIAS_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * mloc
+        t_bias = cyc(mach.dma_latency) + N_CPE * _txn_bytes(mloc * e, txn, False) / bw
+    if clipped:  # one DMA per row: the CPE's rows are not one run in LDM
+        mv_c = N_CPE * mloc * _txn_bytes(n_true * e, txn, False)
+        t_put = cyc(mloc * mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
+    else:
+        mv_c = N_CPE * _txn_bytes(c_local * e, txn, False) if ldc == n else N_CPE * mloc * _txn_bytes(n * e, txn, False)
+        t_put = cyc(mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
+    res_data = 0.0
+    if residual:
+        epi += MAP_CYCLES_PER_ELEM * c_local
+        res_data = mv_c / bw
+    t_epi = cyc(epi) + t_bias
+    per_block = (t_dma_step + res_data) + (nk - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_epi
+    if double_c and nm > 1:
+        per_block_total = nm * per_block - (nm - 1) * 0.0 + t_put
+    else:
+        per_block_total = nm * (per_block + t_put)
+    total = batch * per_block_total
+    moved = batch * nm * (nk * (mv_a + mv_b) + mv_c * (2 if residual else 1) + (N_CPE * mloc * e if bias else 0))
+    useful = batch * e * (m * k + nm * k * n + m * n_true * (2 if residual else 1))
+    return KernelCost(
+        name, total,
+        batch * nm * (nk * t_dma_step + t_put + t_bias),
+        batch * nm * (nk * t_comp_step + cyc(epi)),
+        moved, min(useful, moved), flops if flops is not None else 2 * m * n_true * k * batch,
+    )
+
+
+def plan_overlap_gemm(m: int, n: int, k: int, dtype: str = "f32", *, lda: int | None = None,
+                      ldb: int | None = None, ldc: int | None = None, batch: int = 1,
+                      bias_along: str | None = None, maps: int = 0, const_a: bool = False,
+                      machine: Machine | None = None, name: str = "gemm", residual: bool = False,
+                      pad_n: bool = False):
+    """The cheapest overlapping-distribution GEMM plan (a
+    :class:`~taihu.backends.model.conv.GemmPlan` with ``overlap=True``, ``bn = n``) or None when
+    none fits the LDM. vec m needs ``const_a`` (A is stored (K, M): the caller stores the
+    constant transposed) and mloc % 4 == 0; vec n needs ``n % 4 == 0`` (B's rows vector-loaded),
+    or ``pad_n``: B's rows are padded in memory to ``bn`` = n rounded up to 4 (``ldb`` = bn, e.g.
+    an im2col copy's padded image columns) and only vec n plans are returned.
+    ``bias_along`` must be None or "m" (a per-output-channel bias, loaded ``cpe`` like C).
+    Blockings: bm a multiple of 64 (up to the M rounded up), bk a multiple of 8 dividing K."""
+    from taihu.backends.model.conv import GemmPlan
+
+    mach = machine or default_machine()
+    if bias_along not in (None, "m"):
+        return None
+    e = 4 if dtype == "f32" else 8
+    ldc = ldc or n
+    best = None
+    bn = _ceil(n, 4) * 4 if pad_n else n
+    vecs = ["n"] if pad_n else [v for v in ("m", "n") if (v == "m" and const_a) or (v == "n" and n % 4 == 0)]
+    for vec in vecs:
+        trans_a = vec == "m"
+        la = lda or (m if trans_a else k)
+        lb = ldb or bn
+        for mloc in range(4 if vec == "m" else 1, _ceil(m, N_CPE) + 1):
+            if vec == "m" and mloc % 4:
+                continue
+            bm = mloc * N_CPE
+            if mloc > 1 and _ceil(m, bm) == _ceil(m, bm - N_CPE):
+                continue  # same number of M blocks with fewer rows per CPE
+            for bk in range(8, k + 1, 8):
+                if k % bk:
+                    continue
+                for double_c in ((True, False) if _ceil(m, bm) > 1 else (False,)):
+                    fp = overlap_footprint(mloc, bn, bk, e, bias_along == "m", double_c, residual)
+                    if fp > mach.ldm_user_bytes:
+                        continue
+                    cost = overlap_cost(m, n, k, bm, bk, vec, e, mach, trans_a=trans_a, lda=la, ldb=lb, ldc=ldc,
+                                        batch=batch, bias=bias_along == "m", maps=maps, double_c=double_c,
+                                        residual=residual, name=name, bn=bn)
+                    staged = frozenset({"C"}) if (e != 8 or vec == "m") else frozenset()
+                    plan = GemmPlan(m, n, k, dtype, trans_a, False, vec, bm, bn, bk, batch, False, False, staged,
+                                    fp, cost, double_c, overlap=True)
+                    key = (cost.t_total, -bk, -bm)
+                    if best is None or key < best[0]:
+                        best = (key, plan)
+    return None if best is None else best[1]
