@@ -263,6 +263,8 @@ class MPE(Agent):
             yield _Block("join: waiting for the CPEs of kernel "
                          f"'{self.current_kernel.name}'")
         ks = self.current_kernel
+        if eng.memo is not None:
+            eng.memo.before_flush()  # a recorded launch keeps its data-effect queue (memo.py)
         eng.flush_numerics()
         ks.end = max(c.t for c in self.running)
         self.t = max(self.t, ks.end)
@@ -300,7 +302,7 @@ class Engine:
         self.regs = np.zeros((m.n_cpes, m.n_regs, 4))
         self.reg_ready = np.zeros((m.n_cpes, m.n_regs), dtype=np.int64)
         self.lockstep = Lockstep(self)
-        self.memo = None  # the launch memo of timing-only runs (memo.py), set by the runner
+        self.memo = None  # the launch memo (memo.py), set by the runner
         #: queued data effects (micro-kernel numerics) in creation order, see flush_numerics
         self.tasks: list[_Task] = []
         self._run_plans: dict[tuple, _RunPlan] = {}

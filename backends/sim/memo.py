@@ -1,4 +1,4 @@
-"""Exact memoisation of kernel launches in timing-only simulations (``simulate(numerics=False)``).
+"""Exact memoisation of kernel launches (``simulate(memo=True)``, the default).
 
 Networks launch the same kernel body many times (ResNet-50's repeated bottleneck blocks): the
 second launch of an identical body on arguments of the same *alignment class*, from the same
@@ -27,15 +27,28 @@ What the timing of a launch depends on (and what the key holds):
   timing reads is the DMA buses' round-robin pointers, which are part of the key (and restored
   from the record after a replay);
 * nothing else: timing never depends on data (control flow and addresses do not read LDM or
-  registers, ``lockstep.py``), and timing-only mode moves no data.
+  registers, ``lockstep.py``).
+
+With numerics on, the data effects of a launch are not computed during the timing replay
+anyway: it only queues them (``Engine.tasks``: micro-kernel runs with their lanes, LDM pointer
+bases, RLC links and producer dependences; DMA snapshots / moves) and ``flush_numerics``
+executes the queue at the join. That queue is as data-independent as the timing (its order is
+the event order, its contents come from the tape), so a record also keeps it as a *template*
+(``_Template``): a replay re-creates the queue for the new launch -- fresh RLC link objects,
+DMA requests re-based on the new arguments' allocations (``group start + offset``; LDM
+addresses, lanes and pointer bases are equal by the key) -- and flushes it. The flush then
+computes exactly what the simulated launch would (same effects, same dependences, same SPMD
+batches), on the current data. A launch whose queue was flushed before its join (a long
+DMA-only stretch, ``Engine.queue_data``) is not stored.
 
 A launch is stored only if it also ends clean (empty event queue and FIFOs at the join), so the
-replay leaves the engine in the state the simulation would. Replaying sets the kernel's
+replay leaves the engine in the state the simulation would; with numerics, the data-effect
+queue must also be empty at the spawn. Replaying sets the kernel's
 ``KernelStats`` (counters, per-CPE compute cycles, DMA intervals), the CPEs' clocks and reply
 words, the register scoreboard, the DMA buses' round-robin pointers and busy cycles, the RLC
 counters and the trace events (times shifted, DMA addresses re-based on the new arguments'
-allocations, RLC flow ids renumbered): reports and traces equal those of the full simulation
-(``test/integration/test_sim_memo.py``).
+allocations, RLC flow ids renumbered): reports, traces and outputs equal those of the full
+simulation (``test/integration/test_sim_memo.py``).
 """
 
 from __future__ import annotations
@@ -45,11 +58,124 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from taihu.backends.sim.memory import MemoryBoundsError
+from taihu.backends.sim.dma import DMARequest
+from taihu.backends.sim.lockstep import WholeLinks
+from taihu.backends.sim.memory import MemoryBoundsError, SimError
 
 if TYPE_CHECKING:  # pragma: no cover
     from taihu.backends.sim.engine import Engine, KernelStats
     from taihu.backends.sim.runner import KernelProgram
+
+
+class _Links:
+    """A replayed launch's stand-in for one RLC ``LinkSet`` (lockstep) or ``Batch`` (per-CPE
+    mode): the fields the numerics read (``n`` messages per link, ``sidx`` sender rows,
+    ``direction``) and fill (``src``/``src_off`` packed payloads, ``data``)."""
+
+    __slots__ = ("n", "sidx", "direction", "src", "src_off", "data")
+
+    def __init__(self, n: int, sidx, direction: str) -> None:
+        self.n = n
+        self.sidx = sidx
+        self.direction = direction
+        self.src = None
+        self.src_off = 0
+        self.data = None
+
+
+class _Template:
+    """A launch's queue of data effects (``Engine.tasks`` at its join), relocatable.
+
+    ``links``: ``(n, sidx, direction)`` per RLC LinkSet / Batch; ``reqs``: per DMA request ``(group,
+    offset)`` of its main-memory address in the argument allocations and its other fields;
+    ``tasks``: in queue order, ``(0, request, snap, lanes)`` for DMA effects and ``(1, rp,
+    lanes, bases, inputs, outputs, links, deps)`` for micro-kernel runs, every LinkSet /
+    Batch / task replaced by its index."""
+
+    __slots__ = ("links", "reqs", "tasks")
+
+    def __init__(self, tasks: list, groups: list[tuple[int, int]]) -> None:
+        index = {id(t): i for i, t in enumerate(tasks)}
+        lidx: dict[int, int] = {}
+        links: list[tuple] = []
+        ridx: dict[int, int] = {}
+        reqs: list[tuple] = []
+
+        def L(o) -> int:
+            i = lidx.get(id(o))
+            if i is None:
+                i = lidx[id(o)] = len(links)
+                links.append((o.n, getattr(o, "sidx", None), o.direction))
+            return i
+
+        def slices(sl: list) -> tuple:
+            return tuple((L(x[0]),) + tuple(x[1:]) for x in sl)
+
+        out: list[tuple] = []
+        for t in tasks:
+            if t.rp is None:
+                req = t.req
+                r = ridx.get(id(req))
+                if r is None:
+                    r = ridx[id(req)] = len(reqs)
+                    mem = req.mem
+                    g = next((g for g, (lo, hi) in enumerate(groups) if lo <= mem < hi), None)
+                    if g is None or groups[g][0] != t.alloc:  # pragma: no cover - memo_check
+                        raise SimError("internal error: memoised DMA outside its argument")
+                    reqs.append((g, mem - groups[g][0], req.cpe, req.kind, req.ldm, req.size,
+                                 req.bsize, req.stride, req.reply, req.mode, req.mask,
+                                 req.ldm_limit))
+                out.append((0, r, t.snap, t.lanes))
+                continue
+            inp = t.inputs
+            if inp is None:
+                inputs = None
+            elif isinstance(inp, WholeLinks):
+                inputs = ("W", tuple((d, L(ls), kk) for d, (ls, kk) in inp.by_dir.items()))
+            else:
+                inputs = ("L", tuple(tuple((d, slices(sl)) for d, sl in x.items()) for x in inp))
+            outputs = None if t.outputs is None else \
+                tuple(tuple((L(b), js) for b, js in outs) for outs in t.outputs)
+            lk = None if t.links is None else tuple((L(ls), js) for ls, js in t.links)
+            deps = None
+            if t.deps is not None:
+                deps = tuple(sorted(index[id(d)] for d in t.deps))
+            out.append((1, t.rp, t.lanes, t.bases, inputs, outputs, lk, deps))
+        self.links = links
+        self.reqs = reqs
+        self.tasks = out
+
+    def instantiate(self, starts: list[int]) -> list:
+        """The queue of a replay whose argument allocation groups start at ``starts``."""
+        from taihu.backends.sim.engine import _DataTask, _Task
+
+        links = [_Links(*x) for x in self.links]
+        reqs = [DMARequest(cpe, kind, starts[g] + off, ldm, size, bsize, stride, reply, mode,
+                           mask, limit)
+                for g, off, cpe, kind, ldm, size, bsize, stride, reply, mode, mask, limit
+                in self.reqs]
+        allocs = [starts[r[0]] for r in self.reqs]
+        tasks: list = []
+        for e in self.tasks:
+            if e[0] == 0:
+                tasks.append(_DataTask(reqs[e[1]], e[2], e[3], allocs[e[1]]))
+                continue
+            _, rp, lanes, bases, inputs, outputs, lk, deps = e
+            if inputs is not None:
+                if inputs[0] == "W":
+                    inputs = WholeLinks({d: (links[i], kk) for d, i, kk in inputs[1]})
+                else:
+                    inputs = [{d: [(links[x[0]],) + x[1:] for x in sl] for d, sl in lane}
+                              for lane in inputs[1]]
+            if outputs is not None:
+                outputs = tuple([(links[i], js) for i, js in outs] for outs in outputs)
+            t = _Task(rp, lanes, bases, inputs, outputs)
+            if lk is not None:
+                t.links = [(links[i], js) for i, js in lk]
+            if deps is not None:
+                t.deps = {tasks[i] for i in deps}
+            tasks.append(t)
+        return tasks
 
 
 @dataclass
@@ -69,6 +195,7 @@ class _Record:
     messages: int  # RLC messages added
     flows: int  # RLC flow ids used
     events: list[tuple] | None  # trace events (relative; None when recorded without trace)
+    tasks: _Template | None  # the queued data effects (numerics on), else None
 
 
 _COUNTERS = ("flops", "dma_bytes", "dma_moved", "dma_count", "rlc_messages", "p0_valid",
@@ -76,19 +203,21 @@ _COUNTERS = ("flops", "dma_bytes", "dma_moved", "dma_count", "rlc_messages", "p0
 
 
 class TimingMemo:
-    """The launch memo of one :class:`~taihu.backends.sim.engine.Engine` (timing-only)."""
+    """The launch memo of one :class:`~taihu.backends.sim.engine.Engine`."""
 
     def __init__(self, engine: Engine) -> None:
         self.eng = engine
         self.records: dict[tuple, _Record] = {}
         self.hits = 0
         self.misses = 0
+        self._active: list | None = None  # the launch being recorded (``begin``)
 
     # -- keys ------------------------------------------------------------------------------
     def _clean(self) -> bool:
-        """No event pending, no DMA in flight, every RLC FIFO empty, no barrier open."""
+        """No event pending, no DMA in flight, every RLC FIFO empty, no barrier open, no data
+        effect queued."""
         eng = self.eng
-        if eng._heap or eng.dma.pending or eng.barriers:
+        if eng._heap or eng.dma.pending or eng.barriers or eng.tasks:
             return False
         ls = eng.lockstep
         if any(c.any() for c in ls.cnt.values()):
@@ -131,21 +260,40 @@ class TimingMemo:
         return (kp.signature(), tuple(akey), buses, self.eng.trace.enabled), starts, ranges
 
     # -- recording ---------------------------------------------------------------------------
-    def begin(self, kp: KernelProgram, key: tuple, ranges: dict) -> list:
-        """Start recording a launch (call before the spawn)."""
+    def begin(self, kp: KernelProgram, key: tuple, ranges: dict,
+              groups: list[tuple[int, int]] = ()) -> list:
+        """Start recording a launch (call before the spawn); ``groups``: the argument
+        allocations (``key``'s second result), needed with numerics."""
         eng = self.eng
         state = [True]
         kp.memo_check = (kp.memo_plan()[2], ranges, state)
-        return [kp, key, state, len(eng.trace.events), eng.rlc.messages, eng.rlc.next_flow,
-                [b.busy_cycles for b in eng.dma.buses]]
+        rec = [kp, key, state, len(eng.trace.events), eng.rlc.messages, eng.rlc.next_flow,
+               [b.busy_cycles for b in eng.dma.buses], eng.tasks, None, list(groups)]
+        self._active = rec
+        return rec
+
+    def before_flush(self) -> None:
+        """The recorded launch joined and its queued data effects are about to run
+        (``MPE.join``): keep them as the record's template, unless part of the queue already
+        ran (a flush before the join: ``flush_numerics`` starts a new ``Engine.tasks`` list,
+        so the list recorded at the spawn is no longer the engine's)."""
+        rec = self._active
+        eng = self.eng
+        if rec is None or not eng.numerics or not rec[2][0]:
+            return
+        if eng.tasks is not rec[7]:
+            rec[2][0] = False
+            return
+        rec[8] = _Template(eng.tasks, rec[9])
 
     def end(self, rec: list, ks: KernelStats, groups: list[tuple[int, int]]) -> None:
         """The launch of ``rec`` joined: store it if it ran clean."""
         eng = self.eng
-        kp, key, state, n_ev, msgs, flow, busy = rec
+        kp, key, state, n_ev, msgs, flow, busy, _, template, _ = rec
         kp.memo_check = None
+        self._active = None
         self.misses += 1
-        if not state[0] or not self._clean():
+        if not state[0] or not self._clean() or (eng.numerics and template is None):
             return
         t0 = ks.start
         events = None
@@ -163,13 +311,14 @@ class TimingMemo:
             last_local=tuple(b.last_local for b in eng.dma.buses),
             busy=[b.busy_cycles - x for b, x in zip(eng.dma.buses, busy)],
             messages=eng.rlc.messages - msgs, flows=eng.rlc.next_flow - flow,
-            events=events)
+            events=events, tasks=template)
 
     # -- replay ----------------------------------------------------------------------------
     def replay(self, key: tuple, groups: list[tuple[int, int]], kp: KernelProgram,
                name: str) -> bool:
-        """Replay the record of ``key`` as a launch of ``kp`` (named ``name``) by the MPE now;
-        False if there is none."""
+        """Replay the record of ``key`` as a launch of ``kp`` (named ``name``) by the MPE now,
+        with its data effects (numerics on) on the arguments' allocations ``groups``; False if
+        there is none."""
         r = self.records.get(key)
         if r is None:
             return False
@@ -208,6 +357,9 @@ class TimingMemo:
                 ev.append(_shift_event(e, start, flow0, [], [g[0] for g in groups]))
         mpe.current_kernel = ks
         mpe.running = []
+        if r.tasks is not None:
+            eng.tasks.extend(r.tasks.instantiate([g[0] for g in groups]))
+            eng.flush_numerics()
         mpe.t = max(mpe.t, start + r.mpe_t)
         eng.trace.span("MPE", 0, ks.name, ks.start, ks.end, {"kernel": ks.name})
         self.hits += 1

@@ -711,9 +711,10 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     ``numerics=False``: timing only -- no micro-kernel arithmetic, no DMA data movement, main
     memory not materialised (global initial values and ``inputs`` are not read); the report
     and the trace are those of a full run, ``outputs`` is empty.
-    ``memo`` (default: on in timing-only mode): replay repeated launches of identical kernels
-    on arguments of the same alignment class from the first one's record (``memo.py``: exact,
-    same report and trace); not available with numerics."""
+    ``memo`` (default on; False to simulate every launch): replay repeated launches of
+    identical kernels on arguments of the same alignment class from the first one's record
+    (``memo.py``: exact, same report, trace and outputs; with numerics the recorded queue of
+    data effects is re-based on the new arguments and executed)."""
     ensure_swsim(module, machine_path)
     target = next(o for o in module.body.block.ops if isinstance(o, TargetOp))
     m = machine or target.get_machine()
@@ -737,12 +738,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
         raise SimDecodeError("no func.func @main (the MPE host program)")
     n_spawns = sum(isinstance(o, sw.SpawnOp) for o in main.body.block.ops)
     joined = [0, ""]
-    if memo is None:
-        memo = not numerics
-    if memo and numerics:
-        raise ValueError("simulate: memo=True needs numerics=False (the memo replays timing, "
-                         "not data)")
-    tm = TimingMemo(eng) if memo else None
+    tm = TimingMemo(eng) if memo is not False else None
     eng.memo = tm
     # a spawn is memoisable when the next non-pure op of @main is its join
     host_ops = list(main.body.block.ops)
@@ -779,7 +775,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                         if tm.replay(k[0], k[1], kp, name):
                             replayed = True
                             continue
-                        recording = (tm.begin(kp, k[0], k[2]), k[1])
+                        recording = (tm.begin(kp, k[0], k[2], k[1]), k[1])
                 ls_ = kp.uses_rlc if lockstep is None else lockstep
                 yield from mpe.spawn(kp.run, args, name=name, ldm_high_water=kp.ldm_high_water,
                                      tape=kp.tape if ls_ else None)
