@@ -48,6 +48,9 @@ FULL_TILE_KSTEP = 16
 #: P1 slots per k-step of a partial tile beyond its loads: 2 pointer adds, counter, branch
 #: (``generic_body``).
 PARTIAL_LOOP_SLOTS = 4
+#: a partial tile's k-step is at least the FMA latency (each accumulator is updated once per
+#: k-step: a dependence chain of ``lat_fp`` = 7 cycles, 004 L530)
+PARTIAL_MIN_KSTEP = 7
 TRANSPOSE_CYCLES_PER_ELEM = 2.05  # same measured rate as backends/model/conv.py
 MAP_CYCLES_PER_ELEM = 0.5
 FILL_CYCLES_PER_ELEM = 0.25
@@ -82,7 +85,7 @@ def block_cycles(vlen: int, olen: int, k: int) -> float:
     for count, nv, ns in parts:
         if not count:
             continue
-        per_k = FULL_TILE_KSTEP if (nv, ns) == (4, 4) else max(nv * ns, nv + ns + PARTIAL_LOOP_SLOTS)
+        per_k = FULL_TILE_KSTEP if (nv, ns) == (4, 4) else max(nv * ns, PARTIAL_MIN_KSTEP, nv + ns + PARTIAL_LOOP_SLOTS)
         cyc += count * (per_k * k + TILE_OVERHEAD)
     return cyc
 
@@ -112,19 +115,20 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
                  trans_a: bool, lda: int, ldb: int, ldc: int, batch: int = 1, bias: bool = False,
                  maps: int = 0, double_c: bool = False, residual: bool = False,
                  name: str = "gemm", flops: int | None = None, bn: int | None = None):
-    """:class:`~taihu.backends.model.conv.KernelCost` of one plan (module docstring); ``bn``
-    (>= n): the N extent of the B and C tiles (B's columns padded in memory, the C store
-    clipped to n: one DMA per row of the CPE's block)."""
-    bn = bn or n
-    clipped = bn != n
-    n_true, n = n, bn
+    """:class:`~taihu.backends.model.conv.KernelCost` of one plan (module docstring): blocks of
+    ``bm`` rows (mloc = bm/64 per CPE) x ``bn`` columns; ``bn`` > n: one block whose B columns
+    are padded in memory to ``bn`` and whose C store is clipped to n (one DMA per row of the
+    CPE's block)."""
     from taihu.backends.model.conv import KernelCost
 
+    bn = bn or n
+    clipped = bn > n
     cyc = mach.cycles_to_seconds
     bw = mach.peak_bw_cg * 1e9
     txn = mach.mem_txn_bytes
     mloc = _ceil(bm, N_CPE)
-    nm, nk = _ceil(m, bm), _ceil(k, bk)
+    nm, nn, nk = _ceil(m, bm), (1 if clipped else _ceil(n, bn)), _ceil(k, bk)
+    blocks = nm * nn
     # A pieces: vec m / trans_a: bk runs of mloc elements (aligned when the run is whole
     # transactions and the row pitch too); (M, K) storage: mloc runs of bk elements
     if trans_a:
@@ -133,46 +137,58 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
         mv_a = N_CPE * bk * _txn_bytes(run, txn, aligned)
     else:
         mv_a = N_CPE * mloc * _txn_bytes(bk * e, txn, (lda * e) % txn == 0 and (bk * e) % txn == 0)
-    contiguous_b = ldb == n
-    mv_b = _txn_bytes(bk * n * e, txn, False) if contiguous_b else bk * _txn_bytes(n * e, txn, False)
+    mv_b = _txn_bytes(bk * bn * e, txn, False) if ldb == bn else bk * _txn_bytes(bn * e, txn, False)
     # a small broadcast occupies the issuing CPE's bus (its data phase adds to that bus's
     # quarter of the A pieces); a large one is split over the 4 buses (loop-to-sw bcast_parts)
-    split = bk * n * e >= BCAST_SPLIT_BYTES
+    split = bk * bn * e >= BCAST_SPLIT_BYTES
     t_dma_step = cyc(mach.dma_latency) + (mv_a + (1 if split else mach.n_dma_bus) * mv_b) / bw
-    vlen, olen = (mloc, n) if vec == "m" else (n, mloc)
+    vlen, olen = (mloc, bn) if vec == "m" else (bn, mloc)
     t_comp_step = cyc(block_cycles(vlen, olen, bk) + 2 * mach.sync_array)
-    c_local = mloc * n
+    c_local = mloc * bn
     epi = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local
     epi += (TRANSPOSE_CYCLES_PER_ELEM if vec == "m" else MAP_CYCLES_PER_ELEM) * c_local if e != 8 or vec == "m" else 0.0
-    t_bias = 0.0
-    if bias:
-        epi += BIAS_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * mloc
-        t_bias = cyc(mach.dma_latency) + N_CPE * _txn_bytes(mloc * e, txn, False) / bw
+    t_bias = t_bias_hoisted = 0.0
+    if bias:  # the (bm, 1) bias rows: loaded per block, once when there is one M block (hoisted)
+        epi += BIAS_CYCLES_PER_ELEM * c_local
+        tb = cyc(mach.dma_latency + MAP_CYCLES_PER_ELEM * mloc) + N_CPE * _txn_bytes(mloc * e, txn, False) / bw
+        if nm == 1:
+            t_bias_hoisted = tb
+        else:
+            t_bias = tb
     if clipped:  # one DMA per row: the CPE's rows are not one run in LDM
-        mv_c = N_CPE * mloc * _txn_bytes(n_true * e, txn, False)
+        mv_c = N_CPE * mloc * _txn_bytes(n * e, txn, False)
         t_put = cyc(mloc * mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
     else:
-        mv_c = N_CPE * _txn_bytes(c_local * e, txn, False) if ldc == n else N_CPE * mloc * _txn_bytes(n * e, txn, False)
+        mv_c = N_CPE * (_txn_bytes(c_local * e, txn, False) if ldc == bn else mloc * _txn_bytes(bn * e, txn, False))
         t_put = cyc(mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
     res_data = 0.0
     if residual:
         epi += MAP_CYCLES_PER_ELEM * c_local
         res_data = mv_c / bw
     t_epi = cyc(epi) + t_bias
-    per_block = (t_dma_step + res_data) + (nk - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_epi
-    if double_c and nm > 1:
-        per_block_total = nm * per_block - (nm - 1) * 0.0 + t_put
-    else:
-        per_block_total = nm * (per_block + t_put)
-    total = batch * per_block_total
-    moved = batch * nm * (nk * (mv_a + mv_b) + mv_c * (2 if residual else 1) + (N_CPE * mloc * e if bias else 0))
-    useful = batch * e * (m * k + nm * k * n + m * n_true * (2 if residual else 1))
+    # Alg 8's wrap (the K loop is the only loop of the block loop): only the first step's DMA
+    # of each batch iteration is exposed. A double-buffered staging tile lets a block's put
+    # overlap the next block, but each CPE has one DMA in flight: the next step's loads queue
+    # behind the put, so the first step after it costs max(compute, put data + step DMA)
+    # (simulator, 1x1 128->512 28x28, bn = 112: ~11k cycles per block when the put exceeds a
+    # step's compute); the residual window's get joins the block's first step the same way
+    put_data = mv_c / (bw * mach.dma_put_bw_factor)
+    first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
+    per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
+    total = batch * (t_bias_hoisted + t_dma_step + blocks * per_block + (t_put if double_c else 0.0))
+    moved = batch * blocks * (nk * (mv_a + mv_b) + mv_c * (2 if residual else 1) + (N_CPE * mloc * e if bias else 0))
+    n_true = min(n, bn * nn)
+    useful = batch * e * (m * k * nn + nm * k * n_true + m * n_true * (2 if residual else 1))
     return KernelCost(
         name, total,
-        batch * nm * (nk * t_dma_step + t_put + t_bias),
-        batch * nm * (nk * t_comp_step + cyc(epi)),
+        batch * (blocks * (nk * t_dma_step + t_put + t_bias) + t_bias_hoisted),
+        batch * blocks * (nk * t_comp_step + cyc(epi)),
         moved, min(useful, moved), flops if flops is not None else 2 * m * n_true * k * batch,
     )
+
+
+def _divisors(n: int, unit: int, lo: int) -> list[int]:
+    return [d for d in range(lo, n + 1) if n % d == 0 and d % unit == 0]
 
 
 def plan_overlap_gemm(m: int, n: int, k: int, dtype: str = "f32", *, lda: int | None = None,
@@ -181,13 +197,14 @@ def plan_overlap_gemm(m: int, n: int, k: int, dtype: str = "f32", *, lda: int | 
                       machine: Machine | None = None, name: str = "gemm", residual: bool = False,
                       pad_n: bool = False):
     """The cheapest overlapping-distribution GEMM plan (a
-    :class:`~taihu.backends.model.conv.GemmPlan` with ``overlap=True``, ``bn = n``) or None when
-    none fits the LDM. vec m needs ``const_a`` (A is stored (K, M): the caller stores the
-    constant transposed) and mloc % 4 == 0; vec n needs ``n % 4 == 0`` (B's rows vector-loaded),
-    or ``pad_n``: B's rows are padded in memory to ``bn`` = n rounded up to 4 (``ldb`` = bn, e.g.
-    an im2col copy's padded image columns) and only vec n plans are returned.
+    :class:`~taihu.backends.model.conv.GemmPlan` with ``overlap=True``) or None when none fits
+    the LDM. vec m needs ``const_a`` (A is stored (K, M): the caller stores the constant
+    transposed) and mloc % 4 == 0; vec n needs ``bn % 4 == 0`` (B's rows vector-loaded), or
+    ``pad_n``: B's rows are padded in memory to ``bn`` = n rounded up to 4 (``ldb`` = bn, e.g. an
+    im2col copy's padded image columns; one N block) and only vec n plans are returned.
     ``bias_along`` must be None or "m" (a per-output-channel bias, loaded ``cpe`` like C).
-    Blockings: bm a multiple of 64 (up to the M rounded up), bk a multiple of 8 dividing K."""
+    Blockings: mloc = bm/64 rows per CPE (powers of two and the whole M), bk a multiple of 8
+    dividing K, bn dividing N (no border blocks; >= 16) or N itself."""
     from taihu.backends.model.conv import GemmPlan
 
     mach = machine or default_machine()
@@ -196,32 +213,38 @@ def plan_overlap_gemm(m: int, n: int, k: int, dtype: str = "f32", *, lda: int | 
     e = 4 if dtype == "f32" else 8
     ldc = ldc or n
     best = None
-    bn = _ceil(n, 4) * 4 if pad_n else n
-    vecs = ["n"] if pad_n else [v for v in ("m", "n") if (v == "m" and const_a) or (v == "n" and n % 4 == 0)]
+    whole_m = _ceil(m, N_CPE)
+    mlocs = sorted({q for q in (1, 2, 4, 8, 16, 32, 64) if q < whole_m} | {whole_m})
+    bks = _divisors(k, 8, 8)
+    vecs = ["n"] if pad_n else [v for v in ("m", "n") if v == "n" or const_a]
     for vec in vecs:
         trans_a = vec == "m"
         la = lda or (m if trans_a else k)
-        lb = ldb or bn
-        for mloc in range(4 if vec == "m" else 1, _ceil(m, N_CPE) + 1):
-            if vec == "m" and mloc % 4:
-                continue
-            bm = mloc * N_CPE
-            if mloc > 1 and _ceil(m, bm) == _ceil(m, bm - N_CPE):
-                continue  # same number of M blocks with fewer rows per CPE
-            for bk in range(8, k + 1, 8):
-                if k % bk:
+        if pad_n:
+            bns = [_ceil(n, 4) * 4]
+        else:
+            bns = sorted(set(_divisors(n, 4, 16)) | {n})
+            if vec == "n":
+                bns = [b for b in bns if b % 4 == 0]
+        for bn in bns:
+            lb = ldb or bn
+            for mloc in mlocs:
+                if vec == "m" and mloc % 4:
                     continue
-                for double_c in ((True, False) if _ceil(m, bm) > 1 else (False,)):
-                    fp = overlap_footprint(mloc, bn, bk, e, bias_along == "m", double_c, residual)
-                    if fp > mach.ldm_user_bytes:
-                        continue
-                    cost = overlap_cost(m, n, k, bm, bk, vec, e, mach, trans_a=trans_a, lda=la, ldb=lb, ldc=ldc,
-                                        batch=batch, bias=bias_along == "m", maps=maps, double_c=double_c,
-                                        residual=residual, name=name, bn=bn)
-                    staged = frozenset({"C"}) if (e != 8 or vec == "m") else frozenset()
-                    plan = GemmPlan(m, n, k, dtype, trans_a, False, vec, bm, bn, bk, batch, False, False, staged,
-                                    fp, cost, double_c, overlap=True)
-                    key = (cost.t_total, -bk, -bm)
-                    if best is None or key < best[0]:
-                        best = (key, plan)
+                bm = mloc * N_CPE
+                nm = _ceil(m, bm)
+                for bk in bks:
+                    for double_c in ((True, False) if nm * _ceil(n, bn) > 1 else (False,)):
+                        fp = overlap_footprint(mloc, bn, bk, e, bias_along == "m", double_c, residual)
+                        if fp > mach.ldm_user_bytes:
+                            continue
+                        cost = overlap_cost(m, n, k, bm, bk, vec, e, mach, trans_a=trans_a, lda=la, ldb=lb, ldc=ldc,
+                                            batch=batch, bias=bias_along == "m", maps=maps, double_c=double_c,
+                                            residual=residual, name=name, bn=bn)
+                        staged = frozenset({"C"}) if (e != 8 or vec == "m") else frozenset()
+                        plan = GemmPlan(m, n, k, dtype, trans_a, False, vec, bm, bn, bk, batch, False, False, staged,
+                                        fp, cost, double_c, overlap=True)
+                        key = (cost.t_total, -bk, -bm)
+                        if best is None or key < best[0]:
+                            best = (key, plan)
     return None if best is None else best[1]
