@@ -90,12 +90,13 @@ def block_cycles(vlen: int, olen: int, k: int) -> float:
     return cyc
 
 
-def overlap_footprint(mloc: int, n: int, bk: int, e: int, bias: bool, double_c: bool, residual: bool = False) -> int:
+def overlap_footprint(mloc: int, n: int, bk: int, e: int, bias: bool, double_c: bool, residual: bool = False,
+                      hoist_a: bool = False, hoist_b: bool = False) -> int:
     """Per-CPE LDM bytes: A (bk x mloc) and B (bk x n) in the memory element type,
-    double-buffered; C fp64 (mloc x n) and its staging tile in the memory type (twice when
-    double-buffered); the bias rows (mloc, memory type + fp64); a fused residual window (a
-    double tile like the staging one)."""
-    total = 2 * _rnd(bk * mloc * e) + 2 * _rnd(bk * n * e) + _rnd(mloc * n * 8)
+    double-buffered unless hoisted; C fp64 (mloc x n) and its staging tile in the memory type
+    (twice when double-buffered); the bias rows (mloc, memory type + fp64); a fused residual
+    window (a double tile like the staging one)."""
+    total = (1 if hoist_a else 2) * _rnd(bk * mloc * e) + (1 if hoist_b else 2) * _rnd(bk * n * e) + _rnd(mloc * n * 8)
     if e != 8:
         total += (2 if double_c else 1) * _rnd(mloc * n * e)
     if bias:
@@ -131,17 +132,29 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
     blocks = nm * nn
     # A pieces: vec m / trans_a: bk runs of mloc elements (aligned when the run is whole
     # transactions and the row pitch too); (M, K) storage: mloc runs of bk elements
+    def al(ld: int, run: int) -> bool:  # every run starts on a transaction: row pitch and run
+        return (ld * e) % txn == 0 and (run * e) % txn == 0  # (block offsets are run multiples)
+
     if trans_a:
-        run = mloc * e
-        aligned = run % txn == 0 and (lda * e) % txn == 0
-        mv_a = N_CPE * bk * _txn_bytes(run, txn, aligned)
+        mv_a = N_CPE * bk * _txn_bytes(mloc * e, txn, al(lda, mloc))
     else:
-        mv_a = N_CPE * mloc * _txn_bytes(bk * e, txn, (lda * e) % txn == 0 and (bk * e) % txn == 0)
-    mv_b = _txn_bytes(bk * bn * e, txn, False) if ldb == bn else bk * _txn_bytes(bn * e, txn, False)
+        mv_a = N_CPE * mloc * _txn_bytes(bk * e, txn, al(lda, bk))
+    if ldb == bn:
+        mv_b = _txn_bytes(bk * bn * e, txn, al(bn, bk * bn))
+    else:
+        mv_b = bk * _txn_bytes(bn * e, txn, al(ldb, bn))
     # a small broadcast occupies the issuing CPE's bus (its data phase adds to that bus's
     # quarter of the A pieces); a large one is split over the 4 buses (loop-to-sw bcast_parts)
     split = bk * bn * e >= BCAST_SPLIT_BYTES
-    t_dma_step = cyc(mach.dma_latency) + (mv_a + (1 if split else mach.n_dma_bus) * mv_b) / bw
+    mv_b_bus = (1 if split else mach.n_dma_bus) * mv_b
+    # an operand block invariant in the block loops (one K step, a single M resp. N block) is
+    # loaded once per batch iteration (emit_gemm's weight hoisting), exposed
+    hoist_a = nk == 1 and nm == 1 and nn > 1
+    hoist_b = nk == 1 and nn == 1 and nm > 1
+    t_hoist = ((cyc(mach.dma_latency) + mv_a / bw) if hoist_a else 0.0) + (
+        (cyc(mach.dma_latency) + mv_b_bus / bw) if hoist_b else 0.0)
+    step_bytes = (0.0 if hoist_a else mv_a) + (0.0 if hoist_b else mv_b_bus)
+    t_dma_step = cyc(mach.dma_latency) + step_bytes / bw if step_bytes else 0.0
     vlen, olen = (mloc, bn) if vec == "m" else (bn, mloc)
     t_comp_step = cyc(block_cycles(vlen, olen, bk) + 2 * mach.sync_array)
     c_local = mloc * bn
@@ -159,7 +172,8 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
         mv_c = N_CPE * mloc * _txn_bytes(n * e, txn, False)
         t_put = cyc(mloc * mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
     else:
-        mv_c = N_CPE * (_txn_bytes(c_local * e, txn, False) if ldc == bn else mloc * _txn_bytes(bn * e, txn, False))
+        mv_c = N_CPE * (_txn_bytes(c_local * e, txn, al(bn, c_local)) if ldc == bn else
+                        mloc * _txn_bytes(bn * e, txn, al(ldc, bn)))
         t_put = cyc(mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
     res_data = 0.0
     if residual:
@@ -175,13 +189,15 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
     put_data = mv_c / (bw * mach.dma_put_bw_factor)
     first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
     per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
-    total = batch * (t_bias_hoisted + t_dma_step + blocks * per_block + (t_put if double_c else 0.0))
-    moved = batch * blocks * (nk * (mv_a + mv_b) + mv_c * (2 if residual else 1) + (N_CPE * mloc * e if bias else 0))
+    total = batch * (t_hoist + t_bias_hoisted + t_dma_step + blocks * per_block + (t_put if double_c else 0.0))
+    moved = batch * (blocks * (nk * ((0 if hoist_a else mv_a) + (0 if hoist_b else mv_b)) + mv_c * (2 if residual else 1)
+                               + (N_CPE * mloc * e if bias else 0)) + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0))
     n_true = min(n, bn * nn)
-    useful = batch * e * (m * k * nn + nm * k * n_true + m * n_true * (2 if residual else 1))
+    useful = batch * e * (m * k * (1 if hoist_a else nn) + (1 if hoist_b else nm) * k * n_true
+                          + m * n_true * (2 if residual else 1))
     return KernelCost(
         name, total,
-        batch * (blocks * (nk * t_dma_step + t_put + t_bias) + t_bias_hoisted),
+        batch * (blocks * (nk * t_dma_step + t_put + t_bias) + t_bias_hoisted + t_hoist),
         batch * blocks * (nk * t_comp_step + cyc(epi)),
         moved, min(useful, moved), flops if flops is not None else 2 * m * n_true * k * batch,
     )
@@ -233,17 +249,20 @@ def plan_overlap_gemm(m: int, n: int, k: int, dtype: str = "f32", *, lda: int | 
                     continue
                 bm = mloc * N_CPE
                 nm = _ceil(m, bm)
+                nn = 1 if pad_n else _ceil(n, bn)
                 for bk in bks:
-                    for double_c in ((True, False) if nm * _ceil(n, bn) > 1 else (False,)):
-                        fp = overlap_footprint(mloc, bn, bk, e, bias_along == "m", double_c, residual)
+                    hoist_a = bk == k and nm == 1 and nn > 1
+                    hoist_b = bk == k and nn == 1 and nm > 1
+                    for double_c in ((True, False) if nm * nn > 1 else (False,)):
+                        fp = overlap_footprint(mloc, bn, bk, e, bias_along == "m", double_c, residual, hoist_a, hoist_b)
                         if fp > mach.ldm_user_bytes:
                             continue
                         cost = overlap_cost(m, n, k, bm, bk, vec, e, mach, trans_a=trans_a, lda=la, ldb=lb, ldc=ldc,
                                             batch=batch, bias=bias_along == "m", maps=maps, double_c=double_c,
                                             residual=residual, name=name, bn=bn)
                         staged = frozenset({"C"}) if (e != 8 or vec == "m") else frozenset()
-                        plan = GemmPlan(m, n, k, dtype, trans_a, False, vec, bm, bn, bk, batch, False, False, staged,
-                                        fp, cost, double_c, overlap=True)
+                        plan = GemmPlan(m, n, k, dtype, trans_a, False, vec, bm, bn, bk, batch, hoist_a, hoist_b,
+                                        staged, fp, cost, double_c, overlap=True)
                         key = (cost.t_total, -bk, -bm)
                         if best is None or key < best[0]:
                             best = (key, plan)

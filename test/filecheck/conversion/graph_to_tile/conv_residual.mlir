@@ -7,7 +7,8 @@
 // (before the K loop, prefetched), added to the fp32 tile after the f64 -> f32 convert (the
 // reference rounds the conv first), relu, store. No separate add kernel.
 
-// Pointwise (the GEMM reads x, stores y): one kernel with the residual operand.
+// Pointwise (the GEMM reads x, stores y; here the overlapping-distribution GEMM, C and the
+// residual window split over the CPEs along M): one kernel with the residual operand.
 func.func @main(%x: tensor<1x64x16x16xf32> {graph.name = "x"}, %s: tensor<1x128x16x16xf32> {graph.name = "s"}, %w: tensor<128x64x1x1xf32> {graph.name = "w"}, %b: tensor<128xf32> {graph.name = "b"}) -> (tensor<1x128x16x16xf32> {graph.name = "y"}) {
   %y = graph.conv2d %x, %w, %b : (tensor<1x64x16x16xf32>, tensor<128x64x1x1xf32>, tensor<128xf32>) -> tensor<1x128x16x16xf32>
   %a = graph.add %y, %s : (tensor<1x128x16x16xf32>, tensor<1x128x16x16xf32>) -> tensor<1x128x16x16xf32>
@@ -19,17 +20,17 @@ func.func @main(%x: tensor<1x64x16x16xf32> {graph.name = "x"}, %s: tensor<1x128x
 // CHECK:      %[[SF:.*]] = memref.collapse_shape %s
 // CHECK-NEXT: %[[S:.*]] = memref.expand_shape %[[SF]] {{.*}} into memref<1x1x128x256xf32>
 // CHECK:      tile.kernel "y" (%w_1 = %{{.*}} : memref<1x128x64xf32>, %x_1 = %{{.*}} : memref<1x1x64x256xf32>, %y_1 = %{{.*}} : memref<1x1x128x256xf32>, %res = %[[S]] : memref<1x1x128x256xf32>, %bias = %{{.*}} : memref<1x128x1xf32>)
-// CHECK-SAME:   taihu.algorithm = "im2col"{{.*}}taihu.fused = ["graph.add", "graph.relu"], taihu.blocking = "{{.*}} pointwise"
-// CHECK:        %res_1 = tile.alloc double : !tile.buf<32x256xf32, rc>
-// CHECK:        tile.for %cM = 0 to 128 step 32 name "cM" {
-// CHECK-NEXT:     tile.move %res[%c0, %c0, %cM, %c0] sizes [1, 1, 32, 256] -> %res_1
+// CHECK-SAME:   taihu.algorithm = "im2col"{{.*}}taihu.fused = ["graph.add", "graph.relu"], taihu.blocking = "{{.*}} overlap pointwise"
+// CHECK:        %res_1 = tile.alloc double : !tile.buf<128x32xf32, cpe>
+// CHECK:        tile.for %cN = 0 to 256 step 32 name "cN" {
+// CHECK-NEXT:     tile.move %res[%c0, %c0, %c0, %cN] sizes [1, 1, 128, 32] -> %res_1
 // CHECK-NEXT:     tile.map fill out(%c
 // CHECK:          tile.gemm
 // CHECK:          tile.map add ins(%c, %bias_1
-// CHECK-NEXT:     tile.map convert ins(%c : !tile.buf<32x256xf64, rc>) out(%c_s : !tile.buf<32x256xf32, rc>)
-// CHECK-NEXT:     tile.map add ins(%c_s, %res_1 : !tile.buf<32x256xf32, rc>, !tile.buf<32x256xf32, rc>) out(%c_s
-// CHECK-NEXT:     tile.map relu ins(%c_s : !tile.buf<32x256xf32, rc>) out(%c_s
-// CHECK-NEXT:     tile.move %c_s -> %y_1[%c0, %c0, %cM, %c0] sizes [1, 1, 32, 256]
+// CHECK-NEXT:     tile.map convert ins(%c : !tile.buf<128x32xf64, cpe>) out(%c_s : !tile.buf<128x32xf32, cpe>)
+// CHECK-NEXT:     tile.map add ins(%c_s, %res_1 : !tile.buf<128x32xf32, cpe>, !tile.buf<128x32xf32, cpe>) out(%c_s
+// CHECK-NEXT:     tile.map relu ins(%c_s : !tile.buf<128x32xf32, cpe>) out(%c_s
+// CHECK-NEXT:     tile.move %c_s -> %y_1[%c0, %c0, %c0, %cN] sizes [1, 1, 128, 32]
 // CHECK-NOT:  tile.kernel
 // CHECK:      func.return
 
