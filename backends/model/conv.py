@@ -1590,6 +1590,12 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
     # No bias in the GEMM: bias and activation are the NAME_bias kernel over y.
     gemm = plan_gemm(p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m, machine=mach,
                      name="gemm")
+    if s.const_weights:  # or the overlapping distribution (vec n on U^T, stored (16, C, M) by the lowering)
+        from taihu.backends.model.overlap_gemm import plan_overlap_gemm
+
+        ov = plan_overlap_gemm(p, s.m, s.c, s.dtype, batch=16, lda=s.c, ldb=s.m, ldc=s.m, machine=mach, name="gemm")
+        if ov is not None and ov.cost.t_total < gemm.cost.t_total:
+            gemm = ov
     p_pad = _ceil(p, gemm.bm) * gemm.bm
     nf = s.m * s.c
     chunk = max(1, min(_ceil(nf, N_CPE), mach.ldm_user_bytes // 2 // (25 * e)))

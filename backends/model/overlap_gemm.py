@@ -189,7 +189,10 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
     put_data = mv_c / (bw * mach.dma_put_bw_factor)
     first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
     per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
-    total = batch * (t_hoist + t_bias_hoisted + t_dma_step + blocks * per_block + (t_put if double_c else 0.0))
+    # the first step's DMA is exposed once per batch iteration, or once in all when there is a
+    # single block (the K loop is then the batch loop's only loop: Alg 8's wrap crosses it)
+    n_first = 1 if blocks == 1 and batch > 1 else batch
+    total = batch * (t_hoist + t_bias_hoisted + blocks * per_block) + n_first * t_dma_step + (t_put if double_c else 0.0)
     moved = batch * (blocks * (nk * ((0 if hoist_a else mv_a) + (0 if hoist_b else mv_b)) + mv_c * (2 if residual else 1)
                                + (N_CPE * mloc * e if bias else 0)) + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0))
     n_true = min(n, bn * nn)
@@ -253,7 +256,7 @@ def plan_overlap_gemm(m: int, n: int, k: int, dtype: str = "f32", *, lda: int | 
                 for bk in bks:
                     hoist_a = bk == k and nm == 1 and nn > 1
                     hoist_b = bk == k and nn == 1 and nm > 1
-                    for double_c in ((True, False) if nm * nn > 1 else (False,)):
+                    for double_c in ((True, False) if nm * nn * batch > 1 else (False,)):
                         fp = overlap_footprint(mloc, bn, bk, e, bias_along == "m", double_c, residual, hoist_a, hoist_b)
                         if fp > mach.ldm_user_bytes:
                             continue

@@ -574,23 +574,25 @@ OVERLAP_CASES = [
     ((1, 64, 7, 7, 256, 1, 1, (1, 1), (0, 0, 0, 0)), False, "n"),
     # 3x3 pad 1 through im2col, vec n
     ((1, 128, 7, 7, 128, 3, 3, (1, 1), (1, 1, 1, 1)), True, "n"),
+    # the 16 Winograd GEMMs (P = 49 tile positions padded to 64 rows, U^T stored (16, C, M))
+    ((1, 64, 14, 14, 128, 3, 3, (1, 1), (1, 1, 1, 1)), True, "n", "winograd"),
 ]
 
 
-@pytest.mark.parametrize("case,const_w,vec", OVERLAP_CASES)
-def test_simulated_overlapping_gemm_matches_reference(case, const_w: bool, vec: str) -> None:
+@pytest.mark.parametrize("case,const_w,vec,algorithm", [c if len(c) == 4 else (*c, "auto") for c in OVERLAP_CASES])
+def test_simulated_overlapping_gemm_matches_reference(case, const_w: bool, vec: str, algorithm: str) -> None:
     """The planner picks the overlapping-distribution GEMM (mixed precision, broadcast B
-    prefetched over K, split over the DMA buses) for these 7x7 layers; simulated numerics."""
+    prefetched over K, split over the DMA buses) for these small maps; simulated numerics."""
     n, c, h, w, m, kh, kw, st_, pads = case
     g, out = conv_graph(n, c, h, w, m, kh, kw, st_, pads, (1, 1), 1, const_w=const_w)
     module = g.module(out)
     inputs = g.inputs(1)
     ref = run_module(module.clone(), inputs)
     g2, out2 = conv_graph(n, c, h, w, m, kh, kw, st_, pads, (1, 1), 1, const_w=const_w)
-    tiled = lower_tile(g2.module(out2))
+    tiled = lower_tile(g2.module(out2), conv_algorithm=algorithm)
     blk = [k.attributes["taihu.blocking"].data for k in kernels(tiled) if "taihu.blocking" in k.attributes]
     assert any("overlap" in b and f"vec={vec}" in b for b in blk), blk
-    res = _simulate(module, inputs)
+    res = _simulate(module, inputs, conv_algorithm=algorithm)
     for k, v in ref.items():
         np.testing.assert_allclose(res.outputs[k], v, rtol=RTOL, atol=ATOL, err_msg=k)
 

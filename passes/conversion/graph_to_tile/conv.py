@@ -554,8 +554,12 @@ class ConvPattern(GraphToTilePattern):
         s = plan.shape
         el = _elem(X)
         # 1. filter transform U (16, M, C)
+        g = plan.gemm
         if w_np is not None:
-            U = self.state.new_global(rewriter, winograd_filter_transform(w_np), f"{name}_u").memref
+            u_np = winograd_filter_transform(w_np)
+            if g.overlap:  # the overlapping-distribution GEMM reads U^T (16, C, M): M contiguous (vec n)
+                u_np = np.ascontiguousarray(u_np.transpose(0, 2, 1))
+            U = self.state.new_global(rewriter, u_np, f"{name}_u").memref
         else:
             W = self.buffer(rewriter, op.weight)
             U = self.alloc(rewriter, (16, s.m, s.c), el, f"{name}_u")
@@ -571,16 +575,16 @@ class ConvPattern(GraphToTilePattern):
         kb.insert(tile.WinogradInputOp.build(operands=[kb.arg(X, "x"), kb.arg(V, "v")], properties=props))
         kb.finish(rewriter)
         # 3. 16 GEMMs M^(xi) (P_pad, M) = V^(xi) (P_pad, C) x U^(xi)^T
-        g = plan.gemm
         Mw = self.alloc(rewriter, (16, plan.p_pad, s.m), el, f"{name}_m")
         kb = self._kb(name, op, s, "winograd", name)
         kb.attrs["taihu.blocking"] = StringAttr(
             f"bm={g.bm} bn={g.bn} bk={g.bk} scheme={g.scheme} vec={g.vec}" + (" hoist_a" if g.hoist_a else "")
-            + (" hoist_b" if g.hoist_b else "") + f" p_pad={plan.p_pad}")
+            + (" hoist_b" if g.hoist_b else "") + (" overlap" if g.overlap else "") + f" p_pad={plan.p_pad}")
         v, u, m = kb.arg(V, "v"), kb.arg(U, "u"), kb.arg(Mw, "m")
         emit_gemm(
             kb, g,
             GemmAccess(v, lambda iv, r, k: [iv[0], r, k], [1, g.bm, g.bk]),
+            GemmAccess(u, lambda iv, k, j: [iv[0], k, j], [1, g.bk, g.bn]) if not g.trans_b else
             GemmAccess(u, lambda iv, j, k: [iv[0], j, k], [1, g.bn, g.bk]),
             GemmAccess(m, lambda iv, r, j: [iv[0], r, j], [1, g.bm, g.bn]),
             outer=[(16, "xi")], elem=el,

@@ -66,20 +66,20 @@ func.func @main(%x: tensor<1x16x8x8xf32> {graph.name = "x"}, %s: tensor<1x32x8x8
 
 // -----
 
-// Batched im2col GEMM (N = 2: one GEMM over all images into (M, N, Ho*Wo), then a relayout to
+// Batched im2col GEMM (N = 4: one GEMM over all images into (M, N, Ho*Wo), then a relayout to
 // NCHW): its C store is not the output tensor, so the sum stays a separate kernel.
-func.func @main(%x: tensor<2x32x9x9xf32> {graph.name = "x"}, %s: tensor<2x32x5x5xf32> {graph.name = "s"}, %w: tensor<32x8x3x3xf32> {graph.name = "w"}, %b: tensor<32xf32> {graph.name = "b"}) -> (tensor<2x32x5x5xf32> {graph.name = "y"}) {
-  %y = graph.conv2d %x, %w, %b {group = 4 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x32x9x9xf32>, tensor<32x8x3x3xf32>, tensor<32xf32>) -> tensor<2x32x5x5xf32>
-  %a = graph.add %y, %s : (tensor<2x32x5x5xf32>, tensor<2x32x5x5xf32>) -> tensor<2x32x5x5xf32>
-  %r = graph.relu %a : tensor<2x32x5x5xf32> -> tensor<2x32x5x5xf32>
-  func.return %r : tensor<2x32x5x5xf32>
+func.func @main(%x: tensor<4x32x9x9xf32> {graph.name = "x"}, %s: tensor<4x32x5x5xf32> {graph.name = "s"}, %w: tensor<32x8x3x3xf32> {graph.name = "w"}, %b: tensor<32xf32> {graph.name = "b"}) -> (tensor<4x32x5x5xf32> {graph.name = "y"}) {
+  %y = graph.conv2d %x, %w, %b {group = 4 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<4x32x9x9xf32>, tensor<32x8x3x3xf32>, tensor<32xf32>) -> tensor<4x32x5x5xf32>
+  %a = graph.add %y, %s : (tensor<4x32x5x5xf32>, tensor<4x32x5x5xf32>) -> tensor<4x32x5x5xf32>
+  %r = graph.relu %a : tensor<4x32x5x5xf32> -> tensor<4x32x5x5xf32>
+  func.return %r : tensor<4x32x5x5xf32>
 }
 
-// CHECK:      tile.kernel "y" (%w_1 = %{{.*}}, %col = %{{.*}}, %y_1 = %{{.*}} : memref<4x8x50xf32>, %bias = %{{.*}})
+// CHECK:      tile.kernel "y" (%w_1 = %{{.*}}, %col = %{{.*}}, %y_1 = %{{.*}} : memref<4x8x100xf32>, %bias = %{{.*}})
 // CHECK-NOT:    taihu.fused
 // CHECK-SAME:   taihu.blocking = "{{.*}} batched"
 // CHECK:      tile.kernel "y_relayout"
-// CHECK:      tile.kernel "a" (%x0 = %{{.*}} : memref<1600xf32>, %x1 = %{{.*}} : memref<1600xf32>, %y_1 = %{{.*}} : memref<1600xf32>)
+// CHECK:      tile.kernel "a" (%x0 = %{{.*}} : memref<3200xf32>, %x1 = %{{.*}} : memref<3200xf32>, %y_1 = %{{.*}} : memref<3200xf32>)
 // CHECK-SAME:   taihu.op = "graph.add", taihu.algorithm = "map"{{.*}}taihu.fused = ["graph.relu"]
 // CHECK:        tile.map add
 // CHECK-NEXT:   tile.map relu

@@ -33,16 +33,17 @@ func.func @main(%x: tensor<2x64x10x12xf32> {graph.name = "x"}, %w: tensor<64x64x
 
 // -----
 
-// Constant weights: U is computed at compile time (a memref.global), no filter kernel.
+// Constant weights: U is computed at compile time (a memref.global), no filter kernel; stored
+// (16, C, M) when the GEMMs use the overlapping distribution (B = U^T, M contiguous), else (16, M, C).
 func.func @main(%x: tensor<1x16x6x6xf32> {graph.name = "x"}) -> (tensor<1x8x6x6xf32> {graph.name = "y"}) {
   %w = graph.constant dense<1.0> : tensor<8x16x3x3xf32>
   %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x6x6xf32>, tensor<8x16x3x3xf32>) -> tensor<1x8x6x6xf32>
   func.return %y : tensor<1x8x6x6xf32>
 }
 
-// CHECK:      "memref.global"() <{sym_name = "y_u", type = memref<16x8x16xf32>
+// CHECK:      "memref.global"() <{sym_name = "y_u", type = memref<16x[[U:16x8|8x16]]xf32>
 // CHECK-NOT:  tile.kernel "y_filter"
 // CHECK:      tile.kernel "y_input"
-// CHECK:      tile.kernel "y" ({{.*}}%u = %y_u : memref<16x8x16xf32>
+// CHECK:      tile.kernel "y" ({{.*}}%u = %y_u : memref<16x[[U]]xf32>
 // CHECK:      tile.kernel "y_output"
 // CHECK-NOT:  tile.kernel "y_bias"
