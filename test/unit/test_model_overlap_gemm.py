@@ -1,0 +1,79 @@
+"""The overlapping-distribution GEMM model (backends/model/overlap_gemm.py): register-tile cycle
+counts against the simulator's measurements, the planner's choices on ResNet-50's 7x7 / 56x56
+1x1 layers, LDM budgets, and the cost terms that follow the lowering (hoisting, aligned runs,
+the put queued before the next loads)."""
+
+from __future__ import annotations
+
+import pytest
+
+from taihu.backends.model.conv import ConvShape, choose_conv, plan_explicit
+from taihu.backends.model.overlap_gemm import (
+    TILE_OVERHEAD,
+    block_cycles,
+    overlap_cost,
+    overlap_footprint,
+    plan_overlap_gemm,
+)
+from taihu.backends.sim.machine import default_machine
+
+M = default_machine()
+
+
+@pytest.mark.parametrize("vlen,olen,k,measured", [(32, 49, 32, 13650), (32, 49, 56, 23202), (52, 8, 64, 7412)])
+def test_block_cycles_match_the_simulated_gemm_block(vlen: int, olen: int, k: int, measured: int) -> None:
+    """Simulator, one loop.gemm_block per CPE (test_loop_to_sw's module): 32 x 49 (24 full + 2
+    partial 16 x 1 tiles) and 52 x 8 (vec n: 6 full + 2 partial 4 x 4-lane tiles)."""
+    assert block_cycles(vlen, olen, k) == pytest.approx(measured, rel=0.03)
+
+
+def test_full_tiles_cost_16_cycles_per_k_step_plus_the_tile_overhead() -> None:
+    assert block_cycles(16, 4, 10) == 16 * 10 + TILE_OVERHEAD
+    assert block_cycles(64, 8, 10) == 8 * (16 * 10 + TILE_OVERHEAD)
+
+
+def test_resnet_7x7_pointwise_plans() -> None:
+    """1x1 512 -> 2048 on 7x7 (L19): vec m on the (K, M)-stored weights, all 49 columns on every
+    CPE (no padding), 32 rows per CPE (128-B weight runs); 2048 -> 512 (L21): vec n on a copy
+    whose columns are padded to 52."""
+    s = ConvShape(1, 512, 7, 7, 2048, 1, 1, bias=True, relu=True, const_weights=True)
+    g = plan_explicit(s).gemm
+    assert g.overlap and (g.vec, g.bm, g.bn, g.trans_a) == ("m", 2048, 49, True)
+    assert g.ldm_bytes <= M.ldm_user_bytes
+    t = plan_explicit(ConvShape(1, 2048, 7, 7, 512, 1, 1, bias=True, relu=True, const_weights=True)).gemm
+    assert t.overlap and (t.vec, t.bn) == ("n", 52)
+
+
+def test_vec_m_needs_constant_weights_and_pad_n_gives_vec_n_only() -> None:
+    assert plan_overlap_gemm(2048, 49, 512, const_a=False) is None  # 49 % 4: no vec n either
+    p = plan_overlap_gemm(2048, 49, 512, pad_n=True, ldb=52)
+    assert p is not None and p.vec == "n" and p.bn == 52
+
+
+def test_hoisted_weights_for_a_single_k_step() -> None:
+    """1x1 64 -> 256 on 56x56 (L3): K = 64 in one step, the weight block is invariant over the N
+    blocks -> loaded once (hoist_a), single-buffered in the footprint."""
+    s = ConvShape(1, 64, 56, 56, 256, 1, 1, bias=True, relu=True, const_weights=True)
+    g = choose_conv(s).plan.gemm
+    assert g.overlap and g.hoist_a and not g.hoist_b and g.bk == 64
+    mloc = g.bm // 64
+    assert overlap_footprint(mloc, g.bn, g.bk, 4, True, g.double_c, hoist_a=True) < overlap_footprint(
+        mloc, g.bn, g.bk, 4, True, g.double_c)
+
+
+def test_aligned_runs_move_exactly_their_transactions() -> None:
+    """B blocks of 64 floats (256 B) at 128-B aligned offsets of 12 544-B rows move 256 B each;
+    with an unaligned row pitch the expected moved bytes are larger."""
+    kw = dict(trans_a=False, lda=64, ldc=3136, bn=64)
+    aligned = overlap_cost(256, 3136, 64, 256, 64, "n", 4, M, ldb=3136, **kw)
+    unaligned = overlap_cost(256, 3135, 64, 256, 64, "n", 4, M, ldb=3135, **kw)
+    assert aligned.moved_bytes < unaligned.moved_bytes
+
+
+def test_the_put_delays_the_next_step() -> None:
+    """One DMA in flight per CPE: a large C block's put delays the next block's first loads, so
+    more (smaller-put) blocks are not free."""
+    kw = dict(trans_a=False, lda=256, ldb=196, ldc=196, bias=True, maps=1, bn=196)
+    c = overlap_cost(1024, 196, 256, 512, 16, "n", 4, M, double_c=True, **kw)
+    comp = c.t_compute
+    assert c.t_total > comp  # the puts are not fully hidden
