@@ -108,6 +108,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from taihu.backends.sim.dma import dma_pattern  # the athread descriptor rule (re-exported)
 from taihu.backends.sim.machine import default_machine
 from taihu.dialects.common import MapParamsOp, VecDim, make_params, parse_bound_args, print_bound_args, scheme_info
 from taihu.dialects.mapkind import MapKind, check_map
@@ -284,38 +285,6 @@ def _name(v: SSAValue) -> str:
 
 def _elem(t: Attribute) -> str:
     return "f64" if isinstance(t, Float64Type) else "f32" if isinstance(t, Float32Type) else str(t)
-
-
-def dma_pattern(
-    mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int, strides: Sequence[int] | None = None
-) -> tuple[int, int, int] | None:
-    """The single athread DMA moving the window ``sizes`` (element ``strides`` per dim, default
-    1) of a row-major array ``mem_shape``: ``(size, bsize, stride)`` in bytes (``bsize = stride =
-    0`` when contiguous; ``stride`` = bytes skipped between blocks, spec §4.2/L597), or None when
-    the window is not one block repeated with a constant pitch. Blocks are the longest contiguous
-    run (the innermost non-unit dims whose element pitch continues the run: stride 1 and every
-    dim inside it full); the other non-unit dims must nest exactly (each one's pitch = the next
-    inner one's size x pitch), so that they act as a single repeat count."""
-    r = len(mem_shape)
-    st = tuple(strides) if strides is not None else (1,) * r
-    pitch = [math.prod(mem_shape[i + 1 :]) * st[i] for i in range(r)]
-    dims = [i for i in range(r) if sizes[i] != 1]
-    run = 1
-    k = len(dims)
-    while k > 0 and pitch[dims[k - 1]] == run:
-        run *= sizes[dims[k - 1]]
-        k -= 1
-    outer = dims[:k]
-    if not outer:
-        return (run * elem_bytes, 0, 0)
-    for a, b in zip(outer, outer[1:]):
-        if pitch[a] != sizes[b] * pitch[b]:
-            return None
-    inner = outer[-1]
-    blocks = math.prod(sizes[i] for i in outer)
-    if pitch[inner] < run:  # overlapping repeats (cannot happen for in-bounds windows)
-        return None
-    return (blocks * run * elem_bytes, run * elem_bytes, (pitch[inner] - run) * elem_bytes)
 
 
 # --------------------------------------------------------------------------------------------

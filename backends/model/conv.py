@@ -17,10 +17,9 @@ converted in LDM, which DMAs are hoisted), and its cost is the seed's model of t
 * overlap: double-buffered A/B streams, ``max(T_DMA, T_compute)`` per step (004 L674, swAutoDNN's
   ``T_overall = max(T_DMA, T_compute)``, L1566), prologue DMA and epilogues (C fill, convert, put)
   exposed;
-* memory-bound kernels: the im2col and Winograd transform kernels follow tile-to-loop's task
-  decompositions (:func:`im2col_tasks`, :func:`winograd_input_tasks`,
-  :func:`winograd_output_tasks` mirror ``tile_to_loop/mem_prims.py``; unit tests assert they
-  agree) and are costed as synchronous tasks over 64 CPEs (:func:`parallel_tasks_cost`:
+* memory-bound kernels: the im2col and Winograd transform kernels are split into tasks by
+  :mod:`taihu.backends.model.tasks`, the same functions tile-to-loop's ``mem_prims.py`` lowers
+  (:func:`im2col_tasks`, :func:`winograd_input_tasks`, :func:`winograd_output_tasks`), and costed as synchronous tasks over 64 CPEs (:func:`parallel_tasks_cost`:
   ``max(moved / PEAK_BW, per-CPE latencies + compute)`` + one task's fill); relayouts and the
   bias map: ``#DMA per CPE x T_latency + moved / PEAK_BW`` (:func:`memory_bound_cost`);
 * border effects measured on the simulator: a window clipped inside a CPE's piece along its
@@ -63,6 +62,8 @@ from taihu.backends.model.gemm_blocking import (
     t_dma_tiles,
     tile_moved_bytes,
 )
+from taihu.backends.model import tasks
+from taihu.backends.model.tasks import Im2colTasks, WinogradTiling, winograd_tiles
 from taihu.backends.sim.machine import Machine, default_machine
 
 __all__ = [
@@ -859,11 +860,6 @@ class ImplicitPlan:
         return self.shape.kh * self.shape.kw > 1
 
 
-def winograd_tiles(ho: int, wo: int) -> tuple[int, int]:
-    """(tile rows, tile columns) of F(2x2,3x3): ceil(Ho/2), ceil(Wo/2) (004 L1144 [corrected])."""
-    return _ceil(ho, 2), _ceil(wo, 2)
-
-
 @dataclass(frozen=True)
 class WinogradPlan:
     """Winograd F(2x2, 3x3) (§C4, Algorithm 5): kernels ``filter`` (U = G w G^T, (16, M, C);
@@ -950,95 +946,15 @@ def relayout_cost(name: str, rows: int, blocks: int, block_elems: int, elem: int
     )
 
 
-@dataclass(frozen=True)
-class Im2colRowGroup:
-    """Input rows ``r0, r0 + step, ...`` (``count``) feeding the same kernel rows
-    ``kernel_rows``; a task takes ``rows`` consecutive ones (the last chunk shifted left to stay
-    inside, so every task of the group moves ``rows`` rows)."""
-
-    r0: int
-    step: int
-    count: int
-    rows: int
-    kernel_rows: tuple[int, ...]
-
-    @property
-    def chunks(self) -> int:
-        return _ceil(self.count, self.rows)
-
-
-@dataclass(frozen=True)
-class Im2colTasks:
-    """The task decomposition of the im2col kernel (``tile.im2col`` as tile-to-loop lowers it,
-    ``passes/conversion/tile_to_loop/mem_prims.py`` ``plan_im2col``; mirrored here because the
-    model sits below the passes, ``test_model_conv`` checks that both agree): per row group
-    ``N * C * chunks`` tasks, each one DMA of ``rows`` input rows (strided by the group step),
-    the unfold (+ a transpose when rows > 1) in LDM and one DMA of kw x (rows*Wo) per kernel
-    row; then a zero phase: per (n, c) the col entries fed by vertical padding
-    (``zero_ranges[i]`` = (ho0, count) per kernel row, ``zchunk`` output rows per DMA)."""
-
-    groups: tuple[Im2colRowGroup, ...]
-    zero_ranges: tuple[tuple[tuple[int, int], ...], ...]
-    zchunk: int
-
-    @property
-    def rows_max(self) -> int:
-        return max((g.rows for g in self.groups), default=1)
-
-
 def im2col_tasks(s: ConvShape, budget: int, rows_per_task: int | None = None) -> Im2colTasks:
-    """:class:`Im2colTasks` of ``s`` (NCHW) with the im2col kernel's LDM budget (bytes):
-    ``rows_per_task`` default = as many rows as leave >= 64 tasks (``N*C*H // 64``), halved until
-    the task buffers (rows x W input, rows x kw x Wo unfolded and its transpose, the zero
-    buffer of kw x zchunk*Wo) fit. Raises :class:`NotApplicable` when one row does not fit."""
-    (sh, _), (dh, _) = s.strides, s.dilations
-    pt = s.pads[0]
-    h, ho, wo, kh, kw, e = s.h, s.ho, s.wo, s.kh, s.kw, s.elem
-    zero_ranges = []
-    for i in range(kh):
-        lo = min(ho, max(0, -(-(pt - i * dh) // sh)))
-        hi = min(ho, max(0, -(-(h + pt - i * dh) // sh)))
-        rs = []
-        if lo > 0:
-            rs.append((0, lo))
-        if hi < ho:
-            rs.append((max(hi, lo), ho - max(hi, lo)))
-        zero_ranges.append(tuple(rs))
-    zmax = max((nn for rs in zero_ranges for _, nn in rs), default=0)
-
-    def feeds(ri: int, i: int) -> bool:
-        num = ri + pt - i * dh
-        return num >= 0 and num % sh == 0 and num // sh < ho
-
-    rpt = rows_per_task if rows_per_task is not None else max(1, (s.n * s.c * h) // N_CPE)
-    r = min(rpt, h)
-    while True:
-        groups: list[Im2colRowGroup] = []
-        by_sig: dict[tuple[int, ...], list[int]] = {}
-        for ri in range(h):
-            sig = tuple(i for i in range(kh) if feeds(ri, i))
-            if sig:
-                by_sig.setdefault(sig, []).append(ri)
-        for sig, rows in by_sig.items():
-            k = 0
-            while k < len(rows):
-                step = rows[k + 1] - rows[k] if k + 1 < len(rows) else 1
-                cnt = 1
-                while k + cnt < len(rows) and rows[k + cnt] - rows[k + cnt - 1] == step:
-                    cnt += 1
-                groups.append(Im2colRowGroup(rows[k], step, cnt, min(r, cnt) if step == sh else 1, sig))
-                k += cnt
-        groups.sort(key=lambda g: g.r0)
-        rmax = max((g.rows for g in groups), default=1)
-        zc = min(zmax, max(1, (budget // 4) // (e * kw * wo))) if zmax else 0
-        need = [rmax * s.w, rmax * kw * wo, rmax * kw * wo if rmax > 1 else 0, kw * zc * wo]
-        if sum(_rnd(x * e) for x in need if x > 0) <= budget:
-            return Im2colTasks(tuple(groups), tuple(zero_ranges), zc)
-        if r > 1:
-            r = max(1, r // 2)
-            continue
-        raise NotApplicable(f"im2col: one input row ({s.w} elements) and its unfolded rows ({kw}x{wo}) do not fit "
-                            f"in {budget} B of LDM")
+    """:class:`~taihu.backends.model.tasks.Im2colTasks` of the im2col kernel of ``s`` (NCHW),
+    the decomposition tile-to-loop emits (:func:`taihu.backends.model.tasks.im2col_tasks`) with
+    the kernel's LDM budget (bytes). Raises :class:`NotApplicable` when one row does not fit."""
+    try:
+        return tasks.im2col_tasks(s.n, s.c, s.h, s.w, (s.kh, s.kw), s.strides, s.pads, s.dilations, s.elem, budget,
+                                  rows_per_task)
+    except tasks.DoesNotFit as e:
+        raise NotApplicable(f"im2col: {e}") from None
 
 
 def _mem_prim_budget() -> int:
@@ -1084,10 +1000,10 @@ def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None
     gets: list[tuple[float, float]] = []
     puts: list[tuple[float, float]] = []
     dmas = comp = 0.0
-    tasks = 0
+    n_tasks = 0
     for g in t.groups:
         q = nc * g.chunks
-        tasks += q
+        n_tasks += q
         if g.rows > 1 and g.step > 1:
             gets.append((q * g.rows, s.w * e))
         else:
@@ -1096,14 +1012,14 @@ def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None
         dmas += q * (1 + len(g.kernel_rows))
         comp += q * g.rows * kw * wo * (IM2COL_MAP_CYCLES_PER_ELEM + (IM2COL_TRANSPOSE_CYCLES_PER_ELEM if g.rows > 1 else 0.0))
     if t.zchunk:
-        tasks += nc
+        n_tasks += nc
         for rs in t.zero_ranges:
             for _, nho in rs:
                 for h0 in range(0, nho, t.zchunk):
                     nz = min(t.zchunk, nho - h0)
                     puts.append((nc * kw, nz * wo * e))
                     dmas += nc
-    return parallel_tasks_cost("im2col", gets, puts, dmas, comp, tasks, mach)
+    return parallel_tasks_cost("im2col", gets, puts, dmas, comp, n_tasks, mach)
 
 
 def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
@@ -1327,253 +1243,62 @@ def winograd_input_tiles_per_cpe(c: int, tiles: int, elem: int = 4, ldm_bytes: i
     return best
 
 
-def winograd_channel_group(n: int, c: int, tr: int, sizes, elem: int, budget: int) -> int:
-    """Channels per task of the Winograd transforms (whole tile rows, NCHW): enough tasks for
-    the 64 CPEs (``ceil(c / ceil(64 / (n * tr)))``), at least 8 channels per DMA block (R1, 004
-    L657), and the task buffers ``sizes`` (element counts as functions of g) within ``budget``."""
-    gbal = -(-c // max(1, -(-N_CPE // max(1, n * tr))))
-    gbal = max(gbal, min(c, 8))
-    for g in range(min(c, gbal), 0, -1):
-        if sum(_rnd(f(g) * elem) for f in sizes) <= budget:
-            return g
-    return 1
-
-
 #: [param, measured] CPE cycles per (tile, channel) of the Winograd transform kernels'
 #: micro-kernels (the B^T d B / A^T m A maps and the channels-first <-> channels-last
 #: transposes of NCHW): simulator, ResNet-50 B=32 256ch 14x14 and VGG-19 B=1 512ch 28x28:
 #: input 28.6 / 31.3, output 60.6 / 52.6.
 WINOGRAD_INPUT_CYCLES_PER_TILE_CHANNEL = 30.0
 WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL = 56.0
-#: tile-to-loop's minimums (mem_prims): >= 8 channels per DMA block (R1, 004 L657), output
-#: rows of >= 8 elements per DMA block (4 tiles)
-WINOGRAD_MIN_CHANNEL_GROUP = 8
-WINOGRAD_MIN_TILES_OUT = 4
-
-
-def _dma_pattern(mem_shape: Sequence[int], sizes: Sequence[int], eb: int) -> tuple[int, int, int]:
-    """(size, bsize, stride) bytes of the single DMA moving window ``sizes`` of a row-major
-    array (bsize = stride = 0: contiguous); the rule of ``taihu.dialects.loop.dma_pattern``
-    (mirrored: the model sits below the dialects). Raises ValueError for a window that is not
-    one block repeated with a constant pitch."""
-    r = len(mem_shape)
-    pitch = [math.prod(mem_shape[i + 1:]) for i in range(r)]
-    dims = [i for i in range(r) if sizes[i] != 1]
-    run, k = 1, len(dims)
-    while k > 0 and pitch[dims[k - 1]] == run:
-        run *= sizes[dims[k - 1]]
-        k -= 1
-    outer = dims[:k]
-    if not outer:
-        return (run * eb, 0, 0)
-    for a, b in zip(outer, outer[1:]):
-        if pitch[a] != sizes[b] * pitch[b]:
-            raise ValueError(f"window {list(sizes)} of {list(mem_shape)} is not one DMA")
-    blocks = math.prod(sizes[i] for i in outer)
-    return (blocks * run * eb, run * eb, (pitch[outer[-1]] - run) * eb)
-
-
-def _dma_blocks(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, count: int = 1,
-                offsets: Sequence[int] = (0,), txn: int = 128) -> tuple[float, float, float]:
-    """(count, bytes, moved bytes per block) of the contiguous blocks ``count`` such DMAs move
-    (for :func:`parallel_tasks_cost`), the moved bytes (whole 128-B transactions, spec §4.4)
-    averaged over the DMAs starting at the element ``offsets`` (arrays are 128-B aligned, R7)."""
-    from taihu.backends.sim.dma import moved, moved_strided
-
-    size, bsize, stride = _dma_pattern(mem_shape, sizes, eb)
-    offs = list(offsets) or [0]
-    if not bsize:
-        mv = sum(moved(o * eb, size, txn) for o in offs) / len(offs)
-        return (count, size, mv)
-    nb = size // bsize
-    mv = sum(moved_strided(o * eb, size, bsize, stride, txn) for o in offs) / len(offs) / nb
-    return (count * nb, bsize, mv)
-
-
-def _dma_secs(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, machine: Machine, count: int = 1,
-              offsets: Sequence[int] = (0,)) -> float:
-    """eq 3-1 / 3-2 of ``count`` such DMAs, 64 CPEs at once, averaged over the DMAs starting at
-    the element ``offsets`` (mem_prims' ``_dma_seconds``)."""
-    from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
-
-    size, bsize, stride = _dma_pattern(mem_shape, sizes, eb)
-    offs = list(offsets) or [0]
-    tot = sum(t_stride_dma(size, bsize, stride, addr=o * eb, machine=machine) if bsize
-              else t_cont_dma(size, addr=o * eb, machine=machine) for o in offs)
-    return count * tot / len(offs)
-
-
-@dataclass(frozen=True)
-class WinogradTasks:
-    """Task decomposition of a Winograd transform kernel (tile-to-loop's ``WinogradTiling``,
-    ``passes/conversion/tile_to_loop/mem_prims.py``, mirrored; ``test_model_conv`` checks both
-    agree): a task = ``t`` consecutive tiles of one tile row and ``g`` channels (``full_width``:
-    t = a whole tile row, g channels per task)."""
-
-    B: int
-    C: int
-    TR: int
-    TC: int
-    t: int
-    g: int
-    full_width: bool
-
-    @property
-    def col_chunks(self) -> int:
-        return 1 if self.full_width else _ceil(self.TC, self.t)
-
-    @property
-    def c_chunks(self) -> int:
-        return _ceil(self.C, self.g)
-
-    @property
-    def tasks(self) -> int:
-        return self.B * self.TR * self.col_chunks * self.c_chunks
-
-
-def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int, sizes, cost) -> WinogradTasks:
-    """mem_prims ``_tiling``: all channels and the largest t <= want_t that fits, or whole tile
-    rows with channel groups (the balanced count and every multiple of 8); the smaller modelled
-    DMA time per CPE wins (ties: larger g)."""
-    def fits(t: int, g: int, full: bool) -> bool:
-        return sum(_rnd(x * eb) for x in sizes(t, g, full) if x > 0) <= budget
-
-    cands = []
-    for t in range(min(max(1, want_t), tc), 0, -1):
-        if fits(t, c, False):
-            cands.append(WinogradTasks(b, c, tr, tc, t, c, False))
-            break
-    gbal = -(-c // max(1, -(-N_CPE // (b * tr))))
-    gbal = max(gbal, min(c, WINOGRAD_MIN_CHANNEL_GROUP))
-    for g in range(min(c, gbal), 0, -1):
-        if fits(tc, g, True):
-            cands.append(WinogradTasks(b, c, tr, tc, tc, g, True))
-            break
-    for g in range(WINOGRAD_MIN_CHANNEL_GROUP, c, WINOGRAD_MIN_CHANNEL_GROUP):  # fewer rounds / aligned
-        if g != gbal and fits(tc, g, True):
-            cands.append(WinogradTasks(b, c, tr, tc, tc, g, True))
-    if not cands:
-        raise NotApplicable(f"Winograd transform: a whole tile row ({tc} tiles) of one channel does not fit in "
-                            f"{budget} B of LDM")
-    return min(cands, key=lambda w: (_ceil(w.tasks, N_CPE) * cost(w.t, w.g, w.full_width), -w.g))
-
-
-def _chunk_starts(total: int, size: int) -> list[int]:
-    """mem_prims' chunk starts: ``min(j*size, total - size)`` (the last chunk shifted left)."""
-    return [min(j * size, total - size) for j in range(_ceil(total, size))]
 
 
 def winograd_input_tasks(s: ConvShape, p_pad: int, tiles_per_cpe: int, budget: int,
-                         machine: Machine | None = None) -> tuple[WinogradTasks, int]:
-    """(tasks, zero rows per DMA = 0: rows of V past N*T are not written) of the input transform
-    V (16, p_pad, C) of ``s`` (NCHW); DMA costs averaged over the tasks' block starts."""
-    mach = machine or default_machine()
-    e, b, ni, h, w = s.elem, s.n, s.c, s.h, s.w
-    pt, pl, pb, pr = s.pads
-    ro, co = h + pt + pb - 2, w + pl + pr - 2
-    tr, tc = _ceil(ro, 2), _ceil(co, 2)
-    xs, vs = (b, ni, h, w), (16, p_pad, ni)
-
-    def sizes(t: int, g: int, full: bool) -> list[int]:
-        cols = min(w, 2 * t + 2)
-        return [4 * cols * g, 16 * t * g, 0, 4 * cols * g]
-
-    def cost(t: int, g: int, full: bool) -> float:
-        cols, rows = min(w, 2 * t + 2), min(h, 4)
-        cs = _chunk_starts(ni, g)
-        ris = [min(max(0, 2 * r - pt), h - rows) for r in range(tr)]
-        xo = [(c0 * h + r) * w for r in ris for c0 in cs]
-        tin = (_dma_secs(xs, [1, g, rows, w], e, mach, offsets=xo) if full
-               else _dma_secs(xs, [1, g, 1, cols], e, mach, rows, offsets=xo))
-        ps = [(r * tc) * ni for r in range(tr)]
-        tout = (_dma_secs(vs, [16, t, g], e, mach, offsets=ps) if g == ni
-                else _dma_secs(vs, [1, t, g], e, mach, 16, offsets=[p + c0 for p in ps for c0 in cs]))
-        return tin + tout
-
-    return _winograd_tiling(b, ni, tr, tc, tiles_per_cpe, e, budget, sizes, cost), 0
+                         machine: Machine | None = None) -> WinogradTiling:
+    """Tasks of the input transform V (16, p_pad, C) of ``s`` (NCHW), as tile-to-loop emits them
+    (:func:`taihu.backends.model.tasks.winograd_input_tiling`). Raises :class:`NotApplicable`."""
+    try:
+        return tasks.winograd_input_tiling(s.n, s.c, s.h, s.w, s.pads, p_pad, s.elem, budget, tiles_per_cpe,
+                                           machine=machine or default_machine())
+    except tasks.DoesNotFit as e:
+        raise NotApplicable(f"Winograd transform: {e}") from None
 
 
-def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machine | None = None) -> WinogradTasks:
-    """Tasks of the output transform y = A^T m A of ``s`` (m: (16, p_pad, M), NCHW y)."""
-    mach = machine or default_machine()
-    e, b, no, ro, co = s.elem, s.n, s.m, s.ho, s.wo
-    tr, tc = _ceil(ro, 2), _ceil(co, 2)
-    ms, ys = (16, p_pad, no), (b, no, ro, co)
-
-    def sizes(t: int, g: int, full: bool) -> list[int]:
-        return [16 * t * g, 4 * t * g, 4 * t * g]
-
-    want_t = max(-(-tc // max(1, -(-N_CPE // (b * tr)))), min(tc, WINOGRAD_MIN_TILES_OUT))
-
-    def cost(t: int, g: int, full: bool) -> float:
-        wc, rows = min(co, 2 * t), min(2, ro)
-        cs = _chunk_starts(no, g)
-        ps = [(r * tc) * no for r in range(tr)]
-        tin = (_dma_secs(ms, [16, t, g], e, mach, offsets=ps) if g == no
-               else _dma_secs(ms, [1, t, g], e, mach, 16, offsets=[p + c0 for p in ps for c0 in cs]))
-        ros = [min(2 * r, ro - rows) for r in range(tr)]
-        yo = [(c0 * ro + r) * co for r in ros for c0 in cs]
-        tout = (_dma_secs(ys, [1, g, rows, co], e, mach, offsets=yo) if full
-                else _dma_secs(ys, [1, g, 1, wc], e, mach, rows, offsets=yo))
-        return tin + tout
-
-    return _winograd_tiling(b, no, tr, tc, want_t, e, budget, sizes, cost)
+def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machine | None = None) -> WinogradTiling:
+    """Tasks of the output transform y = A^T m A of ``s`` (m: (16, p_pad, M), NCHW y), as
+    tile-to-loop emits them (:func:`taihu.backends.model.tasks.winograd_output_tiling`)."""
+    try:
+        return tasks.winograd_output_tiling(s.n, s.m, s.ho, s.wo, p_pad, s.elem, budget,
+                                            machine=machine or default_machine())
+    except tasks.DoesNotFit as e:
+        raise NotApplicable(f"Winograd transform: {e}") from None
 
 
 def winograd_input_cost(s: ConvShape, p_pad: int, tiles_per_cpe: int, machine: Machine | None = None) -> KernelCost:
     """The input transform kernel: :func:`winograd_input_tasks` (interior task shapes for every
-    task) costed by :func:`parallel_tasks_cost`."""
+    task, :func:`taihu.backends.model.tasks.winograd_input_windows`) costed by
+    :func:`parallel_tasks_cost`."""
     mach = machine or default_machine()
-    w, _ = winograd_input_tasks(s, p_pad, tiles_per_cpe, _mem_prim_budget(), mach)
-    e, xs, vs = s.elem, (s.n, s.c, s.h, s.w), (16, p_pad, s.c)
-    rows, cols = min(s.h, 4), min(s.w, 2 * w.t + 2)
+    w = winograd_input_tasks(s, p_pad, tiles_per_cpe, _mem_prim_budget(), mach)
+    get, put = tasks.winograd_input_windows(s.n, s.c, s.h, s.w, s.pads, p_pad, w.t, w.g, w.full_width)
     q = w.tasks
-    cs = _chunk_starts(s.c, w.g)
-    ris = [min(max(0, 2 * r - s.pads[0]), s.h - rows) for r in range(w.TR)]
-    xo = [(c0 * s.h + r) * s.w for r in ris for c0 in cs]
-    ps = [(r * w.TC) * s.c for r in range(w.TR)]
-    if w.full_width:
-        gets = [_dma_blocks(xs, [1, w.g, rows, s.w], e, q, xo)]
-        dmas = q
-    else:
-        gets = [_dma_blocks(xs, [1, w.g, 1, cols], e, q * rows, xo)]
-        dmas = q * rows
-    if w.g == s.c:
-        puts = [_dma_blocks(vs, [16, w.t, w.g], e, q, ps)]
-        dmas += q
-    else:
-        puts = [_dma_blocks(vs, [1, w.t, w.g], e, 16 * q, [p + c0 for p in ps for c0 in cs])]
-        dmas += 16 * q
     comp = WINOGRAD_INPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.c
-    return parallel_tasks_cost("input", gets, puts, dmas, comp, q, mach)
+    return parallel_tasks_cost("input", [get.blocks(s.elem, q)], [put.blocks(s.elem, q)], q * (get.count + put.count),
+                               comp, q, mach)
 
 
 def winograd_output_cost(s: ConvShape, p_pad: int, machine: Machine | None = None,
                          epilogue_maps: int = 0) -> KernelCost:
-    """The output transform kernel (:func:`winograd_output_tasks`, :func:`parallel_tasks_cost`);
+    """The output transform kernel (:func:`winograd_output_tasks`,
+    :func:`taihu.backends.model.tasks.winograd_output_windows`, :func:`parallel_tasks_cost`);
     ``epilogue_maps``: bias add / activation applied in LDM before the store (per output
     element, :data:`MAP_CYCLES_PER_ELEM` each)."""
     mach = machine or default_machine()
     w = winograd_output_tasks(s, p_pad, _mem_prim_budget(), mach)
-    e, ms, ys = s.elem, (16, p_pad, s.m), (s.n, s.m, s.ho, s.wo)
-    rows, wc = min(2, s.ho), min(s.wo, 2 * w.t)
+    get, put = tasks.winograd_output_windows(s.n, s.m, s.ho, s.wo, p_pad, w.t, w.g, w.full_width)
     q = w.tasks
-    cs = _chunk_starts(s.m, w.g)
-    ps = [(r * w.TC) * s.m for r in range(w.TR)]
-    ros = [min(2 * r, s.ho - rows) for r in range(w.TR)]
-    yo = [(c0 * s.ho + r) * s.wo for r in ros for c0 in cs]
-    gets = ([_dma_blocks(ms, [16, w.t, w.g], e, q, ps)] if w.g == s.m
-            else [_dma_blocks(ms, [1, w.t, w.g], e, 16 * q, [p + c0 for p in ps for c0 in cs])])
-    dmas = q if w.g == s.m else 16 * q
-    if w.full_width:
-        puts = [_dma_blocks(ys, [1, w.g, rows, s.wo], e, q, yo)]
-        dmas += q
-    else:
-        puts = [_dma_blocks(ys, [1, w.g, 1, wc], e, q * rows, yo)]
-        dmas += q * rows
     comp = WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.m
     comp += epilogue_maps * MAP_CYCLES_PER_ELEM * s.n * s.m * s.ho * s.wo
-    return parallel_tasks_cost("output", gets, puts, dmas, comp, q, mach)
+    return parallel_tasks_cost("output", [get.blocks(s.elem, q)], [put.blocks(s.elem, q)], q * (get.count + put.count),
+                               comp, q, mach)
 
 
 def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -76,6 +77,39 @@ def moved_strided(addr: int, size: int, bsize: int, stride: int, txn_bytes: int 
     a = block_starts(addr, size, bsize, stride)
     t = -(-(a + bsize) // txn_bytes) - a // txn_bytes
     return int(t.sum()) * txn_bytes
+
+
+def dma_pattern(
+    mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int, strides: Sequence[int] | None = None
+) -> tuple[int, int, int] | None:
+    """The single athread DMA moving the window ``sizes`` (element ``strides`` per dim, default
+    1) of a row-major array ``mem_shape``: ``(size, bsize, stride)`` in bytes (``bsize = stride =
+    0`` when contiguous; ``stride`` = bytes skipped between blocks, spec §4.2/L597), or None when
+    the window is not one block repeated with a constant pitch. Blocks are the longest contiguous
+    run (the innermost non-unit dims whose element pitch continues the run: stride 1 and every
+    dim inside it full); the other non-unit dims must nest exactly (each one's pitch = the next
+    inner one's size x pitch), so that they act as a single repeat count. (``loop.dma_start``
+    verifies its window with it; tile-to-loop and the analytic model split / cost windows by it.)"""
+    r = len(mem_shape)
+    st = tuple(strides) if strides is not None else (1,) * r
+    pitch = [math.prod(mem_shape[i + 1 :]) * st[i] for i in range(r)]
+    dims = [i for i in range(r) if sizes[i] != 1]
+    run = 1
+    k = len(dims)
+    while k > 0 and pitch[dims[k - 1]] == run:
+        run *= sizes[dims[k - 1]]
+        k -= 1
+    outer = dims[:k]
+    if not outer:
+        return (run * elem_bytes, 0, 0)
+    for a, b in zip(outer, outer[1:]):
+        if pitch[a] != sizes[b] * pitch[b]:
+            return None
+    inner = outer[-1]
+    blocks = math.prod(sizes[i] for i in outer)
+    if pitch[inner] < run:  # overlapping repeats (cannot happen for in-bounds windows)
+        return None
+    return (blocks * run * elem_bytes, run * elem_bytes, (pitch[inner] - run) * elem_bytes)
 
 
 def check_descriptor(size: int, bsize: int, stride: int) -> None:

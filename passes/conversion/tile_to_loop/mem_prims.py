@@ -51,6 +51,15 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
+from taihu.backends.model.tasks import (
+    N_CPE,
+    DoesNotFit,
+    RowGroup,
+    WinogradTiling,
+    im2col_tasks,
+    winograd_input_tiling,
+    winograd_output_tiling,
+)
 from taihu.backends.sim.machine import default_machine
 from taihu.dialects.loop import LDM_ALIGN, DmaStartOp, DmaWaitOp, LdmBufType, MapOp, SpmdOp, ViewOp
 from taihu.dialects.mapkind import MapKind
@@ -220,14 +229,6 @@ def winograd_output_full_reference(m: np.ndarray, out_shape: Sequence[int], layo
 # IR emission helpers
 # ============================================================================================
 
-N_CPE = 64
-#: smallest channel group of a full-width Winograd task when the channels must be split: DMA blocks
-#: of >= 8 channels (32 B of f32) rather than perfect load balance (R1: large DMA blocks, 004 L657).
-MIN_CHANNEL_GROUP = 8
-#: fewest tiles per Winograd output task (when the tile row has them): NCHW output rows leave in
-#: blocks of 2t elements, so t >= 4 gives blocks of >= 32 B of f32 (R1, 004 L657).
-MIN_TILES_OUT = 4
-
 
 class _Emitter:
     """Appends ops to a stack of blocks; ``index`` arithmetic with constants from the context."""
@@ -304,7 +305,8 @@ class _Emitter:
         return self._bin(arith.MinSIOp, a, b)
 
     def chunk_start(self, j: SSAValue, size: int, total: int) -> SSAValue:
-        """``min(j*size, total - size)`` (:func:`_chunk_starts`), the min only when ragged."""
+        """``min(j*size, total - size)`` (:func:`taihu.backends.model.tasks.chunk_starts`), the
+        min only when ragged."""
         if size >= total:
             return self.c(0)
         s = self.mul(j, size)
@@ -430,14 +432,6 @@ def _budget(ctx) -> int:
     return default_machine().ldm_user_bytes - used
 
 
-def _rounded(n_elems: int, eb: int) -> int:
-    return -(-n_elems * eb // LDM_ALIGN) * LDM_ALIGN
-
-
-def _fits(sizes: Sequence[int], eb: int, budget: int) -> bool:
-    return sum(_rounded(n, eb) for n in sizes if n > 0) <= budget
-
-
 def _elem(t: Attribute) -> tuple[Attribute, int]:
     assert isinstance(t, MemRefType)
     et = t.get_element_type()
@@ -459,41 +453,17 @@ def _runs(values: Sequence[object]) -> list[tuple[int, int]]:
     return out
 
 
-def _chunk_starts(total: int, size: int) -> list[int]:
-    """Starts of the chunks of ``size`` covering [0, total): ``min(j*size, total - size)`` (the
-    last chunk is shifted left to stay inside; overlapping chunks recompute and rewrite the same
-    values, so every task has the same static shape)."""
-    n = -(-total // size)
-    return [min(j * size, total - size) for j in range(n)]
-
-
 # ============================================================================================
 # tile.im2col (004 §5.1.1, L1045-1049; algorithms.md §C2)
 # ============================================================================================
 
 
 @dataclass(frozen=True)
-class RowGroup:
-    """Input rows ``r0, r0 + step, ...`` (``count`` rows) that feed the same kernel rows
-    ``kernel_rows`` (i with ``ho = (ri + pt - i*dh)/sh`` integral and in [0, Ho)); a task takes
-    ``rows`` of them (consecutive in the group)."""
-
-    r0: int
-    step: int
-    count: int
-    rows: int
-    kernel_rows: tuple[int, ...]
-
-    @property
-    def chunks(self) -> int:
-        return -(-self.count // self.rows)
-
-
-@dataclass(frozen=True)
 class Im2colPlan:
     """Static decomposition of one ``tile.im2col`` (all sizes in elements).
 
-    Main phase: the input rows are grouped by the set of kernel rows they feed (:class:`RowGroup`:
+    Main phase: the input rows are grouped by the set of kernel rows they feed
+    (:class:`taihu.backends.model.tasks.RowGroup`:
     the interior rows of a stride-1 conv form one group, each stride residue one group, edge rows
     small groups; rows that feed nothing are skipped), so that every task has static DMAs and no
     guards. A task = ``rows`` rows of one group of channel c of image n (one row when
@@ -539,33 +509,11 @@ class Im2colPlan:
         return num // self.sh
 
 
-def _row_groups(h: int, kh: int, feeds, sh: int, rpt: int, can_stride: bool) -> list[RowGroup]:
-    """Group the input rows by the kernel rows they feed, as arithmetic progressions."""
-    by_sig: dict[tuple[int, ...], list[int]] = {}
-    for ri in range(h):
-        sig = tuple(i for i in range(kh) if feeds(ri, i))
-        if sig:
-            by_sig.setdefault(sig, []).append(ri)
-    groups = []
-    for sig, rows in by_sig.items():
-        k = 0
-        while k < len(rows):
-            step = rows[k + 1] - rows[k] if k + 1 < len(rows) else 1
-            n = 1
-            while k + n < len(rows) and rows[k + n] - rows[k + n - 1] == step:
-                n += 1
-            # R rows of one task feed consecutive output rows only if step == sh; a strided row
-            # DMA must be one athread DMA (NHWC rows with a step > 1 are not)
-            r = min(rpt, n) if step == sh and (step == 1 or can_stride) else 1
-            groups.append(RowGroup(rows[k], step, n, r, sig))
-            k += n
-    return sorted(groups, key=lambda g: g.r0)
-
-
 def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
-    """:class:`Im2colPlan` of ``op``; ``rows_per_task`` is lowered until the LDM buffers fit
-    ``budget`` bytes (default: all of ``ldm_user_bytes``). Raises PassFailedException if even one
-    row does not fit."""
+    """:class:`Im2colPlan` of ``op``: the task decomposition of
+    :func:`taihu.backends.model.tasks.im2col_tasks` (shared with the analytic model);
+    ``rows_per_task`` is lowered until the LDM buffers fit ``budget`` bytes (default: all of
+    ``ldm_user_bytes``). Raises PassFailedException if even one row does not fit."""
     g = op.geometry()
     kh, kw = g["kernel"]
     sh, sw = g["strides"]
@@ -580,39 +528,13 @@ def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
     wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
     _, eb = _elem(ti)
     budget = default_machine().ldm_user_bytes if budget is None else budget
-    zero_ranges = []
-    for i in range(kh):
-        lo = min(ho, max(0, -(-(pt - i * dh) // sh)))  # ho < lo: input row < 0
-        hi = min(ho, max(0, -(-(h + pt - i * dh) // sh)))  # ho >= hi: input row >= H
-        rs = []
-        if lo > 0:
-            rs.append((0, lo))
-        if hi < ho:
-            rs.append((max(hi, lo), ho - max(hi, lo)))
-        zero_ranges.append(tuple(rs))
-    zmax = max((nn for rs in zero_ranges for _, nn in rs), default=0)
-
-    def feeds(ri: int, i: int) -> bool:
-        num = ri + pt - i * dh
-        return num >= 0 and num % sh == 0 and num // sh < ho
-
-    if op.rows_per_task is not None:
-        rpt = op.rows_per_task.value.data
-    else:  # as many rows per task as leave >= 64 tasks (larger DMA blocks, fewer DMAs, L1049)
-        rpt = max(1, (n * c * h) // N_CPE)
-    r = min(rpt, h)
-    while True:
-        groups = _row_groups(h, kh, feeds, sh, r, not nhwc)
-        rmax = max((gr.rows for gr in groups), default=1)
-        zc = min(zmax, max(1, (budget // 4) // (eb * kw * wo))) if zmax else 0
-        if _fits([rmax * w, rmax * kw * wo, rmax * kw * wo if rmax > 1 else 0, kw * zc * wo], eb, budget):
-            break
-        if r > 1:
-            r = max(1, r // 2)
-            continue
-        raise _fail(op, f"one input row ({w} elements) and its unfolded rows ({kw}x{wo}) do not fit in {budget} B of LDM")
+    rpt = op.rows_per_task.value.data if op.rows_per_task is not None else None
+    try:
+        t = im2col_tasks(n, c, h, w, (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw), eb, budget, rpt, nhwc)
+    except DoesNotFit as e:
+        raise _fail(op, str(e)) from None
     return Im2colPlan(
-        n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, ho, wo, rmax, nhwc, zc, tuple(zero_ranges), tuple(groups)
+        n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, ho, wo, t.rows_max, nhwc, t.zchunk, t.zero_ranges, t.groups
     )
 
 
@@ -740,7 +662,7 @@ class WinogradFilterPlan:
     rows of N_i (g = N_i, kk consecutive output channels: one contiguous DMA in, one strided DMA
     of 16 blocks of kk*N_i out) or, when N_i is too large for LDM, g < N_i consecutive input
     channels of one output channel. Tasks ``(k-chunk, c-chunk)``; chunk starts
-    :func:`_chunk_starts`."""
+    :func:`taihu.backends.model.tasks.chunk_starts`."""
 
     No: int
     Ni: int
@@ -797,100 +719,6 @@ def lower_winograd_filter(op: WinogradFilterOp, ctx) -> list[Operation]:
 # ============================================================================================
 
 
-@dataclass(frozen=True)
-class WinogradTiling:
-    """Task decomposition shared by the input and output transforms.
-
-    Tiles (b, tr, tc) of the 2x2-output grid (TR x TC per image, row p = b*T + tr*TC + tc).
-    A task covers ``t`` consecutive tiles ``tc0 .. tc0+t-1`` of one tile row (the m' of L1138)
-    and ``g`` consecutive channels ``c0 ..``:
-
-    * ``full_width = False``: g = all channels, t = min(tiles_per_cpe, TC) shrunk to fit LDM
-      (input; the output transform picks t for >= 64 tasks); the transformed side -- the 16x
-      larger one -- moves as ONE DMA of 16 blocks of t*C (L1140-1175). The image side: NHWC (the
-      seed's layout, L1140) one DMA of (rows, 2t+2 cols, C); NCHW one DMA per image row of
-      (C, cols) and an in-LDM transpose to channels-last;
-    * ``full_width = True`` (when all channels of one tile do not fit): t = TC (a whole tile
-      row), g channels per task (g chosen to fit LDM and give >= 64 tasks when possible); the
-      image-side DMAs move whole image rows of g channels, the transformed side 16 DMAs of t x g.
-
-    Chunk starts along the tile row and the channels: :func:`_chunk_starts`. Tasks with the same
-    boundary clipping form one group (``row_groups`` x ``col_groups``), each lowered as its own
-    ``scf.for`` so that every DMA and map has static sizes.
-    """
-
-    B: int
-    C: int  # channels of the side being transformed (N_i for input, N_o for output)
-    TR: int
-    TC: int
-    t: int
-    g: int
-    full_width: bool
-
-    @property
-    def T(self) -> int:
-        return self.TR * self.TC
-
-    @property
-    def col_starts(self) -> list[int]:
-        return _chunk_starts(self.TC, self.t)
-
-    @property
-    def c_chunks(self) -> int:
-        return -(-self.C // self.g)
-
-
-def _dma_seconds(mem_shape: Sequence[int], sizes: Sequence[int], eb: int, count: int = 1,
-                 offsets: Sequence[int] = (0,)) -> float:
-    """Modelled time of ``count`` DMAs of the window ``sizes`` of a row-major array (eq 3-1 /
-    3-2 with 128-B transaction waste, :mod:`taihu.backends.model.analytic`; 64 CPEs at once),
-    averaged over the windows starting at the element ``offsets`` (the transactions a block
-    touches depend on its start: a 104-B block at a 4-B-granular start spans 1 or 2)."""
-    from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
-    from taihu.dialects.loop import dma_pattern
-
-    pat = dma_pattern(mem_shape, sizes, eb)
-    assert pat is not None, (mem_shape, sizes)
-    size, bsize, stride = pat
-    offs = list(offsets) or [0]
-    tot = sum(t_stride_dma(size, bsize, stride, addr=o * eb) if bsize else t_cont_dma(size, addr=o * eb) for o in offs)
-    return count * tot / len(offs)
-
-
-def _tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int, sizes, cost) -> WinogradTiling:
-    """Pick t and g. Candidates: all channels and the largest t <= want_t that fits (the seed's
-    choice: do not split the channels, maximise m'*N_i within LDM, L1175), and whole tile rows
-    with channel groups (g for >= 64 tasks and >= 8 channels per DMA block, within LDM). The one
-    with the smaller modelled DMA time per CPE wins (the transforms are DMA-bound, eq 5-7).
-    ``sizes(t, g, full_width)``: element counts of the task buffers; ``cost(t, g, full_width)``:
-    modelled DMA seconds of one task."""
-    cands = []
-    for t in range(min(max(1, want_t), tc), 0, -1):
-        if _fits(sizes(t, c, False), eb, budget):
-            cands.append(WinogradTiling(b, c, tr, tc, t, c, False))
-            break
-    gbal = -(-c // max(1, -(-N_CPE // (b * tr))))  # channels per task for >= 64 tasks
-    gbal = max(gbal, min(c, MIN_CHANNEL_GROUP))  # but DMA blocks of >= 8 channels (R1, 004 L657)
-    for g in range(min(c, gbal), 0, -1):
-        if _fits(sizes(tc, g, True), eb, budget):
-            cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
-            break
-    # whole tile rows with other channel groups: multiples of 8 channels (aligned DMA blocks
-    # when g*eb is a multiple of 32 B / 128 B) -- fewer, longer tasks may finish in fewer rounds
-    # over the 64 CPEs than the balanced count (e.g. 70 tasks = 2 rounds, 56 tasks = 1)
-    for g in range(MIN_CHANNEL_GROUP, c, MIN_CHANNEL_GROUP):
-        if g != gbal and _fits(sizes(tc, g, True), eb, budget):
-            cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
-    if not cands:
-        return WinogradTiling(b, c, tr, tc, tc, 0, True)
-
-    def per_cpe(w: WinogradTiling) -> tuple[float, int]:
-        tasks = w.B * w.TR * len(w.col_starts if not w.full_width else [0]) * w.c_chunks
-        return (-(-tasks // N_CPE) * cost(w.t, w.g, w.full_width), -w.g)
-
-    return min(cands, key=per_cpe)
-
-
 def _dims(t: MemRefType, layout: DataLayout) -> tuple[int, int, int, int]:
     s = t.get_shape()
     return (s[0], s[3], s[1], s[2]) if layout == DataLayout.NHWC else (s[0], s[1], s[2], s[3])
@@ -904,7 +732,6 @@ class WinogradInputPlan:
     pads: tuple[int, int, int, int]
     P: int
     nhwc: bool
-    zrows: int  # 0: rows of v past B*T are not written (kept for the model mirror)
 
     def row_clip(self, tr: int) -> tuple[int, int]:
         """(top, bottom): padded rows of tile row tr's 4-row window outside the input."""
@@ -920,62 +747,53 @@ class WinogradInputPlan:
 
 
 def plan_winograd_input(op: WinogradInputOp, budget: int | None = None) -> WinogradInputPlan:
+    """:class:`WinogradInputPlan` of ``op``: the tiling of
+    :func:`taihu.backends.model.tasks.winograd_input_tiling` (shared with the analytic model)
+    within ``budget`` bytes of LDM (default: all of ``ldm_user_bytes``). Raises
+    PassFailedException when a whole tile row of one channel does not fit."""
     ti, to = op.input.type, op.output.type
     assert isinstance(ti, MemRefType) and isinstance(to, MemRefType)
     layout = op.data_layout
     b, ni, h, w = _dims(ti, layout)
     pads = tuple(int(x) for x in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
-    ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
-    tr, tc = -(-ro // 2), -(-co // 2)
     _, eb = _elem(ti)
     budget = default_machine().ldm_user_bytes if budget is None else budget
     nhwc = layout == DataLayout.NHWC
     want = op.tiles_per_cpe.value.data if op.tiles_per_cpe is not None else 1
     p_rows = to.get_shape()[1]
-    zrows = 0  # rows past B*T are not written (lower_winograd_input)
-    zb = 0
-
-    def sizes(t: int, g: int, full: bool) -> list[int]:
-        cols = min(w, 2 * t + 2)
-        out = [4 * cols * g, 16 * t * g, zb]
-        if not nhwc:
-            out.append(4 * cols * g)  # channels-first staging before the transpose
-        return out
-
-    xs, vs = ti.get_shape(), to.get_shape()
-
-    def cost(t: int, g: int, full: bool) -> float:
-        cols, rows = min(w, 2 * t + 2), min(h, 4)
-        cs = _chunk_starts(ni, g)
-        ris = [min(max(0, 2 * r - pads[0]), h - rows) for r in range(tr)]  # first input row per tile row
-        if nhwc:
-            tin = _dma_seconds(xs, [1, rows, cols, g], eb, offsets=[r * w * ni + c0 for r in ris for c0 in cs])
-        elif full:
-            tin = _dma_seconds(xs, [1, g, rows, w], eb, offsets=[(c0 * h + r) * w for r in ris for c0 in cs])
-        else:
-            tin = _dma_seconds(xs, [1, g, 1, cols], eb, rows, offsets=[(c0 * h + r) * w for r in ris for c0 in cs])
-        ps = [(r * tc) * ni for r in range(tr)]  # first transformed row (tile) per tile row
-        if g == ni:
-            tout = _dma_seconds(vs, [16, t, g], eb, offsets=ps)
-        else:
-            tout = _dma_seconds(vs, [1, t, g], eb, 16, offsets=[p + c0 for p in ps for c0 in cs])
-        return tin + tout
-
-    til = _tiling(b, ni, tr, tc, want, eb, budget, sizes, cost)
-    if til.g == 0:
-        raise _fail(op, f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
-    return WinogradInputPlan(til, h, w, pads, p_rows, nhwc, zrows)  # type: ignore[arg-type]
+    try:
+        til = winograd_input_tiling(b, ni, h, w, pads, p_rows, eb, budget, want, nhwc)
+    except DoesNotFit as e:
+        raise _fail(op, str(e)) from None
+    return WinogradInputPlan(til, h, w, pads, p_rows, nhwc)  # type: ignore[arg-type]
 
 
 def _groups(values: Sequence[object]) -> list[tuple[int, int, object]]:
     return [(s, n, values[s]) for s, n in _runs(values)]
 
 
+def _winograd_tasks(e: _Emitter, til: WinogradTiling, row_key, col_key) -> Iterator[tuple[object, object, tuple[SSAValue, ...]]]:
+    """The task loops of a Winograd transform: the tile rows and the task column starts are
+    grouped by their boundary clipping (``row_key(tr)``, ``col_key(tc0)``: equal keys = same
+    static DMA/map sizes), one ``scf.for`` over the 64 CPEs per (row group, column group).
+    Yields (row key, column key, (b, tr, tc0, c0)) inside each loop body: the task's image, tile
+    row, first tile and first channel (index values)."""
+    starts = til.col_starts
+    for tr_a, n_tr, rk in _groups([row_key(tr) for tr in range(til.TR)]):
+        for j_a, n_j, ck in _groups([col_key(s) for s in starts]):
+            with e.tasks(til.B * n_tr * n_j * til.c_chunks) as q:
+                bb, tri, ji, jc = e.digits(q, [til.B, n_tr, n_j, til.c_chunks])
+                trv = e.add(tri, tr_a)
+                tc0 = e.c(0) if til.full_width else e.chunk_start(e.add(ji, j_a), til.t, til.TC)
+                c0 = e.chunk_start(jc, til.g, til.C)
+                yield rk, ck, (bb, trv, tc0, c0)
+
+
 def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
     """Per-CPE loops of :class:`WinogradInputPlan`: for each boundary group, DMA the (rows,
     cols, channels) window, (NCHW: transpose to channels-last in LDM), ``loop.map
-    winograd_input`` with the group's zero padding, DMA the 16 transformed planes to v; then
-    zero the rows of v past B*T (GEMM blocking padding, L1194-1196)."""
+    winograd_input`` with the group's zero padding, DMA the 16 transformed planes to v (rows of v
+    past B*T, the GEMM's block padding L1194-1196, are not written)."""
     p = plan_winograd_input(op, _budget(ctx))
     til = p.tiling
     x, v = ctx.value(op.input), ctx.value(op.output)
@@ -986,53 +804,39 @@ def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
     vout = ctx.new_buffer("wino_in_v", LdmBufType((16, t, g), et))
     dchw = ctx.new_buffer("wino_in_chw", LdmBufType((4 * cols_max * g,), et)) if not p.nhwc else None
     e = _Emitter(ctx)
-    row_keys = [p.row_clip(tr) for tr in range(til.TR)]
-    starts = til.col_starts if not til.full_width else [0]
-    col_keys = [p.col_clip(s) for s in starts]
-    for tr_a, n_tr, (top, bottom) in _groups(row_keys):
-        for j_a, n_j, (left, right) in _groups(col_keys):
-            R = 4 - top - bottom
-            Wc = 2 * t + 2 - left - right
-            q_count = til.B * n_tr * n_j * til.c_chunks
-            with e.tasks(q_count) as q:
-                bb, tri, ji, jc = e.digits(q, [til.B, n_tr, n_j, til.c_chunks])
-                trv = e.add(tri, tr_a)
-                if til.full_width:
-                    tc0 = e.c(0)
-                else:
-                    jv = e.add(ji, j_a)
-                    tc0 = e.chunk_start(jv, t, til.TC)
-                c0 = e.chunk_start(jc, g, C)
-                vo = vout
-                if R <= 0 or Wc <= 0:  # the window lies entirely in the zero padding
-                    e.map(MapKind.FILL, [], vo, value=0.0)
-                else:
-                    r_in = e.affine(trv, 2, top - p.pads[0])
-                    c_in = e.affine(tc0, 2, left - p.pads[1])
-                    d = e.view(din, (R, Wc, g))
-                    if p.nhwc:
-                        e.wait([e.get(x, [bb, r_in, c_in, c0], [1, R, Wc, g], d)])
-                    elif til.full_width:  # (g, R, W): one DMA of g channels x R whole rows
-                        assert dchw is not None
-                        dc = e.view(dchw, (g, R, Wc))
-                        e.wait([e.get(x, [bb, c0, r_in, c_in], [1, g, R, Wc], dc)])
-                        e.map(MapKind.TRANSPOSE, [dc], d, perm=(1, 2, 0))
-                    else:  # (R, C, Wc): one DMA per image row of all channels
-                        assert dchw is not None
-                        toks = [
-                            e.get(x, [bb, c0, e.add(r_in, k), c_in], [1, g, 1, Wc], e.view(dchw, (g, Wc), k * g * Wc))
-                            for k in range(R)
-                        ]
-                        e.wait(toks)
-                        e.map(MapKind.TRANSPOSE, [e.view(dchw, (R, g, Wc))], d, perm=(0, 2, 1))
-                    params = {"pads": (top, left, bottom, right)} if (top or left or bottom or right) else {}
-                    e.map(MapKind.WINOGRAD_INPUT, [d], vo, **params)
-                p0 = e.add(e.mul(bb, til.T), e.add(e.mul(trv, til.TC), tc0))
-                if g == C:
-                    e.wait([e.put(vo, v, [0, p0, 0], [16, t, C])])
-                else:
-                    toks = [e.put(e.view(vo, (t, g), xi * t * g), v, [xi, p0, c0], [1, t, g]) for xi in range(16)]
-                    e.wait(toks)
+    for (top, bottom), (left, right), (bb, trv, tc0, c0) in _winograd_tasks(e, til, p.row_clip, p.col_clip):
+        R = 4 - top - bottom
+        Wc = 2 * t + 2 - left - right
+        vo = vout
+        if R <= 0 or Wc <= 0:  # the window lies entirely in the zero padding
+            e.map(MapKind.FILL, [], vo, value=0.0)
+        else:
+            r_in = e.affine(trv, 2, top - p.pads[0])
+            c_in = e.affine(tc0, 2, left - p.pads[1])
+            d = e.view(din, (R, Wc, g))
+            if p.nhwc:
+                e.wait([e.get(x, [bb, r_in, c_in, c0], [1, R, Wc, g], d)])
+            elif til.full_width:  # (g, R, W): one DMA of g channels x R whole rows
+                assert dchw is not None
+                dc = e.view(dchw, (g, R, Wc))
+                e.wait([e.get(x, [bb, c0, r_in, c_in], [1, g, R, Wc], dc)])
+                e.map(MapKind.TRANSPOSE, [dc], d, perm=(1, 2, 0))
+            else:  # (R, C, Wc): one DMA per image row of all channels
+                assert dchw is not None
+                toks = [
+                    e.get(x, [bb, c0, e.add(r_in, k), c_in], [1, g, 1, Wc], e.view(dchw, (g, Wc), k * g * Wc))
+                    for k in range(R)
+                ]
+                e.wait(toks)
+                e.map(MapKind.TRANSPOSE, [e.view(dchw, (R, g, Wc))], d, perm=(0, 2, 1))
+            params = {"pads": (top, left, bottom, right)} if (top or left or bottom or right) else {}
+            e.map(MapKind.WINOGRAD_INPUT, [d], vo, **params)
+        p0 = e.add(e.mul(bb, til.T), e.add(e.mul(trv, til.TC), tc0))
+        if g == C:
+            e.wait([e.put(vo, v, [0, p0, 0], [16, t, C])])
+        else:
+            toks = [e.put(e.view(vo, (t, g), xi * t * g), v, [xi, p0, c0], [1, t, g]) for xi in range(16)]
+            e.wait(toks)
     # rows of v past B*T (the GEMM's block padding) are not written: every GEMM row is
     # independent and the output transform reads rows < B*T only (the zeros cost ~20 % of the
     # kernel's traffic on 14x14 layers)
@@ -1055,46 +859,21 @@ class WinogradOutputPlan:
 
 
 def plan_winograd_output(op: WinogradOutputOp, budget: int | None = None) -> WinogradOutputPlan:
+    """:class:`WinogradOutputPlan` of ``op``: the tiling of
+    :func:`taihu.backends.model.tasks.winograd_output_tiling` (shared with the analytic model)
+    within ``budget`` bytes of LDM (default: all of ``ldm_user_bytes``). Raises
+    PassFailedException when a whole tile row of one channel does not fit."""
     ti, to = op.input.type, op.output.type
     assert isinstance(ti, MemRefType) and isinstance(to, MemRefType)
     layout = op.data_layout
     b, no, ro, co = _dims(to, layout)
-    tr, tc = -(-ro // 2), -(-co // 2)
     _, eb = _elem(ti)
     budget = default_machine().ldm_user_bytes if budget is None else budget
     nhwc = layout == DataLayout.NHWC
-
-    def sizes(t: int, g: int, full: bool) -> list[int]:
-        out = [16 * t * g, 2 * 2 * t * g]
-        if not nhwc:
-            out.append(2 * 2 * t * g)  # channels-first staging after the transpose
-        return out
-
-    want_t = -(-tc // max(1, -(-N_CPE // (b * tr))))  # tiles per task for >= 64 tasks when possible
-    want_t = max(want_t, min(tc, MIN_TILES_OUT))  # but NCHW rows of >= 8 outputs per DMA block
-    ms, ys = ti.get_shape(), to.get_shape()
-
-    def cost(t: int, g: int, full: bool) -> float:
-        wc = min(co, 2 * t)
-        cs = _chunk_starts(no, g)
-        ps = [(r * tc) * no for r in range(tr)]  # first transformed row (tile) per tile row
-        if g == no:
-            tin = _dma_seconds(ms, [16, t, g], eb, offsets=ps)
-        else:
-            tin = _dma_seconds(ms, [1, t, g], eb, 16, offsets=[p + c0 for p in ps for c0 in cs])
-        rows = min(2, ro)
-        ros = [min(2 * r, ro - rows) for r in range(tr)]
-        if nhwc:
-            tout = _dma_seconds(ys, [1, rows, wc, g], eb, offsets=[r * co * no + c0 for r in ros for c0 in cs])
-        elif full:
-            tout = _dma_seconds(ys, [1, g, rows, co], eb, offsets=[(c0 * ro + r) * co for r in ros for c0 in cs])
-        else:
-            tout = _dma_seconds(ys, [1, g, 1, wc], eb, rows, offsets=[(c0 * ro + r) * co for r in ros for c0 in cs])
-        return tin + tout
-
-    til = _tiling(b, no, tr, tc, want_t, eb, budget, sizes, cost)
-    if til.g == 0:
-        raise _fail(op, f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
+    try:
+        til = winograd_output_tiling(b, no, ro, co, ti.get_shape()[1], eb, budget, nhwc)
+    except DoesNotFit as e:
+        raise _fail(op, str(e)) from None
     return WinogradOutputPlan(til, ro, co, nhwc)
 
 
@@ -1115,53 +894,39 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
     act = op.activation.data if op.activation is not None else None
     ychw = ctx.new_buffer("wino_out_chw", LdmBufType((2 * 2 * t * g,), et)) if not p.nhwc else None
     e = _Emitter(ctx)
-    row_keys = [p.rows(tr) for tr in range(til.TR)]
-    starts = til.col_starts if not til.full_width else [0]
-    col_keys = [p.cols(s) for s in starts]
-    for tr_a, n_tr, R in _groups(row_keys):
-        for j_a, n_j, Wc in _groups(col_keys):
-            q_count = til.B * n_tr * n_j * til.c_chunks
-            with e.tasks(q_count) as q:
-                bb, tri, ji, jc = e.digits(q, [til.B, n_tr, n_j, til.c_chunks])
-                trv = e.add(tri, tr_a)
-                if til.full_width:
-                    tc0 = e.c(0)
-                else:
-                    jv = e.add(ji, j_a)
-                    tc0 = e.chunk_start(jv, t, til.TC)
-                o0 = e.chunk_start(jc, g, C)
-                p0 = e.add(e.mul(bb, til.T), e.add(e.mul(trv, til.TC), tc0))
-                if g == C:
-                    e.wait([e.get(m, [0, p0, 0], [16, t, C], mbuf)])
-                else:
-                    e.wait([e.get(m, [xi, p0, o0], [1, t, g], e.view(mbuf, (t, g), xi * t * g)) for xi in range(16)])
-                yv = e.view(ybuf, (R, Wc, g))  # type: ignore[arg-type]
-                if bias is not None:  # this task's g bias values (one small DMA, read during the map)
-                    assert bbuf is not None
-                    tb = e.get(bias, [o0], [g], bbuf)
-                e.map(MapKind.WINOGRAD_OUTPUT, [mbuf], yv)
-                if bias is not None:  # epilogue in LDM, channels last: bias broadcast over (R, Wc)
-                    e.wait([tb])
-                    e.map(MapKind.ADD, [yv, bbuf], yv)
-                if act is not None:
-                    e.map(act, [yv], yv)
-                r_out = e.mul(trv, 2)
-                c_out = e.mul(tc0, 2)
-                if p.nhwc:
-                    e.wait([e.put(yv, y, [bb, r_out, c_out, o0], [1, R, Wc, g])])  # type: ignore[list-item]
-                elif til.full_width:  # (g, R, Co): one DMA of g channels x R whole rows
-                    assert ychw is not None
-                    yc = e.view(ychw, (g, R, Wc))  # type: ignore[arg-type]
-                    e.map(MapKind.TRANSPOSE, [yv], yc, perm=(2, 0, 1))
-                    e.wait([e.put(yc, y, [bb, o0, r_out, c_out], [1, g, R, Wc])])  # type: ignore[list-item]
-                else:  # (R, C, Wc): one DMA per output row of all channels
-                    assert ychw is not None
-                    yc = e.view(ychw, (R, g, Wc))  # type: ignore[arg-type]
-                    e.map(MapKind.TRANSPOSE, [yv], yc, perm=(0, 2, 1))
-                    toks = [
-                        e.put(e.view(ychw, (g, Wc), k * g * Wc), y, [bb, o0, e.add(r_out, k), c_out], [1, g, 1, Wc])  # type: ignore[operator]
-                        for k in range(R)  # type: ignore[arg-type]
-                    ]
-                    e.wait(toks)
+    for R, Wc, (bb, trv, tc0, o0) in _winograd_tasks(e, til, p.rows, p.cols):
+        p0 = e.add(e.mul(bb, til.T), e.add(e.mul(trv, til.TC), tc0))
+        if g == C:
+            e.wait([e.get(m, [0, p0, 0], [16, t, C], mbuf)])
+        else:
+            e.wait([e.get(m, [xi, p0, o0], [1, t, g], e.view(mbuf, (t, g), xi * t * g)) for xi in range(16)])
+        yv = e.view(ybuf, (R, Wc, g))  # type: ignore[arg-type]
+        if bias is not None:  # this task's g bias values (one small DMA, read during the map)
+            assert bbuf is not None
+            tb = e.get(bias, [o0], [g], bbuf)
+        e.map(MapKind.WINOGRAD_OUTPUT, [mbuf], yv)
+        if bias is not None:  # epilogue in LDM, channels last: bias broadcast over (R, Wc)
+            e.wait([tb])
+            e.map(MapKind.ADD, [yv, bbuf], yv)
+        if act is not None:
+            e.map(act, [yv], yv)
+        r_out = e.mul(trv, 2)
+        c_out = e.mul(tc0, 2)
+        if p.nhwc:
+            e.wait([e.put(yv, y, [bb, r_out, c_out, o0], [1, R, Wc, g])])  # type: ignore[list-item]
+        elif til.full_width:  # (g, R, Co): one DMA of g channels x R whole rows
+            assert ychw is not None
+            yc = e.view(ychw, (g, R, Wc))  # type: ignore[arg-type]
+            e.map(MapKind.TRANSPOSE, [yv], yc, perm=(2, 0, 1))
+            e.wait([e.put(yc, y, [bb, o0, r_out, c_out], [1, g, R, Wc])])  # type: ignore[list-item]
+        else:  # (R, C, Wc): one DMA per output row of all channels
+            assert ychw is not None
+            yc = e.view(ychw, (R, g, Wc))  # type: ignore[arg-type]
+            e.map(MapKind.TRANSPOSE, [yv], yc, perm=(0, 2, 1))
+            toks = [
+                e.put(e.view(ychw, (g, Wc), k * g * Wc), y, [bb, o0, e.add(r_out, k), c_out], [1, g, 1, Wc])  # type: ignore[operator]
+                for k in range(R)  # type: ignore[arg-type]
+            ]
+            e.wait(toks)
     ctx.note_memref_write(op.output)
     return e.ops()

@@ -1,0 +1,461 @@
+"""Task decompositions of the memory-to-memory primitives (pure arithmetic, no IR).
+
+One source of truth for how ``convert-tile-to-loop`` splits ``tile.im2col`` and
+``tile.winograd_input`` / ``tile.winograd_output`` into per-CPE tasks
+(``passes/conversion/tile_to_loop/mem_prims.py`` emits the loops of these plans) and for the
+analytic model that costs them (:mod:`taihu.backends.model.conv`): both call the functions
+here, so the model prices exactly the kernel the lowering emits.
+
+Conventions (shared with the lowering): a primitive's tasks are dealt out cyclically over the
+:data:`N_CPE` CPEs; ragged chunks are shifted left to stay inside (:func:`chunk_starts`), so every
+task of a group has the same static shape; every LDM buffer is rounded up to
+:data:`LDM_ALIGN` bytes (:func:`fits`).
+
+* im2col (004 §5.1.1 L1045-1049, algorithms.md §C2): :func:`im2col_tasks` -- input rows grouped
+  by the kernel rows they feed (:class:`RowGroup`), ``rows`` rows of one channel per task, and the
+  zero phase for the entries fed by vertical padding (:class:`Im2colTasks`).
+* Winograd F(2x2, 3x3) input / output transforms (Algorithm 5 steps 2 and 4, L1138-1183):
+  :func:`winograd_input_tiling` / :func:`winograd_output_tiling` -- ``t`` tiles of one tile row x
+  all channels, or whole tile rows x ``g`` channels (:class:`WinogradTiling`), the candidate with
+  the smaller modelled DMA time per CPE (eq 3-1 / 3-2 with 128-B transaction waste, averaged over
+  the tasks' actual block starts: :class:`DmaWindow`).
+
+Units: sizes in elements unless named ``*_bytes`` / ``eb`` (bytes per element), budgets in bytes,
+times in seconds. Errors: :class:`DoesNotFit` (a ``ValueError``) when even the smallest task does
+not fit in the LDM budget; the lowering turns it into a pass failure naming the op, the model into
+:class:`~taihu.backends.model.conv.NotApplicable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from taihu.backends.sim.dma import dma_pattern, moved, moved_strided
+from taihu.backends.sim.machine import Machine
+
+__all__ = [
+    "DmaWindow",
+    "DoesNotFit",
+    "Im2colTasks",
+    "LDM_ALIGN",
+    "MIN_CHANNEL_GROUP",
+    "MIN_TILES_OUT",
+    "N_CPE",
+    "RowGroup",
+    "WinogradTiling",
+    "chunk_starts",
+    "fits",
+    "im2col_tasks",
+    "ldm_bytes",
+    "winograd_input_tiling",
+    "winograd_input_windows",
+    "winograd_output_tiling",
+    "winograd_output_windows",
+]
+
+#: CPEs of one core group (8 x 8 mesh, 004 L481).
+N_CPE = 64
+#: bytes: every LDM buffer is rounded up to the vector alignment (``loop.ldm_buffer``).
+LDM_ALIGN = 32
+#: smallest channel group of a full-width Winograd task when the channels must be split: DMA blocks
+#: of >= 8 channels (32 B of f32) rather than perfect load balance (R1: large DMA blocks, 004 L657).
+MIN_CHANNEL_GROUP = 8
+#: fewest tiles per Winograd output task (when the tile row has them): NCHW output rows leave in
+#: blocks of 2t elements, so t >= 4 gives blocks of >= 32 B of f32 (R1, 004 L657).
+MIN_TILES_OUT = 4
+
+
+class DoesNotFit(ValueError):
+    """Even the smallest task of a memory primitive does not fit in the LDM budget."""
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def ldm_bytes(n_elems: int, eb: int) -> int:
+    """LDM bytes of a buffer of ``n_elems`` elements of ``eb`` bytes (rounded to LDM_ALIGN)."""
+    return _ceil(n_elems * eb, LDM_ALIGN) * LDM_ALIGN
+
+
+def fits(sizes: Sequence[int], eb: int, budget: int) -> bool:
+    """Do buffers of ``sizes`` elements (0: absent) fit in ``budget`` bytes of LDM?"""
+    return sum(ldm_bytes(n, eb) for n in sizes if n > 0) <= budget
+
+
+def chunk_starts(total: int, size: int) -> list[int]:
+    """Starts of the chunks of ``size`` covering [0, total): ``min(j*size, total - size)`` (the
+    last chunk is shifted left to stay inside; overlapping chunks recompute and rewrite the same
+    values, so every task has the same static shape)."""
+    return [min(j * size, total - size) for j in range(_ceil(total, size))]
+
+
+# --------------------------------------------------------------------------------------------
+# DMA windows of a task
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DmaWindow:
+    """``count`` DMAs per task, each moving the window ``sizes`` (elements) of the row-major
+    array ``mem_shape`` as ONE athread DMA (:func:`taihu.backends.sim.dma.dma_pattern`); over
+    the tasks the windows start at the element ``offsets`` (their 128-B transaction waste
+    depends on the start: arrays are 128-B aligned, R7)."""
+
+    mem_shape: tuple[int, ...]
+    sizes: tuple[int, ...]
+    count: int = 1
+    offsets: tuple[int, ...] = (0,)
+
+    def pattern(self, eb: int) -> tuple[int, int, int]:
+        """(size, bsize, stride) bytes of one DMA (bsize = stride = 0: contiguous)."""
+        pat = dma_pattern(self.mem_shape, self.sizes, eb)
+        if pat is None:
+            raise ValueError(f"window {list(self.sizes)} of {list(self.mem_shape)} is not one DMA")
+        return pat
+
+    def seconds(self, eb: int, machine: Machine | None = None) -> float:
+        """Modelled time of the task's ``count`` DMAs, 64 CPEs at once (eq 3-1 / 3-2 with the
+        128-B transaction waste, :mod:`taihu.backends.model.analytic`), averaged over the
+        offsets."""
+        from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
+
+        size, bsize, stride = self.pattern(eb)
+        offs = self.offsets or (0,)
+        tot = sum(t_stride_dma(size, bsize, stride, addr=o * eb, machine=machine) if bsize
+                  else t_cont_dma(size, addr=o * eb, machine=machine) for o in offs)
+        return self.count * tot / len(offs)
+
+    def blocks(self, eb: int, tasks: int, txn: int = 128) -> tuple[float, float, float]:
+        """(count, bytes, moved bytes per block) of the contiguous blocks ``tasks`` tasks move
+        (whole ``txn``-byte transactions, spec §4.4, averaged over the offsets)."""
+        size, bsize, stride = self.pattern(eb)
+        offs = self.offsets or (0,)
+        if not bsize:
+            mv = sum(moved(o * eb, size, txn) for o in offs) / len(offs)
+            return (tasks * self.count, size, mv)
+        nb = size // bsize
+        mv = sum(moved_strided(o * eb, size, bsize, stride, txn) for o in offs) / len(offs) / nb
+        return (tasks * self.count * nb, bsize, mv)
+
+
+def _window(mem_shape: Sequence[int], sizes: Sequence[int], count: int = 1, offsets: Sequence[int] = (0,)) -> DmaWindow:
+    return DmaWindow(tuple(mem_shape), tuple(sizes), count, tuple(offsets))
+
+
+# --------------------------------------------------------------------------------------------
+# im2col (004 §5.1.1, L1045-1049)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """Input rows ``r0, r0 + step, ...`` (``count`` rows) that feed the same kernel rows
+    ``kernel_rows`` (i with ``ho = (ri + pt - i*dh)/sh`` integral and in [0, Ho)); a task takes
+    ``rows`` of them (consecutive in the group; the last chunk shifted left to stay inside)."""
+
+    r0: int
+    step: int
+    count: int
+    rows: int
+    kernel_rows: tuple[int, ...]
+
+    @property
+    def chunks(self) -> int:
+        return _ceil(self.count, self.rows)
+
+
+@dataclass(frozen=True)
+class Im2colTasks:
+    """Task decomposition of ``tile.im2col``. Main phase: per row group ``N * C * chunks`` tasks,
+    each one DMA of ``rows`` input rows of one channel (strided by the group step), the unfold
+    (+ a transpose to (kw, rows, Wo) when rows > 1) in LDM and one DMA of kw x (rows*Wo) per
+    kernel row. Zero phase: per (n, c) the col entries fed by vertical padding,
+    ``zero_ranges[i]`` = ((ho0, count), ...) per kernel row i, at most ``zchunk`` output rows per
+    DMA (0: no zero phase)."""
+
+    groups: tuple[RowGroup, ...]
+    zero_ranges: tuple[tuple[tuple[int, int], ...], ...]
+    zchunk: int
+
+    @property
+    def rows_max(self) -> int:
+        """Largest rows per task over the groups (the LDM buffers' row count)."""
+        return max((g.rows for g in self.groups), default=1)
+
+
+def _row_groups(h: int, kh: int, feeds: Callable[[int, int], bool], sh: int, rpt: int,
+                can_stride: bool) -> list[RowGroup]:
+    """Group the input rows by the kernel rows they feed, as arithmetic progressions."""
+    by_sig: dict[tuple[int, ...], list[int]] = {}
+    for ri in range(h):
+        sig = tuple(i for i in range(kh) if feeds(ri, i))
+        if sig:
+            by_sig.setdefault(sig, []).append(ri)
+    groups = []
+    for sig, rows in by_sig.items():
+        k = 0
+        while k < len(rows):
+            step = rows[k + 1] - rows[k] if k + 1 < len(rows) else 1
+            n = 1
+            while k + n < len(rows) and rows[k + n] - rows[k + n - 1] == step:
+                n += 1
+            # R rows of one task feed consecutive output rows only if step == sh; a strided row
+            # DMA must be one athread DMA (NHWC rows with a step > 1 are not)
+            r = min(rpt, n) if step == sh and (step == 1 or can_stride) else 1
+            groups.append(RowGroup(rows[k], step, n, r, sig))
+            k += n
+    return sorted(groups, key=lambda g: g.r0)
+
+
+def im2col_tasks(
+    n: int, c: int, h: int, w: int, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+    dilations: Sequence[int], eb: int, budget: int, rows_per_task: int | None = None, nhwc: bool = False,
+) -> Im2colTasks:
+    """:class:`Im2colTasks` of an im2col of x (n, c, h, w) (``nhwc``: stored (n, h, w, c)) with
+    ``kernel`` (kh, kw), ``strides``, ``pads`` (top, left, bottom, right), ``dilations``;
+    ``rows_per_task`` default = as many rows as leave >= 64 tasks (``n*c*h // 64``, L1049),
+    halved until the task buffers (rows x W input, rows x kw x Wo unfolded and its transpose,
+    the zero buffer of kw x zchunk*Wo; ``eb``-byte elements) fit ``budget`` bytes. NHWC rows
+    with a step > 1 are not one DMA: one row per task there. Raises :class:`DoesNotFit` when one
+    row does not fit."""
+    kh, kw = kernel
+    sh, sw = strides
+    pt, pl, pb, pr = pads
+    dh, dw = dilations
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    zero_ranges = []
+    for i in range(kh):
+        lo = min(ho, max(0, -(-(pt - i * dh) // sh)))  # ho < lo: input row < 0
+        hi = min(ho, max(0, -(-(h + pt - i * dh) // sh)))  # ho >= hi: input row >= H
+        rs = []
+        if lo > 0:
+            rs.append((0, lo))
+        if hi < ho:
+            rs.append((max(hi, lo), ho - max(hi, lo)))
+        zero_ranges.append(tuple(rs))
+    zmax = max((nn for rs in zero_ranges for _, nn in rs), default=0)
+
+    def feeds(ri: int, i: int) -> bool:
+        num = ri + pt - i * dh
+        return num >= 0 and num % sh == 0 and num // sh < ho
+
+    rpt = rows_per_task if rows_per_task is not None else max(1, (n * c * h) // N_CPE)
+    r = min(rpt, h)
+    while True:
+        groups = _row_groups(h, kh, feeds, sh, r, not nhwc)
+        rmax = max((gr.rows for gr in groups), default=1)
+        zc = min(zmax, max(1, (budget // 4) // (eb * kw * wo))) if zmax else 0
+        if fits([rmax * w, rmax * kw * wo, rmax * kw * wo if rmax > 1 else 0, kw * zc * wo], eb, budget):
+            return Im2colTasks(tuple(groups), tuple(zero_ranges), zc)
+        if r > 1:
+            r = max(1, r // 2)
+            continue
+        raise DoesNotFit(f"one input row ({w} elements) and its unfolded rows ({kw}x{wo}) do not fit in {budget} B of LDM")
+
+
+# --------------------------------------------------------------------------------------------
+# Winograd input / output transforms (Algorithm 5 steps 2 and 4, L1138-1183)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WinogradTiling:
+    """Task decomposition shared by the input and output transforms.
+
+    Tiles (b, tr, tc) of the 2x2-output grid (TR x TC per image, row p = b*T + tr*TC + tc).
+    A task covers ``t`` consecutive tiles ``tc0 .. tc0+t-1`` of one tile row (the m' of L1138)
+    and ``g`` consecutive channels ``c0 ..``:
+
+    * ``full_width = False``: g = all channels, t = min(tiles_per_cpe, TC) shrunk to fit LDM
+      (input; the output transform picks t for >= 64 tasks); the transformed side -- the 16x
+      larger one -- moves as ONE DMA of 16 blocks of t*C (L1140-1175). The image side: NHWC (the
+      seed's layout, L1140) one DMA of (rows, 2t+2 cols, C); NCHW one DMA per image row of
+      (C, cols) and an in-LDM transpose to channels-last;
+    * ``full_width = True`` (when all channels of one tile do not fit, or it moves less): t = TC
+      (a whole tile row), g channels per task; the image-side DMAs move whole image rows of g
+      channels, the transformed side 16 DMAs of t x g.
+
+    Chunk starts along the tile row and the channels: :func:`chunk_starts`.
+    """
+
+    B: int
+    C: int  # channels of the side being transformed (N_i for input, N_o for output)
+    TR: int
+    TC: int
+    t: int
+    g: int
+    full_width: bool
+
+    @property
+    def T(self) -> int:
+        """Tiles per image."""
+        return self.TR * self.TC
+
+    @property
+    def col_starts(self) -> list[int]:
+        """First tile of each task along a tile row ([0] for whole tile rows)."""
+        return [0] if self.full_width else chunk_starts(self.TC, self.t)
+
+    @property
+    def col_chunks(self) -> int:
+        return 1 if self.full_width else _ceil(self.TC, self.t)
+
+    @property
+    def c_chunks(self) -> int:
+        return _ceil(self.C, self.g)
+
+    @property
+    def tasks(self) -> int:
+        return self.B * self.TR * self.col_chunks * self.c_chunks
+
+
+def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int,
+                     sizes: Callable[[int, int, bool], list[int]],
+                     cost: Callable[[int, int, bool], float]) -> WinogradTiling:
+    """Pick t and g. Candidates: all channels and the largest t <= want_t that fits (the seed's
+    choice: do not split the channels, maximise m'*N_i within LDM, L1175); whole tile rows with
+    the balanced channel group (>= 64 tasks, >= 8 channels per DMA block); whole tile rows with
+    every other multiple of 8 channels that fits (fewer, longer tasks may finish in fewer rounds
+    over the 64 CPEs, e.g. 70 tasks = 2 rounds, 56 tasks = 1; aligned blocks). The one with the
+    smaller modelled DMA time per CPE wins (the transforms are DMA-bound, eq 5-7), ties: larger g.
+    ``sizes(t, g, full_width)``: element counts of the task buffers; ``cost(t, g, full_width)``:
+    modelled DMA seconds of one task."""
+    cands = []
+    for t in range(min(max(1, want_t), tc), 0, -1):
+        if fits(sizes(t, c, False), eb, budget):
+            cands.append(WinogradTiling(b, c, tr, tc, t, c, False))
+            break
+    gbal = _ceil(c, max(1, _ceil(N_CPE, b * tr)))  # channels per task for >= 64 tasks
+    gbal = max(gbal, min(c, MIN_CHANNEL_GROUP))  # but DMA blocks of >= 8 channels (R1, 004 L657)
+    for g in range(min(c, gbal), 0, -1):
+        if fits(sizes(tc, g, True), eb, budget):
+            cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
+            break
+    for g in range(MIN_CHANNEL_GROUP, c, MIN_CHANNEL_GROUP):
+        if g != gbal and fits(sizes(tc, g, True), eb, budget):
+            cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
+    if not cands:
+        raise DoesNotFit(f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
+    return min(cands, key=lambda w: (_ceil(w.tasks, N_CPE) * cost(w.t, w.g, w.full_width), -w.g))
+
+
+def winograd_tiles(ro: int, co: int) -> tuple[int, int]:
+    """(tile rows, tile columns) of F(2x2,3x3) for an Ro x Co output: ceil(Ro/2), ceil(Co/2)
+    (004 L1144 [corrected])."""
+    return _ceil(ro, 2), _ceil(co, 2)
+
+
+def winograd_input_windows(b: int, c: int, h: int, w: int, pads: Sequence[int], p_rows: int, t: int, g: int,
+                           full_width: bool, nhwc: bool = False) -> tuple[DmaWindow, DmaWindow]:
+    """(get, put) DMA windows of one input-transform task (``t`` tiles x ``g`` channels) of
+    x (b, c, h, w) (``nhwc``: (b, h, w, c)) -> v (16, p_rows, c): the image side moves the
+    task's 4 input rows (NHWC one (rows, 2t+2, g) window; NCHW whole rows of g channels when
+    ``full_width``, else one DMA per row of (g, 2t+2)); the transformed side one window of 16
+    blocks of t*C (g = C), else 16 DMAs of t x g. Offsets: every tile row's first input row x
+    every channel chunk."""
+    pt = pads[0]
+    ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    tr, tc = winograd_tiles(ro, co)
+    cols, rows = min(w, 2 * t + 2), min(h, 4)
+    cs = chunk_starts(c, g)
+    ris = [min(max(0, 2 * r - pt), h - rows) for r in range(tr)]  # first input row per tile row
+    if nhwc:
+        xs = (b, h, w, c)
+        get = _window(xs, [1, rows, cols, g], 1, [r * w * c + c0 for r in ris for c0 in cs])
+    elif full_width:
+        get = _window((b, c, h, w), [1, g, rows, w], 1, [(c0 * h + r) * w for r in ris for c0 in cs])
+    else:
+        get = _window((b, c, h, w), [1, g, 1, cols], rows, [(c0 * h + r) * w for r in ris for c0 in cs])
+    vs = (16, p_rows, c)
+    ps = [(r * tc) * c for r in range(tr)]  # first transformed row (tile) per tile row
+    if g == c:
+        put = _window(vs, [16, t, g], 1, ps)
+    else:
+        put = _window(vs, [1, t, g], 16, [p + c0 for p in ps for c0 in cs])
+    return get, put
+
+
+def winograd_input_buffers(w: int, t: int, g: int, nhwc: bool = False) -> list[int]:
+    """Element counts of an input-transform task's LDM buffers: the (4, 2t+2, g) input window,
+    the (16, t, g) transformed tiles and (NCHW) the channels-first staging before the
+    transpose."""
+    cols = min(w, 2 * t + 2)
+    out = [4 * cols * g, 16 * t * g]
+    if not nhwc:
+        out.append(4 * cols * g)
+    return out
+
+
+def winograd_input_tiling(b: int, c: int, h: int, w: int, pads: Sequence[int], p_rows: int, eb: int, budget: int,
+                          tiles_per_cpe: int = 1, nhwc: bool = False,
+                          machine: Machine | None = None) -> WinogradTiling:
+    """:class:`WinogradTiling` of the input transform of x (b, c, h, w) (``nhwc``: (b, h, w,
+    c)), ``pads`` (top, left, bottom, right), into v (16, p_rows, c) within ``budget`` bytes of
+    LDM; ``tiles_per_cpe`` = m' wanted (L1138). Task cost: :func:`winograd_input_windows`.
+    Raises :class:`DoesNotFit`."""
+    ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+    tr, tc = winograd_tiles(ro, co)
+
+    def sizes(t: int, g: int, full: bool) -> list[int]:
+        return winograd_input_buffers(w, t, g, nhwc)
+
+    def cost(t: int, g: int, full: bool) -> float:
+        get, put = winograd_input_windows(b, c, h, w, pads, p_rows, t, g, full, nhwc)
+        return get.seconds(eb, machine) + put.seconds(eb, machine)
+
+    return _winograd_tiling(b, c, tr, tc, tiles_per_cpe, eb, budget, sizes, cost)
+
+
+def winograd_output_windows(b: int, c: int, ro: int, co: int, p_rows: int, t: int, g: int, full_width: bool,
+                            nhwc: bool = False) -> tuple[DmaWindow, DmaWindow]:
+    """(get, put) DMA windows of one output-transform task (``t`` tiles x ``g`` channels) of
+    m (16, p_rows, c) -> y (b, c, ro, co) (``nhwc``: (b, ro, co, c)), the mirror image of
+    :func:`winograd_input_windows` (each task writes 2 output rows)."""
+    tr, tc = winograd_tiles(ro, co)
+    wc, rows = min(co, 2 * t), min(2, ro)
+    cs = chunk_starts(c, g)
+    ms = (16, p_rows, c)
+    ps = [(r * tc) * c for r in range(tr)]  # first transformed row (tile) per tile row
+    if g == c:
+        get = _window(ms, [16, t, g], 1, ps)
+    else:
+        get = _window(ms, [1, t, g], 16, [p + c0 for p in ps for c0 in cs])
+    ros = [min(2 * r, ro - rows) for r in range(tr)]  # first output row per tile row
+    if nhwc:
+        put = _window((b, ro, co, c), [1, rows, wc, g], 1, [r * co * c + c0 for r in ros for c0 in cs])
+    elif full_width:
+        put = _window((b, c, ro, co), [1, g, rows, co], 1, [(c0 * ro + r) * co for r in ros for c0 in cs])
+    else:
+        put = _window((b, c, ro, co), [1, g, 1, wc], rows, [(c0 * ro + r) * co for r in ros for c0 in cs])
+    return get, put
+
+
+def winograd_output_buffers(t: int, g: int, nhwc: bool = False) -> list[int]:
+    """Element counts of an output-transform task's LDM buffers: the (16, t, g) tiles of m, the
+    (2, 2t, g) outputs and (NCHW) their channels-first copy."""
+    out = [16 * t * g, 2 * 2 * t * g]
+    if not nhwc:
+        out.append(2 * 2 * t * g)
+    return out
+
+
+def winograd_output_tiling(b: int, c: int, ro: int, co: int, p_rows: int, eb: int, budget: int, nhwc: bool = False,
+                           machine: Machine | None = None) -> WinogradTiling:
+    """:class:`WinogradTiling` of the output transform m (16, p_rows, c) -> y (b, c, ro, co)
+    (``nhwc``: (b, ro, co, c)) within ``budget`` bytes of LDM: t for >= 64 tasks when the tile
+    rows allow, at least :data:`MIN_TILES_OUT`. Raises :class:`DoesNotFit`."""
+    tr, tc = winograd_tiles(ro, co)
+    want_t = _ceil(tc, max(1, _ceil(N_CPE, b * tr)))  # tiles per task for >= 64 tasks when possible
+    want_t = max(want_t, min(tc, MIN_TILES_OUT))  # but NCHW rows of >= 8 outputs per DMA block
+
+    def sizes(t: int, g: int, full: bool) -> list[int]:
+        return winograd_output_buffers(t, g, nhwc)
+
+    def cost(t: int, g: int, full: bool) -> float:
+        get, put = winograd_output_windows(b, c, ro, co, p_rows, t, g, full, nhwc)
+        return get.seconds(eb, machine) + put.seconds(eb, machine)
+
+    return _winograd_tiling(b, c, tr, tc, want_t, eb, budget, sizes, cost)
