@@ -34,9 +34,11 @@ Runs (each ``sw.microkernel`` run costs simulator Python time, so runs are few a
   only stores). 2 x steps runs per tile. The over-read stays inside the 64 KB LDM (checked: the
   kernel's LDM footprint + one k-row <= ldm_bytes, else a diagnostic).
 * a single ``loop.summa_step``: the same with one step (2 runs per tile).
-* ``loop.gemm_block``: P (C + first k), k - 1 iterations, E (last k without next-k fetches +
-  store C): no over-read. Partial register tiles (vectorised dim % 16 != 0, other dim % 4 != 0)
-  use a generic body (:func:`generic_body`).
+* ``loop.gemm_block``: per strip of tiles, P (C + first k of the first tile), then per tile k - 1
+  iterations and one run with the last k (without next-k fetches) + store C + the next tile's C
+  and first fetches (the strip's last tile: last k + store C): 2 runs per tile, no over-read.
+  Partial register tiles (vectorised dim % 16 != 0, other dim % 4 != 0) use a generic body
+  (:func:`generic_body`).
 * ``loop.rlc_bcast``: one run per role: the root streams the source with VLDR/VLDC (fused load
   and broadcast, 32 B per message, 004 L763-765) and stores its own copy; the others GETR/GETC +
   VSTD. Up to 4 messages per iteration.
@@ -504,29 +506,72 @@ def try_fuse_summa_loop(k: KernelLowering, op: scf.ForOp) -> bool:
 
 
 def _gemm_block(k: KernelLowering, op: loop.GemmBlockOp) -> None:
+    """Register tiles of one strip (full tiles, then the partial strips) in one loop over the
+    tiles: P (C of the first tile + its first FETCHes), then per tile its k-loop run and one run
+    with its last k-step + the store of its C + the load of the next tile's C and that tile's
+    first FETCHes (the strip's last tile: last k-step + store only) -- 2 runs per tile."""
     vec = op.vec.data
     geo = geometry(vec, op.flags(), op.a.type, op.b.type, op.c.type, op)  # type: ignore[arg-type]
     a, b, c = k.addr(op.a), k.addr(op.b), k.addr(op.c)
     V, S = (a, b) if vec == VecDim.M else (b, a)
     fv = fetcher("load", True, None, geo.v_f64, 0)
     fs = fetcher("load", False, None, geo.s_f64, 1)
+    fv_next = fetcher("load", True, None, geo.v_f64, 4)  # the next tile's first FETCHes
+    fs_next = fetcher("load", False, None, geo.s_f64, 5)
     nv_full, v_rem = divmod(geo.vlen // 4, 4)  # vector registers per tile
     ns_full, s_rem = divmod(geo.olen, 4)
+    lk = geo.k - 1
 
-    def tile(io: SSAValue, iv: SSAValue, nv: int, ns: int, vbase: int, sbase: int) -> None:
-        pv, ps, pc = _tile_ptrs(k, geo, V, S, C, io, iv)
-        pv, ps = k.add(pv, vbase * geo.gv), k.add(ps, sbase * geo.s_o)
-        pc = k.add(pc, sbase * geo.c_row + vbase * geo.g)
+    def strip(n_vt: int, nv: int, vbase: int, n_st: int, ns: int, sbase: int) -> None:
         full = nv == 4 and ns == 4
-        first = first_fetches(geo, fv, fs, 3, 3) if full else first_fetches(geo, fv, fs, nv, ns)
-        _mk(k, 1, [(pv, 0), (ps, 0), (pc, 0)], "gemm_prologue", c_tile(geo, False, nv, ns) + first)
-        if geo.k > 1:
-            body = listing41(geo, fv, fs) if full else generic_body(geo, nv, ns, fv, fs)
-            _mk(k, geo.k - 1, [(pv, geo.v_k), (ps, geo.s_k)], "gemm_kloop", body)
-        last = listing41(geo, fv, fs, next_k=False) if full else generic_body(geo, nv, ns, fv, fs, False)
-        lk = (geo.k - 1)
-        _mk(k, 1, [(k.add(pv, lk * geo.v_k), 0), (k.add(ps, lk * geo.s_k), 0), (pc, 0)], "gemm_epilogue",
-            last + c_tile(geo, True, nv, ns))
+        n_tiles = n_vt * n_st
+
+        def ptrs(q: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+            """Pointers of tile q of the strip (vectorised tiles innermost)."""
+            if n_vt == 1:
+                io, iv = q, k.const(0)
+            else:
+                cv = k.const(n_vt)
+                io = k.emit(int_binop(arith.DivUIOp, q, cv)).results[0]
+                iv = k.emit(int_binop(arith.RemUIOp, q, cv)).results[0]
+            pv, ps, pc = _tile_ptrs(k, geo, V, S, C, io, iv)
+            return (k.add(pv, vbase * geo.gv), k.add(ps, sbase * geo.s_o),
+                    k.add(pc, sbase * geo.c_row + vbase * geo.g))
+
+        def firsts(v: Fetch, s_: Fetch) -> list[Operation]:
+            return first_fetches(geo, v, s_, 3, 3) if full else first_fetches(geo, v, s_, nv, ns)
+
+        def last_k() -> list[Operation]:
+            return listing41(geo, fv, fs, next_k=False) if full else generic_body(geo, nv, ns, fv, fs, False)
+
+        pv0, ps0, pc0 = ptrs(k.const(0))
+        _mk(k, 1, [(pv0, 0), (ps0, 0), (pc0, 0)], "gemm_prologue", c_tile(geo, False, nv, ns) + firsts(fv, fs))
+
+        def tile(q: SSAValue) -> None:
+            pv, ps, pc = ptrs(q)
+            if geo.k > 1:
+                body = listing41(geo, fv, fs) if full else generic_body(geo, nv, ns, fv, fs)
+                _mk(k, lk, [(pv, geo.v_k), (ps, geo.s_k)], "gemm_kloop", body)
+            last = [(k.add(pv, lk * geo.v_k), 0), (k.add(ps, lk * geo.s_k), 0), (pc, 0)]
+            if n_tiles == 1:
+                _mk(k, 1, last, "gemm_epilogue", last_k() + c_tile(geo, True, nv, ns))
+                return
+            q1 = k.add(q, 1)
+            more = k.emit(cmpi(q1, k.const(n_tiles), "slt")).results[0]
+            blk_t, blk_e = Block(), Block()
+            saved = k.block
+            k.block = blk_t
+            pv1, ps1, pc1 = ptrs(q1)
+            _mk(k, 1, last + [(pc1, 0), (pv1, 0), (ps1, 0)], "gemm_next_tile",
+                last_k() + c_tile(geo, True, nv, ns) + c_tile(geo, False, nv, ns, ptr=3) + firsts(fv_next, fs_next))
+            k.block = blk_e
+            _mk(k, 1, last, "gemm_epilogue", last_k() + c_tile(geo, True, nv, ns))
+            k.block = saved
+            blk_t.add_op(scf.YieldOp())
+            blk_e.add_op(scf.YieldOp())
+            k.emit(scf.IfOp(more, [], Region(blk_t), Region(blk_e)))
+
+        _range(k, n_tiles, tile, "q")
 
     C = c
     # full tiles, then the remainder column/row strips of partial tiles
@@ -539,8 +584,7 @@ def _gemm_block(k: KernelLowering, op: loop.GemmBlockOp) -> None:
         parts.append((1, v_rem, nv_full * 4, 1, s_rem, ns_full * 4))
     for n_vt, nv, vbase, n_st, ns, sbase in parts:
         if n_vt and n_st:
-            _range(k, n_st, lambda io, nv=nv, ns=ns, vb=vbase, sb=sbase, n_vt=n_vt: _range(
-                k, n_vt, lambda iv: tile(io, iv, nv, ns, vb, sb), "iv"), "io")
+            strip(n_vt, nv, vbase, n_st, ns, sbase)
 
 
 # --------------------------------------------------------------------------------------------
