@@ -392,6 +392,19 @@ def membound_rows(sim: bool, budget: float) -> list[Row]:
     return rows
 
 
+def _model_vs_sim(s: ConvShape, sim_gflops: float | None) -> tuple[float, str]:
+    """(relative error of the model's GFLOPS vs the simulated ones, note text) for layer ``s``
+    with the algorithm the model picks."""
+    ch = choose_conv(s, machine=PM)
+    err = (ch.gflops - sim_gflops) / sim_gflops if sim_gflops else 0.0
+    return err, f"model {ch.algorithm} {ch.gflops:.0f} GFLOPS ({100 * err:+.0f} %)"
+
+
+def _err_summary(errs: list[float]) -> str:
+    return (f"model vs simulator error median {100 * statistics.median(errs):+.0f} %, mean |err| "
+            f"{100 * statistics.mean(abs(e) for e in errs):.0f} %, range {100 * min(errs):+.0f} % .. {100 * max(errs):+.0f} %")
+
+
 def report_conv_rows(path: str) -> tuple[list[Row], list[str]]:
     """Rows of the convolution layers of a whole-network simulator report (``taihu-run
     --report r.json``, e.g. ``--example resnet50``): per distinct layer shape the kernels of one
@@ -420,17 +433,15 @@ def report_conv_rows(path: str) -> tuple[list[Row], list[str]]:
         algs = sorted({k.get("algorithm") or "?" for k in ks})
         r.note = f"{'+'.join(algs)}; {n_inst} instance(s)"
         if s is not None:
-            ch = choose_conv(s, machine=PM)
-            err = (ch.gflops - r.gflops) / r.gflops if r.gflops else 0.0
+            err, text = _model_vs_sim(s, r.gflops)
             errs.append(err)
-            r.note += f"; model {ch.algorithm} {ch.gflops:.0f} GFLOPS ({100 * err:+.0f} %)"
+            r.note += f"; {text}"
             r.channels_ok = min(s.c, s.m) >= 64
         rows.append(r)
     summary = []
     if errs:
         summary.append(f"simulated network report {os.path.basename(path)}: {len(rows)} distinct conv layers, "
-                       f"model vs simulator GFLOPS error median {100 * statistics.median(errs):+.0f} %, "
-                       f"range {100 * min(errs):+.0f} % .. {100 * max(errs):+.0f} %")
+                       + _err_summary(errs))
     return rows, summary
 
 
@@ -470,18 +481,16 @@ def sim_conv_rows(model: str, batch: int, budget: float, select: str | None = No
             continue
         algs = "+".join(sorted({k.get("algorithm") or "?" for k in rep["kernels"]}))
         r = _row_from_report(f"conv {model} B={batch} (simulated alone)", case, rep, s.flops)
-        ch = choose_conv(s, machine=PM)
-        err = (ch.gflops - r.gflops) / r.gflops if r.gflops else 0.0
+        err, text = _model_vs_sim(s, r.gflops)
         errs.append(err)
         effs.append(r.pct)
         r.note = (f"{algs}; kernels " + ", ".join(f"{k['name']} {k['cycles']}" for k in rep["kernels"])
-                  + f"; model {ch.algorithm} {ch.gflops:.0f} GFLOPS ({100 * err:+.0f} %); sim {time.process_time() - t0:.0f} s CPU")
+                  + f"; {text}; sim {time.process_time() - t0:.0f} s CPU")
         rows.append(r)
     summary = []
     if errs:
         summary.append(f"{model} B={batch} simulated alone: {len(errs)} layers, mean {statistics.mean(effs):.1f} % of peak; "
-                       f"model vs simulator error median {100 * statistics.median(errs):+.0f} %, mean |err| "
-                       f"{100 * statistics.mean(abs(e) for e in errs):.0f} %, range {100 * min(errs):+.0f} % .. {100 * max(errs):+.0f} %")
+                       + _err_summary(errs))
     return rows, summary
 
 

@@ -348,6 +348,15 @@ def winograd_tiles(ro: int, co: int) -> tuple[int, int]:
     return _ceil(ro, 2), _ceil(co, 2)
 
 
+def _transformed_window(p_rows: int, c: int, tr: int, tc: int, t: int, g: int) -> DmaWindow:
+    """The transformed side (16, p_rows, c) of a task: one window of 16 blocks of t*C (g = C),
+    else 16 DMAs of t x g; offsets: every tile row's first tile x every channel chunk."""
+    ps = [(r * tc) * c for r in range(tr)]  # first transformed row (tile) per tile row
+    if g == c:
+        return _window((16, p_rows, c), [16, t, g], 1, ps)
+    return _window((16, p_rows, c), [1, t, g], 16, [p + c0 for p in ps for c0 in chunk_starts(c, g)])
+
+
 def winograd_input_windows(b: int, c: int, h: int, w: int, pads: Sequence[int], p_rows: int, t: int, g: int,
                            full_width: bool, nhwc: bool = False) -> tuple[DmaWindow, DmaWindow]:
     """(get, put) DMA windows of one input-transform task (``t`` tiles x ``g`` channels) of
@@ -369,13 +378,7 @@ def winograd_input_windows(b: int, c: int, h: int, w: int, pads: Sequence[int], 
         get = _window((b, c, h, w), [1, g, rows, w], 1, [(c0 * h + r) * w for r in ris for c0 in cs])
     else:
         get = _window((b, c, h, w), [1, g, 1, cols], rows, [(c0 * h + r) * w for r in ris for c0 in cs])
-    vs = (16, p_rows, c)
-    ps = [(r * tc) * c for r in range(tr)]  # first transformed row (tile) per tile row
-    if g == c:
-        put = _window(vs, [16, t, g], 1, ps)
-    else:
-        put = _window(vs, [1, t, g], 16, [p + c0 for p in ps for c0 in cs])
-    return get, put
+    return get, _transformed_window(p_rows, c, tr, tc, t, g)
 
 
 def winograd_input_buffers(w: int, t: int, g: int, nhwc: bool = False) -> list[int]:
@@ -417,12 +420,7 @@ def winograd_output_windows(b: int, c: int, ro: int, co: int, p_rows: int, t: in
     tr, tc = winograd_tiles(ro, co)
     wc, rows = min(co, 2 * t), min(2, ro)
     cs = chunk_starts(c, g)
-    ms = (16, p_rows, c)
-    ps = [(r * tc) * c for r in range(tr)]  # first transformed row (tile) per tile row
-    if g == c:
-        get = _window(ms, [16, t, g], 1, ps)
-    else:
-        get = _window(ms, [1, t, g], 16, [p + c0 for p in ps for c0 in cs])
+    get = _transformed_window(p_rows, c, tr, tc, t, g)
     ros = [min(2 * r, ro - rows) for r in range(tr)]  # first output row per tile row
     if nhwc:
         put = _window((b, ro, co, c), [1, rows, wc, g], 1, [r * co * c + c0 for r in ros for c0 in cs])
