@@ -255,7 +255,11 @@ def _onnx_light(name: str) -> str:
 
 def conv_layers(model: str, batch: int) -> list[ConvShape]:
     """Distinct Conv layers of an ONNX model (inference shapes, weights constant, bias after
-    batch-norm folding, relu when a Relu follows directly or after a BatchNormalization)."""
+    batch-norm folding, relu when a Relu follows directly or after a BatchNormalization;
+    ``residual`` when the output (after its BatchNormalization) is summed with an operand
+    computed before the conv -- ResNet's shortcut, which the lowering fuses into that conv's
+    store (graph_to_tile ``absorb_elementwise_consumers``) -- then relu when a Relu follows
+    the sum)."""
     import onnx
     from onnx import shape_inference
 
@@ -271,28 +275,52 @@ def conv_layers(model: str, batch: int) -> list[ConvShape]:
         for i in nd.input:
             consumers.setdefault(i, []).append(nd)
 
-    def follows_relu(out: str) -> bool:
+    producer = {o: i for i, nd in enumerate(m.graph.node) for o in nd.output}
+
+    def after_bn(out: str) -> tuple[str, list]:
         nxt = consumers.get(out, [])
         if len(nxt) == 1 and nxt[0].op_type == "BatchNormalization":
-            nxt = consumers.get(nxt[0].output[0], [])
+            out = nxt[0].output[0]
+            nxt = consumers.get(out, [])
+        return out, nxt
+
+    def follows_relu(out: str) -> bool:
+        _, nxt = after_bn(out)
         return len(nxt) == 1 and nxt[0].op_type == "Relu"
 
+    def residual_sum(i: int, out: str) -> tuple[bool, bool]:
+        """(summed with an earlier operand, a Relu follows the sum) for conv node i."""
+        out, nxt = after_bn(out)
+        if len(nxt) != 1 or nxt[0].op_type not in ("Add", "Sum") or len(nxt[0].input) != 2:
+            return False, False
+        other = [x for x in nxt[0].input if x != out]
+        if len(other) != 1 or producer.get(other[0], -1) >= i:
+            return False, False
+        after = consumers.get(nxt[0].output[0], [])
+        return True, len(after) == 1 and after[0].op_type == "Relu"
+
     seen, out = set(), []
-    for nd in m.graph.node:
+    for i, nd in enumerate(m.graph.node):
         if nd.op_type != "Conv":
             continue
+        residual, sum_relu = residual_sum(i, nd.output[0])
         a = {x.name: (list(x.ints) if x.ints else x.i) for x in nd.attribute}
         xs, ws = shapes[nd.input[0]], shapes[nd.input[1]]
         s = ConvShape(
             batch, xs[1], xs[2], xs[3], ws[0], ws[2], ws[3],
             strides=tuple(a.get("strides", [1, 1])), pads=tuple(a.get("pads", [0, 0, 0, 0])),
             dilations=tuple(a.get("dilations", [1, 1])), group=int(a.get("group", 1)),
-            bias=True, relu=follows_relu(nd.output[0]), const_weights=True,
+            bias=True, relu=follows_relu(nd.output[0]) or sum_relu, const_weights=True, residual=residual,
         )
         if s not in seen:
             seen.add(s)
             out.append(s)
     return out
+
+
+def _case(s: ConvShape) -> str:
+    """A layer's table label: its shape, ``+res`` when the shortcut sum is part of it."""
+    return s.describe() + (" +res" if s.residual else "")
 
 
 def conv_rows() -> tuple[list[Row], list[str]]:
@@ -317,7 +345,7 @@ def conv_rows() -> tuple[list[Row], list[str]]:
                 alts = ", ".join(
                     f"{a} {c.cost.gflops():.0f}" for a, c in ch.candidates.items() if not isinstance(c, str) and a != p.algorithm
                 )
-                r = _from_cost(f"conv {model} B={batch}", s.describe(), p.cost,
+                r = _from_cost(f"conv {model} B={batch}", _case(s), p.cost,
                                f"{p.algorithm}{extra}" + (f" | {alts}" if alts else ""))
                 r.channels_ok = min(s.c, s.m) >= 64
                 rows.append(r)
@@ -447,16 +475,19 @@ def report_conv_rows(path: str) -> tuple[list[Row], list[str]]:
 
 def _conv_module(s: ConvShape):
     """A graph module of one conv layer as it appears in a network after batch-norm folding:
-    constant weights and bias, the trailing relu when ``s.relu``."""
+    constant weights and bias, ``s.residual``: + a second input x1 shaped like the output (the
+    shortcut), the trailing relu when ``s.relu``."""
     from taihu.test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
 
     from taihu.dialects import graph
 
     rng = np.random.default_rng(0)
-    g = G((s.n, s.c, s.h, s.w))
+    g = G((s.n, s.c, s.h, s.w), *([(s.n, s.m, s.ho, s.wo)] if s.residual else []))
     w = g.cst(rng.standard_normal((s.m, s.cg, s.kh, s.kw)).astype(np.float32) * 0.1, "w")
     b = g.cst(rng.standard_normal((s.m,)).astype(np.float32), "b") if s.bias else None
     y = g(graph.Conv2dOp(g.args[0], w, b, strides=s.strides, pads=s.pads, dilations=s.dilations, group=s.group), "conv")
+    if s.residual:
+        y = g(graph.AddOp(y, g.args[1]), "sum")
     if s.relu:
         y = g(graph.ReluOp(y))
     return g.module(y), g.inputs(0)
@@ -475,7 +506,7 @@ def sim_conv_rows(model: str, batch: int, budget: float, select: str | None = No
             continue
         t0 = time.process_time()
         rep, why = simulate_graph(lambda: _conv_module(s), budget)
-        case = f"L{i} {s.describe()}"
+        case = f"L{i} {_case(s)}"
         if rep is None:
             rows.append(Row(f"conv {model} B={batch} (simulated alone)", case, "sim", note=why))
             continue

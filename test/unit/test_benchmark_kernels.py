@@ -35,3 +35,19 @@ def test_forced_gemm_blocking_restores_the_planner() -> None:
         p = g2t.plan_gemm(1024, 1024, 1024, "f32")
         assert (p.bm, p.bn, p.bk, p.vec) == (64, 256, 512, "n")
     assert g2t.plan_gemm is before
+
+
+def test_resnet_conv_layers_carry_the_fused_shortcut_sum() -> None:
+    """ResNet-50's shortcut sums belong to the conv computed after the other operand (the
+    lowering fuses them into its store): 7 distinct such layers at B = 1 (stage 1's projection
+    and identity 1x1 64->256 coincide), all 1x1 with the relu after the sum; the per-layer
+    simulation module feeds the shortcut as a second input."""
+    from taihu.dialects import graph
+
+    layers = K.conv_layers("resnet50", 1)
+    res = [s for s in layers if s.residual]
+    assert len(res) == 7 and all((s.kh, s.kw) == (1, 1) and s.relu for s in res)
+    assert {(s.c, s.m, s.strides) for s in res} >= {(64, 256, (1, 1)), (1024, 2048, (2, 2)), (512, 2048, (1, 1))}
+    mod, inputs = K._conv_module(res[0])
+    assert inputs["x1"].shape == (1, 256, 56, 56)
+    assert [type(op) for op in mod.walk() if isinstance(op, (graph.AddOp, graph.ReluOp))] == [graph.AddOp, graph.ReluOp]
