@@ -231,13 +231,21 @@ def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine, wo_p: int | None
     )
 
 
+def crop_rows_per_task(rows: int, wo: int, elem: int, budget: int) -> int:
+    """Rows per CPE per step of the ``relayout`` kernel cropping padded output rows (Wo_p ->
+    Wo, graph_to_tile ``ConvPattern._crop_rows``): a double-buffered tile of q rows of Wo
+    elements within a quarter of the LDM ``budget`` (bytes), at most ceil(rows / 64)."""
+    return max(1, min(math.ceil(rows / N_CPE), budget // 4 // (wo * elem)))
+
+
 def relayout_padded_cost(s: ConvShape, wo_p: int, machine: Machine) -> KernelCost:
     """The ``relayout`` kernel of a padded plan: N*M*Ho rows of Wo_p elements -> Wo (one
-    strided DMA in and one contiguous DMA out per CPE task, memory-bound, eq 3-2)."""
+    strided DMA in and one contiguous DMA out per CPE task, memory-bound, eq 3-2;
+    :func:`crop_rows_per_task` rows per task)."""
     from taihu.backends.model.conv import memory_bound_cost
 
     rows = s.n * s.m * s.ho
-    q = max(1, min(math.ceil(rows / N_CPE), machine.ldm_user_bytes // 4 // (wo_p * s.elem)))
+    q = crop_rows_per_task(rows, s.wo, s.elem, machine.ldm_user_bytes)
     tasks = math.ceil(rows / q)
     return memory_bound_cost(
         "relayout", [(rows, s.wo * s.elem, False), (tasks, q * s.wo * s.elem, True)],

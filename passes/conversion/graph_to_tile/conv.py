@@ -114,7 +114,13 @@ from taihu.backends.model.conv import (
     gemm_operand_layouts,
     relayout_rows,
 )
-from taihu.backends.model.unfold_conv import UnfoldPlan, plan_unfold, unfold_applicability, unfold_weights
+from taihu.backends.model.unfold_conv import (
+    UnfoldPlan,
+    crop_rows_per_task,
+    plan_unfold,
+    unfold_applicability,
+    unfold_weights,
+)
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.passes.conversion.graph_to_tile.common import (
@@ -533,8 +539,7 @@ class ConvPattern(GraphToTilePattern):
         (Wo of every Wo_p elements) and written contiguously, double-buffered."""
         el = _elem(src)
         rows = s.n * s.m * s.ho
-        eb = 4 if s.dtype == "f32" else 8
-        q = max(1, min(-(-rows // N_CPE), self.state.ldm_budget // 4 // (s.wo * eb)))
+        q = crop_rows_per_task(rows, s.wo, s.elem, self.state.ldm_budget)
         tm = N_CPE * q
         sv = self.view(rewriter, src, (rows, wo_p))
         yv = self.view(rewriter, Y, (rows, s.wo))
