@@ -142,16 +142,18 @@ def _freeze(x):
 
 _ADD, _SUB = _INT_BIN[arith.AddiOp], _INT_BIN[arith.SubiOp]
 _RLC_OPS = GETS | PUTS | FUSED_SEND
+_VECTOR_FMA = frozenset({"vmad", "vmas"})
 
 
-def _code_uses_rlc(code: list[tuple]) -> bool:
+def _code_uses(code: list[tuple], ops: frozenset) -> bool:
+    """Some micro-kernel of ``code`` has an instruction of ``ops``."""
     for rec in code:
         tag = rec[0]
-        if tag == "mk" and any(ins.op in _RLC_OPS for ins in rec[1].body):
+        if tag == "mk" and any(ins.op in ops for ins in rec[1].body):
             return True
-        if tag == "for" and _code_uses_rlc(rec[8]):
+        if tag == "for" and _code_uses(rec[8], ops):
             return True
-        if tag == "if" and (_code_uses_rlc(rec[2]) or _code_uses_rlc(rec[3])):
+        if tag == "if" and (_code_uses(rec[2], ops) or _code_uses(rec[3], ops)):
             return True
     return False
 
@@ -284,7 +286,10 @@ class KernelProgram:
         self.memo_check = None
         self._memo_plan: tuple | None = None
         #: some micro-kernel of the body sends or receives RLC messages
-        self.uses_rlc = _code_uses_rlc(self.code)
+        self.uses_rlc = _code_uses(self.code, _RLC_OPS)
+        #: ``simulate(lockstep=None)`` runs the kernel in lockstep mode: RLC (SUMMA) or vector
+        #: FMA micro-kernels (GEMM / conv bodies: many runs per CPE, batched per cohort)
+        self.prefers_lockstep = self.uses_rlc or _code_uses(self.code, _VECTOR_FMA)
         self._signature: tuple | None = None
 
     # -- timing memo support (memo.py) --------------------------------------------------------
@@ -703,8 +708,9 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     operations in cohorts of CPEs (``lockstep.py``: SPMD batching of the interpretation, the
     timing and the numerics; DMA, waits and barriers at each CPE's own cycle). False = one
     interpreter per CPE (the reference; reports, traces and outputs are identical). None (the
-    default) chooses per kernel, for speed only: lockstep for kernels with RLC micro-kernels
-    (SUMMA: whole cohorts run together), per-CPE for the others (DMA-dominated kernels, whose
+    default) chooses per kernel, for speed only: lockstep for kernels with RLC or vector-FMA
+    micro-kernels (SUMMA, CPE-local GEMM blocks: cohorts run their many micro-kernel runs
+    together, 2-4x cheaper than per-CPE), per-CPE for the others (DMA-dominated kernels, whose
     timed entries are replayed lane by lane anyway; ~2-4x cheaper per CPE there).
     ``progress(done, total, kernel_name)``: called after each ``sw.join`` (``total`` = number
     of ``sw.spawn`` in ``@main``), e.g. to drive a progress bar.
@@ -776,7 +782,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                             replayed = True
                             continue
                         recording = (tm.begin(kp, k[0], k[2], k[1]), k[1])
-                ls_ = kp.uses_rlc if lockstep is None else lockstep
+                ls_ = kp.prefers_lockstep if lockstep is None else lockstep
                 yield from mpe.spawn(kp.run, args, name=name, ldm_high_water=kp.ldm_high_water,
                                      tape=kp.tape if ls_ else None)
             elif isinstance(op, sw.JoinOp):

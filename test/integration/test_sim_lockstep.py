@@ -295,8 +295,8 @@ def test_partial_consumption_with_back_pressure_lockstep_equals_per_cpe():
 
 
 def test_default_mode_chooses_per_kernel_with_identical_results():
-    """simulate(lockstep=None): lockstep for kernels with RLC micro-kernels, per-CPE for the
-    others; the results equal both forced modes."""
+    """simulate(lockstep=None): lockstep for kernels with RLC or vector-FMA micro-kernels,
+    per-CPE for the others; the results equal both forced modes."""
     from taihu.backends.sim.runner import KernelProgram, ensure_swsim
     from taihu.dialects import sw
 
@@ -312,3 +312,15 @@ def test_default_mode_chooses_per_kernel_with_identical_results():
     assert json.dumps(c.report) == json.dumps(a.report)
     assert _events(c) == _events(a)
     np.testing.assert_array_equal(c.outputs["CT"], a.outputs["CT"])
+    # CPE-local vmad micro-kernels without RLC (a k-loop GEMM): lockstep too
+    with open(os.path.join(EXAMPLES, "kloop_naive.mlir")) as f:
+        text = f.read()
+    mod = parse(text)
+    ensure_swsim(mod)
+    modes = {k.sym_name.data: (KernelProgram(k).uses_rlc, KernelProgram(k).prefers_lockstep)
+             for k in mod.walk() if isinstance(k, sw.KernelOp)}
+    assert modes and all(m == (False, True) for m in modes.values())
+    a = assert_same(text)
+    c = simulate(parse(text), trace=True)
+    assert json.dumps(c.report) == json.dumps(a.report)
+    assert _events(c) == _events(a)
