@@ -89,8 +89,9 @@ class _Template:
     ``links``: ``(n, sidx, direction)`` per RLC LinkSet / Batch; ``reqs``: per DMA request ``(group,
     offset)`` of its main-memory address in the argument allocations and its other fields;
     ``tasks``: in queue order, ``(0, request, snap, lanes)`` for DMA effects and ``(1, rp,
-    lanes, bases, inputs, outputs, links, deps)`` for micro-kernel runs, every LinkSet /
-    Batch / task replaced by its index."""
+    lanes, bases, inputs, outputs, links, deps, chain)`` for micro-kernel runs, every LinkSet /
+    Batch / task replaced by its index (``chain``: the ``(rp, bases)`` runs of a per-CPE task
+    holding several back-to-back runs, ``Engine._queue_cpe_run``)."""
 
     __slots__ = ("links", "reqs", "tasks")
 
@@ -140,7 +141,9 @@ class _Template:
             deps = None
             if t.deps is not None:
                 deps = tuple(sorted(index[id(d)] for d in t.deps))
-            out.append((1, t.rp, t.lanes, t.bases, inputs, outputs, lk, deps))
+            chain = getattr(t, "chain", None)  # per-CPE runs queued back to back on one CPE
+            out.append((1, t.rp, t.lanes, t.bases, inputs, outputs, lk, deps,
+                        None if chain is None else tuple(chain)))
         self.links = links
         self.reqs = reqs
         self.tasks = out
@@ -160,7 +163,7 @@ class _Template:
             if e[0] == 0:
                 tasks.append(_DataTask(reqs[e[1]], e[2], e[3], allocs[e[1]]))
                 continue
-            _, rp, lanes, bases, inputs, outputs, lk, deps = e
+            _, rp, lanes, bases, inputs, outputs, lk, deps, chain = e
             if inputs is not None:
                 if inputs[0] == "W":
                     inputs = WholeLinks({d: (links[i], kk) for d, i, kk in inputs[1]})
@@ -174,6 +177,8 @@ class _Template:
                 t.links = [(links[i], js) for i, js in lk]
             if deps is not None:
                 t.deps = {tasks[i] for i in deps}
+            if chain is not None:
+                t.chain = list(chain)
             tasks.append(t)
         return tasks
 
