@@ -48,7 +48,16 @@ from taihu.backends.sim.microkernel import (
     memory_accesses,
     plan_body,
 )
-from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS, Instr, rlc_direction, schedule_body
+from taihu.backends.sim.pipeline import (
+    FUSED_SEND,
+    GETS,
+    LOADS_F32_REP,
+    LOADS_F64_REP,
+    PUTS,
+    Instr,
+    rlc_direction,
+    schedule_body,
+)
 from taihu.backends.sim.rlc import Batch, RLCNetwork
 from taihu.backends.sim.lockstep import Lockstep, Seq, WholeLinks
 from taihu.backends.sim.trace import Trace
@@ -575,13 +584,7 @@ class Engine:
             k.uses_rlc = True
         # numerics: queued, executed in SPMD batches by flush_numerics()
         if self.numerics:
-            task = _Task(rp, (cpe.id,), (bases,), (inputs,), (outputs,))
-            self.tasks.append(task)
-            if rp.gets:
-                task.deps = {b.task for sl in inputs.values() for b, _, _ in sl
-                             if b.task is not None}
-            for b, _ in outputs:
-                b.task = task
+            self._queue_cpe_run(rp, cpe.id, bases, inputs, outputs)
         end = start + rp.cycles
         for r, off in rp.ready_after:
             rr[r] = start + off
@@ -683,6 +686,8 @@ class Engine:
             t = tasks[i]
             if t.rp is None:
                 heapq.heappush(ready_dma, i)
+            elif t.chain is not None:
+                ready_run.setdefault(-id(t.rp), []).append(i)
             else:
                 fam = t.rp.fam
                 ready_run.setdefault(id(fam if fam is not None else family(t.rp)), []).append(i)
@@ -710,9 +715,12 @@ class Engine:
                 break
             key = min(ready_run, key=lambda k: min(ready_run[k]))  # the oldest ready run
             idxs = sorted(ready_run.pop(key))
-            fam = tasks[idxs[0]].rp.fam
-            if not fam.mergeable:
-                self._execute([tasks[i] for i in idxs])
+            t0 = tasks[idxs[0]]
+            if t0.chain is not None or not t0.rp.fam.mergeable:
+                if t0.chain is not None:
+                    self._execute_chains([tasks[i] for i in idxs])
+                else:
+                    self._execute([tasks[i] for i in idxs])
                 done += len(idxs)
                 for i in idxs:
                     for s in succ[i]:
@@ -722,6 +730,7 @@ class Engine:
                 continue
             # the closure: runs of the family that only wait for runs of the batch (and use
             # other CPEs) join it, level by level; other successors are pushed after it ran
+            fam = t0.rp.fam
             levels = [idxs]
             later: list[int] = []
             busy = {c for i in idxs for c in tasks[i].lanes}
@@ -733,7 +742,8 @@ class Engine:
                         indeg[s] -= 1
                         if indeg[s] == 0:
                             ts = tasks[s]
-                            if ts.rp is not None and ts.rp.fam is fam and busy.isdisjoint(ts.lanes):
+                            if ts.rp is not None and ts.rp.fam is fam and ts.chain is None \
+                                    and busy.isdisjoint(ts.lanes):
                                 busy.update(ts.lanes)
                                 nxt.append(s)
                             else:
@@ -774,6 +784,8 @@ class Engine:
                 np.array(t0.bases, dtype=np.int64).reshape(len(t0.lanes), P)
         if not P:
             return np.zeros((sum(len(t.lanes) for t in batch), 0), dtype=np.int64)
+        if not any(isinstance(t.bases, np.ndarray) for t in batch):  # per-CPE runs: tuples
+            return np.array([b for t in batch for b in t.bases], dtype=np.int64).reshape(-1, P)
         return np.concatenate([np.asarray(t.bases, dtype=np.int64).reshape(len(t.lanes), -1)
                                for t in batch])
 
@@ -845,6 +857,30 @@ class Engine:
                         b.src = (arr, off + ci)
             off += len(t.lanes)
 
+    def _execute_chains(self, batch: list[_Task]) -> None:
+        """Execute chain tasks (``_Task.chain``, one CPE each, all ready): position by
+        position, the runs of the same plan at that position as one SPMD batch."""
+        regs, ldm = self.regs, self.ldm
+        live = batch
+        pos = 0
+        while live:
+            groups: dict[int, list[_Task]] = {}
+            for t in live:
+                groups.setdefault(id(t.chain[pos][0]), []).append(t)
+            for g in groups.values():
+                rp = g[0].chain[pos][0]
+                mk = rp.mk
+                P = len(mk.strides)
+                cpes = np.array([t.lanes[0] for t in g])
+                bases = np.array([t.chain[pos][1] for t in g], dtype=np.int64).reshape(len(g), P)
+                BatchNumerics(mk.body, rp.plan, cpes, regs, ldm, rp.trip, bases, mk.strides,
+                              {}).run()
+            pos += 1
+            live = [t for t in live if len(t.chain) > pos]
+        for t in batch:
+            t.done = True
+            t.inputs = t.outputs = t.deps = t.links = t.chain = None
+
     def _execute_merged(self, levels: list[list[_Task]]) -> None:
         """Execute the runs of one :class:`_Family` (``levels``: the closure of
         ``flush_numerics``; a run of level ``L + 1`` consumes messages of runs of levels <= L)
@@ -889,21 +925,25 @@ class Engine:
         cbody, cplan = fam.canonical()
         cpes = np.array([c for p in parts for c in p[2]])
         bases = np.concatenate([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
-        ins = self._merged_inputs(parts, cplan, cpes, bases, C, trip)
+        rep: set[str] = set()
+        ins = self._merged_inputs(parts, cplan, cpes, bases, C, trip, rep)
         if ins is None:
             ins = self._merged_inputs_general(parts, cplan, trip)
-        BatchNumerics(cbody, cplan, cpes, regs, ldm, trip, bases, mk.strides, ins).run()
+        bn = BatchNumerics(cbody, cplan, cpes, regs, ldm, trip, bases, mk.strides, ins)
+        bn.rep = rep
+        bn.run()
         for t in batch:
             t.done = True
             t.inputs = t.outputs = t.deps = t.links = None
 
     def _merged_inputs(self, parts: list, cplan, cpes: np.ndarray, bases: np.ndarray, C: int,
-                       trip: int) -> dict[str, np.ndarray] | None:
+                       trip: int, rep: set[str]) -> dict[str, np.ndarray] | None:
         """Inputs of the all-GET body of a merged batch when, per direction, every body either
         GETs all of that direction's messages or fused-loads all of them as one load group
         (the SUMMA case): one ``(C, trip, m, 4)`` array per direction; the senders' rows loaded
         with one gather, posted to their links (the array itself), the receivers' rows taken
-        from it. None (nothing done) otherwise."""
+        from it. None (nothing done) otherwise. Adds to ``rep`` the directions whose rows all
+        come from scalar loads of the batch (the 4 lanes of every value equal)."""
         work = []
         for d, js in cplan.gets.items():
             m = len(js)
@@ -952,9 +992,15 @@ class Engine:
                                         b.data = Xf[r + ci]
                                         b.src = (Xf, r + ci)
                         r += len(t.lanes)
+            own = bool(senders) and spec[0] in _REP_LOADS
             for p in receivers:
                 G = len(p[2])
+                if own:
+                    own = all(isinstance(t.inputs, WholeLinks) and t.inputs.by_dir[d][0].src is Xf
+                              for t in p[0])
                 X[p[4]:p[4] + G] = self._inputs(p[0], d, G, trip, m)
+            if own:
+                rep.add(d)
             ins[d] = X
         return ins
 
@@ -1069,6 +1115,29 @@ class Engine:
             arrs.append(data.reshape(trip, m, 4))
         return np.stack(arrs)
 
+    def _queue_cpe_run(self, rp: _RunPlan, c: int, bases: tuple, inputs: dict,
+                       outputs: list) -> None:
+        """Queue the numerics of one per-CPE run. Runs without RLC queued back to back on one
+        CPE (nothing queued in between) form one task (``_Task.chain``): per-CPE kernels queue
+        one task per CPE and stretch instead of one per run."""
+        tasks = self.tasks
+        if not rp.gets and not outputs:
+            if tasks:
+                t = tasks[-1]
+                if t.chain is not None and t.lanes[0] == c:
+                    t.chain.append((rp, bases))
+                    return
+            task = _Task(rp, (c,), (bases,), (inputs,), (outputs,))
+            task.chain = [(rp, bases)]
+            tasks.append(task)
+            return
+        task = _Task(rp, (c,), (bases,), (inputs,), (outputs,))
+        tasks.append(task)
+        if rp.gets:
+            task.deps = {b.task for sl in inputs.values() for b, _, _ in sl if b.task is not None}
+        for b, _ in outputs:
+            b.task = task
+
     def queue_data(self, req: DMARequest, snap: bool) -> None:
         """Queue a DMA data effect: a put's LDM snapshot at issue (``snap``) or the data
         movement at completion. Effects run in queue order with the micro-kernel numerics, so
@@ -1103,7 +1172,8 @@ class _Task:
     ``inputs`` / ``outputs``: per lane, the RLC slices taken / the batches posted;
     ``deps``: the producer tasks of the inputs."""
 
-    __slots__ = ("rp", "lanes", "bases", "inputs", "outputs", "deps", "done", "idx", "links")
+    __slots__ = ("rp", "lanes", "bases", "inputs", "outputs", "deps", "done", "idx", "links",
+                 "chain")
 
     def __init__(self, rp: _RunPlan, lanes, bases, inputs, outputs) -> None:
         self.rp = rp
@@ -1115,6 +1185,9 @@ class _Task:
         self.done = False
         self.idx = 0
         self.links = None  # lockstep: [(LinkSet, put set)] posted by this run
+        #: per-CPE runs without RLC queued back to back on this task's CPE: [(run plan,
+        #: bases)] in order (the first is ``rp``/``bases``), else None
+        self.chain: list | None = None
 
 
 class _DataTask:
@@ -1124,6 +1197,7 @@ class _DataTask:
     __slots__ = ("req", "snap", "lanes", "done", "alloc", "idx")
     rp = None
     deps = None
+    chain = None
 
     def __init__(self, req: DMARequest, snap: bool, lanes, alloc: int) -> None:
         self.req = req
@@ -1132,6 +1206,9 @@ class _DataTask:
         self.alloc = alloc  # main-memory allocation (start address) the move reads / writes
         self.done = False
         self.idx = 0
+
+
+_REP_LOADS = LOADS_F64_REP | LOADS_F32_REP  # scalar loads (value replicated in 4 lanes)
 
 
 class _Family:

@@ -406,6 +406,7 @@ def check_run_addresses(accesses, cpe: int, bases: tuple[int, ...], strides: tup
 
 
 _AR4 = np.arange(4)
+_REP_LOADS = LOADS_F64_REP | LOADS_F32_REP  # scalar loads: the value in all 4 lanes
 
 
 def _bc(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -526,12 +527,15 @@ class _FastProgram:
     sides: tuple
     acc_regs: slice | np.ndarray | None
     writeback: tuple
+    n1_only: bool = False  # stores / cumulative accumulators / live-in operands: trip 1 only
+    cumsum: bool = False  # every vmad is one c = a*b + c (trip 1: read in the body, or c rewritten)
+    stores: tuple = ()  # (op, pointer, members, k, (dst, grid pos), (dst, regs), ((src, dst, col)))
 
 
 def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
-    """The :class:`_FastProgram` of a body, None when it does something else (stores, other fp
-    arithmetic, explicit puts, cumulative accumulators, operands not from loads/GETs...)."""
-    if plan.unsupported or not plan.order or plan.has_store or plan.acc_cumsum:
+    """The :class:`_FastProgram` of a body, None when it does something else (other fp
+    arithmetic, explicit puts, operands not from loads/GETs/registers...)."""
+    if plan.unsupported or not plan.order:
         return None
     srcs: list[tuple] = []
     width: list[int] = []
@@ -547,6 +551,8 @@ def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
         srcs.append((op, ptr, np.array([o for _, o in members], dtype=np.int64)))
         width.append(len(members))
     fma: list[int] = []
+    plain: set[int] = set()
+    stores: list[int] = []
     for j in plan.order:
         ins = body[j]
         if ins.op in LOADS:
@@ -558,8 +564,20 @@ def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
             pass
         elif ins.op == "vmad" and j in plan.acc:
             fma.append(j)
+        elif ins.op == "vmad" and ins.src[2] == ins.dst[0] and \
+                plan.src_kind[j][2][0] in ("carried", "livein"):
+            fma.append(j)  # c = a*b + c, c's register written again later (trip 1 only)
+            plain.add(j)
+        elif ins.op in STORES:
+            stores.append(j)
         else:
             return None
+    # stores, accumulators whose values are read in the body, live-in operands: trip count 1
+    # only, where every vmad of the grid is one a*b + c
+    cumsum = bool(fma) and (fma[0] in plan.acc_cumsum or fma[0] in plain)
+    if any((j in plan.acc_cumsum or j in plain) != cumsum for j in fma):
+        return None
+    n1_only = bool(stores) or cumsum
     sends = []
     for j in plan.puts:
         if j not in where:
@@ -567,16 +585,25 @@ def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
         sends.append((j, where[j]))
     sides: list[tuple] = []
     acc_regs = None
+    gpos: dict[int, int] = {}
     if fma:
         lsites, rsites, _, _, grid, _ = _fma_layout(body, plan, fma)
         if grid is None:
             return None
+        gpos = {j: k for k, j in enumerate(grid[0])}
         acc_regs = _index(list(grid[1]))
         for sites, right in ((lsites, False), (rsites, True)):
             si0 = None
-            cols, f_idx, f_regs, l_idx, l_cols = [], [], [], [], []
+            cols, f_idx, f_regs = [], [], []
+            loc: dict[int, tuple[list, list]] = {}
             for a, (j, k) in enumerate(sites):
                 kind, ref = plan.src_kind[j][k]
+                if kind == "livein":
+                    n1_only = True  # the same value in every iteration: no operand column
+                    si0 = -1
+                    f_idx.append(a)
+                    f_regs.append(ref)
+                    continue
                 if kind == "local":
                     w, shift = ref, 1
                 elif kind == "carried":
@@ -589,19 +616,20 @@ def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
                 if si0 is None:
                     si0 = si
                 elif si != si0:
-                    return None
+                    n1_only = True  # operands of several arrays: no one operand matrix
+                    si0 = -1
                 cols.append(shift * width[si] + col)
                 if kind == "carried":
                     f_idx.append(a)
                     f_regs.append(ref)
                 else:
-                    l_idx.append(a)
-                    l_cols.append(col)
-            if len(set(cols)) != len(cols):
-                return None
+                    g = loc.setdefault(si, ([], []))
+                    g[0].append(a)
+                    g[1].append(col)
             ar = lambda x: _index(x) if x else None  # noqa: E731
-            sides.append((si0, np.array(cols, dtype=np.int64), ar(f_idx), ar(f_regs), ar(l_idx),
-                          ar(l_cols), right))
+            sides.append((si0, np.array(cols, dtype=np.int64), ar(f_idx), ar(f_regs),
+                          tuple((si, _index(d), _index(c)) for si, (d, c) in loc.items()),
+                          right, len(sites)))
     fset = set(fma)
     wb: dict[int, tuple[list, list]] = {}
     for r, w in plan.last_writer.items():
@@ -614,7 +642,65 @@ def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
         g[0].append(r)
         g[1].append(col)
     writeback = tuple((si, _index(rl), _index(cl)) for si, (rl, cl) in wb.items())
-    return _FastProgram(tuple(srcs), tuple(sends), tuple(sides), acc_regs, writeback)
+    # stores (trip count 1): coalesced groups, then the others in program order, each value
+    # taken from an accumulator (grid position), a loaded/received value or a live-in register
+    st: list[tuple] = []
+    grouped: set[int] = set()
+    units = [(op, ptr, members) for op, ptr, members in plan.store_groups]
+    for _, _, members in units:
+        grouped.update(j for j, _ in members)
+    units += [(body[j].op, body[j].ptr, ((j, body[j].offset),)) for j in sorted(stores)
+              if j not in grouped]
+    for op, ptr, members in units:
+        acc_d, acc_s, reg_d, reg_s = [], [], [], []
+        xsrc: dict[int, tuple[list, list]] = {}
+        for i, (j, _) in enumerate(members):
+            kind, ref = plan.src_kind[j][0]
+            if kind == "local" and ref in gpos:
+                acc_d.append(i)
+                acc_s.append(gpos[ref])
+            elif kind == "local" and ref in where:
+                si, col = where[ref]
+                g = xsrc.setdefault(si, ([], []))
+                g[0].append(i)
+                g[1].append(col)
+            elif kind in ("carried", "livein"):
+                reg_d.append(i)
+                reg_s.append(ref)
+            else:
+                return None
+        st.append((op, ptr, members, len(members),
+                   (_index(acc_d), _index(acc_s)) if acc_d else None,
+                   (_index(reg_d), _index(reg_s)) if reg_d else None,
+                   tuple((si, _index(d), _index(c)) for si, (d, c) in xsrc.items())))
+    return _FastProgram(tuple(srcs), tuple(sends), tuple(sides), acc_regs, writeback,
+                        n1_only, cumsum, tuple(st))
+
+
+def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
+               scalar_left: bool) -> np.ndarray:
+    """``S[c, a, b, l] = sum_i vl[c, i, cl[a], l] * vr[c, i, cr[b], l]`` (``(C, n, w, 4)``
+    operand views) as one fused multiply-add chain per element over ``i`` from 0: numpy's
+    own matmul loop, which it takes for these C-ordered copies with both matrix sides >= 2
+    (BLAS and numpy's vector special cases sum in other orders; checked against an exact
+    FMA reference). ``scalar_left``: ``vl`` holds one value in all 4 lanes (scalar loads):
+    one (a x n) @ (n x 4b) product per CPE instead of one (a x n) @ (n x b) per lane, same
+    values. Returns ``(C, a, b, 4)``."""
+    A, B = len(cl), len(cr)
+    if A < 2:  # pad: a 1-row product is one of numpy's vector special cases
+        cl = np.concatenate([cl, cl])
+    if B < 2:
+        cr = np.concatenate([cr, cr])
+    C, n = vl.shape[:2]
+    br = np.take(vr, cr, axis=2)  # (C, n, b, 4) C order
+    if scalar_left:
+        bl = np.take(vl[..., 0], cl, axis=2)  # (C, n, a)
+        S = np.matmul(bl.transpose(0, 2, 1), br.reshape(C, n, len(cr) * 4))
+        S = S.reshape(C, len(cl), len(cr), 4)
+    else:
+        bl = np.take(vl, cl, axis=2)
+        S = np.matmul(bl.transpose(0, 3, 2, 1), br.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
+    return S[:, :A, :B] if (A < 2 or B < 2) else S
 
 
 def _index(xs: list[int]) -> slice | np.ndarray:
@@ -642,6 +728,9 @@ class BatchNumerics:
         self.bases = bases
         self.strides = strides
         self.inputs = inputs
+        #: GET directions whose payloads are known to hold one value in all 4 lanes (messages
+        #: of scalar loads, ``Engine._merged_inputs``): the fast path multiplies lane 0 only
+        self.rep: frozenset[str] | set[str] = frozenset()
         self._it = np.arange(n, dtype=np.int64)
 
     def _addr(self, ins: Instr) -> np.ndarray:
@@ -772,7 +861,7 @@ class BatchNumerics:
         fast = plan.derived.get("fast", False)
         if fast is False:
             fast = plan.derived["fast"] = _fast_program(self.body, plan)
-        if fast is not None:
+        if fast is not None and (self.n == 1 or not fast.n1_only):
             return self._run_fast(fast)
         body, n = self.body, self.n
         C = len(self.cpes)
@@ -902,37 +991,71 @@ class BatchNumerics:
         rc = regs[cpes]  # (C, R, 4) the lanes' register files, written back at the end
         if prog.acc_regs is not None:
             first = []
-            mats = []
-            for si, cols, f_idx, f_regs, l_idx, l_cols, right in prog.sides:
-                x = xs[si]
-                a = len(cols)
+            views = []
+            for si, cols, f_idx, f_regs, loc, right, a in prog.sides:
                 if n > 1:
+                    x = xs[si]
                     if not x.flags.c_contiguous:
                         x = np.ascontiguousarray(x)
                     Cx, nx, m, L = x.shape
                     # V[:, i, s*m + k] = x[:, i + s, k] (s = 0: carried, 1: local operand)
-                    v = np.ndarray((Cx, nx - 1, 2 * m, L), x.dtype, x, 0, x.strides)
-                    mt = v[:, :, cols]  # (C, n-1, a, 4)
-                    mats.append(mt.transpose(0, 3, 1, 2) if right else mt.transpose(0, 3, 2, 1))
+                    views.append(np.ndarray((Cx, nx - 1, 2 * m, L), x.dtype, x, 0, x.strides))
                 f = np.empty((C, a, 4))
                 if f_idx is not None:
                     f[:, f_idx] = rc[:, f_regs]
-                if l_idx is not None:
-                    f[:, l_idx] = xs[si][:, 0, l_cols]
+                for sj, d, c in loc:
+                    f[:, d] = xs[sj][:, 0, c]
                 first.append(f)
             fl, fr = first
             A, B = fl.shape[1], fr.shape[1]
-            if n > 1:
-                S = np.matmul(mats[0], mats[1]).transpose(0, 2, 3, 1)  # (C, a, b, l)
+            if n <= 1:
+                S = 0.0 if prog.cumsum else np.zeros((C, A, B, 4))
             else:
-                S = np.zeros((C, A, B, 4))
-            tot = (S + fl[:, :, None] * fr[:, None, :]).reshape(C, A * B, 4)
+                # S[c, a, b, l] = sum_{i >= 1} L[c, i, a, l] R[c, i, b, l] as numpy's own
+                # matmul loop computes it: per element a sequential fused multiply-add chain over
+                # i from 0 (what the general path's operand views give). That loop is taken for
+                # C-ordered copies with both matrix sides >= 2 (BLAS and numpy's vector special
+                # cases sum in other orders), so the values do not depend on the path.
+                S = _fma_chain(views[0], views[1], prog.sides[0][1], prog.sides[1][1],
+                               self._lane_scalar(prog, prog.sides[0][0]))
             acc = prog.acc_regs
-            rc[:, acc] = rc[:, acc] + tot
+            if prog.cumsum:  # trip 1: the accumulator's one value, acc + a*b
+                res = rc[:, acc] + (fl[:, :, None] * fr[:, None, :]).reshape(C, A * B, 4)
+            else:
+                res = rc[:, acc] + (S + fl[:, :, None] * fr[:, None, :]).reshape(C, A * B, 4)
+            if prog.stores:
+                self._fast_stores(prog, xs, rc, res)
+            rc[:, acc] = res
+        elif prog.stores:
+            self._fast_stores(prog, xs, rc, None)
         for si, rl, cl in prog.writeback:
             rc[:, rl] = xs[si][:, -1, cl]
         regs[cpes] = rc
         return sends
+
+    def _lane_scalar(self, prog: _FastProgram, si: int) -> bool:
+        """Do the values of source ``si`` hold one value in all 4 lanes (scalar loads, or GET
+        payloads the engine knows to be messages of scalar loads)?"""
+        src = prog.srcs[si]
+        return src[1] in self.rep if src[0] is None else src[0] in _REP_LOADS
+
+    def _fast_stores(self, prog: _FastProgram, xs: list, rc: np.ndarray, res) -> None:
+        """The stores of a trip-1 fast program (before any register is written back): values
+        from the accumulators ``res`` (grid order), the loaded/received values, the live-in
+        registers ``rc``."""
+        C = len(self.cpes)
+        for op, ptr, members, k, accs, regs_, xsrc in prog.stores:
+            vals = np.empty((C, 1, k, 4))
+            if accs is not None:
+                vals[:, 0, accs[0]] = res[:, accs[1]]
+            if regs_ is not None:
+                vals[:, 0, regs_[0]] = rc[:, regs_[1]]
+            for si, d, c in xsrc:
+                vals[:, 0, d] = xs[si][:, 0, c]
+            if len(members) > 1:
+                self._store_group(op, ptr, members, vals)
+            else:
+                self._store(Instr(op, (), (), ptr, members[0][1]), vals[:, :, 0])
 
     def fused_sends(self) -> dict[int, np.ndarray]:
         """Only the sends of a body whose sends are all fused loads (``vldr``/``vldc``/
