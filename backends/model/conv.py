@@ -125,6 +125,9 @@ IMPLICIT_RLC_CALL_CYCLES = 5000
 #: 2 x 9.4k elements.
 IM2COL_MAP_CYCLES_PER_ELEM = 1.0
 IM2COL_TRANSPOSE_CYCLES_PER_ELEM = 1.0
+#: [param] cycles per micro-kernel run of the whole-plane im2col's per-row unfolds (stride > 1):
+#: start-up and loop of a short run (simulator: 1x512x14x14 3x3 s2, ~14k P1 cycles per CPE).
+IM2COL_RUN_CYCLES = 20
 #: [param, measured] cost of a C block store whose last N block is clipped inside a CPE's
 #: piece (N % (bn/8) != 0 at the border: the partial CPEs store their bm/8 rows with one DMA
 #: each, synchronously, and the mesh waits for them at the next SUMMA): per row of the piece,
@@ -992,10 +995,19 @@ def parallel_tasks_cost(
     return KernelCost(name, total, t_bw + t_lat, t_comp, moved, useful, 0)
 
 
-def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None = None) -> KernelCost:
-    """Cost of the im2col kernel (:func:`im2col_tasks`, :func:`parallel_tasks_cost`)."""
+def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None = None,
+                how: int | None = None) -> KernelCost:
+    """Cost of the im2col kernel (:func:`im2col_tasks`, or the whole-plane tasks of
+    :func:`taihu.backends.model.tasks.im2col_planes` when tile-to-loop picks them;
+    :func:`parallel_tasks_cost`); ``how`` = col columns per image (default Ho*Wo; padded
+    image_columns)."""
     mach = machine or default_machine()
-    t = im2col_tasks(s, _mem_prim_budget() if budget is None else budget)
+    bud = _mem_prim_budget() if budget is None else budget
+    how = how or s.ho * s.wo
+    pl = tasks.im2col_planes(s.n, s.c, s.h, s.w, (s.kh, s.kw), s.strides, s.pads, s.dilations, s.elem, bud, how)
+    if pl is not None:
+        return _im2col_planes_cost(s, pl, how, mach)
+    t = im2col_tasks(s, bud)
     e, kw, wo, nc = s.elem, s.kw, s.wo, s.n * s.c
     gets: list[tuple[float, float]] = []
     puts: list[tuple[float, float]] = []
@@ -1020,6 +1032,23 @@ def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None
                     puts.append((nc * kw, nz * wo * e))
                     dmas += nc
     return parallel_tasks_cost("im2col", gets, puts, dmas, comp, n_tasks, mach)
+
+
+def _im2col_planes_cost(s: ConvShape, pl: tasks.Im2colPlanes, how: int, mach: Machine) -> KernelCost:
+    """:func:`parallel_tasks_cost` of the whole-plane im2col tasks: per channel one contiguous
+    plane get, per task one put of q x kh*kw col rows (whole 128-B transactions averaged over the
+    tasks' starts, :class:`~taihu.backends.model.tasks.DmaWindow`), the unfold (+ transpose when
+    kw > 1) of every col element, one map run per output row when strided."""
+    e, kk, hw = s.elem, s.kh * s.kw, s.ho * s.wo
+    n_tasks = s.n * _ceil(s.c, pl.q)
+    cc = range(min(s.c, 4))
+    gets = tasks.DmaWindow((s.n, s.c, s.h, s.w), (1, 1, s.h, s.w), 1, tuple(ci * s.h * s.w for ci in cc)).blocks(e, s.n * s.c)
+    starts = tasks.chunk_starts(s.c, pl.q)[:4]
+    puts = tasks.DmaWindow((s.c * kk, s.n * how), (pl.q * kk, hw), 1, tuple(c0 * kk * s.n * how for c0 in starts)).blocks(e, n_tasks)
+    runs = s.n * s.c * s.kh * (1 if s.strides[0] == 1 else s.ho)
+    comp = s.n * s.c * kk * hw * (IM2COL_MAP_CYCLES_PER_ELEM + (IM2COL_TRANSPOSE_CYCLES_PER_ELEM if s.kw > 1 else 0.0))
+    comp += runs * IM2COL_RUN_CYCLES
+    return parallel_tasks_cost("im2col", [gets], [puts], n_tasks * (pl.q + 1), comp, n_tasks, mach)
 
 
 def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
@@ -1064,7 +1093,6 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
         # the GEMM reads x itself when its N border block splits at a CPE piece boundary
         # (n_border_clean); otherwise the lowering copies x with a 1x1 im2col into a col whose
         # image columns are padded to bn (004 L865), so B loads never clip inside a piece
-        im2col = im2col_cost(s, mach)
         common = dict(lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along, maps=maps, machine=mach,
                       name="gemm", residual=res)
         cands: list[ExplicitPlan] = []
@@ -1076,6 +1104,7 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
             pass
         copy = plan_gemm(s.mg, hw, kk, s.dtype, ldb=hw, b_clean=True, **common)
         if not n_border_clean(hw, copy.bn):
+            im2col = im2col_cost(s, mach, how=_ceil(hw, copy.bn) * copy.bn)
             cands.append(ExplicitPlan(s, copy, (im2col, copy.cost), _sum_costs("im2col", [im2col, copy.cost], s.flops),
                                       residual_fused=res))
         ov = _overlap_plan(s, hw, mach)
@@ -1084,20 +1113,24 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
                                       residual_fused=res))
         if hw % 4:  # ... or vec n on a copy of x whose image columns are padded to 4
             ov = _overlap_plan(s, _ceil(hw, 4) * 4, mach, pad_n=True)
+            im2col = im2col_cost(s, mach, how=_ceil(hw, 4) * 4)
             if ov is not None:
                 cands.append(ExplicitPlan(s, ov, (im2col, ov.cost), _sum_costs("im2col", [im2col, ov.cost], s.flops),
                                           residual_fused=res))
         return min(cands, key=lambda p: p.cost.t_total)
-    im2col = im2col_cost(s, mach)
+    im2col = im2col_cost(s, mach)  # col columns per image = Ho*Wo (not padded)
     # per image: col's image columns are padded to bn by the lowering (image_columns) -> b_clean
     per_image = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
                           bias_along=bias_along, maps=maps, machine=mach, name="gemm", b_clean=True,
                           residual=res)
-    best = ExplicitPlan(s, per_image, (im2col, per_image.cost),
-                        _sum_costs("im2col", [im2col, per_image.cost], s.flops), residual_fused=res)
-    for ov in (_overlap_plan(s, ncol, mach), _overlap_plan(s, s.n * _ceil(hw, 4) * 4, mach, pad_n=True)):
+    im2col_pi = im2col if hw % per_image.bn == 0 else im2col_cost(s, mach, how=_ceil(hw, per_image.bn) * per_image.bn)
+    best = ExplicitPlan(s, per_image, (im2col_pi, per_image.cost),
+                        _sum_costs("im2col", [im2col_pi, per_image.cost], s.flops), residual_fused=res)
+    for how, ov in ((hw, _overlap_plan(s, ncol, mach)),
+                    (_ceil(hw, 4) * 4, _overlap_plan(s, s.n * _ceil(hw, 4) * 4, mach, pad_n=True))):
         if ov is not None:  # overlapping distribution on col (image columns padded to bn)
-            cand = ExplicitPlan(s, ov, (im2col, ov.cost), _sum_costs("im2col", [im2col, ov.cost], s.flops),
+            ic = im2col if how == hw else im2col_cost(s, mach, how=how)
+            cand = ExplicitPlan(s, ov, (ic, ov.cost), _sum_costs("im2col", [ic, ov.cost], s.flops),
                                 residual_fused=res)
             if cand.cost.t_total < best.cost.t_total:
                 best = cand

@@ -37,6 +37,7 @@ from taihu.backends.sim.machine import Machine
 __all__ = [
     "DmaWindow",
     "DoesNotFit",
+    "Im2colPlanes",
     "Im2colTasks",
     "LDM_ALIGN",
     "MIN_CHANNEL_GROUP",
@@ -46,6 +47,8 @@ __all__ = [
     "WinogradTiling",
     "chunk_starts",
     "fits",
+    "im2col_moved",
+    "im2col_planes",
     "im2col_tasks",
     "ldm_bytes",
     "winograd_input_tiling",
@@ -254,6 +257,103 @@ def im2col_tasks(
             r = max(1, r // 2)
             continue
         raise DoesNotFit(f"one input row ({w} elements) and its unfolded rows ({kw}x{wo}) do not fit in {budget} B of LDM")
+
+
+@dataclass(frozen=True)
+class Im2colPlanes:
+    """Whole-plane decomposition of an NCHW ``tile.im2col`` (small maps): a task = ``q``
+    channels of one image (``N * ceil(C/q)`` tasks, the last chunk shifted left): per channel one
+    contiguous DMA of its H x W plane into rows ``pt ..`` of a zero-padded LDM plane of ``hp``
+    rows (the padding rows stay zero), per channel and kernel row i the unfold of the Ho padded
+    rows ``i*dh + ho*sh`` (one ``loop.map im2col`` on a contiguous view when sh = 1, one per
+    output row otherwise) and, when kw > 1, a transpose into the channel's (kh*kw, Ho*Wo) block,
+    then ONE DMA of the q channels' kh*kw col rows (contiguous when the image columns are not
+    padded). No zero phase, few large DMAs: chosen over :class:`Im2colTasks` when it moves fewer
+    bytes (whole 128-B transactions, :func:`im2col_planes`)."""
+
+    q: int
+    hp: int
+
+
+def _avg_blocks(win: DmaWindow, eb: int, tasks: int) -> float:
+    cnt, _, mv = win.blocks(eb, tasks)
+    return cnt * mv
+
+
+def im2col_moved(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides: Sequence[int],
+                 pads: Sequence[int], dilations: Sequence[int], eb: int, how: int,
+                 plan: Im2colTasks | Im2colPlanes) -> float:
+    """Bytes moved (whole 128-B transactions, averaged over the tasks' actual starts on a few
+    channels) by the DMAs of ``plan`` for an im2col of x (n, c, h, w) into a col with ``how``
+    columns per image."""
+    kh, kw = kernel
+    sh, sw = strides
+    pt, pl, pb, pr = pads
+    dh, dw = dilations
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    kk = kh * kw
+    xs, cs = (n, c, h, w), (c * kk, n * how)
+    cc = range(min(c, 4))  # representative channels for the start offsets
+    if isinstance(plan, Im2colPlanes):
+        gets = _window(xs, (1, 1, h, w), 1, [ci * h * w for ci in cc])
+        starts = chunk_starts(c, plan.q)[:4]
+        puts = _window(cs, (plan.q * kk, ho * wo), 1, [c0 * kk * n * how for c0 in starts])
+        tasks = n * _ceil(c, plan.q)
+        return _avg_blocks(gets, eb, n * c) + _avg_blocks(puts, eb, tasks)
+    total = 0.0
+    for g in plan.groups:
+        tasks = n * c * g.chunks
+        firsts = [g.r0 + st * g.step for st in chunk_starts(g.count, g.rows)][:2]
+        if g.rows > 1 and g.step > 1:
+            win = _window(xs, (1, 1, 1, w), g.rows, [(ci * h + r) * w for ci in cc for r in firsts])
+        else:
+            win = _window(xs, (1, 1, g.rows, w), 1, [(ci * h + r) * w for ci in cc for r in firsts])
+        total += _avg_blocks(win, eb, tasks)
+        for i in g.kernel_rows:
+            offs = [(ci * kk + i * kw) * n * how + ((r + pt - i * dh) // sh) * wo for ci in cc for r in firsts]
+            total += _avg_blocks(_window(cs, (kw, g.rows * wo), 1, offs), eb, tasks)
+    for i, rs in enumerate(plan.zero_ranges):
+        for ho0, nho in rs:
+            for h0 in range(ho0, ho0 + nho, max(1, plan.zchunk)):
+                nz = min(plan.zchunk, ho0 + nho - h0)
+                offs = [(ci * kk + i * kw) * n * how + h0 * wo for ci in cc]
+                total += _avg_blocks(_window(cs, (kw, nz * wo), 1, offs), eb, n * c)
+    return total
+
+
+def im2col_planes(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides: Sequence[int],
+                  pads: Sequence[int], dilations: Sequence[int], eb: int, budget: int, how: int,
+                  nhwc: bool = False, rows_per_task: int | None = None) -> Im2colPlanes | None:
+    """The :class:`Im2colPlanes` decomposition when it applies (NCHW, no ``rows_per_task``
+    override, the buffers of one channel fit ``budget``) and moves fewer bytes than
+    :func:`im2col_tasks`' (:func:`im2col_moved`), else None. ``q`` = channels per task: as many
+    as leave >= 64 tasks (``ceil(C / ceil(64 / N))``), lowered until the LDM buffers fit (the
+    zero-padded planes q x hp x W, the unfolded rows Ho x kw x Wo, the col block q x kh*kw x
+    Ho*Wo)."""
+    if nhwc or rows_per_task is not None:
+        return None
+    kh, kw = kernel
+    sh, sw = strides
+    pt, pl, pb, pr = pads
+    dh, dw = dilations
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    if ho <= 0 or wo <= 0:
+        return None
+    hp = max(pt + h, (kh - 1) * dh + (ho - 1) * sh + 1)
+    q = max(1, _ceil(c, _ceil(N_CPE, n)))
+    while not fits([q * hp * w, ho * kw * wo if kw > 1 else 0, q * kh * kw * ho * wo], eb, budget):
+        if q == 1:
+            return None
+        q = max(1, q // 2)
+    planes = Im2colPlanes(q, hp)
+    try:
+        rows = im2col_tasks(n, c, h, w, kernel, strides, pads, dilations, eb, budget, None, False)
+    except DoesNotFit:
+        return planes
+    args = (n, c, h, w, kernel, strides, pads, dilations, eb, how)
+    return planes if im2col_moved(*args, planes) < im2col_moved(*args, rows) else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -53,9 +53,15 @@ def test_overlapping_mixed_precision_vec_m_on_simulator() -> None:
     _check(_cases("gemm_overlap.mlir")[1], rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("i", range(2), ids=["nchw_3x3_pad", "nchw_stride2_rows2"])
+@pytest.mark.parametrize("i", range(3), ids=["nchw_3x3_pad", "nchw_stride2_rows2", "nchw_whole_planes"])
 def test_im2col_on_simulator(i: int) -> None:
     _check(_cases("im2col.mlir")[i], rtol=0, atol=0)
+
+
+def test_im2col_whole_planes_strided_on_simulator() -> None:
+    """Whole-plane tasks with stride 2 (one unfold run per output row), 7 channels per task with a
+    ragged last chunk, two images."""
+    _check(im2col_text(2, 200, 7, 7, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 0, False), rtol=0, atol=0)
 
 
 def test_im2col_nhwc_dilated_on_simulator() -> None:

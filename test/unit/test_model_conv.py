@@ -319,11 +319,19 @@ def test_im2col_model_tasks_are_the_lowered_ones(shape) -> None:
     """The model prices the im2col kernel the lowering emits: its task decomposition (shared
     backends/model/tasks.py, called with the model's geometry and LDM budget) sizes the LDM
     buffers tile-to-loop allocates (rows x W input, rows x kw x Wo unfolded)."""
+    from taihu.backends.model import tasks
     from taihu.backends.model.conv import im2col_tasks
 
     n, c, h, w, m, kh, kw, st, pads, dil = shape
     bufs = _lowered_buffers(_conv_graph(n, c, h, w, m, kh, kw, st, pads, dil), "im2col")
     s = ConvShape(n, c, h, w, m, kh, kw, st, pads, dil)
+    if "im2col_planes" in bufs:  # whole-plane tasks (tasks.im2col_planes): q channels per task
+        hows = {s.ho * s.wo, -(-s.ho * s.wo // 4) * 4}
+        pls = [tasks.im2col_planes(n, c, h, w, (kh, kw), st, pads, dil, 4, default_machine().ldm_user_bytes, how)
+               for how in hows]
+        assert any(pl is not None and bufs["im2col_planes"] == (pl.q, pl.hp, w)
+                   and bufs["im2col_block"] == (pl.q, kh * kw, s.ho * s.wo) for pl in pls)
+        return
     t = im2col_tasks(s, default_machine().ldm_user_bytes)
     assert bufs["im2col_in"] == (t.rows_max, w) and bufs["im2col_col"] == (t.rows_max, kw, s.wo)
 

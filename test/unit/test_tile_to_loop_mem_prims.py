@@ -280,6 +280,24 @@ def test_im2col_lowering_default_rows_per_task(shape) -> None:
     _lower_and_run(text, seed=c)
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 4, 7, 7, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # stride 1: one unfold per kernel row
+        (2, 200, 7, 7, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),  # 7 channels per task, ragged last chunk, 2 images
+        (1, 16, 14, 14, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),  # 1x1 stride 2: no transpose
+        (1, 12, 9, 8, (3, 5), (1, 2), (2, 1, 0, 2), (2, 1)),  # dilation 2, asymmetric pads
+    ],
+)
+def test_im2col_whole_plane_tasks(shape) -> None:
+    """Small maps without rows_per_task: whole-plane tasks (tasks.im2col_planes: fewer bytes
+    moved) -- zero-padded LDM planes, one put of q channels' kh*kw col rows; exact."""
+    n, c, h, w, k, s, pads, d = shape
+    m = _lower_and_run(im2col_text(n, c, h, w, k, s, pads, d, 0, False), seed=c)
+    names = {o.buffer_name.data for o in m.walk() if isinstance(o, loop.LdmBufferOp)}
+    assert "im2col_planes" in names and "im2col_in" not in names
+
+
 def wino_filter_text(no, ni) -> str:
     return _kernel("wf", (no, ni, 3, 3), (16, no, ni), "tile.winograd_filter %x -> %y : {ti} -> {to}")
 

@@ -54,8 +54,10 @@ from xdsl.utils.exceptions import PassFailedException
 from taihu.backends.model.tasks import (
     N_CPE,
     DoesNotFit,
+    Im2colPlanes,
     RowGroup,
     WinogradTiling,
+    im2col_planes,
     im2col_tasks,
     winograd_input_tiling,
     winograd_output_tiling,
@@ -538,10 +540,59 @@ def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
     )
 
 
+def _lower_im2col_planes(op: Im2colOp, ctx, p: Im2colPlan, pl: Im2colPlanes, how: int) -> list[Operation]:
+    """Whole-plane tasks (:class:`taihu.backends.model.tasks.Im2colPlanes`): per task q channels
+    of one image -> q plane gets into the zero-padded planes, per (channel, kernel row) the unfold
+    (+ transpose when kw > 1) into the channel's (kh*kw, Ho*Wo) block, one put of the q blocks."""
+    x, col = ctx.value(op.input), ctx.value(op.output)
+    et, _ = _elem(op.input.type)
+    e = _Emitter(ctx)
+    q, hp, kk, W, Ho, Wo = pl.q, pl.hp, p.kh * p.kw, p.W, p.Ho, p.Wo
+    planes = ctx.new_buffer("im2col_planes", LdmBufType((q, hp, W), et))
+    out = ctx.new_buffer("im2col_block", LdmBufType((q, kk, Ho * Wo), et))
+    tmp = ctx.new_buffer("im2col_rows", LdmBufType((Ho, p.kw, Wo), et)) if p.kw > 1 else None
+    e.map(MapKind.FILL, [], planes, value=0.0)  # the padding rows stay zero (same rows every task)
+    params: dict[str, object] = {"kernel": (p.kw,), "strides": (p.sw,)}
+    if p.pl or p.pr:
+        params["pads"] = (p.pl, p.pr)
+    if p.dw != 1:
+        params["dilations"] = (p.dw,)
+    chunks = -(-p.C // q)
+    with e.tasks(p.N * chunks) as t:
+        n, u = e.digits(t, [p.N, chunks])
+        c0 = e.chunk_start(u, q, p.C)
+        toks = [e.get(x, [n, e.add(c0, j), 0, 0], [1, 1, p.H, W], e.view(planes, (p.H, W), (j * hp + p.pt) * W))
+                for j in range(q)]
+        e.wait(toks)
+        for j in range(q):
+            for i in range(p.kh):
+                dst = tmp if tmp is not None else e.view(out, (Ho, 1, Wo), (j * kk + i) * Ho * Wo)
+                if p.sh == 1:
+                    e.map(MapKind.IM2COL, [e.view(planes, (Ho, W), (j * hp + i * p.dh) * W)], dst, **params)
+                else:
+                    for r in range(Ho):
+                        e.map(MapKind.IM2COL, [e.view(planes, (1, W), (j * hp + i * p.dh + r * p.sh) * W)],
+                              e.view(dst, (1, p.kw, Wo), r * p.kw * Wo), **params)
+                if tmp is not None:
+                    e.map(MapKind.TRANSPOSE, [tmp], e.view(out, (p.kw, Ho, Wo), (j * kk + i * p.kw) * Ho * Wo),
+                          perm=(1, 0, 2))
+        e.wait([e.put(out, col, [e.mul(c0, kk), e.mul(n, how)], [q * kk, Ho * Wo])])
+    ctx.note_memref_write(op.output)
+    return e.ops()
+
+
 def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
     """Per-CPE loops of :class:`Im2colPlan` (one per row group, then the zero phase); all DMAs
-    waited at the end of their task."""
+    waited at the end of their task -- or whole-plane tasks when they move fewer bytes
+    (:func:`taihu.backends.model.tasks.im2col_planes`)."""
     p = plan_im2col(op, _budget(ctx))
+    how = op.columns_per_image() or p.Ho * p.Wo
+    rpt = op.rows_per_task.value.data if op.rows_per_task is not None else None
+    _, eb = _elem(op.input.type)
+    pl = im2col_planes(p.N, p.C, p.H, p.W, (p.kh, p.kw), (p.sh, p.sw), (p.pt, p.pl, p.pb, p.pr), (p.dh, p.dw), eb,
+                       _budget(ctx), how, p.nhwc, rpt)
+    if pl is not None:
+        return _lower_im2col_planes(op, ctx, p, pl, how)
     x, col = ctx.value(op.input), ctx.value(op.output)
     et, _ = _elem(op.input.type)
     e = _Emitter(ctx)

@@ -1,7 +1,7 @@
 // RUN: %taihu-opt %s --split-input-file -p convert-tile-to-loop | filecheck %s
 
 // tile.im2col (004 §5.1.1 L1045-1049, algorithms.md §C2) -> per-CPE task loops. A task = input
-// rows of one channel (one row by default, L1045); the rows are grouped by the kernel rows they
+// rows of one channel (here one row, L1045); the rows are grouped by the kernel rows they
 // feed (interior rows / stride residues / edge rows), one scf.for per group, tasks dealt out
 // cyclically over the 64 CPEs as one sequence. A task DMAs its rows in, unfolds them with
 // loop.map im2col (horizontal padding, stride, dilation inside the map), and writes a kw x Wo
@@ -11,7 +11,7 @@
 func.func @main(%X: memref<2x3x9x10xf32> {graph.name = "x"}) -> (memref<27x160xf32> {graph.name = "col"}) {
   %col = memref.alloc() {alignment = 128 : i64} : memref<27x160xf32>
   tile.kernel "im2col" (%x = %X : memref<2x3x9x10xf32>, %c = %col : memref<27x160xf32>) {
-    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 0, 1>} : memref<2x3x9x10xf32> -> memref<27x160xf32>
+    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 0, 1>, rows_per_task = 1 : i64} : memref<2x3x9x10xf32> -> memref<27x160xf32>
   }
   func.return %col : memref<27x160xf32>
 }
@@ -73,3 +73,30 @@ func.func @main(%X: memref<1x4x12x12xf32> {graph.name = "x"}) -> (memref<36x36xf
 // CHECK:       scf.for %q_1 =
 // CHECK:         arith.minsi %{{.*}}, %c3 : index
 // CHECK-COUNT-2: loop.dma_start %im2col_colT -> %c[%{{.*}}, %{{.*}}] sizes [3, 12]
+
+// -----
+
+// Small maps (no rows_per_task): whole-plane tasks when they move fewer bytes (tasks.py
+// im2col_planes): a task = q channels; per channel one contiguous plane DMA into a zero-padded LDM
+// plane (the padding rows stay zero: no zero phase), per channel and kernel row one unfold of the
+// Ho padded rows + a transpose into the channel's (kh*kw, Ho*Wo) block, ONE put of the q blocks.
+
+func.func @main(%X: memref<1x4x7x7xf32> {graph.name = "x"}) -> (memref<36x49xf32> {graph.name = "col"}) {
+  %col = memref.alloc() {alignment = 128 : i64} : memref<36x49xf32>
+  tile.kernel "im2col_planes" (%x = %X : memref<1x4x7x7xf32>, %c = %col : memref<36x49xf32>) {
+    tile.im2col %x -> %c {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : memref<1x4x7x7xf32> -> memref<36x49xf32>
+  }
+  func.return %col : memref<36x49xf32>
+}
+
+// CHECK-LABEL: loop.spmd "im2col_planes"
+// CHECK-NEXT:  %im2col_planes = loop.ldm_buffer "im2col_planes" : !loop.ldm<1x9x7xf32>
+// CHECK-NEXT:  %im2col_block = loop.ldm_buffer "im2col_block" : !loop.ldm<1x9x49xf32>
+// CHECK-NEXT:  %im2col_rows = loop.ldm_buffer "im2col_rows" : !loop.ldm<7x3x7xf32>
+// CHECK:       loop.map fill out(%im2col_planes : !loop.ldm<1x9x7xf32>) {value = 0.000000e+00 : f64}
+// CHECK:       scf.for %q = %id to %c4 step %c64 {
+// CHECK:         loop.dma_start %x[%c0, %q, %c0, %c0] sizes [1, 1, 7, 7] -> %{{.*}} : memref<1x4x7x7xf32> -> !loop.ldm<7x7xf32>
+// CHECK-NEXT:    loop.dma_wait
+// CHECK-COUNT-3: loop.map transpose ins(%im2col_rows : !loop.ldm<7x3x7xf32>)
+// CHECK:         %[[P:.*]] = loop.dma_start %im2col_block -> %c[%{{.*}}, %c0] sizes [9, 49] : !loop.ldm<1x9x49xf32> -> memref<36x49xf32>
+// CHECK-NEXT:    loop.dma_wait %[[P]]
