@@ -1044,7 +1044,9 @@ def _im2col_planes_cost(s: ConvShape, pl: tasks.Im2colPlanes, how: int, mach: Ma
     cc = range(min(s.c, 4))
     gets = tasks.DmaWindow((s.n, s.c, s.h, s.w), (1, 1, s.h, s.w), 1, tuple(ci * s.h * s.w for ci in cc)).blocks(e, s.n * s.c)
     starts = tasks.chunk_starts(s.c, pl.q)[:4]
-    puts = tasks.DmaWindow((s.c * kk, s.n * how), (pl.q * kk, hw), 1, tuple(c0 * kk * s.n * how for c0 in starts)).blocks(e, n_tasks)
+    cols = how if kk == 1 else hw  # 1x1: whole (padded) col rows
+    puts = tasks.DmaWindow((s.c * kk, s.n * how), (pl.q * kk, cols), 1,
+                           tuple(c0 * kk * s.n * how for c0 in starts)).blocks(e, n_tasks)
     runs = s.n * s.c * s.kh * (1 if s.strides[0] == 1 else s.ho)
     comp = s.n * s.c * kk * hw * (IM2COL_MAP_CYCLES_PER_ELEM + (IM2COL_TRANSPOSE_CYCLES_PER_ELEM if s.kw > 1 else 0.0))
     comp += runs * IM2COL_RUN_CYCLES

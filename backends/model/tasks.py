@@ -268,8 +268,9 @@ class Im2colPlanes:
     rows ``i*dh + ho*sh`` (one ``loop.map im2col`` on a contiguous view when sh = 1, one per
     output row otherwise) and, when kw > 1, a transpose into the channel's (kh*kw, Ho*Wo) block,
     then ONE DMA of the q channels' kh*kw col rows (contiguous when the image columns are not
-    padded). No zero phase, few large DMAs: chosen over :class:`Im2colTasks` when it moves fewer
-    bytes (whole 128-B transactions, :func:`im2col_planes`)."""
+    padded; a 1x1 kernel's block holds whole padded col rows, zeros in the padding). No zero
+    phase, few large DMAs: chosen over :class:`Im2colTasks` when it moves fewer bytes (whole
+    128-B transactions, :func:`im2col_planes`)."""
 
     q: int
     hp: int
@@ -298,7 +299,8 @@ def im2col_moved(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides:
     if isinstance(plan, Im2colPlanes):
         gets = _window(xs, (1, 1, h, w), 1, [ci * h * w for ci in cc])
         starts = chunk_starts(c, plan.q)[:4]
-        puts = _window(cs, (plan.q * kk, ho * wo), 1, [c0 * kk * n * how for c0 in starts])
+        cols = how if kk == 1 else ho * wo  # 1x1: whole col rows (the padded columns zeroed)
+        puts = _window(cs, (plan.q * kk, cols), 1, [c0 * kk * n * how for c0 in starts])
         tasks = n * _ceil(c, plan.q)
         return _avg_blocks(gets, eb, n * c) + _avg_blocks(puts, eb, tasks)
     total = 0.0
@@ -343,7 +345,8 @@ def im2col_planes(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides
         return None
     hp = max(pt + h, (kh - 1) * dh + (ho - 1) * sh + 1)
     q = max(1, _ceil(c, _ceil(N_CPE, n)))
-    while not fits([q * hp * w, ho * kw * wo if kw > 1 else 0, q * kh * kw * ho * wo], eb, budget):
+    while not fits([q * hp * w, ho * kw * wo if kw > 1 else 0, q * kh * kw * (how if kh * kw == 1 else ho * wo)],
+                   eb, budget):
         if q == 1:
             return None
         q = max(1, q // 2)

@@ -548,10 +548,14 @@ def _lower_im2col_planes(op: Im2colOp, ctx, p: Im2colPlan, pl: Im2colPlanes, how
     et, _ = _elem(op.input.type)
     e = _Emitter(ctx)
     q, hp, kk, W, Ho, Wo = pl.q, pl.hp, p.kh * p.kw, p.W, p.Ho, p.Wo
+    # 1x1: the block keeps the col's padded image columns (zeros), so the put is whole rows
+    cols = how if kk == 1 else Ho * Wo
     planes = ctx.new_buffer("im2col_planes", LdmBufType((q, hp, W), et))
-    out = ctx.new_buffer("im2col_block", LdmBufType((q, kk, Ho * Wo), et))
+    out = ctx.new_buffer("im2col_block", LdmBufType((q, kk, cols), et))
     tmp = ctx.new_buffer("im2col_rows", LdmBufType((Ho, p.kw, Wo), et)) if p.kw > 1 else None
     e.map(MapKind.FILL, [], planes, value=0.0)  # the padding rows stay zero (same rows every task)
+    if cols != Ho * Wo:
+        e.map(MapKind.FILL, [], out, value=0.0)
     params: dict[str, object] = {"kernel": (p.kw,), "strides": (p.sw,)}
     if p.pl or p.pr:
         params["pads"] = (p.pl, p.pr)
@@ -566,7 +570,7 @@ def _lower_im2col_planes(op: Im2colOp, ctx, p: Im2colPlan, pl: Im2colPlanes, how
         e.wait(toks)
         for j in range(q):
             for i in range(p.kh):
-                dst = tmp if tmp is not None else e.view(out, (Ho, 1, Wo), (j * kk + i) * Ho * Wo)
+                dst = tmp if tmp is not None else e.view(out, (Ho, 1, Wo), (j * kk + i) * cols)
                 if p.sh == 1:
                     e.map(MapKind.IM2COL, [e.view(planes, (Ho, W), (j * hp + i * p.dh) * W)], dst, **params)
                 else:
@@ -576,7 +580,7 @@ def _lower_im2col_planes(op: Im2colOp, ctx, p: Im2colPlan, pl: Im2colPlanes, how
                 if tmp is not None:
                     e.map(MapKind.TRANSPOSE, [tmp], e.view(out, (p.kw, Ho, Wo), (j * kk + i * p.kw) * Ho * Wo),
                           perm=(1, 0, 2))
-        e.wait([e.put(out, col, [e.mul(c0, kk), e.mul(n, how)], [q * kk, Ho * Wo])])
+        e.wait([e.put(out, col, [e.mul(c0, kk), e.mul(n, how)], [q * kk, cols])])
     ctx.note_memref_write(op.output)
     return e.ops()
 
