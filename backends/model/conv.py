@@ -1284,6 +1284,9 @@ def winograd_input_tiles_per_cpe(c: int, tiles: int, elem: int = 4, ldm_bytes: i
 #: input 28.6 / 31.3, output 60.6 / 52.6.
 WINOGRAD_INPUT_CYCLES_PER_TILE_CHANNEL = 30.0
 WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL = 56.0
+#: [param] P1 cycles per 3x3 filter of the filter transform's ``loop.map winograd_filter``
+#: (G w G^T: 28 + 16 vector-rate element operations, 4 lanes).
+WINOGRAD_FILTER_CYCLES_PER_FILTER = (28 + 16) / 4
 
 
 def winograd_input_tasks(s: ConvShape, p_pad: int, tiles_per_cpe: int, budget: int,
@@ -1336,6 +1339,19 @@ def winograd_output_cost(s: ConvShape, p_pad: int, machine: Machine | None = Non
                                comp, q, mach)
 
 
+def winograd_filter_cost(s: ConvShape, machine: Machine | None = None) -> KernelCost:
+    """The filter transform kernel U = G w G^T of runtime weights: tile-to-loop's tasks
+    (:func:`taihu.backends.model.tasks.winograd_filter_tasks`: one DMA of kk x g filters in, the
+    transform, one strided DMA of 16 blocks out) costed by :func:`parallel_tasks_cost`, with
+    :data:`WINOGRAD_FILTER_CYCLES_PER_FILTER` of transform per filter."""
+    mach = machine or default_machine()
+    t = tasks.winograd_filter_tasks(s.m, s.cg, s.elem, _mem_prim_budget())
+    get, put = tasks.winograd_filter_windows(t)
+    q = t.tasks
+    return parallel_tasks_cost("filter", [get.blocks(s.elem, q)], [put.blocks(s.elem, q)], 2 * q,
+                               WINOGRAD_FILTER_CYCLES_PER_FILTER * s.m * s.cg, q, mach)
+
+
 def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
     """Cost of the four Winograd kernels for ``s`` (model of the lowering). Raises
     :class:`NotApplicable`."""
@@ -1357,17 +1373,7 @@ def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
         if ov is not None and ov.cost.t_total < gemm.cost.t_total:
             gemm = ov
     p_pad = _ceil(p, gemm.bm) * gemm.bm
-    nf = s.m * s.c
-    chunk = max(1, min(_ceil(nf, N_CPE), mach.ldm_user_bytes // 2 // (25 * e)))
-    ftasks = _ceil(_ceil(nf, N_CPE), chunk)  # per CPE
-    filt = memory_bound_cost(
-        "filter",
-        # per task: a chunk of 3x3 filters read contiguously, 16 blocks of the chunk written.
-        [(N_CPE * ftasks, chunk * 9 * e, False), (N_CPE * ftasks * 16, chunk * e, True)],
-        dmas_per_cpe=17 * ftasks,
-        compute_cycles_per_cpe=(28 + 16) / 4 * ftasks * chunk,
-        machine=mach,
-    )
+    filt = winograd_filter_cost(s, mach)
     mp = winograd_input_tiles_per_cpe(s.c, tc, e, mach.ldm_user_bytes)
     # input / output transforms: tile-to-loop's task decompositions (WinogradTasks), each task
     # synchronous (DMA in, transform + channels-first <-> channels-last transposes in LDM, DMA out)

@@ -44,6 +44,7 @@ __all__ = [
     "MIN_TILES_OUT",
     "N_CPE",
     "RowGroup",
+    "WinogradFilterTasks",
     "WinogradTiling",
     "chunk_starts",
     "fits",
@@ -51,6 +52,8 @@ __all__ = [
     "im2col_planes",
     "im2col_tasks",
     "ldm_bytes",
+    "winograd_filter_tasks",
+    "winograd_filter_windows",
     "winograd_input_tiling",
     "winograd_input_windows",
     "winograd_output_tiling",
@@ -560,3 +563,53 @@ def winograd_output_tiling(b: int, c: int, ro: int, co: int, p_rows: int, eb: in
         return get.seconds(eb, machine) + put.seconds(eb, machine)
 
     return _winograd_tiling(b, c, tr, tc, want_t, eb, budget, sizes, cost)
+
+
+# --------------------------------------------------------------------------------------------
+# Winograd filter transform (Algorithm 5 step 1, L1187)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WinogradFilterTasks:
+    """A task transforms ``kk`` output channels x ``g`` input channels of 3x3 filters: either
+    whole rows of N_i (g = N_i, kk consecutive output channels: one contiguous DMA in, one
+    strided DMA of 16 blocks of kk*N_i out) or, when N_i is too large for LDM, g < N_i
+    consecutive input channels of one output channel. Tasks ``(k-chunk, c-chunk)``, chunk starts
+    :func:`chunk_starts`."""
+
+    No: int
+    Ni: int
+    kk: int
+    g: int
+
+    @property
+    def k_chunks(self) -> int:
+        return _ceil(self.No, self.kk)
+
+    @property
+    def c_chunks(self) -> int:
+        return _ceil(self.Ni, self.g)
+
+    @property
+    def tasks(self) -> int:
+        return self.k_chunks * self.c_chunks
+
+
+def winograd_filter_tasks(no: int, ni: int, eb: int, budget: int) -> WinogradFilterTasks:
+    """:class:`WinogradFilterTasks` of w (no, ni, 3, 3) -> u (16, no, ni): as many filters per
+    task as leave >= 64 tasks, within ``budget`` bytes of LDM (9 + 16 elements per filter)."""
+    fmax = max(1, (budget - 2 * LDM_ALIGN) // ((9 + 16) * eb))
+    fcap = max(1, min(fmax, _ceil(no * ni, N_CPE)))  # >= 64 tasks when possible
+    if ni <= fcap:
+        return WinogradFilterTasks(no, ni, max(1, min(no, fcap // ni)), ni)
+    return WinogradFilterTasks(no, ni, 1, fcap)
+
+
+def winograd_filter_windows(t: WinogradFilterTasks) -> tuple[DmaWindow, DmaWindow]:
+    """(get, put) DMA windows of one filter-transform task: (kk, g, 3, 3) of w and (16, kk, g)
+    of u, at every task's (k0, c0) chunk start."""
+    starts = [(k0, c0) for k0 in chunk_starts(t.No, t.kk) for c0 in chunk_starts(t.Ni, t.g)]
+    get = _window((t.No, t.Ni, 3, 3), [t.kk, t.g, 3, 3], 1, [(k0 * t.Ni + c0) * 9 for k0, c0 in starts])
+    put = _window((16, t.No, t.Ni), [16, t.kk, t.g], 1, [k0 * t.Ni + c0 for k0, c0 in starts])
+    return get, put

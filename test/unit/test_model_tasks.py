@@ -17,6 +17,8 @@ from taihu.backends.model.tasks import (
     fits,
     im2col_tasks,
     ldm_bytes,
+    winograd_filter_tasks,
+    winograd_filter_windows,
     winograd_input_buffers,
     winograd_input_tiling,
     winograd_input_windows,
@@ -216,3 +218,21 @@ def test_winograd_windows_are_the_tasks_dmas() -> None:
     get_o, put_o = winograd_output_windows(1, 64, 56, 56, 784, 4, 64, False)
     assert get_o.sizes == (16, 4, 64) and get_o.count == 1
     assert put_o.sizes == (1, 64, 1, 8) and put_o.count == 2 and put_o.mem_shape == (1, 64, 56, 56)
+
+
+@settings(max_examples=80, deadline=None)
+@given(no=st.integers(1, 700), ni=st.integers(1, 700), budget=st.sampled_from([BUDGET, 4096, 600]))
+def test_winograd_filter_tasks_cover_and_fit(no, ni, budget) -> None:
+    """Property: the filter tasks cover every (output, input) channel pair, each task's
+    (kk x g) filters and their 16 transformed planes fit the budget, no task takes more than an
+    even 64-way share, and every task moves ONE DMA in and ONE DMA out."""
+    t = winograd_filter_tasks(no, ni, 4, budget)
+    assert t.g == ni or t.kk == 1
+    assert fits([t.kk * t.g * 9, 16 * t.kk * t.g], 4, budget) or t.kk * t.g == 1
+    assert t.kk * t.g <= -(-no * ni // N_CPE)  # at most an even 64-way share of the filters
+    ks, cs = chunk_starts(no, t.kk), chunk_starts(ni, t.g)
+    assert {(k, c) for k0 in ks for c0 in cs for k in range(k0, k0 + t.kk) for c in range(c0, c0 + t.g)} == {
+        (k, c) for k in range(no) for c in range(ni)}
+    get, put = winograd_filter_windows(t)
+    assert get.pattern(4)[0] == t.kk * t.g * 36 and put.pattern(4)[0] == 16 * t.kk * t.g * 4
+    assert len(get.offsets) == len(put.offsets) == t.tasks

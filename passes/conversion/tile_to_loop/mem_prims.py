@@ -56,14 +56,16 @@ from taihu.backends.model.tasks import (
     DoesNotFit,
     Im2colPlanes,
     RowGroup,
+    WinogradFilterTasks,
     WinogradTiling,
     im2col_planes,
     im2col_tasks,
+    winograd_filter_tasks,
     winograd_input_tiling,
     winograd_output_tiling,
 )
 from taihu.backends.sim.machine import default_machine
-from taihu.dialects.loop import LDM_ALIGN, DmaStartOp, DmaWaitOp, LdmBufType, MapOp, SpmdOp, ViewOp
+from taihu.dialects.loop import DmaStartOp, DmaWaitOp, LdmBufType, MapOp, SpmdOp, ViewOp
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.tile import (
     WINOGRAD_ALPHA,
@@ -711,40 +713,18 @@ def lower_unfold(op: UnfoldOp, ctx) -> list[Operation]:
 # ============================================================================================
 
 
-@dataclass(frozen=True)
-class WinogradFilterPlan:
-    """A task transforms ``kk`` output channels x ``g`` input channels of filters: either whole
-    rows of N_i (g = N_i, kk consecutive output channels: one contiguous DMA in, one strided DMA
-    of 16 blocks of kk*N_i out) or, when N_i is too large for LDM, g < N_i consecutive input
-    channels of one output channel. Tasks ``(k-chunk, c-chunk)``; chunk starts
-    :func:`taihu.backends.model.tasks.chunk_starts`."""
-
-    No: int
-    Ni: int
-    kk: int
-    g: int
-
-    @property
-    def k_chunks(self) -> int:
-        return -(-self.No // self.kk)
-
-    @property
-    def c_chunks(self) -> int:
-        return -(-self.Ni // self.g)
+#: the task decomposition of ``tile.winograd_filter`` (shared with the analytic model)
+WinogradFilterPlan = WinogradFilterTasks
 
 
 def plan_winograd_filter(op: WinogradFilterOp, budget: int | None = None) -> WinogradFilterPlan:
+    """:func:`taihu.backends.model.tasks.winograd_filter_tasks` of ``op`` within ``budget``
+    bytes of LDM (default: all of ``ldm_user_bytes``)."""
     ti = op.input.type
     assert isinstance(ti, MemRefType)
     no, ni, _, _ = ti.get_shape()
     _, eb = _elem(ti)
-    budget = default_machine().ldm_user_bytes if budget is None else budget
-    per = (9 + 16) * eb
-    fmax = max(1, (budget - 2 * LDM_ALIGN) // per)
-    fcap = max(1, min(fmax, -(-(no * ni) // N_CPE)))  # >= 64 tasks when possible
-    if ni <= fcap:
-        return WinogradFilterPlan(no, ni, max(1, min(no, fcap // ni)), ni)
-    return WinogradFilterPlan(no, ni, 1, fcap)
+    return winograd_filter_tasks(no, ni, eb, default_machine().ldm_user_bytes if budget is None else budget)
 
 
 def lower_winograd_filter(op: WinogradFilterOp, ctx) -> list[Operation]:
