@@ -183,6 +183,8 @@ class DMAEngine:
             counts[self.bus_of[c]] += 1
         self.bus_size = counts
         self.chan_waiters: list[list[Callable[[], None]]] = [[] for _ in range(n)]
+        #: (size, bsize, stride, mem mod mem_txn_bytes) -> (extent, moved bytes) (validate)
+        self._shape_cache: dict[tuple[int, int, int, int], tuple[int, int]] = {}
         self.pending = 0  # requests issued and not completed
 
     # -- validation ---------------------------------------------------------------------
@@ -202,13 +204,19 @@ class DMAEngine:
                 f"CPE {req.cpe}: DMA {req.kind} of {req.size} B at LDM {req.ldm} overruns its "
                 f"LDM buffer (ends at {req.ldm_limit})"
             )
-        starts = block_starts(req.mem, req.size, req.bsize, req.stride)
-        bs = req.bsize or req.size
+        # extent and moved bytes depend on the address only modulo the transaction size
+        key = (req.size, req.bsize, req.stride, req.mem % m.mem_txn_bytes)
+        hit = self._shape_cache.get(key)
+        if hit is None:
+            starts = block_starts(req.mem, req.size, req.bsize, req.stride)
+            hit = (int(starts[-1]) - req.mem + (req.bsize or req.size),
+                   moved_strided(req.mem, req.size, req.bsize, req.stride, m.mem_txn_bytes))
+            self._shape_cache[key] = hit
         try:
-            self.engine.memory.check_range(int(starts[0]), int(starts[-1]) + bs)
+            self.engine.memory.check_range(req.mem, req.mem + hit[0])
         except MemoryBoundsError as e:
             raise DMAError(f"CPE {req.cpe}: DMA {req.kind}: {e}") from None
-        req.moved = moved_strided(req.mem, req.size, req.bsize, req.stride, m.mem_txn_bytes)
+        req.moved = hit[1]
 
     # -- rule 1/2 -----------------------------------------------------------------------
     def channel_full(self, cpe: int) -> bool:

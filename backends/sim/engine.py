@@ -314,7 +314,8 @@ class Engine:
         self.memo = None  # the launch memo (memo.py), set by the runner
         #: queued data effects (micro-kernel numerics) in creation order, see flush_numerics
         self.tasks: list[_Task] = []
-        self._run_plans: dict[tuple, _RunPlan] = {}
+        #: (id(mk), trip) -> (mk, plan); (mk, trip) -> plan (structurally equal micro-kernels)
+        self._run_plans: dict[tuple, object] = {}
         self._families: dict[tuple, _Family] = {}
 
     # -- event queue ----------------------------------------------------------------------
@@ -517,11 +518,16 @@ class Engine:
     # -- micro-kernels (timing + deferred, SPMD-batched numerics + RLC batches) ---------------
     def _run_plan(self, mk: MicroKernel, trip: int) -> _RunPlan:
         key = (id(mk), trip)
-        rp = self._run_plans.get(key)
-        if rp is None or rp.mk is not mk:
-            rp = _RunPlan(mk, trip, self.machine)
-            self._run_plans[key] = rp
-        return rp
+        hit = self._run_plans.get(key)
+        if hit is None or hit[0] is not mk:
+            # equal micro-kernels of different kernels (not deduplicated) share one plan
+            skey = (mk, trip)
+            rp = self._run_plans.get(skey)
+            if rp is None:
+                rp = self._run_plans[skey] = _RunPlan(mk, trip, self.machine)
+            self._run_plans[key] = (mk, rp)
+            return rp
+        return hit[1]
 
     def run_microkernel(self, cpe: CPE, mk: MicroKernel, trip: int,
                         bases: tuple[int, ...]) -> Generator:

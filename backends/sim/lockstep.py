@@ -113,7 +113,7 @@ class Cohort:
     clock floors ``floor`` (-1 = none; the per-CPE agent's clock after a wake, see
     ``Lockstep.wake_lane``)."""
 
-    __slots__ = ("seq", "idx", "lanes", "tl", "floor", "pos", "lane_list", "key")
+    __slots__ = ("seq", "idx", "lanes", "tl", "floor", "pos", "lane_list", "key", "later")
 
     def __init__(self, seq: Seq, idx: int, lanes: np.ndarray, tl: np.ndarray,
                  floor: np.ndarray | None = None) -> None:
@@ -121,6 +121,7 @@ class Cohort:
         self.idx = idx
         self.set_lanes(lanes, tl, floor)
         self.key = None
+        self.later: list[Cohort] | None = None  # cohorts to absorb before it runs (schedule)
 
     def set_lanes(self, lanes: np.ndarray, tl: np.ndarray, floor: np.ndarray | None) -> None:
         self.tl = tl
@@ -142,15 +143,15 @@ class Cohort:
             return v if self.pos is None else v[self.pos]
         return v
 
-    def absorb(self, other: Cohort) -> None:
-        """Add ``other``'s lanes (same position)."""
-        lanes = np.concatenate([self.lanes, other.lanes])
-        tl = np.concatenate([self.tl, other.tl])
+    def absorb(self, others: list[Cohort]) -> None:
+        """Add the lanes of ``others`` (same position; every lane in one cohort only)."""
+        cos = [self] + others
+        lanes = np.concatenate([c.lanes for c in cos])
+        tl = np.concatenate([c.tl for c in cos])
         floor = None
-        if self.floor is not None or other.floor is not None:
-            fa = self.floor if self.floor is not None else np.full(len(self.lanes), _NO_FLOOR)
-            fb = other.floor if other.floor is not None else np.full(len(other.lanes), _NO_FLOOR)
-            floor = np.concatenate([fa, fb])
+        if any(c.floor is not None for c in cos):
+            floor = np.concatenate([c.floor if c.floor is not None else
+                                    np.full(len(c.lanes), _NO_FLOOR) for c in cos])
         order = np.argsort(lanes, kind="stable")
         self.set_lanes(lanes[order], tl[order], None if floor is None else floor[order])
 
@@ -298,8 +299,11 @@ class Lockstep:
         """Run ``co`` at event time ``t`` (merging with a cohort already due there)."""
         key = (id(co.seq), co.idx, t)
         other = self.ready.get(key)
-        if other is not None:
-            other.absorb(co)
+        if other is not None:  # merged when it runs (one sort for every cohort due there)
+            if other.later is None:
+                other.later = [co]
+            else:
+                other.later.append(co)
             return
         co.key = key
         self.ready[key] = co
@@ -309,6 +313,9 @@ class Lockstep:
         if self.ready.get(co.key) is co:
             del self.ready[co.key]
         co.key = None
+        if co.later is not None:
+            co.absorb(co.later)
+            co.later = None
         self._drain([co])
 
     def _drain(self, work: list[Cohort]) -> None:
@@ -444,8 +451,8 @@ class Lockstep:
         if len(j.arrived) >= len(j.expected):
             del self.joins[key]
         co = cos[0]
-        for other in cos[1:]:
-            co.absorb(other)
+        if len(cos) > 1:
+            co.absorb(cos[1:])
         work.append(co)
 
     def _join_timeout(self, key: tuple, j: _Join, t: int) -> None:
