@@ -488,26 +488,46 @@ def _fma_layout(body: tuple, plan: BodyPlan, fma: list[int]) -> tuple:
     return tuple(lsites), tuple(rsites), ia, ib, grid, acc_regs
 
 
+def _word_index(mem: np.ndarray, es: int, lanes: int, cpes: np.ndarray, base: np.ndarray,
+                stride: int, n: int, offsets: np.ndarray) -> np.ndarray:
+    """``(C, n*k*L)`` indices into ``mem.reshape(-1)`` (``mem``: the ``(n_cpes, words)`` LDM
+    view of element size ``es``) of the words at byte addresses ``base[c] + i * stride +
+    offsets[k]`` of CPE ``cpes[c]``: ``lanes`` = 4 (the 4 consecutive words of a vector), 1
+    (the word), or 0 (the word repeated in 4 lanes: a scalar load's replicated value). The
+    per-(iteration, access, lane) pattern is cached; every address is a multiple of ``es``
+    (alignment checked by the timing pass)."""
+    key = (es, lanes, stride, n, offsets.tobytes())
+    pat = _WORD_PATTERNS.get(key)
+    if pat is None:
+        w = (np.arange(n, dtype=np.int64)[:, None] * stride + offsets) // es
+        pat = (w[..., None] + (_AR4 if lanes == 4 else 0 * _AR4[:max(lanes, 1) if lanes else 4]))
+        pat = pat.reshape(-1)
+        if len(_WORD_PATTERNS) > 4096:
+            _WORD_PATTERNS.clear()
+        _WORD_PATTERNS[key] = pat
+    if (base & (es - 1)).any():  # pragma: no cover - pointer bases not element-aligned
+        w = ((base[:, None] + np.arange(n, dtype=np.int64) * stride)[:, :, None] + offsets) // es
+        w = w[..., None] + (_AR4 if lanes == 4 else 0 * _AR4[:max(lanes, 1) if lanes else 4])
+        return (cpes * mem.shape[1])[:, None] + w.reshape(len(cpes), -1)
+    return (cpes * mem.shape[1] + base // es)[:, None] + pat
+
+
+#: _word_index's patterns by (element size, lanes, stride, n, offsets)
+_WORD_PATTERNS: dict[tuple, np.ndarray] = {}
+
+
 def load_group(ldm, op: str, cpes: np.ndarray, base: np.ndarray, stride: int, n: int,
                offsets: np.ndarray) -> np.ndarray:
     """``(C, n, k, 4)`` float64 values of ``k`` loads of kind ``op`` (a vector: 4 lanes; a
     scalar: replicated to 4 lanes) at LDM byte addresses ``base[c] + i * stride + offsets[k]``
-    of CPE ``cpes[c]``, iteration ``i < n`` (addresses bounds-checked by the timing pass)."""
-    a = (base[:, None] + np.arange(n, dtype=np.int64) * stride)[:, :, None] + offsets
-    # gathers from the flattened (n_cpes * words) LDM view: same elements, one 1-D take
-    if op in LOADS_F64_VEC or op in LOADS_F64_REP:
-        mem, w = ldm.f64, a // 8
-    else:
-        mem, w = ldm.f32, a // 4
-    w += cpes[:, None, None] * mem.shape[1]
-    if op in LOADS_F64_VEC:
-        return np.take(mem.reshape(-1), w[..., None] + _AR4)
-    if op in LOADS_F32_VEC:
-        return np.take(mem.reshape(-1), w[..., None] + _AR4).astype(np.float64)
-    v = np.take(mem.reshape(-1), w)
-    if op not in LOADS_F64_REP:
-        v = v.astype(np.float64)
-    return np.repeat(v[..., None], 4, axis=3)
+    of CPE ``cpes[c]``, iteration ``i < n`` (addresses bounds-checked by the timing pass):
+    one 1-D take from the flattened (n_cpes * words) LDM view."""
+    f64 = op in LOADS_F64_VEC or op in LOADS_F64_REP
+    mem = ldm.f64 if f64 else ldm.f32
+    vec = op in LOADS_F64_VEC or op in LOADS_F32_VEC
+    idx = _word_index(mem, 8 if f64 else 4, 4 if vec else 0, cpes, base, stride, n, offsets)
+    v = np.take(mem.reshape(-1), idx).reshape(len(cpes), n, len(offsets), 4)
+    return v if f64 else v.astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -692,12 +712,16 @@ def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
     if B < 2:
         cr = np.concatenate([cr, cr])
     C, n = vl.shape[:2]
-    br = np.take(vr, cr, axis=2)  # (C, n, b, 4) C order
     if scalar_left:
+        # the right operands as one window view of vr (columns lo..hi, lanes merged): no copy
         bl = np.take(vl[..., 0], cl, axis=2)  # (C, n, a)
-        S = np.matmul(bl.transpose(0, 2, 1), br.reshape(C, n, len(cr) * 4))
-        S = S.reshape(C, len(cl), len(cr), 4)
+        lo, hi = int(cr.min()), int(cr.max()) + 1
+        S = np.matmul(bl.transpose(0, 2, 1), vr[:, :, lo:hi].reshape(C, n, (hi - lo) * 4))
+        S = S.reshape(C, len(cl), hi - lo, 4)
+        S = S[:, :, cr - lo] if (lo or hi - lo != len(cr) or
+                                  (cr != np.arange(lo, hi)).any()) else S
     else:
+        br = np.take(vr, cr, axis=2)  # (C, n, b, 4) C order
         bl = np.take(vl, cl, axis=2)
         S = np.matmul(bl.transpose(0, 3, 2, 1), br.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
     return S[:, :A, :B] if (A < 2 or B < 2) else S
@@ -762,19 +786,17 @@ class BatchNumerics:
                           np.array([o for _, o in members], dtype=np.int64))
 
     def _store_group(self, op: str, ptr: int, members: tuple, vals: np.ndarray) -> None:
-        a = self._group_addr(ptr, members)
-        if op in STORES_SCALAR:  # lane 0
-            c1 = self.cpes[:, None, None]
-            if op == "fstd":
-                self.ldm.f64[c1, a // 8] = vals[..., 0]
-            else:
-                self.ldm.f32[c1, a // 4] = vals[..., 0].astype(np.float32)
-            return
-        c = self.cpes[:, None, None, None]
-        if op == "vstd":
-            self.ldm.f64[c, (a // 8)[..., None] + _AR4] = vals
-        else:
-            self.ldm.f32[c, (a // 4)[..., None] + _AR4] = vals.astype(np.float32)
+        """Store ``vals`` ``(C, n, k, 4)`` (scalar stores: lane 0) of k stores of kind ``op``
+        through pointer ``ptr``: one flat fancy assignment, elements in (CPE, iteration, store,
+        lane) order (a later one wins on a repeated address)."""
+        f64 = op in ("vstd", "fstd")
+        mem = self.ldm.f64 if f64 else self.ldm.f32
+        scalar = op in STORES_SCALAR
+        idx = _word_index(mem, 8 if f64 else 4, 1 if scalar else 4, self.cpes,
+                          self.bases[:, ptr], self.strides[ptr], self.n,
+                          np.array([o for _, o in members], dtype=np.int64))
+        v = vals[..., :1] if scalar else vals
+        mem.reshape(-1)[idx] = (v if f64 else v.astype(np.float32)).reshape(len(self.cpes), -1)
 
     def _store(self, ins: Instr, val: np.ndarray) -> None:
         a = self._addr(ins)
@@ -813,7 +835,11 @@ class BatchNumerics:
         plan = self.plan
         if not plan.has_store:
             return False
-        hp = _hazard_pairs(self.body, plan.store_groups, self.strides, self.n, fused_only)
+        dkey = ("hazard", self.strides, self.n, fused_only)
+        hp = plan.derived.get(dkey)
+        if hp is None:
+            hp = plan.derived[dkey] = _hazard_pairs(self.body, plan.store_groups, self.strides,
+                                                    self.n, fused_only)
         if hp.static:
             return True
         if not hp.cross:
@@ -828,17 +854,27 @@ class BatchNumerics:
 
     def _cross_hazard(self, hp: HazardPairs) -> bool:
         n = self.n
-        for (p, q), pairs in hp.cross.items():
-            (p0, p1), (q0, q1) = hp.extent[p], hp.extent[q]
-            sp, sq = self.strides[p], self.strides[q]
-            bp, bq = self.bases[:, p], self.bases[:, q]
-            a0 = bp + p0 + min(0, (n - 1) * sp)
-            a1 = bp + p1 + max(0, (n - 1) * sp)
-            b0 = bq + q0 + min(0, (n - 1) * sq)
-            b1 = bq + q1 + max(0, (n - 1) * sq)
-            if not bool(((a0 < b1) & (b0 < a1)).any()):
-                continue
-            for a, b, dmin, dmax, skip_zero in pairs:
+        ext = hp.seen.get("ext")
+        if ext is None:  # per pointer pair: p, q, byte ranges relative to the bases
+            keys = list(hp.cross)
+            lo_hi = []
+            for p, q in keys:
+                (p0, p1), (q0, q1) = hp.extent[p], hp.extent[q]
+                sp, sq = self.strides[p], self.strides[q]
+                lo_hi.append((p0 + min(0, (n - 1) * sp), p1 + max(0, (n - 1) * sp),
+                              q0 + min(0, (n - 1) * sq), q1 + max(0, (n - 1) * sq)))
+            r = np.array(lo_hi, dtype=np.int64).reshape(-1, 4)
+            ext = (keys, np.array([k[0] for k in keys]), np.array([k[1] for k in keys]),
+                   r[:, 0], r[:, 1], r[:, 2], r[:, 3])
+            hp.seen["ext"] = ext
+        keys, ps, qs, a0, a1, b0, b1 = ext
+        bases = self.bases
+        if len(bases) > 1 and (bases == bases[0]).all():
+            bases = bases[:1]  # SPMD: the same pointers on every CPE
+        bp, bq = bases[:, ps], bases[:, qs]
+        hit = ((bp + a0 < bq + b1) & (bq + b0 < bp + a1)).any(axis=0)
+        for i in np.flatnonzero(hit).tolist():
+            for a, b, dmin, dmax, skip_zero in hp.cross[keys[i]]:
                 if self._overlap(a, b, dmin, dmax, skip_zero):
                     return True
         return False
@@ -1019,10 +1055,13 @@ class BatchNumerics:
                 S = _fma_chain(views[0], views[1], prog.sides[0][1], prog.sides[1][1],
                                self._lane_scalar(prog, prog.sides[0][0]))
             acc = prog.acc_regs
+            # the iteration-0 products in grid order (a-major): fl[a] * fr[b], contiguous
+            p0 = np.repeat(fl, B, axis=1)
+            p0 *= np.concatenate([fr] * A, axis=1) if A > 1 else fr
             if prog.cumsum:  # trip 1: the accumulator's one value, acc + a*b
-                res = rc[:, acc] + (fl[:, :, None] * fr[:, None, :]).reshape(C, A * B, 4)
+                res = rc[:, acc] + p0
             else:
-                res = rc[:, acc] + (S + fl[:, :, None] * fr[:, None, :]).reshape(C, A * B, 4)
+                res = rc[:, acc] + (S.reshape(C, A * B, 4) + p0)
             if prog.stores:
                 self._fast_stores(prog, xs, rc, res)
             rc[:, acc] = res
