@@ -41,7 +41,8 @@ computes exactly what the simulated launch would (same effects, same dependences
 batches), on the current data. A launch whose queue was flushed before its join (a long
 DMA-only stretch, ``Engine.queue_data``) is not stored.
 
-A launch is stored only if it also ends clean (empty event queue and FIFOs at the join), so the
+The runner records only launches of kernel bodies that ``@main`` spawns more than once. A
+launch is stored only if it also ends clean (empty event queue and FIFOs at the join), so the
 replay leaves the engine in the state the simulation would; with numerics, the data-effect
 queue must also be empty at the spawn. Replaying sets the kernel's
 ``KernelStats`` (counters, per-CPE compute cycles, DMA intervals), the CPEs' clocks and reply
