@@ -516,6 +516,17 @@ def _word_index(mem: np.ndarray, es: int, lanes: int, cpes: np.ndarray, base: np
 _WORD_PATTERNS: dict[tuple, np.ndarray] = {}
 
 
+def load_scalars(ldm, op: str, cpes: np.ndarray, base: np.ndarray, stride: int, n: int,
+                 offsets: np.ndarray) -> np.ndarray:
+    """``(C, n, k)`` float64 values of ``k`` scalar loads (``LOADS_F64_REP``/``LOADS_F32_REP``)
+    at the addresses of :func:`load_group` (which returns them replicated in 4 lanes)."""
+    f64 = op in LOADS_F64_REP
+    mem = ldm.f64 if f64 else ldm.f32
+    idx = _word_index(mem, 8 if f64 else 4, 1, cpes, base, stride, n, offsets)
+    v = np.take(mem.reshape(-1), idx).reshape(len(cpes), n, len(offsets))
+    return v if f64 else v.astype(np.float64)
+
+
 def load_group(ldm, op: str, cpes: np.ndarray, base: np.ndarray, stride: int, n: int,
                offsets: np.ndarray) -> np.ndarray:
     """``(C, n, k, 4)`` float64 values of ``k`` loads of kind ``op`` (a vector: 4 lanes; a
@@ -713,13 +724,14 @@ def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
         cr = np.concatenate([cr, cr])
     C, n = vl.shape[:2]
     if scalar_left:
-        # the right operands as one window view of vr (columns lo..hi, lanes merged): no copy
         bl = np.take(vl[..., 0], cl, axis=2)  # (C, n, a)
-        lo, hi = int(cr.min()), int(cr.max()) + 1
-        S = np.matmul(bl.transpose(0, 2, 1), vr[:, :, lo:hi].reshape(C, n, (hi - lo) * 4))
-        S = S.reshape(C, len(cl), hi - lo, 4)
-        S = S[:, :, cr - lo] if (lo or hi - lo != len(cr) or
-                                  (cr != np.arange(lo, hi)).any()) else S
+        lo = int(cr[0])
+        if len(cr) > 1 and (np.diff(cr) == 1).all():
+            # consecutive right columns: one window view of vr (lanes merged), no copy
+            br = vr[:, :, lo:lo + len(cr)].reshape(C, n, len(cr) * 4)
+        else:
+            br = np.take(vr, cr, axis=2).reshape(C, n, len(cr) * 4)
+        S = np.matmul(bl.transpose(0, 2, 1), br).reshape(C, len(cl), len(cr), 4)
     else:
         br = np.take(vr, cr, axis=2)  # (C, n, b, 4) C order
         bl = np.take(vl, cl, axis=2)
@@ -1010,9 +1022,16 @@ class BatchNumerics:
         C, n = len(self.cpes), self.n
         cpes, regs = self.cpes, self.regs
         xs = []
-        for src in prog.srcs:
+        comp: dict[int, np.ndarray] = {}  # scalar loads: (C, n, k), one word per value
+        for si, src in enumerate(prog.srcs):
             if src[0] is None:
                 xs.append(self.inputs[src[1]])
+            elif src[0] in _REP_LOADS:
+                op, ptr, offs = src
+                x1 = load_scalars(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
+                                  offs)
+                comp[si] = x1
+                xs.append(np.broadcast_to(x1[..., None], x1.shape + (4,)))  # the 4 lanes
             else:
                 op, ptr, offs = src
                 xs.append(load_group(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
@@ -1031,7 +1050,10 @@ class BatchNumerics:
             for si, cols, f_idx, f_regs, loc, right, a in prog.sides:
                 if n > 1:
                     x = xs[si]
-                    if not x.flags.c_contiguous:
+                    if si in comp:  # lane-scalar values: one lane (the left side's form)
+                        x = comp[si][..., None] if not right and len(views) == 0 else \
+                            np.repeat(comp[si][..., None], 4, axis=3)
+                    elif not x.flags.c_contiguous:
                         x = np.ascontiguousarray(x)
                     Cx, nx, m, L = x.shape
                     # V[:, i, s*m + k] = x[:, i + s, k] (s = 0: carried, 1: local operand)
