@@ -648,18 +648,22 @@ class Engine:
         n = len(tasks)
         indeg = [0] * n
         succ: list[list[int]] = [[] for _ in range(n)]
-        last_lane: dict[int, int] = {}
+        ncpe = len(self.cpes)
+        last_lane = [-1] * ncpe  # CPE -> last queued effect on it (-1: none)
         mem_w: dict[int, int] = {}  # allocation -> last DMA write in the queue
         mem_r: dict[int, list[int]] = {}  # allocation -> DMA reads since that write
         snaps: dict[int, int] = {}
         for i, t in enumerate(tasks):
             t.idx = i
-            preds: set[int] = set()
-            for c in t.lanes:
-                p = last_lane.get(c)
-                if p is not None:
-                    preds.add(p)
-                last_lane[c] = i
+            lanes = t.lanes
+            if len(lanes) == ncpe:  # every CPE (lockstep SPMD runs)
+                preds = set(last_lane)
+                last_lane = [i] * ncpe
+            else:
+                preds = set(map(last_lane.__getitem__, lanes))
+                for c in lanes:
+                    last_lane[c] = i
+            preds.discard(-1)
             if t.rp is None:
                 if t.snap:
                     snaps[id(t.req)] = i

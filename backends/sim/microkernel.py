@@ -294,6 +294,31 @@ def _overlaps(ba, bb, sa: int, sb: int, wa: int, wb: int, n: int, dmin: int, dma
     return ok
 
 
+def _overlaps_all(ba, bb, sa: int, sb: int, wa, wb, n: int, dmin, dmax, skip) -> bool:
+    """:func:`_overlaps` for many access pairs of two pointers at once (rows: pairs, columns:
+    CPEs; ``wa``..``skip`` one row per pair): is any pair overlapping on any CPE?"""
+    valid = dmin <= dmax
+    if sa != sb or n == 1:
+        if n == 1:
+            valid = valid & ~((dmin > 0) | (dmax < 0) | skip)
+        ea, eb = ba + (n - 1) * sa, bb + (n - 1) * sb
+        a0, a1 = np.minimum(ba, ea), np.maximum(ba, ea) + wa
+        b0, b1 = np.minimum(bb, eb), np.maximum(bb, eb) + wb
+        return bool(((a0 < b1) & (b0 < a1) & valid).any())
+    lo = ba - bb - wb
+    hi = ba - bb + wa
+    s = sa
+    if s == 0:
+        ok = (lo < 0) & (hi > 0) & ~(skip & (dmin == 0) & (dmax == 0))
+        return bool((ok & valid).any())
+    if s < 0:
+        lo, hi, s = -hi, -lo, -s
+    d_lo = np.maximum(lo // s + 1, dmin)
+    d_hi = np.minimum(-((-hi) // s) - 1, dmax)
+    ok = (d_lo <= d_hi) & ~(skip & (d_lo == 0) & (d_hi == 0))
+    return bool((ok & valid).any())
+
+
 @dataclass(frozen=True)
 class HazardPairs:
     """Static part of the memory-hazard test of a body (see :func:`_hazard_pairs`)."""
@@ -711,12 +736,15 @@ def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
 def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
                scalar_left: bool) -> np.ndarray:
     """``S[c, a, b, l] = sum_i vl[c, i, cl[a], l] * vr[c, i, cr[b], l]`` (``(C, n, w, 4)``
-    operand views) as one fused multiply-add chain per element over ``i`` from 0: numpy's
-    own matmul loop, which it takes for these C-ordered copies with both matrix sides >= 2
-    (BLAS and numpy's vector special cases sum in other orders; checked against an exact
-    FMA reference). ``scalar_left``: ``vl`` holds one value in all 4 lanes (scalar loads):
-    one (a x n) @ (n x 4b) product per CPE instead of one (a x n) @ (n x b) per lane, same
-    values. Returns ``(C, a, b, 4)``."""
+    operand views) as one fused multiply-add chain per element over ``i``, starting from 0 --
+    the SW26010 ``vmad`` order and what the general path's matmul gives. numpy's matmul
+    computes exactly that for these operand layouts (a C-ordered left copy, both matrix sides
+    >= 2); other layouts and shapes (numpy's vector special cases, some BLAS paths) sum in
+    other orders, so the values would depend on how the runs are batched.
+    ``test_sim_numerics.py::test_fma_chain_is_exact`` checks it against an exact FMA
+    reference. ``scalar_left``: ``vl`` holds one value in all 4 lanes (scalar loads): one
+    (a x n) @ (n x 4b) product per CPE instead of one (a x n) @ (n x b) per lane, same values.
+    Returns ``(C, a, b, 4)``."""
     A, B = len(cl), len(cr)
     if A < 2:  # pad: a 1-row product is one of numpy's vector special cases
         cl = np.concatenate([cl, cl])
@@ -724,9 +752,9 @@ def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
         cr = np.concatenate([cr, cr])
     C, n = vl.shape[:2]
     if scalar_left:
-        bl = np.take(vl[..., 0], cl, axis=2)  # (C, n, a)
+        bl = np.ascontiguousarray(vl[..., 0][:, :, cl])  # (C, n, a), C order
         lo = int(cr[0])
-        if len(cr) > 1 and (np.diff(cr) == 1).all():
+        if len(cr) > 1 and _consecutive(cr):
             # consecutive right columns: one window view of vr (lanes merged), no copy
             br = vr[:, :, lo:lo + len(cr)].reshape(C, n, len(cr) * 4)
         else:
@@ -737,6 +765,18 @@ def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
         bl = np.take(vl, cl, axis=2)
         S = np.matmul(bl.transpose(0, 3, 2, 1), br.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
     return S[:, :A, :B] if (A < 2 or B < 2) else S
+
+
+def _consecutive(xs: np.ndarray) -> bool:
+    """Is ``xs`` a run of consecutive increasing integers? (cached by value)"""
+    key = xs.tobytes()
+    hit = _CONSECUTIVE.get(key)
+    if hit is None:
+        hit = _CONSECUTIVE[key] = bool((np.diff(xs) == 1).all())
+    return hit
+
+
+_CONSECUTIVE: dict[bytes, bool] = {}
 
 
 def _index(xs: list[int]) -> slice | np.ndarray:
@@ -886,9 +926,20 @@ class BatchNumerics:
         bp, bq = bases[:, ps], bases[:, qs]
         hit = ((bp + a0 < bq + b1) & (bq + b0 < bp + a1)).any(axis=0)
         for i in np.flatnonzero(hit).tolist():
-            for a, b, dmin, dmax, skip_zero in hp.cross[keys[i]]:
-                if self._overlap(a, b, dmin, dmax, skip_zero):
-                    return True
+            p, q = keys[i]
+            vec = hp.seen.get(("vec", p, q))
+            if vec is None:  # the pairs of (p, q) as columns: offsets, widths, d range, skip
+                pairs = hp.cross[(p, q)]
+                col = lambda xs: np.array(xs, dtype=np.int64)[:, None]  # noqa: E731
+                vec = hp.seen[("vec", p, q)] = (
+                    col([a.offset for a, *_ in pairs]), col([b.offset for _, b, *_ in pairs]),
+                    col([_width(a.op) for a, *_ in pairs]), col([_width(b.op) for _, b, *_ in pairs]),
+                    col([x[2] for x in pairs]), col([x[3] for x in pairs]),
+                    np.array([x[4] for x in pairs], dtype=bool)[:, None])
+            oa, ob, wa, wb, dmin, dmax, skip = vec
+            if _overlaps_all(bases[:, p] + oa, bases[:, q] + ob, self.strides[p], self.strides[q],
+                             wa, wb, n, dmin, dmax, skip):
+                return True
         return False
 
     def _overlap(self, a: Instr, b: Instr, dmin: int, dmax: int, skip_zero: bool = False) -> bool:

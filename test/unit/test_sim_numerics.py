@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taihu.backends.sim.memory import LDMArray
-from taihu.backends.sim.microkernel import BatchNumerics, NumericsError, check_run_addresses, memory_accesses, plan_body
+from taihu.backends.sim.microkernel import BatchNumerics, NumericsError, _fma_chain, check_run_addresses, memory_accesses, plan_body
 from taihu.backends.sim.pipeline import Instr
 
 
@@ -96,3 +96,37 @@ def test_address_checks():
         check_run_addresses(acc, 0, (65504,), (32,), 2, 65536, 32)
     with pytest.raises(NumericsError, match="not 32-byte aligned"):
         check_run_addresses(acc, 0, (8,), (32,), 2, 65536, 32)
+
+
+def _fma_exact(xs, ys) -> float:
+    """Sequential fused multiply-add chain from 0 with one rounding per step (exact rationals)."""
+    from fractions import Fraction
+
+    acc = 0.0
+    for x, y in zip(xs, ys):
+        acc = float(Fraction(x) * Fraction(y) + Fraction(acc))
+    return acc
+
+
+@pytest.mark.parametrize("scalar_left", [True, False])
+def test_fma_chain_is_exact(scalar_left):
+    """The vmad partial sums of the fast path (``_fma_chain``) are one FMA chain per element,
+    whatever the trip count, operand columns and register-grid shape: the values then do not
+    depend on how runs are batched (merged SUMMA roles, chains, lockstep vs per-CPE)."""
+    rng = np.random.default_rng(7)
+    for trial in range(24):
+        n = int(rng.choice([2, 8, 17, 33, 72, 129, 300]))
+        m, C = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        a, b = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        xl = rng.standard_normal((C, n, 2 * m, 1 if scalar_left else 4))
+        vl = np.repeat(xl, 4, axis=3) if scalar_left else xl
+        vr = rng.standard_normal((C, n, 2 * m, 4))
+        cl = rng.integers(0, 2 * m, a)
+        lo = int(rng.integers(0, 2 * m))
+        cr = np.arange(lo, min(lo + b, 2 * m)) if trial % 2 else rng.integers(0, 2 * m, b)
+        S = _fma_chain(vl, vr, cl, cr, scalar_left)
+        assert S.shape == (C, a, len(cr), 4)
+        for _ in range(4):
+            c, i, j, lane = rng.integers(0, C), rng.integers(0, a), rng.integers(0, len(cr)), rng.integers(0, 4)
+            ref = _fma_exact(vl[c, :, cl[i], lane], vr[c, :, cr[j], lane])
+            assert S[c, i, j, lane] == ref, (n, m, a, b, scalar_left)
