@@ -142,6 +142,7 @@ def _freeze(x):
 
 _ADD, _SUB = _INT_BIN[arith.AddiOp], _INT_BIN[arith.SubiOp]
 _RLC_OPS = GETS | PUTS | FUSED_SEND
+_CHUNK = 16  # tape entries produced per resumption of the producer (KernelProgram._produce)
 _VECTOR_FMA = frozenset({"vmad", "vmas"})
 
 
@@ -360,7 +361,8 @@ class KernelProgram:
 
     def _produce(self, code: list[tuple], seq: Seq, env: list) -> Generator:
         """Append ``code``'s operations for ``seq``'s lanes to ``seq.entries`` (yields after
-        each append; returns the values of a terminating ``scf.yield``)."""
+        every ``_CHUNK`` appends: production runs ahead of the replay by less than a chunk;
+        returns the values of a terminating ``scf.yield``)."""
         G = len(seq.lanes)
         out = seq.entries
         for rec in code:
@@ -380,21 +382,26 @@ class KernelProgram:
                     bases[:, j] = env[p]
                 # [bounds of every row checked] (lockstep._mk)
                 out.append(("mk", rec[1], rec[2], bases, [False]))
-                yield
+                if not len(out) % _CHUNK:
+                    yield
             elif tag == "get" or tag == "put":
                 if self.memo_check is not None:
                     self._memo_dma(rec, env[rec[1]])
                 out.append((tag, env[rec[1]], env[rec[2]], env[rec[3]], rec[4]))
-                yield
+                if not len(out) % _CHUNK:
+                    yield
             elif tag == "wait":
                 out.append(("wait", env[rec[1]], rec[3] if rec[2] is None else env[rec[2]]))
-                yield
+                if not len(out) % _CHUNK:
+                    yield
             elif tag == "reset":
                 out.append(("reset", env[rec[1]]))
-                yield
+                if not len(out) % _CHUNK:
+                    yield
             elif tag == "barrier":
                 out.append(("barrier", rec[1], rec[2]))
-                yield
+                if not len(out) % _CHUNK:
+                    yield
             elif tag == "for":
                 _, lb, ub, st, iv, inits, bargs, results, body = rec
                 bounds = [env[lb], env[ub], env[st]]
