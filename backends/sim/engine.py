@@ -743,7 +743,7 @@ class Engine:
             fam = t0.rp.fam
             levels = [idxs]
             later: list[int] = []
-            busy = {c for i in idxs for c in tasks[i].lanes}
+            busy: set[int] | None = None
             frontier = idxs
             while frontier:
                 nxt = []
@@ -752,17 +752,22 @@ class Engine:
                         indeg[s] -= 1
                         if indeg[s] == 0:
                             ts = tasks[s]
-                            if ts.rp is not None and ts.rp.fam is fam and ts.chain is None \
-                                    and busy.isdisjoint(ts.lanes):
-                                busy.update(ts.lanes)
-                                nxt.append(s)
-                            else:
-                                later.append(s)
+                            if ts.rp is not None and ts.rp.fam is fam and ts.chain is None:
+                                if busy is None:
+                                    busy = {c for i in idxs for c in tasks[i].lanes}
+                                if busy.isdisjoint(ts.lanes):
+                                    busy.update(ts.lanes)
+                                    nxt.append(s)
+                                    continue
+                            later.append(s)
                 if nxt:
                     nxt.sort()
                     levels.append(nxt)
                 frontier = nxt
-            self._execute_merged([[tasks[i] for i in lv] for lv in levels])
+            if len(levels) == 1 and all(tasks[i].rp is t0.rp for i in idxs):
+                self._execute([tasks[i] for i in idxs])
+            else:
+                self._execute_merged([[tasks[i] for i in lv] for lv in levels])
             done += sum(len(lv) for lv in levels)
             for s in later:
                 push(s)
@@ -977,40 +982,68 @@ class Engine:
                 spec = sp
                 senders.append(part)
             work.append((d, m, spec, senders, receivers))
-        ins: dict[str, np.ndarray] = {}
+        ins: dict[str, np.ndarray | tuple] = {}
         for d, m, spec, senders, receivers in work:
-            X = np.empty((C, trip, m, 4))
-            Xf = X.reshape(C, trip * m, 4)
+            # the senders' rows: one gather into Y (S, trip, m, 4), posted to their links
+            Y = Yf = None
             if senders:
                 op, ptr, offs = spec[:3]
-                rows = np.concatenate([np.arange(p[4], p[4] + len(p[2])) for p in senders]) \
+                srows = np.concatenate([np.arange(p[4], p[4] + len(p[2])) for p in senders]) \
                     if len(senders) > 1 else np.arange(senders[0][4], senders[0][4] + len(senders[0][2]))
-                X[rows] = load_group(self.ldm, op, cpes[rows], bases[rows, ptr],
-                                     parts[0][1].mk.strides[ptr], trip, offs)
+                Y = load_group(self.ldm, op, cpes[srows], bases[srows, ptr],
+                               parts[0][1].mk.strides[ptr], trip, offs)
+                Yf = Y.reshape(len(srows), trip * m, 4)
+                r = 0
                 for p in senders:
-                    r = p[4]
                     for t in p[0]:
                         if t.links is not None:
                             for ls, _ in t.links:
                                 if ls.direction == d:
-                                    ls.src = Xf
+                                    ls.src = Yf
                                     ls.src_off = r
                         else:
                             for ci, outs in enumerate(t.outputs):
                                 for b, _ in outs:
                                     if b.direction == d:
-                                        b.data = Xf[r + ci]
-                                        b.src = (Xf, r + ci)
+                                        b.data = Yf[r + ci]
+                                        b.src = (Yf, r + ci)
                         r += len(t.lanes)
-            own = bool(senders) and spec[0] in _REP_LOADS
-            for p in receivers:
+            # every row as a row of Y when the receivers take whole links of these senders
+            rowmap = None
+            sid = {id(p) for p in senders}
+            if Y is not None:
+                segs = []
+                r = 0
+                for p in parts:
+                    if id(p) in sid:
+                        segs.append(np.arange(r, r + len(p[2])))
+                        r += len(p[2])
+                        continue
+                    for t in p[0]:
+                        w = t.inputs
+                        if not isinstance(w, WholeLinks) or w.by_dir[d][0].src is not Yf:
+                            segs = None
+                            break
+                        ls, kk = w.by_dir[d]
+                        segs.append(ls.src_off + ls.sidx[kk])
+                    if segs is None:
+                        break
+                if segs is not None:
+                    rowmap = np.concatenate(segs) if len(segs) > 1 else segs[0]
+            if rowmap is not None:
+                if spec[0] in _REP_LOADS:
+                    rep.add(d)
+                ins[d] = (Y, rowmap)  # row c of the inputs = Y[rowmap[c]] (BatchNumerics)
+                continue
+            X = np.empty((C, trip, m, 4))
+            sr = 0
+            for p in parts:
                 G = len(p[2])
-                if own:
-                    own = all(isinstance(t.inputs, WholeLinks) and t.inputs.by_dir[d][0].src is Xf
-                              for t in p[0])
-                X[p[4]:p[4] + G] = self._inputs(p[0], d, G, trip, m)
-            if own:
-                rep.add(d)
+                if id(p) in sid:
+                    X[p[4]:p[4] + G] = Y[sr:sr + G]
+                    sr += G
+                else:
+                    X[p[4]:p[4] + G] = self._inputs(p[0], d, G, trip, m)
             ins[d] = X
         return ins
 

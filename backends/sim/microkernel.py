@@ -734,7 +734,8 @@ def _fast_program(body: tuple, plan: BodyPlan) -> _FastProgram | None:
 
 
 def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
-               scalar_left: bool) -> np.ndarray:
+               scalar_left: bool, rl: np.ndarray | None = None,
+               rr: np.ndarray | None = None) -> np.ndarray:
     """``S[c, a, b, l] = sum_i vl[c, i, cl[a], l] * vr[c, i, cr[b], l]`` (``(C, n, w, 4)``
     operand views) as one fused multiply-add chain per element over ``i``, starting from 0 --
     the SW26010 ``vmad`` order and what the general path's matmul gives. numpy's matmul
@@ -744,25 +745,36 @@ def _fma_chain(vl: np.ndarray, vr: np.ndarray, cl: np.ndarray, cr: np.ndarray,
     ``test_sim_numerics.py::test_fma_chain_is_exact`` checks it against an exact FMA
     reference. ``scalar_left``: ``vl`` holds one value in all 4 lanes (scalar loads): one
     (a x n) @ (n x 4b) product per CPE instead of one (a x n) @ (n x b) per lane, same values.
-    Returns ``(C, a, b, 4)``."""
+    ``rl`` / ``rr``: row c of the left / right operands is row ``rl[c]`` of ``vl`` (merged
+    SUMMA receivers take the senders' rows). Returns ``(C, a, b, 4)``."""
     A, B = len(cl), len(cr)
     if A < 2:  # pad: a 1-row product is one of numpy's vector special cases
         cl = np.concatenate([cl, cl])
     if B < 2:
         cr = np.concatenate([cr, cr])
-    C, n = vl.shape[:2]
+    n = vl.shape[1]
     if scalar_left:
         bl = np.ascontiguousarray(vl[..., 0][:, :, cl])  # (C, n, a), C order
+        if rl is not None:
+            bl = bl[rl]
+        C = len(bl)
         lo = int(cr[0])
-        if len(cr) > 1 and _consecutive(cr):
+        if rr is None and len(cr) > 1 and _consecutive(cr):
             # consecutive right columns: one window view of vr (lanes merged), no copy
             br = vr[:, :, lo:lo + len(cr)].reshape(C, n, len(cr) * 4)
         else:
-            br = np.take(vr, cr, axis=2).reshape(C, n, len(cr) * 4)
+            br = np.take(vr, cr, axis=2)
+            if rr is not None:
+                br = br[rr]
+            br = br.reshape(C, n, len(cr) * 4)
         S = np.matmul(bl.transpose(0, 2, 1), br).reshape(C, len(cl), len(cr), 4)
     else:
         br = np.take(vr, cr, axis=2)  # (C, n, b, 4) C order
         bl = np.take(vl, cl, axis=2)
+        if rl is not None:
+            bl = bl[rl]
+        if rr is not None:
+            br = br[rr]
         S = np.matmul(bl.transpose(0, 3, 2, 1), br.transpose(0, 3, 1, 2)).transpose(0, 2, 3, 1)
     return S[:, :A, :B] if (A < 2 or B < 2) else S
 
@@ -956,12 +968,15 @@ class BatchNumerics:
         if plan.unsupported:
             raise NumericsError(f"CPE {int(self.cpes[0])}: {plan.unsupported}")
         if not plan.order or self._memory_hazard():
+            self._materialize()
             return self.run_sequential()
         fast = plan.derived.get("fast", False)
         if fast is False:
             fast = plan.derived["fast"] = _fast_program(self.body, plan)
-        if fast is not None and (self.n == 1 or not fast.n1_only):
+        if fast is not None and (self.n == 1 or not fast.n1_only) and not (
+                fast.sends and self._indirect()):
             return self._run_fast(fast)
+        self._materialize()
         body, n = self.body, self.n
         C = len(self.cpes)
         regs = self.regs
@@ -1074,9 +1089,21 @@ class BatchNumerics:
         cpes, regs = self.cpes, self.regs
         xs = []
         comp: dict[int, np.ndarray] = {}  # scalar loads: (C, n, k), one word per value
+        rows: dict[int, np.ndarray] = {}  # GET payloads (Y, rows): row c is Y[rows[c]]
+        one = self._trip1_loads(prog) if n == 1 and len(prog.srcs) > 2 else None
         for si, src in enumerate(prog.srcs):
-            if src[0] is None:
-                xs.append(self.inputs[src[1]])
+            if one is not None and si in one:
+                x = one[si]
+                if x.ndim == 3:
+                    comp[si] = x
+                    x = np.broadcast_to(x[..., None], x.shape + (4,))
+                xs.append(x)
+            elif src[0] is None:
+                x = self.inputs[src[1]]
+                if isinstance(x, tuple):
+                    rows[si] = x[1]
+                    x = x[0]
+                xs.append(x)
             elif src[0] in _REP_LOADS:
                 op, ptr, offs = src
                 x1 = load_scalars(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
@@ -1113,7 +1140,7 @@ class BatchNumerics:
                 if f_idx is not None:
                     f[:, f_idx] = rc[:, f_regs]
                 for sj, d, c in loc:
-                    f[:, d] = xs[sj][:, 0, c]
+                    f[:, d] = xs[sj][:, 0, c] if sj not in rows else xs[sj][:, 0, c][rows[sj]]
                 first.append(f)
             fl, fr = first
             A, B = fl.shape[1], fr.shape[1]
@@ -1126,7 +1153,8 @@ class BatchNumerics:
                 # C-ordered copies with both matrix sides >= 2 (BLAS and numpy's vector special
                 # cases sum in other orders), so the values do not depend on the path.
                 S = _fma_chain(views[0], views[1], prog.sides[0][1], prog.sides[1][1],
-                               self._lane_scalar(prog, prog.sides[0][0]))
+                               self._lane_scalar(prog, prog.sides[0][0]),
+                               rows.get(prog.sides[0][0]), rows.get(prog.sides[1][0]))
             acc = prog.acc_regs
             # the iteration-0 products in grid order (a-major): fl[a] * fr[b], contiguous
             p0 = np.repeat(fl, B, axis=1)
@@ -1136,14 +1164,65 @@ class BatchNumerics:
             else:
                 res = rc[:, acc] + (S.reshape(C, A * B, 4) + p0)
             if prog.stores:
-                self._fast_stores(prog, xs, rc, res)
+                self._fast_stores(prog, xs, rc, res, rows)
             rc[:, acc] = res
         elif prog.stores:
-            self._fast_stores(prog, xs, rc, None)
+            self._fast_stores(prog, xs, rc, None, rows)
         for si, rl, cl in prog.writeback:
-            rc[:, rl] = xs[si][:, -1, cl]
+            rc[:, rl] = xs[si][:, -1, cl] if si not in rows else xs[si][:, -1, cl][rows[si]]
         regs[cpes] = rc
         return sends
+
+    def _indirect(self) -> bool:
+        return any(isinstance(x, tuple) for x in self.inputs.values())
+
+    def _materialize(self) -> None:
+        """Row-indirect GET payloads ``(Y, rows)`` (``Engine._merged_inputs``) as arrays."""
+        if self._indirect():
+            self.inputs = {d: (x[0][x[1]] if isinstance(x, tuple) else x)
+                           for d, x in self.inputs.items()}
+
+    def _trip1_loads(self, prog: _FastProgram) -> dict[int, np.ndarray] | None:
+        """All load groups of a trip-1 fast program, one take per element size (a tile switch
+        body loads ~10 groups): ``{source: (C, 1, k, 4) or (C, 1, k) scalar values}``."""
+        key = ("trip1", self.strides)
+        lay = self.plan.derived.get(key)
+        if lay is None:
+            per: dict[int, list] = {}
+            for si, src in enumerate(prog.srcs):
+                if src[0] is None:
+                    continue
+                op, ptr, offs = src
+                f64 = op in LOADS_F64_VEC or op in LOADS_F64_REP
+                es = 8 if f64 else 4
+                lanes = 1 if op in _REP_LOADS else 4
+                w = (offs // es)[:, None] + (_AR4 if lanes == 4 else 0)
+                per.setdefault(es, []).append((si, ptr, len(offs), lanes, w.reshape(-1)))
+            lay = []
+            for es, groups in per.items():
+                pat = np.concatenate([g[4] for g in groups])
+                colptr = np.concatenate([np.full(len(g[4]), g[1], dtype=np.int64) for g in groups])
+                spans, at = [], 0
+                for si, _, k, lanes, w in groups:
+                    spans.append((si, at, at + len(w), k, lanes))
+                    at += len(w)
+                lay.append((es, pat, colptr, spans))
+            self.plan.derived[key] = lay
+        bases = self.bases
+        C = len(self.cpes)
+        out: dict[int, np.ndarray] = {}
+        for es, pat, colptr, spans in lay:
+            if (bases & (es - 1)).any():  # pragma: no cover - pointer bases not aligned
+                return None
+            mem = self.ldm.f64 if es == 8 else self.ldm.f32
+            idx = (bases // es)[:, colptr] + pat
+            idx += (self.cpes * mem.shape[1])[:, None]
+            v = np.take(mem.reshape(-1), idx)
+            if es == 4:
+                v = v.astype(np.float64)
+            for si, a, b, k, lanes in spans:
+                out[si] = v[:, a:b].reshape(C, 1, k, 4) if lanes == 4 else v[:, a:b].reshape(C, 1, k)
+        return out
 
     def _lane_scalar(self, prog: _FastProgram, si: int) -> bool:
         """Do the values of source ``si`` hold one value in all 4 lanes (scalar loads, or GET
@@ -1151,7 +1230,8 @@ class BatchNumerics:
         src = prog.srcs[si]
         return src[1] in self.rep if src[0] is None else src[0] in _REP_LOADS
 
-    def _fast_stores(self, prog: _FastProgram, xs: list, rc: np.ndarray, res) -> None:
+    def _fast_stores(self, prog: _FastProgram, xs: list, rc: np.ndarray, res,
+                     rows: dict) -> None:
         """The stores of a trip-1 fast program (before any register is written back): values
         from the accumulators ``res`` (grid order), the loaded/received values, the live-in
         registers ``rc``."""
@@ -1163,7 +1243,7 @@ class BatchNumerics:
             if regs_ is not None:
                 vals[:, 0, regs_[0]] = rc[:, regs_[1]]
             for si, d, c in xsrc:
-                vals[:, 0, d] = xs[si][:, 0, c]
+                vals[:, 0, d] = xs[si][:, 0, c] if si not in rows else xs[si][:, 0, c][rows[si]]
             if len(members) > 1:
                 self._store_group(op, ptr, members, vals)
             else:
