@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 PH_AGENT = 5
 _NO_FLOOR = -1
+_NO_LAG = np.iinfo(np.int64).min  # identity of the per-lane max of link lags
 
 
 class Seq:
@@ -260,9 +261,9 @@ class _BPRun:
         self.seq, self.idx, self.rp = seq, idx, rp
         self.lanes, self.start, self.end, self.t0 = lanes, start, end, t0
         G = len(lanes)
-        self.pending = [0] * G
-        self.extra = [0] * G
-        self.proc = proc
+        self.pending = np.zeros(G, dtype=np.int64)
+        self.extra = np.zeros(G, dtype=np.int64)
+        self.proc = proc  # (G,) int64
         self.links: list[LinkSet] = []
 
 
@@ -786,12 +787,11 @@ class Lockstep:
             widx = np.flatnonzero(waiting_lanes)
             fl = co.floor
             proc = np.maximum(t0, fl) if fl is not None else t0
-            run = _BPRun(co.seq, co.idx + 1, rp, lanes, start, end, t0, proc.tolist())
+            run = _BPRun(co.seq, co.idx + 1, rp, lanes, start, end, t0, proc.copy())
             for ls in bp_links:
                 ls.bp = run
                 run.links.append(ls)
-                for i in ls.sidx.tolist():
-                    run.pending[i] += 1
+                run.pending += np.bincount(ls.sidx, minlength=G)
             for i in widx.tolist():
                 cpe = eng.cpes[lane_list[i]]
                 self.block(cpe, co, i, co.idx + 1, "bp", "send buffer full", int(t0[i]))
@@ -936,8 +936,25 @@ class Lockstep:
         sidx = ls.sidx[karr]
         delta = got_base + 1 - ls.put_base[karr] + self.eng._maxdiff(rel, ls.put_rel, depth)
         sender = int(ls.sender[kk[0]])
-        for i, d_ in zip(sidx.tolist(), delta.tolist()):
-            self._release_lane(run, i, d_, now, sender)
+        # _release_lane for every link at once: the lanes' lags become the max of their links'
+        # (the kernel's rlc_wait grows by the sum of the increases), their resume cycles at
+        # least ``now``; the lanes whose last pending link this was are released
+        G = len(run.pending)
+        cnt = np.bincount(sidx, minlength=G)
+        hit = cnt > 0
+        mx = np.full(G, _NO_LAG, dtype=np.int64)
+        np.maximum.at(mx, sidx, delta)
+        new = np.maximum(run.extra, mx)
+        if self.kernel is not None:
+            self.kernel.rlc_wait += int((new - run.extra).sum())
+        run.extra = new
+        proc = run.proc
+        np.maximum(proc, now, out=proc, where=hit)
+        run.pending -= cnt
+        done = np.flatnonzero(hit & (run.pending == 0))
+        if len(done):
+            for i, t in zip(done.tolist(), proc[done].tolist()):
+                self._due(run, i, t, sender)
 
     def _link_satisfied(self, ls: LinkSet, k: int, now: int, depth: int) -> None:
         """Link ``k`` has all but ``depth`` messages consumed: its sender lane may go on."""
@@ -947,20 +964,24 @@ class Lockstep:
         """One of sender lane ``i``'s back-pressured links of ``run`` is satisfied at ``now``, the
         lane lagging ``delta`` cycles behind it; when it was the lane's last pending link, the
         lane is released in the per-cycle ``_bp_finish`` event (scheduled on CPE ``sender``)."""
-        if delta > run.extra[i]:  # the lane lags by its slowest link (max, as engine.py)
+        extra = int(run.extra[i])
+        if delta > extra:  # the lane lags by its slowest link (max, as engine.py)
             if self.kernel is not None:
-                self.kernel.rlc_wait += delta - run.extra[i]
+                self.kernel.rlc_wait += delta - extra
             run.extra[i] = delta
         if now > run.proc[i]:
             run.proc[i] = now
         run.pending[i] -= 1
         if run.pending[i] == 0:
-            t = run.proc[i]
-            due = self.bp_due.get(t)
-            if due is None:  # one event per cycle finishes every lane released then
-                due = self.bp_due[t] = []
-                self.eng.schedule(t, PH_AGENT, sender, lambda t=t: self._bp_finish(t))
-            due.append((run, i))
+            self._due(run, i, int(run.proc[i]), sender)
+
+    def _due(self, run, i: int, t: int, sender: int) -> None:
+        """Sender lane ``i`` of ``run`` resumes at cycle ``t``."""
+        due = self.bp_due.get(t)
+        if due is None:  # one event per cycle finishes every lane released then
+            due = self.bp_due[t] = []
+            self.eng.schedule(t, PH_AGENT, sender, lambda t=t: self._bp_finish(t))
+        due.append((run, i))
 
     def _bp_finish(self, t: int) -> None:
         """Sender lanes whose links are all consumed enough: each run ends its accumulated delay
@@ -977,7 +998,7 @@ class Lockstep:
             ii.sort()
             idx = np.array(ii, dtype=np.int64)
             lanes = run.lanes[idx]
-            end = run.end[idx] + np.array([run.extra[i] for i in ii], dtype=np.int64)
+            end = run.end[idx] + run.extra[idx]
             self._account(lanes, run.start[idx], end, run.rp, run.t0[idx])
             for c in lanes.tolist():
                 cpe = eng.cpes[c]
