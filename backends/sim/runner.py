@@ -68,23 +68,42 @@ def _np_dtype(t) -> np.dtype:
     raise SimDecodeError(f"unsupported element type {t}")
 
 
+def _decode_instr(ins) -> Instr:
+    mem = ins.mem()
+    rlc = ins.rlc()
+    if mem is not None and mem.space == "mem":
+        raise SimDecodeError(f"{ins.name}: gld/gstd numerics are not simulated (use DMA, 004 L655)")
+    return Instr(
+        op=ins.mnemonic,
+        dst=ins.writes(),
+        src=ins.reads(),
+        ptr=None if mem is None else mem.ptr,
+        offset=getattr(ins, "lane_index", 0) if mem is None else mem.offset,
+        rlc_dst=None if rlc is None or rlc.role != "put" else rlc.dst,
+        imm=getattr(ins, "imm", None),
+    )
+
+
+#: decoded instructions by (op class, properties, attributes): an instruction op without
+#: operands, results or regions is a function of those (networks repeat few instruction forms)
+_INSTR_CACHE: dict[tuple, Instr] = {}
+
+
 def decode_microkernel(op: sw.MicrokernelOp) -> MicroKernel:
     """``sw.microkernel`` -> :class:`MicroKernel` (register numbers, pointer offsets)."""
     body = []
+    cache = _INSTR_CACHE
     for ins in op.instructions():
-        mem = ins.mem()
-        rlc = ins.rlc()
-        if mem is not None and mem.space == "mem":
-            raise SimDecodeError(f"{ins.name}: gld/gstd numerics are not simulated (use DMA, 004 L655)")
-        body.append(Instr(
-            op=ins.mnemonic,
-            dst=ins.writes(),
-            src=ins.reads(),
-            ptr=None if mem is None else mem.ptr,
-            offset=getattr(ins, "lane_index", 0) if mem is None else mem.offset,
-            rlc_dst=None if rlc is None or rlc.role != "put" else rlc.dst,
-            imm=getattr(ins, "imm", None),
-        ))
+        if ins.operands or ins.results or ins.regions:
+            body.append(_decode_instr(ins))
+            continue
+        key = (type(ins), tuple(ins.properties.items()), tuple(ins.attributes.items()))
+        d = cache.get(key)
+        if d is None:
+            d = _decode_instr(ins)
+            if len(cache) < 1 << 16:
+                cache[key] = d
+        body.append(d)
     name = op.attributes.get("name")
     label = name.data if name is not None and hasattr(name, "data") else f"microkernel x{op.trip}"
     return MicroKernel(tuple(body), op.pointer_strides(), label)
