@@ -1096,7 +1096,6 @@ class BatchNumerics:
                 x = one[si]
                 if x.ndim == 3:
                     comp[si] = x
-                    x = np.broadcast_to(x[..., None], x.shape + (4,))
                 xs.append(x)
             elif src[0] is None:
                 x = self.inputs[src[1]]
@@ -1109,7 +1108,7 @@ class BatchNumerics:
                 x1 = load_scalars(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
                                   offs)
                 comp[si] = x1
-                xs.append(np.broadcast_to(x1[..., None], x1.shape + (4,)))  # the 4 lanes
+                xs.append(x1)  # (C, n, k): the value of all 4 lanes (x[..., None] broadcasts)
             else:
                 op, ptr, offs = src
                 xs.append(load_group(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
@@ -1119,6 +1118,9 @@ class BatchNumerics:
         self.prov = prov
         for j, (si, k) in prog.sends:
             x = xs[si]
+            if si in comp:
+                x = xs[si] = np.repeat(x[..., None], 4, axis=3)
+                del comp[si]
             sends[j] = x[:, :, k]
             prov[j] = (x, k)
         rc = regs[cpes]  # (C, R, 4) the lanes' register files, written back at the end
@@ -1140,18 +1142,16 @@ class BatchNumerics:
                 if f_idx is not None:
                     f[:, f_idx] = rc[:, f_regs]
                 for sj, d, c in loc:
-                    f[:, d] = xs[sj][:, 0, c] if sj not in rows else xs[sj][:, 0, c][rows[sj]]
+                    v = xs[sj][:, 0, c] if sj not in rows else xs[sj][:, 0, c][rows[sj]]
+                    f[:, d] = v[..., None] if sj in comp else v
                 first.append(f)
             fl, fr = first
             A, B = fl.shape[1], fr.shape[1]
             if n <= 1:
                 S = 0.0 if prog.cumsum else np.zeros((C, A, B, 4))
             else:
-                # S[c, a, b, l] = sum_{i >= 1} L[c, i, a, l] R[c, i, b, l] as numpy's own
-                # matmul loop computes it: per element a sequential fused multiply-add chain over
-                # i from 0 (what the general path's operand views give). That loop is taken for
-                # C-ordered copies with both matrix sides >= 2 (BLAS and numpy's vector special
-                # cases sum in other orders), so the values do not depend on the path.
+                # S[c, a, b, l] = sum_{i >= 1} L[c, i, a, l] R[c, i, b, l], one FMA chain per
+                # element (see _fma_chain): the values do not depend on the batching
                 S = _fma_chain(views[0], views[1], prog.sides[0][1], prog.sides[1][1],
                                self._lane_scalar(prog, prog.sides[0][0]),
                                rows.get(prog.sides[0][0]), rows.get(prog.sides[1][0]))
@@ -1164,12 +1164,13 @@ class BatchNumerics:
             else:
                 res = rc[:, acc] + (S.reshape(C, A * B, 4) + p0)
             if prog.stores:
-                self._fast_stores(prog, xs, rc, res, rows)
+                self._fast_stores(prog, xs, rc, res, rows, comp)
             rc[:, acc] = res
         elif prog.stores:
-            self._fast_stores(prog, xs, rc, None, rows)
+            self._fast_stores(prog, xs, rc, None, rows, comp)
         for si, rl, cl in prog.writeback:
-            rc[:, rl] = xs[si][:, -1, cl] if si not in rows else xs[si][:, -1, cl][rows[si]]
+            v = xs[si][:, -1, cl] if si not in rows else xs[si][:, -1, cl][rows[si]]
+            rc[:, rl] = v[..., None] if si in comp else v
         regs[cpes] = rc
         return sends
 
@@ -1231,7 +1232,7 @@ class BatchNumerics:
         return src[1] in self.rep if src[0] is None else src[0] in _REP_LOADS
 
     def _fast_stores(self, prog: _FastProgram, xs: list, rc: np.ndarray, res,
-                     rows: dict) -> None:
+                     rows: dict, comp: dict) -> None:
         """The stores of a trip-1 fast program (before any register is written back): values
         from the accumulators ``res`` (grid order), the loaded/received values, the live-in
         registers ``rc``."""
@@ -1243,7 +1244,8 @@ class BatchNumerics:
             if regs_ is not None:
                 vals[:, 0, regs_[0]] = rc[:, regs_[1]]
             for si, d, c in xsrc:
-                vals[:, 0, d] = xs[si][:, 0, c] if si not in rows else xs[si][:, 0, c][rows[si]]
+                v = xs[si][:, 0, c] if si not in rows else xs[si][:, 0, c][rows[si]]
+                vals[:, 0, d] = v[..., None] if si in comp else v
             if len(members) > 1:
                 self._store_group(op, ptr, members, vals)
             else:
