@@ -1085,8 +1085,30 @@ class BatchNumerics:
     def _run_fast(self, prog: _FastProgram) -> dict[int, np.ndarray]:
         """:meth:`run` for a :class:`_FastProgram` body: the same operations on the same values
         in the same order (bit-identical), with the per-body structure derived once."""
+        xs, comp, rows = self._fast_sources(prog)
+        sends: dict[int, np.ndarray] = {}
+        prov: dict[int, tuple[np.ndarray, int]] = {}
+        self.prov = prov
+        for j, (si, k) in prog.sends:
+            x = xs[si]
+            if si in comp:
+                x = xs[si] = np.repeat(x[..., None], 4, axis=3)
+                del comp[si]
+            sends[j] = x[:, :, k]
+            prov[j] = (x, k)
+        rc = self.regs[self.cpes]  # (C, R, 4) the lanes' register files, written back at the end
+        S = self._fast_partial(prog, xs, comp, rows) if prog.acc_regs is not None and \
+            self.n > 1 else None
+        self._fast_registers(prog, xs, comp, rows, rc, S)
+        self.regs[self.cpes] = rc
+        return sends
+
+    def _fast_sources(self, prog: _FastProgram) -> tuple[list, dict, dict]:
+        """The value arrays of a fast program's sources: ``(xs, comp, rows)`` -- ``xs[si]``
+        ``(C, n, k, 4)`` (scalar loads: ``(C, n, k)``, listed in ``comp``; row-indirect GET
+        payloads: the senders' array, row map in ``rows``)."""
         C, n = len(self.cpes), self.n
-        cpes, regs = self.cpes, self.regs
+        cpes = self.cpes
         xs = []
         comp: dict[int, np.ndarray] = {}  # scalar loads: (C, n, k), one word per value
         rows: dict[int, np.ndarray] = {}  # GET payloads (Y, rows): row c is Y[rows[c]]
@@ -1113,31 +1135,34 @@ class BatchNumerics:
                 op, ptr, offs = src
                 xs.append(load_group(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
                                      offs))
-        sends: dict[int, np.ndarray] = {}
-        prov: dict[int, tuple[np.ndarray, int]] = {}
-        self.prov = prov
-        for j, (si, k) in prog.sends:
+        return xs, comp, rows
+
+    def _fast_partial(self, prog: _FastProgram, xs: list, comp: dict, rows: dict) -> np.ndarray:
+        """``S[c, a, b, l]``: the vmad grid's products of iterations >= 1, summed (n > 1)."""
+        views = []
+        for si, cols, f_idx, f_regs, loc, right, a in prog.sides:
             x = xs[si]
-            if si in comp:
-                x = xs[si] = np.repeat(x[..., None], 4, axis=3)
-                del comp[si]
-            sends[j] = x[:, :, k]
-            prov[j] = (x, k)
-        rc = regs[cpes]  # (C, R, 4) the lanes' register files, written back at the end
+            if si in comp:  # lane-scalar values: one lane (the left side's form)
+                x = comp[si][..., None] if not right else \
+                    np.repeat(comp[si][..., None], 4, axis=3)
+            elif not x.flags.c_contiguous:
+                x = np.ascontiguousarray(x)
+            Cx, nx, m, L = x.shape
+            # V[:, i, s*m + k] = x[:, i + s, k] (s = 0: carried, 1: local operand)
+            views.append(np.ndarray((Cx, nx - 1, 2 * m, L), x.dtype, x, 0, x.strides))
+        # one FMA chain per element (see _fma_chain): the values do not depend on the batching
+        return _fma_chain(views[0], views[1], prog.sides[0][1], prog.sides[1][1],
+                          self._lane_scalar(prog, prog.sides[0][0]),
+                          rows.get(prog.sides[0][0]), rows.get(prog.sides[1][0]))
+
+    def _fast_registers(self, prog: _FastProgram, xs: list, comp: dict, rows: dict,
+                        rc: np.ndarray, S) -> None:
+        """A fast program's register effects on ``rc`` (the lanes' register files) and its
+        stores, given its sources and partial sums ``S`` (None: trip 1)."""
+        C = len(self.cpes)
         if prog.acc_regs is not None:
             first = []
-            views = []
             for si, cols, f_idx, f_regs, loc, right, a in prog.sides:
-                if n > 1:
-                    x = xs[si]
-                    if si in comp:  # lane-scalar values: one lane (the left side's form)
-                        x = comp[si][..., None] if not right and len(views) == 0 else \
-                            np.repeat(comp[si][..., None], 4, axis=3)
-                    elif not x.flags.c_contiguous:
-                        x = np.ascontiguousarray(x)
-                    Cx, nx, m, L = x.shape
-                    # V[:, i, s*m + k] = x[:, i + s, k] (s = 0: carried, 1: local operand)
-                    views.append(np.ndarray((Cx, nx - 1, 2 * m, L), x.dtype, x, 0, x.strides))
                 f = np.empty((C, a, 4))
                 if f_idx is not None:
                     f[:, f_idx] = rc[:, f_regs]
@@ -1147,20 +1172,14 @@ class BatchNumerics:
                 first.append(f)
             fl, fr = first
             A, B = fl.shape[1], fr.shape[1]
-            if n <= 1:
-                S = 0.0 if prog.cumsum else np.zeros((C, A, B, 4))
-            else:
-                # S[c, a, b, l] = sum_{i >= 1} L[c, i, a, l] R[c, i, b, l], one FMA chain per
-                # element (see _fma_chain): the values do not depend on the batching
-                S = _fma_chain(views[0], views[1], prog.sides[0][1], prog.sides[1][1],
-                               self._lane_scalar(prog, prog.sides[0][0]),
-                               rows.get(prog.sides[0][0]), rows.get(prog.sides[1][0]))
             acc = prog.acc_regs
             # the iteration-0 products in grid order (a-major): fl[a] * fr[b], contiguous
             p0 = np.repeat(fl, B, axis=1)
             p0 *= np.concatenate([fr] * A, axis=1) if A > 1 else fr
             if prog.cumsum:  # trip 1: the accumulator's one value, acc + a*b
                 res = rc[:, acc] + p0
+            elif S is None:  # trip 1: no further iterations, acc + (0 + a*b)
+                res = rc[:, acc] + (0.0 + p0)
             else:
                 res = rc[:, acc] + (S.reshape(C, A * B, 4) + p0)
             if prog.stores:
@@ -1171,8 +1190,6 @@ class BatchNumerics:
         for si, rl, cl in prog.writeback:
             v = xs[si][:, -1, cl] if si not in rows else xs[si][:, -1, cl][rows[si]]
             rc[:, rl] = v[..., None] if si in comp else v
-        regs[cpes] = rc
-        return sends
 
     def _indirect(self) -> bool:
         return any(isinstance(x, tuple) for x in self.inputs.values())
