@@ -296,8 +296,9 @@ class Lockstep:
         co = Cohort(root, 0, root.lanes.copy(), np.full(len(root.lanes), t, dtype=np.int64))
         self.schedule(co, t)
 
-    def schedule(self, co: Cohort, t: int) -> None:
-        """Run ``co`` at event time ``t`` (merging with a cohort already due there)."""
+    def schedule(self, co: Cohort, t: int, key_lane: int | None = None) -> None:
+        """Run ``co`` at event time ``t`` (merging with a cohort already due there); the event
+        is ordered as an agent step of CPE ``key_lane`` (default: the cohort's first lane)."""
         key = (id(co.seq), co.idx, t)
         other = self.ready.get(key)
         if other is not None:  # merged when it runs (one sort for every cohort due there)
@@ -308,7 +309,8 @@ class Lockstep:
             return
         co.key = key
         self.ready[key] = co
-        self.eng.schedule(t, PH_AGENT, co.lane_list[0], lambda: self._run(co))
+        self.eng.schedule(t, PH_AGENT, co.lane_list[0] if key_lane is None else key_lane,
+                          lambda: self._run(co))
 
     def _run(self, co: Cohort) -> None:
         if self.ready.get(co.key) is co:
@@ -558,8 +560,35 @@ class Lockstep:
             if release is None:
                 cpe.blocked = f"barrier {scope}: waiting for CPEs {ids}"
             else:
-                for cid in ids:
-                    eng.wake(eng.cpes[cid], release)
+                self._release_barrier(ids, release)
+
+    def _release_barrier(self, ids: list[int], release: int) -> None:
+        """``eng.wake(cpe, release)`` for the lanes ``ids`` of a completed barrier (in that
+        order), the woken lanes at the same position and cycle as one cohort scheduled as the
+        first of them would be (``wake_lane``, mode "barrier")."""
+        eng = self.eng
+        groups: dict[tuple, list] = {}
+        for cid in ids:
+            cpe = eng.cpes[cid]
+            if cpe.done:
+                continue
+            site = cpe.site
+            if site is None or site[2] != "barrier":  # pragma: no cover - not a barrier lane
+                eng.wake(cpe, release)
+                continue
+            seq, idx, _ = site
+            proc = max(cpe.t, release)
+            cpe.site = None
+            cpe.blocked = None
+            g = groups.get((id(seq), idx, proc))
+            if g is None:
+                groups[(id(seq), idx, proc)] = [seq, idx, proc, [cid]]
+            else:
+                g[3].append(cid)
+        for seq, idx, proc, cids in groups.values():
+            lanes = np.array(sorted(cids), dtype=np.int64)
+            self.schedule(Cohort(seq, idx, lanes, np.full(len(lanes), proc, dtype=np.int64)),
+                          proc, cids[0])
 
     # -- micro-kernel runs ---------------------------------------------------------------
     def _account(self, lanes: np.ndarray, start: np.ndarray, end: np.ndarray, rp,
