@@ -283,6 +283,11 @@ class Lockstep:
         self.cnt = {d: np.zeros(n, dtype=np.int64) for d in ("row", "col")}
         self.qwait: dict[str, dict[int, list]] = {"row": {}, "col": {}}
         self.post_plans: dict[tuple, tuple] = {}
+        #: the register scoreboard ``engine.reg_ready`` flattened (a view) and the indices
+        #: into it of (run plan, first-use / ready-after, lanes), see ``_flat``
+        self.rr_flat = engine.reg_ready.reshape(-1)
+        self.n_regs = engine.reg_ready.shape[1]
+        self.flat_idx: dict[tuple, np.ndarray] = {}
         self.retry: list[Cohort] = []  # RLC-starved cohorts of the current event (_drain)
         self.may_defer = True
         self.progress = 0  # micro-kernel runs processed (progress test of _drain)
@@ -656,11 +661,13 @@ class Lockstep:
                     check_run_addresses(rp.accesses, co.lane_list[i], row, mk.strides, trip,
                                         m.ldm_bytes, m.vector_ldm_align)
                     rp.checked.add(row)
-        rr = eng.reg_ready
+        rrf = self.rr_flat
         lanes = co.lanes
         t0 = co.tl
         if rp.first_use:
-            t0 = np.maximum(t0, (rr[lanes[:, None], rp.fu_regs] - rp.fu_offs).max(axis=1))
+            x = rrf.take(self._flat(rp, 0, lanes))
+            x -= rp.fu_offs
+            t0 = np.maximum(t0, x.max(axis=1))
         gets = rp.gets
         if gets:
             avail = {d: self.cnt[d][lanes] for d in gets}
@@ -806,7 +813,7 @@ class Lockstep:
             task.deps = {d for d in deps if d is not None and not d.done} or None
         end = start + rp.cycles
         if rp.ready_after:
-            rr[lanes[:, None], rp.ra_regs] = start[:, None] + rp.ra_offs
+            rrf[self._flat(rp, 1, lanes)] = start[:, None] + rp.ra_offs
         bp_links = [ls for ls, _ in links if ls.n > depth]
         if bp_links:
             # at post time nothing is consumed yet: the senders wait for their receivers
@@ -837,6 +844,16 @@ class Lockstep:
         if co.floor is not None:
             np.maximum(newt, co.floor, out=newt)
         co.set_lanes(lanes, newt, None)
+
+    def _flat(self, rp, which: int, lanes: np.ndarray) -> np.ndarray:
+        """``(lanes, regs)`` indices into the flattened register scoreboard of ``rp``'s
+        first-use (``which`` 0) or ready-after (1) registers for ``lanes``."""
+        key = (id(rp), which, lanes.tobytes())
+        idx = self.flat_idx.get(key)
+        if idx is None:
+            regs = rp.fu_regs if which == 0 else rp.ra_regs
+            idx = self.flat_idx[key] = (lanes * self.n_regs)[:, None] + regs
+        return idx
 
     # -- RLC links -------------------------------------------------------------------------
     def _post(self, rp, co: Cohort, lane_list: list[int], start: np.ndarray) -> list:
