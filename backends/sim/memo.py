@@ -217,6 +217,9 @@ class TimingMemo:
         self.hits = 0
         self.misses = 0
         self._active: list | None = None  # the launch being recorded (``begin``)
+        self._sigs: dict[tuple, int] = {}
+        self._body_ids: dict[int, tuple] = {}
+        self._fp_count: dict[tuple, int] = {}
 
     # -- keys ------------------------------------------------------------------------------
     def _clean(self) -> bool:
@@ -263,7 +266,27 @@ class TimingMemo:
             else:
                 akey.append(None)
         buses = tuple(b.last_local for b in self.eng.dma.buses)
-        return (kp.signature(), tuple(akey), buses, self.eng.trace.enabled), starts, ranges
+        return (self.body_id(kp), tuple(akey), buses, self.eng.trace.enabled), starts, ranges
+
+    def register(self, kernels) -> None:
+        """The module's kernels (``KernelProgram``): a kernel whose fingerprint no other one
+        has cannot share its body, its signature is never computed (``body_id``)."""
+        self._fp_count.clear()
+        for kp in kernels:
+            fp = kp.fingerprint()
+            self._fp_count[fp] = self._fp_count.get(fp, 0) + 1
+
+    def body_id(self, kp: KernelProgram) -> tuple:
+        """A small id of ``kp``'s body: equal for kernels with equal signatures (computed and
+        hashed once per kernel, only when another registered kernel has its fingerprint)."""
+        hit = self._body_ids.get(id(kp))
+        if hit is None or hit[0] is not kp:
+            if self._fp_count.get(kp.fingerprint(), 2) == 1:
+                n = ("kernel", len(self._body_ids))
+            else:
+                n = ("body", self._sigs.setdefault(kp.signature(), len(self._sigs)))
+            hit = self._body_ids[id(kp)] = (kp, n)
+        return hit[1]
 
     # -- recording ---------------------------------------------------------------------------
     def begin(self, kp: KernelProgram, key: tuple, ranges: dict,

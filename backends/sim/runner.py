@@ -313,6 +313,10 @@ class KernelProgram:
         self._signature: tuple | None = None
 
     # -- timing memo support (memo.py) --------------------------------------------------------
+    def fingerprint(self) -> tuple:
+        """A cheap summary of the body: equal signatures have equal fingerprints."""
+        return (len(self.args), self.n_slots, len(self.code), self.ldm_high_water)
+
     def signature(self) -> tuple:
         """A hashable structural form of the compiled body: two kernels with equal signatures
         execute the same operations for the same argument values (the kernel's name is not
@@ -785,12 +789,13 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                         or isinstance(nxt, sw.GlobalAddrOp)):
                     break
     if tm is not None:  # a kernel body launched once is never replayed: not recorded
-        sigs: dict[tuple, list[int]] = {}
+        tm.register(kernels.values())
+        by_body: dict[tuple, list[int]] = {}
         for i in joins_next:
             kp = kernels.get(host_ops[i].kernel.root_reference.data)
             if kp is not None:
-                sigs.setdefault(kp.signature(), []).append(i)
-        joins_next = {i for ii in sigs.values() if len(ii) > 1 for i in ii}
+                by_body.setdefault(tm.body_id(kp), []).append(i)
+        joins_next = {i for ii in by_body.values() if len(ii) > 1 for i in ii}
 
     def host(mpe: MPE) -> Generator:
         env: dict[SSAValue, Any] = {}
