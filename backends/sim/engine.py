@@ -627,6 +627,14 @@ class Engine:
             self.trace.span(cpe.id, 1, mk.name, start, end, {"trip": trip})
 
     def flush_numerics(self) -> None:
+        """Execute every queued data effect (see :meth:`_flush_numerics`). Floating-point
+        overflow, division by zero and invalid operations give IEEE inf/nan as the CPE's FPU does
+        (no Python warnings)."""
+        if self.tasks:
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                self._flush_numerics()
+
+    def _flush_numerics(self) -> None:
         """Execute every queued data effect: micro-kernel numerics and DMA data movement are
         deferred until somebody needs the bytes (the join, a register read, a long queue).
 
