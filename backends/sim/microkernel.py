@@ -806,7 +806,10 @@ class BatchNumerics:
     rounded to fp32 and held in float64 lanes). ``regs``: the engine's register files
     ``(64, 32, 4)``; ``ldm``: :class:`LDMArray`; ``bases``: ``(C, P)`` pointer start addresses;
     ``inputs``: direction -> ``(C, n, m, 4)`` payloads of the run's GETs (m per iteration, body
-    order). :meth:`run` returns ``{put instruction index: (C, n, 4)}``.
+    order). :meth:`run` returns ``{put instruction index: (C, n, 4)}``. Floating-point overflow
+    and invalid operations give IEEE inf/nan like the FPU: callers run it under
+    ``np.errstate(over="ignore", invalid="ignore")`` as ``Engine.flush_numerics`` does (no
+    per-run context switch here).
     """
 
     def __init__(self, body: tuple[Instr, ...], plan: BodyPlan, cpes: np.ndarray, regs: np.ndarray,
