@@ -215,6 +215,15 @@ def _row_groups(h: int, kh: int, feeds: Callable[[int, int], bool], sh: int, rpt
     return sorted(groups, key=lambda g: g.r0)
 
 
+def _out_hw(h: int, w: int, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
+            dilations: Sequence[int]) -> tuple[int, int]:
+    """Output (rows, columns) of a 2-D convolution window over an h x w map (ONNX Conv:
+    ``(H + pad_top + pad_bottom - d*(k-1) - 1) // s + 1``); pads (top, left, bottom, right)."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
+    pt, pl, pb, pr = pads
+    return (h + pt + pb - dh * (kh - 1) - 1) // sh + 1, (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+
+
 def im2col_tasks(
     n: int, c: int, h: int, w: int, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
     dilations: Sequence[int], eb: int, budget: int, rows_per_task: int | None = None, nhwc: bool = False,
@@ -227,11 +236,8 @@ def im2col_tasks(
     with a step > 1 are not one DMA: one row per task there. Raises :class:`DoesNotFit` when one
     row does not fit."""
     kh, kw = kernel
-    sh, sw = strides
-    pt, pl, pb, pr = pads
-    dh, dw = dilations
-    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
-    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    (sh, _), (dh, _), pt = strides, dilations, pads[0]
+    ho, wo = _out_hw(h, w, kernel, strides, pads, dilations)
     zero_ranges = []
     for i in range(kh):
         lo = min(ho, max(0, -(-(pt - i * dh) // sh)))  # ho < lo: input row < 0
@@ -291,11 +297,8 @@ def im2col_moved(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides:
     channels) by the DMAs of ``plan`` for an im2col of x (n, c, h, w) into a col with ``how``
     columns per image."""
     kh, kw = kernel
-    sh, sw = strides
-    pt, pl, pb, pr = pads
-    dh, dw = dilations
-    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
-    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    (sh, _), (dh, _), pt = strides, dilations, pads[0]
+    ho, wo = _out_hw(h, w, kernel, strides, pads, dilations)
     kk = kh * kw
     xs, cs = (n, c, h, w), (c * kk, n * how)
     cc = range(min(c, 4))  # representative channels for the start offsets
@@ -339,11 +342,8 @@ def im2col_planes(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides
     if nhwc or rows_per_task is not None:
         return None
     kh, kw = kernel
-    sh, sw = strides
-    pt, pl, pb, pr = pads
-    dh, dw = dilations
-    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
-    wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    (sh, _), (dh, _), pt = strides, dilations, pads[0]
+    ho, wo = _out_hw(h, w, kernel, strides, pads, dilations)
     if ho <= 0 or wo <= 0:
         return None
     hp = max(pt + h, (kh - 1) * dh + (ho - 1) * sh + 1)
