@@ -459,27 +459,38 @@ def _summa_steps(k: KernelLowering, op: loop.SummaStepOp, lb: SSAValue, ub: SSAV
             _mk(k, 1, [(pc, 0)], "summa_store_c", c_tile(geo, True, ptr=0))
             return
         # store C of tile q and, in the same run, load C + first FETCHes of tile q + 1
-        q1 = k.add(q, 1)
-        more = k.emit(cmpi(q1, k.const(n_tiles), "slt")).results[0]
-        blk_t, blk_e = Block(), Block()
-        saved = k.block
-        k.block = blk_t
-        pv1, ps1, pc1 = tile_ptrs(q1)
+        def next_tile(q1: SSAValue) -> None:
+            pv1, ps1, pc1 = tile_ptrs(q1)
 
-        def transition(sv: bool, ss: bool) -> None:
-            fv, fs = fetchers(sv, ss)
-            _mk(k, 1, [(pv1, 0), (ps1, 0), (pc1, 0), (pc, 0)], "summa_next_tile",
-                c_tile(geo, True, ptr=3) + c_tile(geo, False) + first_fetches(geo, fv, fs))
+            def transition(sv: bool, ss: bool) -> None:
+                fv, fs = fetchers(sv, ss)
+                _mk(k, 1, [(pv1, 0), (ps1, 0), (pc1, 0), (pc, 0)], "summa_next_tile",
+                    c_tile(geo, True, ptr=3) + c_tile(geo, False) + first_fetches(geo, fv, fs))
 
-        _dispatch(k, roles(lb), transition)
-        k.block = blk_e
-        _mk(k, 1, [(pc, 0)], "summa_store_c", c_tile(geo, True, ptr=0))
-        k.block = saved
-        blk_t.add_op(scf.YieldOp())
-        blk_e.add_op(scf.YieldOp())
-        k.emit(scf.IfOp(more, [], Region(blk_t), Region(blk_e)))
+            _dispatch(k, roles(lb), transition)
+
+        _if_next_tile(k, q, n_tiles, next_tile,
+                      lambda: _mk(k, 1, [(pc, 0)], "summa_store_c", c_tile(geo, True, ptr=0)))
 
     _range(k, n_tiles, tile, "q")
+
+
+def _if_next_tile(k: KernelLowering, q: SSAValue, n_tiles: int, then: Callable[[SSAValue], None],
+                  last: Callable[[], None]) -> None:
+    """Emit ``scf.if q + 1 < n_tiles { then(q + 1) } else { last() }``: a register tile's closing
+    run either also opens tile ``q + 1`` (its C load and first fetches) or only stores C."""
+    q1 = k.add(q, 1)
+    more = k.emit(cmpi(q1, k.const(n_tiles), "slt")).results[0]
+    blk_t, blk_e = Block(), Block()
+    saved = k.block
+    k.block = blk_t
+    then(q1)
+    k.block = blk_e
+    last()
+    k.block = saved
+    blk_t.add_op(scf.YieldOp())
+    blk_e.add_op(scf.YieldOp())
+    k.emit(scf.IfOp(more, [], Region(blk_t), Region(blk_e)))
 
 
 def try_fuse_summa_loop(k: KernelLowering, op: scf.ForOp) -> bool:
@@ -556,20 +567,14 @@ def _gemm_block(k: KernelLowering, op: loop.GemmBlockOp) -> None:
             if n_tiles == 1:
                 _mk(k, 1, last, "gemm_epilogue", last_k() + c_tile(geo, True, nv, ns))
                 return
-            q1 = k.add(q, 1)
-            more = k.emit(cmpi(q1, k.const(n_tiles), "slt")).results[0]
-            blk_t, blk_e = Block(), Block()
-            saved = k.block
-            k.block = blk_t
-            pv1, ps1, pc1 = ptrs(q1)
-            _mk(k, 1, last + [(pc1, 0), (pv1, 0), (ps1, 0)], "gemm_next_tile",
-                last_k() + c_tile(geo, True, nv, ns) + c_tile(geo, False, nv, ns, ptr=3) + firsts(fv_next, fs_next))
-            k.block = blk_e
-            _mk(k, 1, last, "gemm_epilogue", last_k() + c_tile(geo, True, nv, ns))
-            k.block = saved
-            blk_t.add_op(scf.YieldOp())
-            blk_e.add_op(scf.YieldOp())
-            k.emit(scf.IfOp(more, [], Region(blk_t), Region(blk_e)))
+            def next_tile(q1: SSAValue) -> None:
+                pv1, ps1, pc1 = ptrs(q1)
+                _mk(k, 1, last + [(pc1, 0), (pv1, 0), (ps1, 0)], "gemm_next_tile",
+                    last_k() + c_tile(geo, True, nv, ns) + c_tile(geo, False, nv, ns, ptr=3)
+                    + firsts(fv_next, fs_next))
+
+            _if_next_tile(k, q, n_tiles, next_tile,
+                          lambda: _mk(k, 1, last, "gemm_epilogue", last_k() + c_tile(geo, True, nv, ns)))
 
         _range(k, n_tiles, tile, "q")
 
