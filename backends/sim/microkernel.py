@@ -1346,22 +1346,20 @@ class BatchNumerics:
             if lay is None:
                 lay = plan.derived["fma"] = _fma_layout(body, plan, fma)
             lsites, rsites, ia, ib, grid, acc_regs = lay
-            left: list[np.ndarray] = []
-            first_l: list[np.ndarray] = []
-            lsrc = []
-            for j, k in lsites:
-                key, f, r = split(j, k)
-                left.append(r)
-                first_l.append(f)
-                lsrc.append(src.get(key))
-            right: list[np.ndarray] = []
-            first_r: list[np.ndarray] = []
-            rsrc = []
-            for j, k in rsites:
-                key, f, r = split(j, k)
-                right.append(r)
-                first_r.append(f)
-                rsrc.append(src.get(key))
+            def operands(sites) -> tuple[list[np.ndarray], list[np.ndarray], list]:
+                """Per operand site: its values in iterations 1.., in iteration 0, its source."""
+                rest: list[np.ndarray] = []
+                first: list[np.ndarray] = []
+                srcs = []
+                for j, k in sites:
+                    key, f, r = split(j, k)
+                    rest.append(r)
+                    first.append(f)
+                    srcs.append(src.get(key))
+                return rest, first, srcs
+
+            left, first_l, lsrc = operands(lsites)
+            right, first_r, rsrc = operands(rsites)
             # S[c, a, b, l] = sum_i L[c, a, i, l] R[c, b, i, l] as one batched matmul over (c, l)
             Lm, lcols = self._operand_matrix(left, lsrc, False)
             Rm, rcols = self._operand_matrix(right, rsrc, True)
