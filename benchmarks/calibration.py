@@ -25,7 +25,7 @@ from xdsl.parser import Parser
 
 from taihu.backends.model.analytic import aggregate_bandwidth_gbs, t_cont_dma, t_exec, t_stride_dma
 from taihu.backends.sim.engine import Engine
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.backends.sim.pipeline import schedule_body
 from taihu.backends.sim.runner import decode_microkernel, simulate
 from taihu.dialects import sw

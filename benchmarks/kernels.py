@@ -55,7 +55,7 @@ from taihu.backends.model.conv import (
     memory_bound_cost,
     plan_gemm,
 )
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 
 M = default_machine()
 

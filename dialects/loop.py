@@ -108,8 +108,8 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from taihu.backends.sim.dma import dma_pattern  # the athread descriptor rule (re-exported)
-from taihu.backends.sim.machine import default_machine
+from taihu.target.dma import dma_pattern  # the athread descriptor rule (re-exported)
+from taihu.target.machine import default_machine
 from taihu.dialects.common import MapParamsOp, VecDim, make_params, parse_bound_args, print_bound_args, scheme_info
 from taihu.dialects.mapkind import MapKind, check_map
 from taihu.dialects.sw import BarrierScope, DmaMode  # the athread enums (spec §10)

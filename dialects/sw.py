@@ -27,7 +27,7 @@ Register instructions use physical registers ``r0..r31`` (r31 reads 0, never wri
 straight-line code; memory operands are ``offset(pK)`` = pointer K of the micro-kernel + ``offset``
 bytes, and pointer K advances by its stride every iteration. Pipes and latencies are NOT in
 this dialect: each instruction exposes ``mnemonic`` and the simulator looks it up in the machine
-table (``backends/configs/sw26010.toml``, 004 Table 3.2).
+table (``target/configs/sw26010.toml``, 004 Table 3.2).
 
 Python API used by the simulator (documented in the contract, ``RegInstr``): ``mnemonic``,
 ``reads()``, ``writes()``, ``mem()`` (a ``MemOperand``), ``kind``, ``flops``, ``rlc()``,
@@ -81,7 +81,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface, Symb
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from taihu.backends.sim.machine import InstrTiming, Machine, default_machine
+from taihu.target.machine import InstrTiming, Machine, default_machine
 
 # --------------------------------------------------------------------------------------------
 # Attributes and types

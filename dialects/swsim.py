@@ -17,7 +17,7 @@ core-group simulator of ``backends/sim``)::
     }
 
 * ``swsim.target``: the machine description bound to the module — every parameter of
-  ``backends/configs/*.toml`` (spec sw26010-model.md §3 and Table 3.2) as a dictionary, plus the
+  ``target/configs/*.toml`` (spec sw26010-model.md §3 and Table 3.2) as a dictionary, plus the
   name of the file it came from. Verified by the same validation as the TOML loader.
 * ``swsim.ldm_addr A size S``: an LDM buffer at byte address ``A`` of ``S`` bytes (the simulator
   checks DMA transfers against it, spec §4.3 rule 8). Verified: inside a ``sw.kernel``,
@@ -45,7 +45,7 @@ from xdsl.ir import Attribute, Dialect, Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from taihu.backends.sim.machine import Machine, MachineConfigError, _validated
+from taihu.target.machine import Machine, MachineConfigError, machine_from_mapping
 from taihu.dialects.sw import KernelOp, ReplyType, enclosing_kernel
 
 _PIPE_NAMES = {(0,): "P0", (1,): "P1", (0, 1): "P0/P1"}
@@ -96,7 +96,7 @@ def _py(attr: Attribute) -> Any:
 def machine_from_dict(d: DictionaryAttr | Mapping[str, Any], source: str = "swsim.target") -> Machine:
     """Rebuild and validate a :class:`Machine`; raises ``MachineConfigError`` naming the key."""
     data = _py(d) if isinstance(d, DictionaryAttr) else dict(d)
-    return _validated(data, source=source)
+    return machine_from_mapping(data, source)
 
 
 @functools.lru_cache(maxsize=16)

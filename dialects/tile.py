@@ -147,7 +147,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects.common import (
     GEMM_K_MULTIPLE,
     GEMM_OTHER_MULTIPLE,

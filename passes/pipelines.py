@@ -20,7 +20,7 @@ Python helpers (the module is modified in place and returned):
 
 - :func:`lower_to_sw` — graph -> sw (every stage up to ``convert-loop-to-sw``);
 - :func:`lower_to_swsim` — graph -> swsim (``sw-to-swsim`` bound to ``machine_path``, default
-  ``backends/configs/sw26010.toml``);
+  ``target/configs/sw26010.toml``);
 - :func:`build_pipeline` — the ``PassPipeline`` itself, e.g. to run a prefix (``stop_after``).
 
 Progress hook: every helper takes ``callback``, xDSL's ``PassPipelineCallbackType``
@@ -230,7 +230,7 @@ def lower_to_swsim(module: ModuleOp, machine_path: str | None = None, *,
                    **options: Any) -> ModuleOp:
     """Lower a ``graph`` module to runnable ``swsim`` in place (all of :data:`TAIHU_LOWER`);
     ``machine_path`` is the machine TOML bound by ``sw-to-swsim`` (None: the shipped
-    ``backends/configs/sw26010.toml``). Returns ``module``."""
+    ``target/configs/sw26010.toml``). Returns ``module``."""
     if machine_path is not None:
         options = {**options, "machine": str(machine_path)}
     return run_pipeline(build_pipeline(options, callback=callback), module, ctx)

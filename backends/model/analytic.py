@@ -2,7 +2,7 @@
 L607/L674; spec sw26010-model.md §9.1).
 
 Units: seconds unless a name ends in ``_cycles``; bytes; ``PEAK_BW`` in GB/s. All parameters come
-from a :class:`~taihu.backends.sim.machine.Machine` (default ``backends/configs/sw26010.toml``):
+from a :class:`~taihu.target.machine.Machine` (default ``target/configs/sw26010.toml``):
 ``T_latency`` = ``dma_latency`` cycles (200, L597), ``PEAK_BW`` = ``peak_bw_cg`` (30.94 GB/s, L597),
 ``#CPE`` = ``n_cpes`` (64).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from taihu.backends.sim.dma import moved, moved_strided
-from taihu.backends.sim.machine import Machine, default_machine
+from taihu.target.dma import moved, moved_strided
+from taihu.target.machine import Machine, default_machine
 
 
 def _m(machine: Machine | None) -> Machine:

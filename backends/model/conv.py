@@ -30,7 +30,7 @@ converted in LDM, which DMAs are hoisted), and its cost is the seed's model of t
   median -3 %, mean |error| 4 %; DGEMM 1024^3 -2 %.
 
 Units: seconds, bytes, flop; GFLOPS = 1e9 flop/s. All machine numbers come from a
-:class:`~taihu.backends.sim.machine.Machine` (default ``backends/configs/sw26010.toml``).
+:class:`~taihu.target.machine.Machine` (default ``target/configs/sw26010.toml``).
 
 Algorithm choice (§C5, 004 L1320, L1674: "select per layer ... by the analytic model"):
 :func:`choose_conv` costs every applicable algorithm and keeps the minimum; ``algorithm=`` forces
@@ -64,7 +64,7 @@ from taihu.backends.model.gemm_blocking import (
 )
 from taihu.backends.model import tasks
 from taihu.backends.model.tasks import Im2colTasks, WinogradTiling, winograd_tiles
-from taihu.backends.sim.machine import Machine, default_machine
+from taihu.target.machine import Machine, default_machine
 
 __all__ = [
     "ALGORITHMS",

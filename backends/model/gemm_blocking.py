@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from taihu.backends.sim.machine import Machine, default_machine
+from taihu.target.machine import Machine, default_machine
 
 #: §A5 block multiples (004 L784, L885; model §12 #5). Same values as taihu.dialects.common
 #: (not imported: backends/model sits below the dialects).

@@ -43,7 +43,7 @@ import math
 
 from taihu.backends.model.conv import FILL_CYCLES_PER_ELEM, MAP_CYCLES_PER_ELEM, TRANSPOSE_CYCLES_PER_ELEM
 from taihu.backends.model.unfold_conv import BIAS_CYCLES_PER_ELEM
-from taihu.backends.sim.machine import Machine, default_machine
+from taihu.target.machine import Machine, default_machine
 
 __all__ = ["TILE_OVERHEAD", "block_cycles", "overlap_cost", "overlap_footprint", "plan_overlap_gemm"]
 

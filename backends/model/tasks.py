@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from taihu.backends.sim.dma import dma_pattern, moved, moved_strided
-from taihu.backends.sim.machine import Machine
+from taihu.target.dma import dma_pattern, moved, moved_strided
+from taihu.target.machine import Machine
 
 __all__ = [
     "DmaWindow",

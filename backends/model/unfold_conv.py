@@ -56,7 +56,7 @@ from taihu.backends.model.conv import (
     residual_cost,
 )
 from taihu.backends.model.gemm_blocking import t_dma_tiles
-from taihu.backends.sim.machine import Machine, default_machine
+from taihu.target.machine import Machine, default_machine
 
 __all__ = ["UnfoldPlan", "plan_unfold", "unfold_applicability", "unfold_weights"]
 

@@ -25,15 +25,14 @@ a put snapshots the LDM at issue and writes main memory at the end of its data p
 
 from __future__ import annotations
 
-import math
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from taihu.backends.sim.memory import MemoryBoundsError, SimError
+from taihu.target.dma import block_starts, moved_strided
 
 if TYPE_CHECKING:  # pragma: no cover
     from taihu.backends.sim.engine import Engine
@@ -41,75 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class DMAError(SimError):
     """An invalid DMA descriptor or an out-of-bounds transfer."""
-
-
-# ---- transactions and waste (spec §4.4) ----------------------------------------------------
-def txn(a: int, s: int, txn_bytes: int = 128) -> int:
-    """128-B transactions touched by ``[a, a + s)``: ``ceil((a+s)/128) - floor(a/128)``."""
-    return -(-(a + s) // txn_bytes) - a // txn_bytes
-
-
-def moved(a: int, s: int, txn_bytes: int = 128) -> int:
-    """Bytes moved for the contiguous range ``[a, a + s)`` (whole transactions)."""
-    return txn_bytes * txn(a, s, txn_bytes)
-
-
-def waste(a: int, s: int, txn_bytes: int = 128) -> int:
-    """Bytes moved but not requested for ``[a, a + s)``."""
-    return moved(a, s, txn_bytes) - s
-
-
-def block_starts(addr: int, size: int, bsize: int, stride: int) -> np.ndarray:
-    """Main-memory start address of every block of a descriptor (``bsize = 0``: one block).
-
-    ``stride`` is the gap (bytes skipped) between the end of a block and the next start (L597).
-    """
-    if bsize == 0 or bsize == size and stride == 0:
-        return np.array([addr], dtype=np.int64)
-    nblk = size // bsize
-    return addr + np.arange(nblk, dtype=np.int64) * (bsize + stride)
-
-
-def moved_strided(addr: int, size: int, bsize: int, stride: int, txn_bytes: int = 128) -> int:
-    """Bytes moved by a strided descriptor: ``Σ_i moved(a_i, bsize)`` (eq 3-2, spec §4.4)."""
-    if bsize == 0:
-        return moved(addr, size, txn_bytes)
-    a = block_starts(addr, size, bsize, stride)
-    t = -(-(a + bsize) // txn_bytes) - a // txn_bytes
-    return int(t.sum()) * txn_bytes
-
-
-def dma_pattern(
-    mem_shape: Sequence[int], sizes: Sequence[int], elem_bytes: int, strides: Sequence[int] | None = None
-) -> tuple[int, int, int] | None:
-    """The single athread DMA moving the window ``sizes`` (element ``strides`` per dim, default
-    1) of a row-major array ``mem_shape``: ``(size, bsize, stride)`` in bytes (``bsize = stride =
-    0`` when contiguous; ``stride`` = bytes skipped between blocks, spec §4.2/L597), or None when
-    the window is not one block repeated with a constant pitch. Blocks are the longest contiguous
-    run (the innermost non-unit dims whose element pitch continues the run: stride 1 and every
-    dim inside it full); the other non-unit dims must nest exactly (each one's pitch = the next
-    inner one's size x pitch), so that they act as a single repeat count. (``loop.dma_start``
-    verifies its window with it; tile-to-loop and the analytic model split / cost windows by it.)"""
-    r = len(mem_shape)
-    st = tuple(strides) if strides is not None else (1,) * r
-    pitch = [math.prod(mem_shape[i + 1 :]) * st[i] for i in range(r)]
-    dims = [i for i in range(r) if sizes[i] != 1]
-    run = 1
-    k = len(dims)
-    while k > 0 and pitch[dims[k - 1]] == run:
-        run *= sizes[dims[k - 1]]
-        k -= 1
-    outer = dims[:k]
-    if not outer:
-        return (run * elem_bytes, 0, 0)
-    for a, b in zip(outer, outer[1:]):
-        if pitch[a] != sizes[b] * pitch[b]:
-            return None
-    inner = outer[-1]
-    blocks = math.prod(sizes[i] for i in outer)
-    if pitch[inner] < run:  # overlapping repeats (cannot happen for in-bounds windows)
-        return None
-    return (blocks * run * elem_bytes, run * elem_bytes, (pitch[inner] - run) * elem_bytes)
 
 
 def check_descriptor(size: int, bsize: int, stride: int) -> None:
@@ -332,8 +262,3 @@ class DMAEngine:
             cols = self.m.mesh_cols
             return [c for c in range(self.m.n_cpes) if (req.mask >> (c // cols)) & 1]
         return [req.cpe]
-
-
-def data_cycles(moved_bytes: int, f_clk_ghz: float, bus_bw: float) -> int:
-    """``ceil(moved · f_clk / bus_bw)`` with round-off guard (same as ``Machine.dma_data_cycles``)."""
-    return math.ceil(round(moved_bytes * f_clk_ghz / bus_bw, 9))

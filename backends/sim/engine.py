@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from taihu.backends.sim.dma import DMAEngine, DMARequest
-from taihu.backends.sim.machine import Machine, default_machine
+from taihu.target.machine import Machine, default_machine
 from taihu.backends.sim.memory import LDMArray, MainMemory, SimError
 from taihu.backends.sim.microkernel import (
     BatchNumerics,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from taihu.backends.sim.machine import Machine
+from taihu.target.machine import Machine
 
 # Classification of mnemonics used by the numerics and by the RLC machinery.
 LOADS_F64_VEC = frozenset({"vldd", "vldr", "vldc"})

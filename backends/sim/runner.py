@@ -37,7 +37,7 @@ from xdsl.ir import Operation, SSAValue
 
 from taihu.backends.sim.engine import CPE, MPE, Engine
 from taihu.backends.sim.lockstep import Seq
-from taihu.backends.sim.machine import Machine
+from taihu.target.machine import Machine
 from taihu.backends.sim.memo import TimingMemo
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import MicroKernel
@@ -941,7 +941,7 @@ def run_cli(module: ModuleOp, args, shown: str) -> int:
 
     from rich.console import Console
 
-    from taihu.backends.sim.machine import MachineConfigError
+    from taihu.target.machine import MachineConfigError
     from taihu.backends.sim.report import write_json_atomically
 
     inputs = {}

@@ -7,7 +7,7 @@ given by ``KernelOp.ldm_layout()`` (bump allocation in program order, each align
 ``swsim.ldm_high_water`` (bytes) and ``swsim.reply_slots``. The total must fit in the machine's
 ``ldm_user_bytes`` (57 344 B by default, 64 KB hard limit 004 L460): otherwise the pass fails
 with a diagnostic listing the allocations. A ``swsim.target`` op carrying every parameter of the
-machine file (option ``machine``, default ``backends/configs/sw26010.toml``) is inserted at the
+machine file (option ``machine``, default ``target/configs/sw26010.toml``) is inserted at the
 top of the module (replacing an existing one).
 
 Example: ``taihu-opt prog.mlir -p 'sw-to-swsim{machine=my.toml}'``.
@@ -29,7 +29,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
-from taihu.backends.sim.machine import Machine, MachineConfigError, load_machine
+from taihu.target.machine import Machine, MachineConfigError, load_machine
 from taihu.dialects import sw
 from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp
 

@@ -18,9 +18,9 @@ from xdsl.context import Context
 from xdsl.parser import Parser
 
 from taihu.backends.model.analytic import t_exec
-from taihu.backends.sim.dma import moved, moved_strided
+from taihu.target.dma import moved, moved_strided
 from taihu.backends.sim.engine import Engine
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.backends.sim.pipeline import schedule_body
 from taihu.backends.sim.runner import decode_microkernel, simulate
 from taihu.dialects import sw

@@ -104,7 +104,7 @@ def test_model_tracks_the_simulated_kernels(c: int, hw: int, m: int) -> None:
     import dataclasses
 
     from taihu.backends.model.conv import ConvShape, choose_conv
-    from taihu.backends.sim.machine import default_machine
+    from taihu.target.machine import default_machine
     from taihu.backends.sim.runner import simulate
     from taihu.passes.conversion.graph_to_tile import LDM_RESERVE
     from taihu.passes.pipelines import lower_to_swsim

@@ -223,7 +223,7 @@ def test_gemm_fc_constant_weights_stored_for_the_plan(trans_b: bool) -> None:
     import dataclasses
 
     from taihu.backends.model.conv import plan_gemm
-    from taihu.backends.sim.machine import default_machine
+    from taihu.target.machine import default_machine
 
     lowered = check_tile(build)
     (kern,) = [k for k in kernels(lowered) if k.attributes["taihu.algorithm"].data == "gemm"]

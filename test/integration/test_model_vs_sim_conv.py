@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from taihu.backends.model.conv import ConvShape, choose_conv
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.backends.sim.runner import simulate
 from taihu.dialects import graph
 from taihu.passes.conversion.graph_to_tile import LDM_RESERVE

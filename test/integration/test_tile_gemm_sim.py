@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.test.integration.test_tile_to_loop_sim import simulate_tile
 from taihu.test.unit.test_tile_to_loop_mem_prims import im2col_text, wino_input_text, wino_output_text
 

@@ -24,8 +24,8 @@ from taihu.backends.model.gemm_blocking import (
     shape_class,
     tile_moved_bytes,
 )
-from taihu.backends.sim.dma import moved_strided
-from taihu.backends.sim.machine import default_machine
+from taihu.target.dma import moved_strided
+from taihu.target.machine import default_machine
 
 M = default_machine()
 CUBE = GemmProblem(1024, 1024, 1024, "f64")

@@ -72,7 +72,7 @@ def test_flat_blocks_expose_one_prologue_on_the_simulator() -> None:
     assert k["breakdown"]["dma"] < 60_000, k["breakdown"]
     import dataclasses
 
-    from taihu.backends.sim.machine import default_machine
+    from taihu.target.machine import default_machine
 
     m = default_machine()
     plan = plan_gemm(512, 512, 1024, "f64", machine=dataclasses.replace(m, ldm_user_bytes=m.ldm_user_bytes - 512))

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from taihu.backends.reference import run_module
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.passes.conversion.graph_to_tile import ConvertGraphToTilePass

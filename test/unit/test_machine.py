@@ -1,4 +1,4 @@
-"""Tests of the machine description (backends/sim/machine.py, backends/configs/sw26010.toml)."""
+"""Tests of the machine description (target/machine.py, target/configs/sw26010.toml)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from taihu.backends.sim.machine import (
+from taihu.target.machine import (
     DEFAULT_MACHINE_PATH,
     InstrTiming,
     Machine,

@@ -26,7 +26,7 @@ from taihu.backends.model.conv import (
     winograd_tiles,
 )
 from taihu.backends.model.gemm_blocking import StructuralPrimitiveModel
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects.common import scheme_info
 
 M = default_machine()

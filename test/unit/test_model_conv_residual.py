@@ -19,7 +19,7 @@ from taihu.backends.model.conv import (
     residual_cost,
 )
 from taihu.backends.model.unfold_conv import footprint, plan_unfold
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 
 F_CLK = default_machine().f_clk_ghz * 1e9
 

@@ -15,7 +15,7 @@ from taihu.backends.model.overlap_gemm import (
     overlap_footprint,
     plan_overlap_gemm,
 )
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 
 M = default_machine()
 

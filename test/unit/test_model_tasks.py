@@ -26,8 +26,8 @@ from taihu.backends.model.tasks import (
     winograd_output_tiling,
     winograd_output_windows,
 )
-from taihu.backends.sim.dma import dma_pattern
-from taihu.backends.sim.machine import default_machine
+from taihu.target.dma import dma_pattern
+from taihu.target.machine import default_machine
 
 BUDGET = default_machine().ldm_user_bytes
 

@@ -12,7 +12,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, scf
 from xdsl.parser import Parser
 
-from taihu.backends.sim.machine import MachineConfigError, default_machine, load_machine
+from taihu.target.machine import MachineConfigError, default_machine, load_machine
 from taihu.backends.sim.memory import LDMArray
 from taihu.backends.sim.microkernel import BatchNumerics, plan_body
 from taihu.backends.sim.pipeline import Instr, schedule_body
@@ -231,7 +231,7 @@ def test_machine_table_rows():
 
 
 def test_bad_repeat_is_named(tmp_path):
-    from taihu.backends.sim.machine import DEFAULT_MACHINE_PATH
+    from taihu.target.machine import DEFAULT_MACHINE_PATH
 
     text = open(DEFAULT_MACHINE_PATH).read().replace(
         'vdivd = { pipes = "P0", latency = 15, repeat = 15 }', 'vdivd = { pipes = "P0", latency = 15, repeat = 0 }')

@@ -1,6 +1,6 @@
 """Dual-issue in-order P0/P1 scoreboard (spec §6.1, 004 L500-514) on small bodies."""
 
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.backends.sim.pipeline import Instr, schedule_body, simulate_issue
 
 M = default_machine()

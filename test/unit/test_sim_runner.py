@@ -11,7 +11,7 @@ from taihu.tools.run import main
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "examples", "sw")
-CONFIG = os.path.join(os.path.dirname(EXAMPLES), "..", "backends", "configs", "sw26010.toml")
+CONFIG = os.path.join(os.path.dirname(EXAMPLES), "..", "target", "configs", "sw26010.toml")
 
 REPORT_KEYS = {"total_cycles", "seconds", "flops", "gflops", "percent_of_peak", "kernels"}
 KERNEL_KEYS = {"name", "cycles", "flops", "percent_of_peak", "dma_bytes", "dma_waste_bytes",

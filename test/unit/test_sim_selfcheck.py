@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from taihu.backends.sim.dma import moved, moved_strided, txn, waste
+from taihu.target.dma import moved, moved_strided, txn, waste
 from taihu.backends.sim.engine import DeadlockError, Engine
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.backends.sim.microkernel import MicroKernel
 from taihu.backends.sim.pipeline import Instr, schedule_body
 from taihu.backends.sim.rlc import RLCError

@@ -16,7 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, scf
 from xdsl.parser import Parser
 
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects import sw
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "sw")

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from taihu.backends.sim import machine as machine_mod
-from taihu.backends.sim.machine import MachineConfigError, default_machine
+from taihu.target import machine as machine_mod
+from taihu.target.machine import MachineConfigError, default_machine
 from taihu.dialects import swsim
 from taihu.dialects.swsim import TargetOp, machine_to_dict
 

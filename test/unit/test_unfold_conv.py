@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from taihu.backends.model.conv import ConvShape, NotApplicable
 from taihu.backends.model.unfold_conv import footprint, plan_unfold, unfold_applicability, unfold_weights
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.passes.conversion.tile_to_loop.mem_prims import unfold_reference
 
 

@@ -47,7 +47,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects import graph
 from taihu.passes.conversion.graph_to_tile.common import (
     LoweringState,

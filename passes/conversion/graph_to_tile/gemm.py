@@ -311,7 +311,7 @@ def plan_machine(state: LoweringState):
     allocate."""
     import dataclasses
 
-    from taihu.backends.sim.machine import default_machine
+    from taihu.target.machine import default_machine
 
     m = default_machine()
     return m if m.ldm_user_bytes == state.ldm_budget else dataclasses.replace(m, ldm_user_bytes=state.ldm_budget)

@@ -67,7 +67,7 @@ from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects import loop, sw
 from taihu.dialects.common import VecDim, scheme_info
 from taihu.passes.conversion.loop_to_sw import cmpi, int_attr, int_binop

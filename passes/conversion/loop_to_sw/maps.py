@@ -350,7 +350,7 @@ def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
     after every earlier load/store, a load after every earlier store: pointers may alias)."""
     import heapq
 
-    from taihu.backends.sim.machine import default_machine
+    from taihu.target.machine import default_machine
 
     m = default_machine()
     n = len(body)
@@ -558,7 +558,7 @@ def _packing_pays(code: list[_T], strides: list[list[int]], inner: int) -> bool:
     stored lane by lane with VEXTF) instead of scalar units, when the per-element cost estimate
     max(P0, P1, divide unit) drops (scalar units are also latency-bound, which the estimate
     ignores): pays for divides, square roots, exp polynomials, max chains; not for a copy."""
-    from taihu.backends.sim.machine import default_machine
+    from taihu.target.machine import default_machine
 
     m = default_machine()
     ops = [t for t in code if t.kind == "op"]

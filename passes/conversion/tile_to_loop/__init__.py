@@ -102,7 +102,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects import loop, tile
 from taihu.dialects.loop import DmaMode, LdmBufType
 from taihu.dialects.mapkind import MapKind, check_map

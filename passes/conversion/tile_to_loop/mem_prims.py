@@ -64,7 +64,7 @@ from taihu.backends.model.tasks import (
     winograd_input_tiling,
     winograd_output_tiling,
 )
-from taihu.backends.sim.machine import default_machine
+from taihu.target.machine import default_machine
 from taihu.dialects.loop import DmaStartOp, DmaWaitOp, LdmBufType, MapOp, SpmdOp, ViewOp
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.tile import (

@@ -2,7 +2,7 @@
 
 The single source of truth for every hardware number used by the simulator (``backends/sim``),
 the analytic model and the verifiers of the ``sw`` dialect. The default file is
-``backends/configs/sw26010.toml``; each key there cites its seed line (``004 Lnnn`` =
+``target/configs/sw26010.toml``; each key there cites its seed line (``004 Lnnn`` =
 ``seeds/004_9451f19c807291d7.txt``) or is marked ``param`` (not fixed by the seeds, spec
 ``sw26010-model.md`` §11).
 
@@ -32,17 +32,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "DEFAULT_MACHINE_NAME",
     "DEFAULT_MACHINE_PATH",
     "InstrTiming",
     "Machine",
     "MachineConfigError",
     "default_machine",
     "load_machine",
+    "machine_from_mapping",
+    "resolve_machine",
+    "shipped_machines",
 ]
 
-DEFAULT_MACHINE_PATH = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "sw26010.toml"
-)
+CONFIGS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
+DEFAULT_MACHINE_NAME = "sw26010"
+DEFAULT_MACHINE_PATH = os.path.join(CONFIGS_DIR, DEFAULT_MACHINE_NAME + ".toml")
 
 
 class MachineConfigError(ValueError):
@@ -339,6 +343,13 @@ def _parse_instructions(raw: Any, scalars: Mapping[str, Any], where: str) -> dic
     return table
 
 
+def machine_from_mapping(data: Mapping[str, Any], source: str) -> Machine:
+    """Validate ``data`` (the keys of a machine TOML file, ``instructions`` as a table or as
+    :class:`InstrTiming` values) into a :class:`Machine`; ``source`` names it in diagnostics.
+    Raises :class:`MachineConfigError` naming the key."""
+    return _validated(data, source)
+
+
 def _validated(data: Mapping[str, Any], source: str) -> Machine:
     where = os.path.basename(source) if os.sep in source else source
     data = dict(data)
@@ -379,7 +390,7 @@ def _validated(data: Mapping[str, Any], source: str) -> Machine:
 def load_machine(path: str | os.PathLike[str] | None = None) -> Machine:
     """Load and validate a machine description (TOML, format of ``sw26010.toml``).
 
-    ``path=None`` loads the shipped ``backends/configs/sw26010.toml``.
+    ``path=None`` loads the shipped ``target/configs/sw26010.toml``.
     Raises ``MachineConfigError`` (a ``ValueError``) naming the file and the key for unknown,
     missing, mistyped or inconsistent keys, and for unreadable or malformed files.
     """
@@ -394,7 +405,38 @@ def load_machine(path: str | os.PathLike[str] | None = None) -> Machine:
     return _validated(data, source=path)
 
 
+def shipped_machines() -> dict[str, str]:
+    """The shipped descriptions: name (file stem, e.g. ``"sw26010"``, ``"sw26010pro"``) -> path
+    of its TOML file in ``target/configs/``."""
+    return {
+        os.path.splitext(f)[0]: os.path.join(CONFIGS_DIR, f)
+        for f in sorted(os.listdir(CONFIGS_DIR))
+        if f.endswith(".toml")
+    }
+
+
+@functools.lru_cache(maxsize=16)
+def _load_shipped(name: str) -> Machine:
+    return load_machine(shipped_machines()[name])
+
+
+def resolve_machine(spec: str | os.PathLike[str]) -> Machine:
+    """The machine named by ``spec``: a shipped name (``sw26010``, ``sw26010pro``; loaded once)
+    or the path of a TOML file. Raises :class:`MachineConfigError` for an unknown name, an
+    unreadable file or an invalid description (naming the file and key)."""
+    text = os.fspath(spec)
+    shipped = shipped_machines()
+    if text in shipped:
+        return _load_shipped(text)
+    if not os.path.exists(text) and os.sep not in text and not text.endswith(".toml"):
+        raise MachineConfigError(
+            f"unknown machine {text!r}: not a file and not a shipped name "
+            f"({', '.join(shipped)})"
+        )
+    return load_machine(text)
+
+
 @functools.lru_cache(maxsize=1)
 def default_machine() -> Machine:
-    """The shipped SW26010 core group (``backends/configs/sw26010.toml``), loaded once."""
+    """The shipped SW26010 core group (``target/configs/sw26010.toml``), loaded once."""
     return load_machine(None)
