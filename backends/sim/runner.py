@@ -17,7 +17,6 @@ dictionary, engine). Decoding:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +41,7 @@ from taihu.backends.sim.memo import TimingMemo
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import MicroKernel
 from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS, Instr
-from taihu.backends.sim.report import build_report
+from taihu.backends.sim.report import KERNEL_INFO_ATTRS, build_report
 from taihu.dialects import sw
 from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp, kernel_ldm_high_water
 
@@ -865,18 +864,21 @@ def launch_name(spawn: sw.SpawnOp, kernel_name: str) -> str:
     return a.data if isinstance(a, StringAttr) else kernel_name
 
 
+def _info_attrs(op: Operation) -> dict[str, str | None]:
+    """The ``taihu.layer/op/algorithm/shape`` string attributes of ``op`` (None when absent)."""
+    info = {}
+    for key, attr in KERNEL_INFO_ATTRS.items():
+        a = op.attributes.get(attr)
+        info[key] = a.data if a is not None and isinstance(getattr(a, "data", None), str) else None
+    return info
+
+
 def kernel_info(module: ModuleOp) -> dict[str, dict[str, Any]]:
     """``sw.kernel`` name -> its ``taihu.layer/op/algorithm/shape`` attributes (strings)."""
-    from taihu.backends.sim.report import KERNEL_INFO_ATTRS
-
     out: dict[str, dict[str, Any]] = {}
     for op in module.body.block.ops:
         if isinstance(op, sw.KernelOp):
-            info = {}
-            for key, attr in KERNEL_INFO_ATTRS.items():
-                a = op.attributes.get(attr)
-                info[key] = a.data if a is not None and isinstance(getattr(a, "data", None), str) else None
-            out[op.sym_name.data] = info
+            out[op.sym_name.data] = _info_attrs(op)
     # launches of shared kernels (convert-loop-to-sw{dedup-kernels}): their own name and the
     # taihu.* attributes of their spawn
     for fn in module.body.block.ops:
@@ -884,11 +886,7 @@ def kernel_info(module: ModuleOp) -> dict[str, dict[str, Any]]:
             continue
         for op in fn.body.block.ops:
             if isinstance(op, sw.SpawnOp) and LAUNCH_NAME in op.attributes:
-                info = {}
-                for key, attr in KERNEL_INFO_ATTRS.items():
-                    a = op.attributes.get(attr)
-                    info[key] = a.data if a is not None and isinstance(getattr(a, "data", None), str) else None
-                out[launch_name(op, "")] = info
+                out[launch_name(op, "")] = _info_attrs(op)
     return out
 
 
@@ -897,91 +895,4 @@ def is_sw_module(module: ModuleOp) -> bool:
     return any(isinstance(o, (sw.KernelOp, TargetOp)) for o in module.body.block.ops)
 
 
-def run_module(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``taihu-run --level swsim`` hook: sw/swsim modules run directly; graph modules need the
-    lowering pipeline (``taihu.passes.pipelines``)."""
-    if not is_sw_module(module):
-        try:
-            from taihu.passes import pipelines  # noqa: F401
-        except ImportError:
-            raise SimDecodeError("--level swsim: lowering graph -> sw is not available yet; "
-                                 "run an sw/swsim module") from None
-        lower = getattr(pipelines, "lower_to_sw", None)
-        if lower is None:
-            raise SimDecodeError("--level swsim: taihu.passes.pipelines has no lower_to_sw")
-        lower(module)
-    return simulate(module, inputs=inputs).outputs
-
-
-def summary_table(report: dict[str, Any]):
-    """A rich table of the per-kernel report."""
-    from rich import box
-    from rich.table import Table
-
-    tab = Table(title=f"simulated core group: {report['total_cycles']} cycles = "
-                      f"{report['seconds'] * 1e6:.2f} µs, {report['gflops']:.1f} GFLOPS "
-                      f"({report['percent_of_peak']:.1f} % of peak)",
-                box=box.SIMPLE_HEAVY)
-    for c in ("kernel", "cycles", "GFLOPS", "% peak", "DMA B", "waste B", "RLC msgs", "EE",
-              "T_DMA", "T_comp", "T_ovl", "LDM B"):
-        tab.add_column(c, justify="left" if c == "kernel" else "right")
-    for k in report["kernels"]:
-        tab.add_row(k["name"], str(k["cycles"]), f"{k['gflops']:.1f}", f"{k['percent_of_peak']:.1f}",
-                    str(k["dma_bytes"]), str(k["dma_waste_bytes"]), str(k["rlc_messages"]),
-                    f"{k['ee']:.2f}", str(k["t_dma"]), str(k["t_compute"]), str(k["t_overlap"]),
-                    str(k["ldm_high_water"]))
-    return tab
-
-
-def run_cli(module: ModuleOp, args, shown: str) -> int:
-    """``taihu-run`` for sw/swsim modules: simulate, write --report/--trace/--output, print the
-    summary. Errors (deadlock, bounds, bad machine) are one message on stderr, status 1."""
-    import sys
-    import time
-
-    from rich.console import Console
-
-    from taihu.target.machine import MachineConfigError
-    from taihu.backends.sim.report import write_json_atomically
-
-    inputs = {}
-    if getattr(args, "inputs", None):
-        with np.load(args.inputs, allow_pickle=False) as data:
-            inputs = {k: data[k] for k in data.files}
-    try:
-        t0 = time.perf_counter()
-        res = simulate(module, machine_path=getattr(args, "machine", None), inputs=inputs,
-                       trace=bool(getattr(args, "trace", None)), seed=getattr(args, "seed", 0),
-                       numerics=not getattr(args, "timing_only", False))
-        wall = time.perf_counter() - t0
-    except (SimError, MachineConfigError) as e:
-        msg = str(e).replace("\n", "\n  ")
-        print(f"taihu-run: error: {shown}: {msg}", file=sys.stderr)
-        return 1
-    if getattr(args, "report", None):
-        write_json_atomically(args.report, res.report)
-    if getattr(args, "trace", None):
-        res.engine.trace.write(args.trace)
-    if getattr(args, "output", None):
-        import tempfile
-
-        folder = os.path.dirname(os.path.abspath(args.output))
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".taihu-run-", suffix=".npz")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **res.outputs)
-            os.replace(tmp, args.output)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    if not getattr(args, "quiet", False):
-        con = Console(file=sys.stdout, width=200 if not sys.stdout.isatty() else None,
-                      no_color=not sys.stdout.isatty())
-        con.print(summary_table(res.report))
-        con.print(f"{shown}: simulated in {wall:.3f} s wall")
-    return 0
-
-
-__all__ = ["simulate", "run_module", "run_cli", "SimResult", "is_sw_module", "ensure_swsim",
-           "decode_microkernel", "KernelProgram"]
+__all__ = ["simulate", "SimResult", "is_sw_module", "ensure_swsim", "decode_microkernel", "KernelProgram"]
