@@ -83,6 +83,15 @@ from xdsl.dialects.builtin import ModuleOp
 
 from taihu.tools.atomic import write_atomically
 from taihu.tools.diagnostics import format_error, report
+from taihu.tools.tables import (  # noqa: F401  (checksums, layer_rows: re-exported)
+    checksums,
+    layer_rows,
+    layer_table_title,
+    new_table,
+    print_layer_table,
+    print_table,
+    print_titled,
+)
 
 TOOL = "taihu-run"
 
@@ -292,131 +301,6 @@ def named_inputs(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str
 
     specs = input_specs(module)
     return {s.name: v for s, v in zip(specs, bind_inputs(specs, inputs))}
-
-
-def checksums(value: np.ndarray) -> tuple[float, float]:
-    """(sum, L2 norm) of ``value``, accumulated in float64."""
-    v = np.asarray(value, dtype=np.float64)
-    return float(v.sum()), float(np.sqrt(np.square(v).sum()))
-
-
-def _console():
-    from rich.console import Console
-
-    terminal = sys.stdout.isatty()
-    return Console(file=sys.stdout, width=None if terminal else 200, no_color=not terminal,
-                   highlight=False), terminal
-
-
-def _table(title: str | None, columns: list[tuple[str, str]]):
-    from rich import box
-    from rich.table import Table
-
-    terminal = sys.stdout.isatty()
-    table = Table(title=title if terminal else None, box=box.SIMPLE_HEAVY if terminal else None,
-                  show_edge=terminal, pad_edge=False, collapse_padding=terminal)
-    for col, justify in columns:
-        table.add_column(col, justify=justify, no_wrap=True)
-    return table
-
-
-def _print(table, title: str) -> None:
-    console, terminal = _console()
-    if not terminal:
-        console.print(title)
-    console.print(table)
-
-
-def print_table(outputs: Mapping[str, np.ndarray], title: str) -> None:
-    """Output name / shape / dtype / sum / L2 norm: rich table on a terminal, plain text otherwise."""
-    table = _table(title, [("output", "left"), ("shape", "left"), ("dtype", "left"), ("sum", "right"),
-                           ("l2", "right")])
-    for name, value in outputs.items():
-        s, l2 = checksums(value)
-        shape = "x".join(str(d) for d in value.shape) or "scalar"
-        table.add_row(name, shape, str(value.dtype), f"{s:.6g}", f"{l2:.6g}")
-    _print(table, title)
-
-
-# --------------------------------------------------------------------------------------------
-# the per-layer table
-
-
-def layer_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Aggregate the report's kernels by ``layer`` (kernels without one: by kernel name), in
-    order of first appearance. Each row: layer, algorithm ("+"-joined distinct), shape, op,
-    kernels, cycles, flops, dma_bytes, t_compute, t_dma, rlc_wait, breakdown (summed), and the
-    derived ms, gflops, percent_of_peak, dma_gbps, bound."""
-    from taihu.backends.sim.report import bound_of
-
-    f_clk = report.get("f_clk_ghz", 1.45)
-    peak = report.get("peak_gflops", 742.4)
-    n_cpes = report.get("n_cpes", 64)
-    rows: dict[str, dict[str, Any]] = {}
-    for k in report["kernels"]:
-        key = k.get("layer") or k["name"]
-        r = rows.get(key)
-        if r is None:
-            r = rows[key] = {"layer": key, "algorithms": [], "shape": None, "op": k.get("op"),
-                             "kernels": 0, "cycles": 0, "flops": 0, "dma_bytes": 0, "t_compute": 0,
-                             "t_dma": 0, "rlc_wait": 0,
-                             "breakdown": {"compute": 0, "rlc": 0, "dma": 0, "idle": 0}}
-        alg = k.get("algorithm")
-        if alg and alg not in r["algorithms"]:
-            r["algorithms"].append(alg)
-        if r["shape"] is None or (k.get("shape") and k["flops"] >= r.get("_shape_flops", -1)):
-            if k.get("shape"):
-                r["shape"], r["_shape_flops"] = k["shape"], k["flops"]
-        r["kernels"] += 1
-        for f in ("cycles", "flops", "dma_bytes", "t_compute", "t_dma", "rlc_wait"):
-            r[f] += k[f]
-        for part, v in k.get("breakdown", {}).items():
-            r["breakdown"][part] += v
-    out = []
-    for r in rows.values():
-        r.pop("_shape_flops", None)
-        secs = r["cycles"] / (f_clk * 1e9)
-        r["algorithm"] = "+".join(r.pop("algorithms")) or None
-        r["ms"] = secs * 1e3
-        r["gflops"] = r["flops"] / secs / 1e9 if secs > 0 else 0.0
-        r["percent_of_peak"] = 100.0 * r["gflops"] / peak
-        r["dma_gbps"] = r["dma_bytes"] / secs / 1e9 if secs > 0 else 0.0
-        r["bound"] = bound_of(r["t_compute"], r["t_dma"], r["rlc_wait"] / n_cpes)
-        out.append(r)
-    return out
-
-
-def print_layer_table(report: Mapping[str, Any], title: str) -> None:
-    """The per-layer table (see :func:`layer_rows`) with the network total as last row.
-
-    On a terminal narrower than 120 columns the (long) shape column is left out."""
-    console, terminal = _console()
-    shape = not terminal or console.width >= 120
-    cols = [("layer", "left"), ("algorithm", "left"), ("shape", "left"), ("cycles", "right"),
-            ("ms", "right"), ("GFLOPS", "right"), ("% peak", "right"), ("DMA GB/s", "right"),
-            ("bound", "left")]
-    table = _table(title, [c for c in cols if shape or c[0] != "shape"])
-    if not shape:
-        table.caption = "(widen the terminal to 120 columns for the shape column)"
-
-    def add(*cells: str) -> None:
-        table.add_row(*(c for i, c in enumerate(cells) if shape or i != 2))
-
-    rows = layer_rows(report)
-    for r in rows:
-        add(r["layer"], r["algorithm"] or "-", r["shape"] or "-", str(r["cycles"]),
-            f"{r['ms']:.3f}", f"{r['gflops']:.1f}", f"{r['percent_of_peak']:.1f}",
-            f"{r['dma_gbps']:.2f}", r["bound"])
-    secs = report["seconds"]
-    dma = sum(k["dma_bytes"] for k in report["kernels"])
-    table.add_section()
-    tot_bound = max(("compute", sum(r["t_compute"] for r in rows)), ("DMA", sum(r["t_dma"] for r in rows)),
-                    ("RLC", sum(r["rlc_wait"] for r in rows) / report.get("n_cpes", 64)),
-                    key=lambda x: x[1])[0] if rows else "-"
-    add(f"total ({len(rows)} layers)", f"{len(report['kernels'])} kernels", "",
-        str(report["total_cycles"]), f"{secs * 1e3:.3f}", f"{report['gflops']:.1f}",
-        f"{report['percent_of_peak']:.1f}", f"{dma / secs / 1e9 if secs else 0.0:.2f}", tot_bound)
-    _print(table, title)
 
 
 # --------------------------------------------------------------------------------------------
@@ -666,12 +550,12 @@ def onnxruntime_outputs(model, inputs: Mapping[str, np.ndarray]) -> dict[str, np
 
 
 def print_check(rows: list[Comparison], title: str) -> None:
-    table = _table(title, [("output", "left"), ("against", "left"), ("max abs err", "right"),
-                           ("max rel err", "right"), ("result", "left")])
+    table = new_table(title, [("output", "left"), ("against", "left"), ("max abs err", "right"),
+                              ("max rel err", "right"), ("result", "left")])
     for r in rows:
         table.add_row(r.output, r.against, f"{r.max_abs:.3g}", f"{r.max_rel:.3g}",
                       "ok" if r.ok else "MISMATCH")
-    _print(table, title)
+    print_titled(table, title)
 
 
 # --------------------------------------------------------------------------------------------
@@ -823,9 +707,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         total = sum(t for _, t in result.stages)
         if result.report is not None:
-            print_layer_table(result.report, f"{source.shown} on the simulated core group "
-                              f"({result.report['machine']}): {result.report['total_cycles']} cycles "
-                              f"= {result.report['seconds'] * 1e3:.3f} ms")
+            print_layer_table(result.report, layer_table_title(source.shown, result.report))
         if not args.timing_only:
             print_table(result.outputs, f"{source.shown} at level {result.level}: {len(result.outputs)} "
                                         f"output(s) in {total:.3f} s")
