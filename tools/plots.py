@@ -1,4 +1,4 @@
-"""``taihu-run --plot DIR``: matplotlib figures of a simulator report (PNG, written atomically).
+"""``taihu-run --plot DIR``: matplotlib figures of a simulator report (PNG).
 
 - ``roofline.png``: one point per kernel launch — arithmetic intensity (flop per byte moved by
   DMA between main memory and LDM) against the simulated GFLOPS — under the core group's roofs:
@@ -11,24 +11,19 @@
   :func:`taihu.tools.run.layer_rows`), a horizontal stacked bar of the time in ms at ``f_clk``
   split into compute / DMA / RLC / idle (the report's per-kernel ``breakdown``, mean per CPE).
 
-:func:`write_plots` returns the paths written; raises ``OSError`` if ``DIR`` cannot be created.
+:func:`render_plots` returns the PNG bytes of both by file name; ``taihu-run`` writes them into
+``DIR`` together with its other outputs (all or nothing, :mod:`taihu.tools.atomic`).
 """
 
 from __future__ import annotations
 
-import os
+import io
 from collections.abc import Mapping
 from typing import Any
-
-from taihu.tools.atomic import write_atomically
 
 #: colours of the bound classes and breakdown parts (colour-blind safe Okabe-Ito palette)
 COLOURS = {"compute": "#0072B2", "DMA": "#E69F00", "dma": "#E69F00", "RLC": "#009E73",
            "rlc": "#009E73", "idle": "#BBBBBB"}
-
-
-def _save(fig, path: str) -> None:
-    write_atomically(path, lambda f: fig.savefig(f, format="png", dpi=120, bbox_inches="tight"))
 
 
 def roofline(report: Mapping[str, Any], title: str = ""):
@@ -129,18 +124,22 @@ def layer_breakdown(report: Mapping[str, Any], title: str = ""):
     return fig
 
 
-def write_plots(report: Mapping[str, Any], folder: str | os.PathLike[str], title: str = "") -> list[str]:
-    """Write ``roofline.png`` and ``layers.png`` into ``folder`` (created if missing)."""
+#: the figures of ``--plot``: file name -> the function drawing it
+FIGURES = {"roofline.png": roofline, "layers.png": layer_breakdown}
+
+
+def render_plots(report: Mapping[str, Any], title: str = "") -> dict[str, bytes]:
+    """The PNG bytes of every figure of :data:`FIGURES`, by file name (nothing is written: the
+    caller writes them, e.g. with :class:`taihu.tools.atomic.OutputFiles`)."""
     import matplotlib.pyplot as plt
 
-    os.makedirs(folder, exist_ok=True)
-    paths = []
-    for name, make in (("roofline.png", roofline), ("layers.png", layer_breakdown)):
+    pngs = {}
+    for name, make in FIGURES.items():
         fig = make(report, title)
-        path = os.path.join(folder, name)
         try:
-            _save(fig, path)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
         finally:
             plt.close(fig)
-        paths.append(path)
-    return paths
+        pngs[name] = buf.getvalue()
+    return pngs

@@ -60,13 +60,22 @@ simulation (per kernel), shown only when stderr is a terminal and without ``--qu
 
 Every error (missing file, malformed ONNX or MLIR, unsupported op, verification or lowering
 error such as an LDM overflow, simulator deadlock, bad ``--inputs``, check mismatch) is reported
-as ``taihu-run: error: ...`` on stderr with exit status 1, never as a Python traceback, and no
-output file is left half-written.
+as ``taihu-run: error: ...`` on stderr with exit status 1, never as a Python traceback.
+
+Output files (``--output``, ``--report``, ``--trace``, ``--plot``) are all or nothing: they are
+written only after the run, the lowering, the simulation and ``--check`` have all succeeded, and
+then as one group (:class:`taihu.tools.atomic.OutputFiles`): each goes to a temporary file in its
+destination folder first and the files are renamed into place only once every one of them is
+complete. So a run that fails -- including a failing ``--check`` or an unwritable ``--report``
+path -- leaves no output file written or half-written, existing files untouched, and no
+``--plot`` folder created; Ctrl-C removes the temporary files too.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import os
 import re
 import sys
@@ -76,12 +85,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from taihu.tools.atomic import write_atomically
+from taihu.tools.atomic import OutputFiles
 from taihu.tools.diagnostics import format_error, report
 from taihu.tools.tables import (  # noqa: F401  (checksums, layer_rows: re-exported)
     checksums,
@@ -613,31 +622,46 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _json_writer(obj: Any) -> Callable[[BinaryIO], None]:
+    """Write ``obj`` as indented JSON (UTF-8, final newline) into a binary file, streamed (a
+    whole network's trace is large)."""
+
+    def write(f: BinaryIO) -> None:
+        text = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
+        json.dump(obj, text, indent=1)
+        text.write("\n")
+        text.detach()  # flushes; ``f`` stays open for its owner
+
+    return write
+
+
 def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
-    """--output / --report / --trace / --plot (each atomically)."""
-    if args.output is not None:
-        try:
-            write_atomically(args.output, lambda f: np.savez(f, **result.outputs))
-        except OSError as e:
-            raise RunError(f"cannot write {args.output}: {e.strerror or e}") from e
+    """Write --output / --report / --trace / --plot all or nothing (see the module docstring);
+    ``RunError`` naming the file that cannot be written."""
     sim_only = [o for o in ("report", "trace", "plot") if getattr(args, o) is not None]
-    if result.report is None:
-        if sim_only:
-            raise RunError(f"--{sim_only[0]} needs a simulated run (--level swsim or an sw module)")
-        return
-    from taihu.backends.sim.report import write_json_atomically
+    if result.report is None and sim_only:
+        raise RunError(f"--{sim_only[0]} needs a simulated run (--level swsim or an sw module)")
+    files: list[tuple[str, Any]] = []
+    if args.output is not None:
+        files.append((args.output, lambda f: np.savez(f, **result.outputs)))
+    if args.report is not None:
+        files.append((args.report, _json_writer(result.report)))
+    if args.trace is not None:
+        files.append((args.trace, _json_writer(result.engine.trace.to_json())))
+    if args.plot is not None:
+        from taihu.tools.plots import render_plots
 
+        pngs = render_plots(result.report, title=Path(args.shown).stem if hasattr(args, "shown") else "")
+        files += [(os.path.join(args.plot, name), png) for name, png in pngs.items()]
+    dest = args.plot
     try:
-        if args.report is not None:
-            write_json_atomically(args.report, result.report)
-        if args.trace is not None:
-            result.engine.trace.write(args.trace)
-        if args.plot is not None:
-            from taihu.tools.plots import write_plots
-
-            write_plots(result.report, args.plot, title=Path(args.shown).stem if hasattr(args, "shown") else "")
+        with OutputFiles() as out:
+            if args.plot is not None:
+                out.makedirs(args.plot)
+            for dest, content in files:
+                out.add(dest, content)
     except OSError as e:
-        raise RunError(f"cannot write {e.filename or ''}: {e.strerror or e}") from e
+        raise RunError(f"cannot write {e.filename or dest}: {e.strerror or e}") from e
 
 
 def run(args: argparse.Namespace) -> int:
@@ -703,7 +727,9 @@ def run(args: argparse.Namespace) -> int:
         if not checks:
             raise RunError("--check: nothing to compare with (graph level on an .mlir file: the "
                            "reference is the run itself; onnxruntime needs an ONNX model)")
-    _write_outputs(args, result)
+    bad = [c for c in checks if not c.ok]
+    if not bad:  # a failed --check writes no output file (module docstring)
+        _write_outputs(args, result)
     if not args.quiet:
         total = sum(t for _, t in result.stages)
         if result.report is not None:
@@ -714,7 +740,6 @@ def run(args: argparse.Namespace) -> int:
         if checks:
             print_check(checks, f"--check (rtol {RTOL:g}, atol {ATOL:g})")
         print("wall time: " + ", ".join(f"{n} {t:.3f} s" for n, t in result.stages) + f"; total {total:.3f} s")
-    bad = [c for c in checks if not c.ok]
     if bad:
         worst = max(bad, key=lambda c: c.max_abs)
         raise RunError(f"--check failed: {len(bad)} of {len(checks)} comparisons exceed rtol {RTOL:g} / "

@@ -1,5 +1,8 @@
 """Run report of the simulator (``taihu-run --report r.json``).
 
+:func:`build_report` returns the report as a JSON-able dictionary; writing it is the tools' job
+(``taihu-run --report`` serialises it with ``json`` and writes it atomically).
+
 JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFLOPS = 1e9 flop/s)::
 
     {
@@ -50,9 +53,7 @@ JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFL
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -151,18 +152,3 @@ def build_report(engine, kernel_info: dict[str, dict[str, Any]] | None = None) -
         "percent_of_peak": 100.0 * gflops / m.peak_cg_gflops,
         "kernels": kernels,
     }
-
-
-def write_json_atomically(path: str, obj: Any) -> None:
-    """Write ``obj`` as JSON through a temporary file (never a partial file)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".taihu-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(obj, f, indent=1, sort_keys=False)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -10,13 +10,13 @@ Open the file in https://ui.perfetto.dev or chrome://tracing. Layout (process = 
 * Flow arrows (``ph`` = ``s``/``f``) from a sending micro-kernel run to the run that receives.
 
 Timestamps are microseconds (Chrome's unit) derived from cycles at ``f_clk``; every event also
-carries its cycle numbers in ``args``. Events are recorded as tuples and converted at the end,
-so a disabled trace costs one attribute test per event.
+carries its cycle numbers in ``args``. Events are recorded as tuples and converted at the end
+(:meth:`Trace.to_json`, a JSON-able dictionary; ``taihu-run --trace`` writes it), so a disabled
+trace costs one attribute test per event.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 PID_MPE, PID_CPE, PID_DMA, PID_RLC = 0, 1, 2, 3
@@ -108,8 +108,3 @@ class Trace:
             out.append(e)
         return {"traceEvents": out, "displayTimeUnit": "ns",
                 "otherData": {"machine": self.m.source, "clock_ghz": self.m.f_clk_ghz}}
-
-    def write(self, path: str) -> None:
-        from taihu.backends.sim.report import write_json_atomically
-
-        write_json_atomically(path, self.to_json())

@@ -449,3 +449,66 @@ def test_sw_program_inputs_by_onnx_name_and_unknown_keys(tmp_path, capsys):
                           "'data' is not an input", "gpu_0/data_0")
     np.savez(tmp_path / "two.npz", **{"gpu_0/data_0": x, "arg0": x})
     assert_one_line_error(*run([prog, "--inputs", tmp_path / "two.npz"], capsys), "two arrays")
+
+
+def _written(folder: Path) -> list[str]:
+    """Names in ``folder`` (temporaries ``.taihu-*`` included)."""
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_outputs_are_written_all_or_nothing(tmp_path, capsys):
+    """The output files of a run are written together after everything succeeded: a run that
+    fails on --report (unwritable path, or no simulated run) does not leave its --output, its
+    --trace or its --plot folder; no temporary file is left; a successful run writes all."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    prog = EXAMPLES / "sw" / "overlap.mlir"
+    files = ["--output", out_dir / "y.npz", "--trace", out_dir / "t.json", "--plot", out_dir / "plots"]
+    code, out, err = run([prog, *files, "--report", tmp_path / "missing" / "r.json"], capsys)
+    assert_one_line_error(code, out, err, "cannot write", "missing/r.json", "No such file")
+    assert _written(out_dir) == []
+    code, out, err = run([prog, *files, "--report", out_dir / "r.json", "--quiet"], capsys)
+    assert code == 0, err
+    assert _written(out_dir) == ["plots", "r.json", "t.json", "y.npz"]
+    assert _written(out_dir / "plots") == ["layers.png", "roofline.png"]
+    import json
+
+    assert json.loads((out_dir / "t.json").read_text())["traceEvents"]
+    assert (out_dir / "r.json").read_text().endswith("}\n")
+
+    graph_dir = tmp_path / "graph"
+    graph_dir.mkdir()
+    code, out, err = run([EXAMPLES / "graph" / "small_cnn.mlir", "--level", "graph", "--output",
+                          graph_dir / "y.npz", "--report", graph_dir / "r.json"], capsys)
+    assert_one_line_error(code, out, err, "--report needs a simulated run")
+    assert _written(graph_dir) == []
+
+
+def test_failure_while_rendering_plots_writes_nothing(tmp_path, capsys, monkeypatch):
+    from taihu.tools import plots
+
+    def broken(report, title=""):
+        raise RuntimeError("no backend")
+
+    monkeypatch.setattr(plots, "render_plots", broken)
+    code, out, err = run([EXAMPLES / "sw" / "overlap.mlir", "--output", tmp_path / "y.npz",
+                          "--report", tmp_path / "r.json", "--plot", tmp_path / "plots"], capsys)
+    assert_one_line_error(code, out, err, "internal error", "no backend")
+    assert _written(tmp_path) == []
+
+
+def test_failed_check_writes_no_output(model, tmp_path, capsys, monkeypatch):
+    real = run_tool.onnxruntime_outputs
+
+    def perturbed(m, feed):
+        out = real(m, feed)
+        out["y0"] = out["y0"] + np.float32(1.0)
+        return out
+
+    monkeypatch.setattr(run_tool, "onnxruntime_outputs", perturbed)
+    out_file = tmp_path / "y.npz"
+    out_file.write_bytes(b"previous")
+    code, out, err = run([model, "--level", "graph", "--check", "--output", out_file], capsys)
+    assert_one_line_error(code, out, err, "--check failed", "'y0'")
+    assert out_file.read_bytes() == b"previous"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".taihu")] == []

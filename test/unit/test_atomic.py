@@ -1,4 +1,5 @@
-"""``taihu.tools.atomic.write_atomically``: whole file or nothing, usual permissions."""
+"""``taihu.tools.atomic``: whole file or nothing (also on Ctrl-C), usual permissions; a group of
+outputs (``OutputFiles``) all or nothing."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from taihu.tools.atomic import write_atomically
+from taihu.tools.atomic import OutputFiles, write_atomically
 
 
 def test_text_bytes_and_writer(tmp_path) -> None:
@@ -40,3 +41,94 @@ def test_failing_writer_leaves_existing_file_and_no_temporary(tmp_path) -> None:
 def test_missing_folder_is_an_oserror(tmp_path) -> None:
     with pytest.raises(OSError):
         write_atomically(tmp_path / "no" / "x.mlir", "x")
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_interrupt_while_writing_removes_the_temporary(tmp_path, interrupt) -> None:
+    """Ctrl-C (KeyboardInterrupt) or sys.exit (SystemExit, e.g. from a signal handler) in the
+    middle of a write: no temporary file is left and the previous file is untouched."""
+    target = tmp_path / "out.mlir"
+    target.write_text("previous")
+
+    def interrupted(f) -> None:
+        f.write(b"half of the mod")
+        raise interrupt()
+
+    with pytest.raises(interrupt):
+        write_atomically(target, interrupted)
+    assert target.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.mlir"]
+
+
+def test_sigint_in_a_real_process_leaves_no_temporary(tmp_path) -> None:
+    """A SIGINT delivered to a process blocked inside write_atomically (the default handler
+    raises KeyboardInterrupt): the process ends, the temporary file is gone."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    code = textwrap.dedent(f"""
+        import sys, time
+        from taihu.tools.atomic import write_atomically
+
+        def slow(f):
+            f.write(b"partial")
+            f.flush()
+            print("writing", flush=True)
+            time.sleep(60)
+
+        try:
+            write_atomically({str(target)!r}, slow)
+        except KeyboardInterrupt:
+            sys.exit(130)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        assert any(p.name.startswith(".taihu-") for p in tmp_path.iterdir())
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        proc.kill()
+        proc.wait()
+    assert target.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_output_files_are_all_or_nothing(tmp_path) -> None:
+    (tmp_path / "b.json").write_text("previous")
+    with pytest.raises(RuntimeError, match="late failure"):
+        with OutputFiles() as out:
+            out.add(tmp_path / "a.npz", b"complete")
+            out.add(tmp_path / "b.json", "{}")
+            out.makedirs(tmp_path / "plots" / "run1")
+            out.add(tmp_path / "plots" / "run1" / "x.png", b"png")
+            raise RuntimeError("late failure")
+    # nothing renamed, temporaries and the created folders removed, b.json untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json"]
+    assert (tmp_path / "b.json").read_text() == "previous"
+    with OutputFiles() as out:
+        out.add(tmp_path / "a.npz", b"complete")
+        out.makedirs(tmp_path / "plots")
+        out.add(tmp_path / "plots" / "x.png", b"png")
+        assert not (tmp_path / "a.npz").exists()  # renamed only when the block ends
+    assert (tmp_path / "a.npz").read_bytes() == b"complete"
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["x.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz", "b.json", "plots"]
+
+
+def test_unwritable_second_output_discards_the_first(tmp_path) -> None:
+    with pytest.raises(OSError) as info:
+        with OutputFiles() as out:
+            out.add(tmp_path / "y.npz", b"outputs")
+            out.add(tmp_path / "missing" / "r.json", "{}")
+    assert info.value.filename == str(tmp_path / "missing" / "r.json")  # the destination, not a temporary
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        write_atomically(tmp_path / "folder", b"x")
+    assert info.value.filename == str(tmp_path / "folder")
+    assert [p.name for p in tmp_path.iterdir()] == ["folder"] and not any((tmp_path / "folder").iterdir())
