@@ -16,6 +16,36 @@ Public API::
     m.instruction("vmad")                  # InstrTiming(pipes=(0,), latency=7)
     m.dma_bus_bw, m.peak_cg_gflops         # 7.735 GB/s, 742.4 GFLOPS
 
+Validation (every path: :func:`load_machine`, :func:`resolve_machine`,
+:func:`machine_from_mapping`, :meth:`Machine.replace`, the ``swsim.target`` / ``target.machine``
+attributes): every key is required, unknown keys are rejected, and each value must lie in the
+documented range of its key in ``_SCALAR_KEYS`` below (one comment per group gives the reason).
+Integers are TOML integers (not booleans, not floats), numbers are finite (no ``nan``/``inf``),
+booleans are ``true``/``false``, strings are one of the listed choices. In short:
+
+* cycle counts (latencies, sync/branch costs, DMA start-up and reply): integers in [0, 10000]
+  (instruction latencies [1, 10000]); ``spawn_cycles`` [0, 1000000];
+* sizes: ``ldm_bytes`` a multiple of 8 in [1024, 16 MiB], ``ldm_user_bytes`` in
+  [1, ldm_bytes], ``n_cpes * ldm_bytes`` <= 1 GiB; mesh sides in [1, 64]; ``n_regs`` in
+  [32, 256], ``zero_reg`` < ``n_regs``; ``reg_bits`` and ``rlc_msg_bits`` multiples of 64 in
+  [64, 4096]; ``vec_lanes_fp64`` = ``reg_bits / 64``, ``vec_lanes_fp32`` <= ``reg_bits / 32``;
+  ``vector_ldm_align`` a power of two in [8, 4096] B, ``mem_txn_bytes`` a power of two in
+  [1, 4096] B;
+* DMA structure: ``n_dma_bus`` divides ``mesh_cols``, ``cpes_per_bus * n_dma_bus = n_cpes``;
+  queue depths (channel buffer, in-flight requests, RLC buffers) in [1, 1024];
+* rates: ``f_clk_ghz`` in [0.01, 10] GHz, bandwidths in [0.001, 10000] GB/s,
+  ``dma_put_bw_factor`` in [0.01, 100];
+* ``instructions``: every mnemonic of the shipped table (:data:`REQUIRED_MNEMONICS`, the
+  instructions the ``sw`` dialect emits and the simulator times) must be present; extra
+  mnemonics are allowed. Each row: ``pipes`` "P0" | "P1" | "P0/P1", ``latency`` an integer in
+  [0, 10000] or the name of a cycle parameter (``"lat_fp"``), ``repeat`` in [1, 10000]
+  (default 1); mnemonics are case-insensitive (two spellings of one mnemonic are an error).
+
+Files: an unreadable, empty, binary (NUL bytes, not UTF-8), oversized (> 1 MiB) or malformed
+TOML file is a :class:`MachineConfigError` as well. Every error is one line naming the file and,
+where there is one, the key: ``small.toml: key 'dma_latency': expected an integer in
+[0, 10000] cycles, got 1000000000000``.
+
 This module has no IR imports (it is used by dialect verifiers and by the simulator alike).
 """
 
@@ -34,6 +64,7 @@ from typing import Any
 __all__ = [
     "DEFAULT_MACHINE_NAME",
     "DEFAULT_MACHINE_PATH",
+    "REQUIRED_MNEMONICS",
     "InstrTiming",
     "Machine",
     "MachineConfigError",
@@ -50,10 +81,11 @@ DEFAULT_MACHINE_PATH = os.path.join(CONFIGS_DIR, DEFAULT_MACHINE_NAME + ".toml")
 
 
 class MachineConfigError(ValueError):
-    """A machine description is missing a key, has an unknown key or an invalid value.
+    """A machine description is missing a key, has an unknown key or an invalid value, or its
+    file cannot be read as TOML.
 
-    The message names the file and the offending key, e.g.
-    ``sw26010.toml: key 'dma_latency': expected an integer >= 0, got -1``.
+    The message is one line naming the file and (where there is one) the offending key, e.g.
+    ``sw26010.toml: key 'dma_latency': expected an integer in [0, 10000] cycles, got -1``.
     """
 
 
@@ -82,24 +114,19 @@ class InstrTiming:
         return "/".join(f"P{p}" for p in self.pipes)
 
 
-# (type, constraint) of every scalar key; the constraint is a predicate + description.
-_INT_GE0 = (int, lambda v: v >= 0, "an integer >= 0")
-_INT_GT0 = (int, lambda v: v > 0, "an integer > 0")
-_FLOAT_GT0 = (float, lambda v: v > 0, "a number > 0")
-_FLOAT_GE0 = (float, lambda v: v >= 0, "a number >= 0")
-_BOOL = (bool, lambda v: True, "a boolean")
-
-
-def _one_of(*choices: str):
-    return (str, lambda v: v in choices, "one of " + ", ".join(repr(c) for c in choices))
-
-
 @dataclass(frozen=True)
 class Machine:
     """Parameters of one SW26010 core group (spec sw26010-model.md §3, §6.2).
 
     Every field mirrors a key of ``sw26010.toml`` (see that file for the seed line of each).
     Cycle counts are CPE clock cycles; bandwidths GB/s; sizes bytes.
+
+    Instances come from :func:`load_machine`, :func:`machine_from_mapping` or
+    :meth:`replace`, which all validate every value against its documented range
+    (``_SCALAR_KEYS``; rule summary in the module docstring): integers bounded so that no timing
+    computation overflows or steps through more than 10000 cycles per latency, finite positive
+    rates, consistent register/lane/mesh/bus counts, a complete instruction table. Building a
+    ``Machine(...)`` or ``dataclasses.replace(m, ...)`` directly skips that validation.
     """
 
     # structure
@@ -226,159 +253,365 @@ class Machine:
             ) from None
 
     def replace(self, **changes: Any) -> Machine:
-        """A copy with some parameters changed (validated like a loaded file)."""
+        """A copy with some parameters changed, validated like a loaded file (raises
+        :class:`MachineConfigError` naming the key; ``instructions`` may be given as a table of
+        :class:`InstrTiming` values or of TOML rows)."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data.update(changes)
         return _validated(data, source=f"{self.source} (modified)")
 
 
-_SCALAR_KEYS: dict[str, tuple[type, Any, str]] = {
-    "f_clk_ghz": _FLOAT_GT0,
-    "n_cg": _INT_GT0,
-    "mesh_rows": _INT_GT0,
-    "mesh_cols": _INT_GT0,
-    "ldm_bytes": _INT_GT0,
-    "ldm_user_bytes": _INT_GT0,
-    "n_regs": _INT_GT0,
-    "reg_bits": _INT_GT0,
-    "zero_reg": _INT_GE0,
-    "vec_lanes_fp64": _INT_GT0,
-    "vec_lanes_fp32": _INT_GT0,
-    "vector_ldm_align": _INT_GT0,
-    "mem_txn_bytes": _INT_GT0,
-    "dma_latency": _INT_GE0,
-    "peak_bw_cg": _FLOAT_GT0,
-    "theory_bw_cg": _FLOAT_GT0,
-    "n_dma_bus": _INT_GT0,
-    "cpes_per_bus": _INT_GT0,
-    "chan_buf_depth": _INT_GE0,
-    "dma_cpe_inflight": _INT_GT0,
+# --------------------------------------------------------------------------------------------
+# Value ranges
+# --------------------------------------------------------------------------------------------
+
+
+def _show(value: Any) -> str:
+    """``value`` as a diagnostic shows it: TOML spelling of booleans, no giant integers."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass(frozen=True)
+class _Range:
+    """Type and range of one scalar key. ``kind``: "int", "float", "bool" or "choice";
+    ``lo``/``hi``: inclusive bounds (int/float); ``multiple_of``/``pow2``: extra int rules;
+    ``unit``: shown after the range; ``choices``: the allowed strings."""
+
+    kind: str
+    lo: float = 0
+    hi: float = 0
+    unit: str = ""
+    multiple_of: int = 1
+    pow2: bool = False
+    choices: tuple[str, ...] = ()
+
+    @property
+    def description(self) -> str:
+        """``"an integer in [0, 10000] cycles"`` and the like (the diagnostics' wording)."""
+        if self.kind == "bool":
+            return "a boolean (true or false)"
+        if self.kind == "choice":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind == "float":
+            what = "a finite number"
+            bounds = f"[{self.lo:g}, {self.hi:g}]"
+        else:
+            what = ("a power of two" if self.pow2 else
+                    f"a multiple of {self.multiple_of}" if self.multiple_of > 1 else "an integer")
+            bounds = f"[{int(self.lo)}, {int(self.hi)}]"
+        return f"{what} in {bounds}" + (f" {self.unit}" if self.unit else "")
+
+    def check(self, value: Any) -> Any:
+        """``value`` (an int becomes a float for a "float" key) if it satisfies the range, else
+        ``ValueError`` with :attr:`description`."""
+        ok = False
+        if self.kind == "bool":
+            ok = isinstance(value, bool)
+        elif self.kind == "choice":
+            ok = isinstance(value, str) and value in self.choices
+        elif isinstance(value, bool):
+            ok = False
+        elif self.kind == "int":
+            ok = (isinstance(value, int) and self.lo <= value <= self.hi
+                  and value % self.multiple_of == 0
+                  and (not self.pow2 or value & (value - 1) == 0))
+        elif isinstance(value, (int, float)):
+            # compared before float(): float(10**400) would overflow; nan fails every comparison
+            ok = self.lo <= value <= self.hi
+            value = float(value) if ok else value
+        if not ok:
+            raise ValueError(self.description)
+        return value
+
+
+def _int(lo: int, hi: int, unit: str = "", *, multiple_of: int = 1, pow2: bool = False) -> _Range:
+    return _Range("int", lo, hi, unit, multiple_of=multiple_of, pow2=pow2)
+
+
+def _num(lo: float, hi: float, unit: str = "") -> _Range:
+    return _Range("float", lo, hi, unit)
+
+
+def _one_of(*choices: str) -> _Range:
+    return _Range("choice", choices=choices)
+
+
+_BOOL = _Range("bool")
+
+#: the cycle bound of latencies and costs the instruction scheduler steps through one cycle at a
+#: time (``backends/sim/pipeline.simulate_issue``): 10000 cycles = 7 us at 1.45 GHz, ~50x the
+#: largest seed value (gld_gstd_latency = 278); a 64-instruction dependent chain at this latency
+#: schedules in ~1.4 s of Python.
+MAX_CYCLES = 10_000
+_CYCLES = _int(0, MAX_CYCLES, "cycles")
+_LATENCY = _int(1, MAX_CYCLES, "cycles")
+#: bandwidths: the lower bound keeps one byte's data phase (f_clk / bandwidth) below ~4e4
+#: cycles, so no cycle count of a simulation comes near int64 (numpy cycle arrays); the upper
+#: is 300x the SW26010 DMA peak and above any aggregate on-chip bandwidth of the seeds.
+_GBPS = _num(0.001, 10_000.0, "GB/s")
+#: queue depths: a depth of 0 could never accept a request / message (every run deadlocks)
+_DEPTH = _int(1, 1024)
+_MIB = 1 << 20
+
+_SCALAR_KEYS: dict[str, _Range] = {
+    # ---- structure: what one core group can be. Clock 10 MHz .. 10 GHz (every cycle <-> second
+    # conversion divides by it). Mesh sides 1..64 (sync masks are one bit per row / column, i64).
+    # LDM <= 16 MiB per CPE and a multiple of 8 (the simulator views each LDM as float64 words);
+    # >= 1 KiB (no CPE scratchpad is smaller). n_regs >= 32: the lowering names r0..r31 directly
+    # (loop_to_sw/gemm.py: accumulators r0..r15, operands r16..r23, address registers r24..r29;
+    # loop_to_sw/maps.py: r0..r30 allocatable, r31 the zero register), so a smaller file fails
+    # every lowered kernel; <= 256 (an 8-bit register field). Registers of 64..4096 bits in whole
+    # fp64 words; lanes are checked against reg_bits below. vector_ldm_align >= 8: the simulator
+    # reads LDM words at address // 8, so fp64 accesses must be 8-B aligned at least.
+    "f_clk_ghz": _num(0.01, 10.0, "GHz"),
+    "n_cg": _int(1, 64),
+    "mesh_rows": _int(1, 64),
+    "mesh_cols": _int(1, 64),
+    "ldm_bytes": _int(1024, 16 * _MIB, "bytes", multiple_of=8),
+    "ldm_user_bytes": _int(1, 16 * _MIB, "bytes"),
+    "n_regs": _int(32, 256),
+    "reg_bits": _int(64, 4096, "bits", multiple_of=64),
+    "zero_reg": _int(0, 255),
+    "vec_lanes_fp64": _int(1, 64),
+    "vec_lanes_fp32": _int(1, 128),
+    "vector_ldm_align": _int(8, 4096, "bytes", pow2=True),
+    # ---- DMA: cycle costs bounded by MAX_CYCLES; transaction sizes are powers of two up to a
+    # 4 KiB page; bus counts are checked against the mesh below; bcast_cost (requests per
+    # broadcast) is bounded like a cycle cost.
+    "mem_txn_bytes": _int(1, 4096, "bytes", pow2=True),
+    "dma_latency": _CYCLES,
+    "peak_bw_cg": _GBPS,
+    "theory_bw_cg": _GBPS,
+    "n_dma_bus": _int(1, 64),
+    "cpes_per_bus": _int(1, 4096),
+    "chan_buf_depth": _DEPTH,
+    "dma_cpe_inflight": _DEPTH,
     "dma_latency_overlap": _BOOL,
     "dma_arbitration": _one_of("round-robin"),
     "dma_cycle_rounding": _one_of("ceil"),
-    "bcast_cost": _INT_GE0,
-    "dma_reply_latency": _INT_GE0,
-    "dma_put_bw_factor": _FLOAT_GT0,
-    "gld_bytes_max": _INT_GT0,
-    "gld_latency": _INT_GE0,
-    "gld_gstd_latency": _INT_GE0,
-    "gld_bw_cg": _FLOAT_GT0,
-    "rlc_latency": _INT_GE0,
-    "rlc_msg_bits": _INT_GT0,
-    "rlc_bw_p2p_cg": _FLOAT_GT0,
-    "rlc_bw_bcast_cg": _FLOAT_GT0,
-    "rlc_send_depth": _INT_GT0,
-    "rlc_recv_depth": _INT_GT0,
+    "bcast_cost": _int(0, MAX_CYCLES, "requests"),
+    "dma_reply_latency": _CYCLES,
+    # a data-phase time multiplier: 1/100 .. 100 keeps it a factor, not a unit change
+    "dma_put_bw_factor": _num(0.01, 100.0),
+    # ---- gld/gstd: one access moves at most a 4 KiB page; latencies bounded by MAX_CYCLES.
+    "gld_bytes_max": _int(1, 4096, "bytes"),
+    "gld_latency": _CYCLES,
+    "gld_gstd_latency": _CYCLES,
+    "gld_bw_cg": _GBPS,
+    # ---- RLC: a message is whole fp64 words of a register (64..4096 bits); depths >= 1.
+    "rlc_latency": _CYCLES,
+    "rlc_msg_bits": _int(64, 4096, "bits", multiple_of=64),
+    "rlc_bw_p2p_cg": _GBPS,
+    "rlc_bw_bcast_cg": _GBPS,
+    "rlc_send_depth": _DEPTH,
+    "rlc_recv_depth": _DEPTH,
     "rlc_contention": _BOOL,
-    "ldm_reg_bw": _FLOAT_GT0,
-    "lat_ldm_load": _INT_GT0,
-    "lat_fp": _INT_GT0,
-    "lat_int_mul": _INT_GT0,
-    "lat_simple": _INT_GT0,
+    # ---- pipelines: result latencies >= 1 (a result is never usable in its issue cycle) and
+    # <= MAX_CYCLES (the scheduler steps through them); sync/branch costs likewise.
+    "ldm_reg_bw": _GBPS,
+    "lat_ldm_load": _LATENCY,
+    "lat_fp": _LATENCY,
+    "lat_int_mul": _LATENCY,
+    "lat_simple": _LATENCY,
     "dual_tie": _one_of("leader-p1", "leader-p0"),
-    "sync_rowcol": _INT_GE0,
-    "sync_array": _INT_GE0,
-    "branch_penalty": _INT_GE0,
+    "sync_rowcol": _CYCLES,
+    "sync_array": _CYCLES,
+    "branch_penalty": _CYCLES,
+    # ---- host and chip: spawn_cycles is added once per launch as an event (no cycle stepping),
+    # so it may be up to 1e6 cycles (~0.7 ms, above any athread_spawn cost); chip peaks are
+    # reported only: positive, at most 1 PFLOPS per chip.
     "mpe_model": _one_of("none"),
-    "spawn_cycles": _INT_GE0,
-    "peak_chip_cpe_gflops": _FLOAT_GT0,
-    "peak_chip_sp_tflops": _FLOAT_GT0,
+    "spawn_cycles": _int(0, 1_000_000, "cycles"),
+    "peak_chip_cpe_gflops": _num(0.001, 1e6, "GFLOPS"),
+    "peak_chip_sp_tflops": _num(0.001, 1000.0, "TFLOPS"),
 }
+
+#: scalar keys an instruction row may name as its latency (``latency = "lat_fp"``): the cycle
+#: counts of at most MAX_CYCLES
+_LATENCY_PARAMS = frozenset(k for k, r in _SCALAR_KEYS.items()
+                            if r.unit == "cycles" and r.hi <= MAX_CYCLES)
+
+#: Table 3.2 row fields: latency in cycles (or a parameter name), repeat = issue interval
+_ROW_LATENCY = _int(0, MAX_CYCLES, "cycles")
+_ROW_REPEAT = _int(1, MAX_CYCLES, "cycles")
+
+#: Every mnemonic of the shipped ``sw26010.toml`` instruction table; a machine file must list
+#: all of them (extra mnemonics are allowed). The ``sw`` dialect's register, memory, RLC, sync
+#: and DMA ops, the micro-kernels of the lowering and the simulator's scheduler look timings up
+#: by these names, so a missing one would be a ``KeyError`` in the middle of a run; requiring
+#: the whole shipped table (not only the subset today's lowering emits) keeps the rule simple
+#: and a file written for this version valid for the next lowering. ``test_machine_validation``
+#: checks this tuple against the shipped table and the dialect's mnemonics.
+REQUIRED_MNEMONICS: tuple[str, ...] = (
+    "addw", "subw", "addl", "subl", "s4addl", "s4subl", "s8addl", "s8subl",
+    "cmpeq", "cmplt", "cmple", "cmpult", "cmpule",
+    "vaddw", "vsubw", "vaddl", "vsubl",
+    "mulw", "umulw", "mull", "umulh",
+    "sll", "srl", "sra",
+    "fadds", "faddd", "fsubs", "fsubd", "vadds", "vaddd", "vsubs", "vsubd",
+    "fmuls", "fmuld", "vmuls", "vmuld",
+    "fmas", "fmad", "vmas", "vmad",
+    "vfcmpeq", "vfcmple", "vfcmplt", "vfseleq", "vfsellt",
+    "vdivs", "vdivd", "vsqrts", "vsqrtd",
+    "ldw", "ldl", "stw", "stl",
+    "vlds", "vldd", "ldde", "vsts", "vstd", "ldse", "fstd", "fsts", "ldfi",
+    "vinsw", "vextw", "vinsf", "vextf", "vshff", "vshfw",
+    "getr", "getc", "putr", "putc",
+    "vldr", "vldc", "ldder", "lddec",
+    "synr", "sync",
+    "halt", "memb", "bgt", "beq", "bne", "nop",
+    "gld", "gstd",
+    "dma_get", "dma_put",
+)
+
+#: the simulator holds the LDMs of all CPEs in one array: n_cpes * ldm_bytes <= 1 GiB
+MAX_TOTAL_LDM_BYTES = 1 << 30
+#: machine files are a few KiB; a larger file is not a machine description
+MAX_FILE_BYTES = _MIB
 
 _PIPES = {"P0": (0,), "P1": (1,), "P0/P1": (0, 1), "P1/P0": (0, 1)}
 
 
 def _check_scalar(key: str, value: Any, where: str) -> Any:
-    typ, pred, what = _SCALAR_KEYS[key]
-    if typ is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if typ is int and isinstance(value, bool) or not isinstance(value, typ):
-        raise MachineConfigError(f"{where}: key {key!r}: expected {what}, got {value!r}")
-    if not pred(value):
-        raise MachineConfigError(f"{where}: key {key!r}: expected {what}, got {value!r}")
-    return value
+    try:
+        return _SCALAR_KEYS[key].check(value)
+    except ValueError as e:
+        raise MachineConfigError(f"{where}: key {key!r}: expected {e}, got {_show(value)}") from None
+
+
+def _row_latency(key: str, lat: Any, scalars: Mapping[str, Any], where: str) -> int:
+    """The latency of a table row: an integer in [0, MAX_CYCLES] or a cycle parameter's value."""
+    if isinstance(lat, str) and lat in _LATENCY_PARAMS:
+        return scalars[lat]
+    try:
+        return _ROW_LATENCY.check(lat)
+    except ValueError as e:
+        raise MachineConfigError(
+            f"{where}: key '{key}.latency': expected {e} or the name of a cycle parameter "
+            f"(e.g. 'lat_fp'), got {_show(lat)}"
+        ) from None
 
 
 def _parse_instructions(raw: Any, scalars: Mapping[str, Any], where: str) -> dict[str, InstrTiming]:
-    if isinstance(raw, Mapping) and all(isinstance(v, InstrTiming) for v in raw.values()):
-        return {
-            k: InstrTiming(v.pipes, scalars[v.latency_param], v.latency_param, v.repeat)
-            if v.latency_param
-            else v
-            for k, v in raw.items()
-        }
+    """Validate the Table 3.2 rows: TOML tables ``{pipes, latency[, repeat]}`` or
+    :class:`InstrTiming` values (a row naming a latency parameter re-resolves it in
+    ``scalars``); every mnemonic of :data:`REQUIRED_MNEMONICS` must be present."""
     if not isinstance(raw, Mapping):
-        raise MachineConfigError(f"{where}: key 'instructions': expected a table")
+        raise MachineConfigError(
+            f"{where}: key 'instructions': expected a table of mnemonics, got {_show(raw)}")
     table: dict[str, InstrTiming] = {}
+    spelled: dict[str, str] = {}
     for name, entry in raw.items():
+        if not isinstance(name, str) or not name:
+            raise MachineConfigError(
+                f"{where}: key 'instructions': expected mnemonic names, got {_show(name)}")
         key = f"instructions.{name}"
-        if not isinstance(entry, Mapping):
-            raise MachineConfigError(f"{where}: key {key!r}: expected {{ pipes = ..., latency = ... }}")
-        unknown = set(entry) - {"pipes", "latency", "repeat"}
-        if unknown:
-            raise MachineConfigError(f"{where}: key {key!r}: unknown field(s) {sorted(unknown)}")
-        if "pipes" not in entry or "latency" not in entry:
-            raise MachineConfigError(f"{where}: key {key!r}: needs both 'pipes' and 'latency'")
-        pipes = _PIPES.get(entry["pipes"]) if isinstance(entry["pipes"], str) else None
-        if pipes is None:
-            raise MachineConfigError(
-                f"{where}: key {key}.pipes: expected 'P0', 'P1' or 'P0/P1', got {entry['pipes']!r}"
-            )
-        lat = entry["latency"]
-        param = lat if isinstance(lat, str) else None
-        if isinstance(lat, str):
-            if lat not in scalars or not isinstance(scalars[lat], int) or isinstance(scalars[lat], bool):
+        if isinstance(entry, InstrTiming):
+            pipes, lat, param, rep = entry.pipes, entry.latency, entry.latency_param, entry.repeat
+            if pipes not in _PIPES.values():
                 raise MachineConfigError(
-                    f"{where}: key {key}.latency: {lat!r} is not an integer latency parameter"
+                    f"{where}: key '{key}.pipes': expected (0,), (1,) or (0, 1), got {_show(pipes)}")
+            lat = _row_latency(key, param if param else lat, scalars, where)
+        elif isinstance(entry, Mapping):
+            unknown = sorted(map(str, set(entry) - {"pipes", "latency", "repeat"}))
+            if unknown:
+                raise MachineConfigError(f"{where}: key {key!r}: unknown field(s) {unknown}")
+            if "pipes" not in entry or "latency" not in entry:
+                raise MachineConfigError(f"{where}: key {key!r}: needs both 'pipes' and 'latency'")
+            pipes = _PIPES.get(entry["pipes"]) if isinstance(entry["pipes"], str) else None
+            if pipes is None:
+                raise MachineConfigError(
+                    f"{where}: key '{key}.pipes': expected 'P0', 'P1' or 'P0/P1', "
+                    f"got {_show(entry['pipes'])}"
                 )
-            lat = scalars[lat]
-        if isinstance(lat, bool) or not isinstance(lat, int) or lat < 0:
+            lat = entry["latency"]
+            param = lat if isinstance(lat, str) else None
+            lat = _row_latency(key, lat, scalars, where)
+            rep = entry.get("repeat", 1)
+        else:
             raise MachineConfigError(
-                f"{where}: key {key}.latency: expected cycles >= 0 or a parameter name, got {lat!r}"
+                f"{where}: key {key!r}: expected {{ pipes = ..., latency = ... }}, got {_show(entry)}")
+        try:
+            rep = _ROW_REPEAT.check(rep)
+        except ValueError as e:
+            raise MachineConfigError(f"{where}: key '{key}.repeat': expected {e}, got {_show(rep)}") from None
+        low = name.lower()
+        if low in spelled:
+            raise MachineConfigError(
+                f"{where}: key {key!r}: mnemonic {low!r} is already given as "
+                f"'instructions.{spelled[low]}' (mnemonics are case-insensitive)"
             )
-        rep = entry.get("repeat", 1)
-        if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
-            raise MachineConfigError(f"{where}: key {key}.repeat: expected cycles >= 1, got {rep!r}")
-        table[name.lower()] = InstrTiming(pipes, lat, param, rep)
+        spelled[low] = name
+        table[low] = InstrTiming(pipes, lat, param, rep)
+    for mnemonic in REQUIRED_MNEMONICS:
+        if mnemonic not in table:
+            raise MachineConfigError(
+                f"{where}: key 'instructions.{mnemonic}': missing (every mnemonic of the shipped "
+                f"sw26010.toml table is required)"
+            )
     return table
+
+
+def _check_consistency(s: Mapping[str, Any], where: str) -> None:
+    """Rules between keys (each names the key it blames)."""
+
+    def fail(key: str, msg: str) -> None:
+        raise MachineConfigError(f"{where}: key {key!r}: {msg}")
+
+    if s["ldm_user_bytes"] > s["ldm_bytes"]:
+        fail("ldm_user_bytes", f"{s['ldm_user_bytes']} exceeds ldm_bytes = {s['ldm_bytes']}")
+    n_cpes = s["mesh_rows"] * s["mesh_cols"]
+    if n_cpes * s["ldm_bytes"] > MAX_TOTAL_LDM_BYTES:
+        fail("ldm_bytes", f"{n_cpes} CPEs x {s['ldm_bytes']} B = {n_cpes * s['ldm_bytes']} B of LDM "
+                          f"exceeds 1 GiB (the simulator holds every LDM in memory)")
+    if s["zero_reg"] >= s["n_regs"]:
+        fail("zero_reg", f"expected a register < n_regs = {s['n_regs']}, got {s['zero_reg']}")
+    if s["vec_lanes_fp64"] != s["reg_bits"] // 64:
+        fail("vec_lanes_fp64", f"expected reg_bits / 64 = {s['reg_bits'] // 64} (fp64 lanes of a "
+                               f"{s['reg_bits']}-bit register), got {s['vec_lanes_fp64']}")
+    if s["vec_lanes_fp32"] > s["reg_bits"] // 32:
+        fail("vec_lanes_fp32", f"expected at most reg_bits / 32 = {s['reg_bits'] // 32} (fp32 "
+                               f"lanes of a {s['reg_bits']}-bit register), got {s['vec_lanes_fp32']}")
+    if s["mesh_cols"] % s["n_dma_bus"]:
+        fail("n_dma_bus", f"must divide mesh_cols = {s['mesh_cols']}, got {s['n_dma_bus']}")
+    if s["cpes_per_bus"] * s["n_dma_bus"] != n_cpes:
+        fail("cpes_per_bus", f"cpes_per_bus * n_dma_bus != CPE count: expected {n_cpes} / "
+                             f"{s['n_dma_bus']} = {n_cpes // s['n_dma_bus']}, got {s['cpes_per_bus']}")
+    if s["gld_gstd_latency"] < s["gld_latency"]:
+        fail("gld_gstd_latency", f"must be >= gld_latency = {s['gld_latency']}, "
+                                 f"got {s['gld_gstd_latency']}")
 
 
 def machine_from_mapping(data: Mapping[str, Any], source: str) -> Machine:
     """Validate ``data`` (the keys of a machine TOML file, ``instructions`` as a table or as
     :class:`InstrTiming` values) into a :class:`Machine`; ``source`` names it in diagnostics.
-    Raises :class:`MachineConfigError` naming the key."""
+    Raises :class:`MachineConfigError` naming the key (ranges: module docstring)."""
     return _validated(data, source)
 
 
-def _validated(data: Mapping[str, Any], source: str) -> Machine:
+def _validated(data: Any, source: str) -> Machine:
     where = os.path.basename(source) if os.sep in source else source
+    if not isinstance(data, Mapping):
+        raise MachineConfigError(f"{where}: expected a table of machine parameters, got {_show(data)}")
     data = dict(data)
     data.pop("source", None)
-    unknown = sorted(set(data) - set(_SCALAR_KEYS) - {"instructions"})
+    unknown = sorted((k for k in data if k not in _SCALAR_KEYS and k != "instructions"), key=str)
     if unknown:
-        raise MachineConfigError(f"{where}: unknown key {unknown[0]!r}")
+        raise MachineConfigError(f"{where}: unknown key {_show(unknown[0])}")
     missing = [k for k in list(_SCALAR_KEYS) + ["instructions"] if k not in data]
     if missing:
         raise MachineConfigError(f"{where}: missing key {missing[0]!r}")
     scalars = {k: _check_scalar(k, data[k], where) for k in _SCALAR_KEYS}
-    # cross-key consistency
-    if scalars["ldm_user_bytes"] > scalars["ldm_bytes"]:
-        raise MachineConfigError(
-            f"{where}: key 'ldm_user_bytes': {scalars['ldm_user_bytes']} exceeds ldm_bytes "
-            f"= {scalars['ldm_bytes']}"
-        )
-    if scalars["zero_reg"] >= scalars["n_regs"]:
-        raise MachineConfigError(f"{where}: key 'zero_reg': must be < n_regs = {scalars['n_regs']}")
-    if scalars["reg_bits"] % 64:
-        raise MachineConfigError(f"{where}: key 'reg_bits': must be a multiple of 64")
-    if scalars["mesh_cols"] % scalars["n_dma_bus"]:
-        raise MachineConfigError(
-            f"{where}: key 'n_dma_bus': must divide mesh_cols = {scalars['mesh_cols']}"
-        )
-    if scalars["cpes_per_bus"] * scalars["n_dma_bus"] != scalars["mesh_rows"] * scalars["mesh_cols"]:
-        raise MachineConfigError(f"{where}: key 'cpes_per_bus': cpes_per_bus * n_dma_bus != CPE count")
-    if scalars["gld_gstd_latency"] < scalars["gld_latency"]:
-        raise MachineConfigError(f"{where}: key 'gld_gstd_latency': must be >= gld_latency")
+    _check_consistency(scalars, where)
     instructions = _parse_instructions(data["instructions"], scalars, where)
     return Machine(
         **scalars,
@@ -387,22 +620,54 @@ def _validated(data: Mapping[str, Any], source: str) -> Machine:
     )
 
 
+def _read_toml(path: str) -> dict[str, Any]:
+    """The TOML table of the file ``path``; every failure is a :class:`MachineConfigError`
+    (the path as given for an unreadable file, else the file name)."""
+    name = os.path.basename(path) or path
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise MachineConfigError(
+            f"{path}: cannot read machine description: {e.strerror or e}") from None
+    except ValueError as e:  # a path with a NUL character
+        raise MachineConfigError(f"{path!r}: cannot read machine description: {e}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise MachineConfigError(f"{name}: not a machine description (larger than 1 MiB)")
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise MachineConfigError(
+            f"{name}: not a machine description: binary file (NUL byte at offset {nul})")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise MachineConfigError(
+            f"{name}: not a machine description: not UTF-8 text (byte 0x{raw[e.start]:02x} at "
+            f"offset {e.start})"
+        ) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise MachineConfigError(f"{name}: invalid TOML: {e}") from None
+    except ValueError:  # an integer literal of more than 4300 digits (int() refuses it)
+        raise MachineConfigError(f"{name}: invalid TOML: an integer literal is too long") from None
+    except RecursionError:
+        raise MachineConfigError(f"{name}: invalid TOML: arrays or tables nested too deeply") from None
+    if not data:
+        raise MachineConfigError(f"{name}: empty machine description (no keys)")
+    return data
+
+
 def load_machine(path: str | os.PathLike[str] | None = None) -> Machine:
     """Load and validate a machine description (TOML, format of ``sw26010.toml``).
 
     ``path=None`` loads the shipped ``target/configs/sw26010.toml``.
     Raises ``MachineConfigError`` (a ``ValueError``) naming the file and the key for unknown,
-    missing, mistyped or inconsistent keys, and for unreadable or malformed files.
+    missing, mistyped, out-of-range or inconsistent keys (ranges: module docstring), and for
+    unreadable, empty, binary, oversized or malformed files.
     """
     path = DEFAULT_MACHINE_PATH if path is None else os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except OSError as e:
-        raise MachineConfigError(f"{path}: cannot read machine description: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise MachineConfigError(f"{os.path.basename(path)}: invalid TOML: {e}") from None
-    return _validated(data, source=path)
+    return _validated(_read_toml(path), source=path)
 
 
 def shipped_machines() -> dict[str, str]:

@@ -123,7 +123,7 @@ def _base_text() -> str:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("dma_latency = 200", "dma_latency = -1", "key 'dma_latency': expected an integer >= 0, got -1"),
+        ("dma_latency = 200", "dma_latency = -1", "key 'dma_latency': expected an integer in [0, 10000] cycles, got -1"),
         ("dma_latency = 200", "dma_latency = 2.5", "key 'dma_latency'"),
         ("peak_bw_cg = 30.94", "peak_bw_cg = 0", "key 'peak_bw_cg'"),
         ("rlc_contention = false", "rlc_contention = 1", "key 'rlc_contention': expected a boolean"),
