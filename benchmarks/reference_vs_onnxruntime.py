@@ -12,7 +12,7 @@ package's ``backend/test/data/light``) the script imports the model once with
 threads) on the same input, one warm-up each, and reports the median wall time of ``--repeat``
 runs (milliseconds), the ratio reference / onnxruntime and the largest absolute output
 difference. By default every weight tensor is re-initialized with seeded random values
-(:func:`taihu.frontends.onnx.randomize_weights`); the shipped light models hold constant weights.
+(:func:`taihu.tools.weights.randomize_weights`); the shipped light models hold constant weights.
 ``--threads N`` runs both runtimes with N threads (onnxruntime ``intra_op_num_threads``; the
 numpy BLAS through ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``/``MKL_NUM_THREADS``, which is why
 the script re-executes itself with those variables set); without it both use their defaults
@@ -55,7 +55,8 @@ def measure(name: str, *, repeat: int, shipped_weights: bool, seed: int, threads
     import onnxruntime as ort
 
     from taihu.backends.reference import input_specs, run_module
-    from taihu.frontends.onnx import import_model, load_model, randomize_weights
+    from taihu.frontends.onnx import import_model, load_model
+    from taihu.tools.weights import randomize_weights
 
     model = load_model(_light_dir() / f"{MODELS[name]}.onnx")
     if not shipped_weights:

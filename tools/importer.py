@@ -7,7 +7,7 @@ or attribute, ...) is one line ``taihu-import: error: ...`` on stderr and exit s
 
 Options: ``--name`` (function name, default ``main``), ``--randomize-weights SEED`` (replace every
 weight tensor with seeded random values first, see
-:func:`taihu.frontends.onnx.randomize_weights`), ``--print-op-generic``.
+:func:`taihu.tools.weights.randomize_weights`), ``--print-op-generic``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def module_to_text(module, *, generic: bool = False) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from taihu.frontends.onnx import OnnxImportError, import_model, load_model, randomize_weights
+    from taihu.frontends.onnx import OnnxImportError, import_model, load_model
+    from taihu.tools.weights import randomize_weights
 
     try:
         model = load_model(args.model)

@@ -49,7 +49,7 @@ Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
 ``--plot DIR`` (``roofline.png`` and ``layers.png``, :mod:`taihu.tools.plots`).
 
 ``--random-weights SEED`` re-initializes the ONNX model's weights with seeded random values
-(:func:`taihu.frontends.onnx.randomize_weights`) before anything else, so the run, the reference
+(:func:`taihu.tools.weights.randomize_weights`) before anything else, so the run, the reference
 and onnxruntime see the same model. ``--check`` compares the outputs with the graph reference
 (swsim level) and, for ONNX sources when onnxruntime is installed, with onnxruntime on the same
 model and inputs: every element must satisfy ``|a - b| <= atol + rtol |b|`` (rtol 1e-4,
@@ -211,7 +211,8 @@ class Source:
 
 def load_onnx(path: str | os.PathLike[str], random_weights: int | None = None) -> Source:
     """Read (optionally re-initialize the weights of) and import an ONNX file."""
-    from taihu.frontends.onnx import OnnxImportError, import_model, load_model, randomize_weights
+    from taihu.frontends.onnx import OnnxImportError, import_model, load_model
+    from taihu.tools.weights import randomize_weights
 
     try:
         model = load_model(path)

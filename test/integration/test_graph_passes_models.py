@@ -23,7 +23,8 @@ from xdsl.dialects import builtin, func
 
 from taihu.backends.reference import input_specs, run_module
 from taihu.dialects import graph
-from taihu.frontends.onnx import import_model, randomize_weights
+from taihu.frontends.onnx import import_model
+from taihu.tools.weights import randomize_weights
 from taihu.passes.graph.fold_batchnorm import GraphFoldBatchNormPass
 from taihu.passes.graph.fold_constants import GraphFoldConstantsPass
 from taihu.passes.graph.simplify import GraphSimplifyPass

@@ -1,6 +1,6 @@
 """Whole ONNX networks through ``convert-graph-to-tile`` (after the graph passes), evaluated at
 the tile level with numpy (:mod:`taihu.test.unit.tile_numpy`) against the graph reference, with
-seeded random weights (:func:`taihu.frontends.onnx.randomize_weights`; the shipped "light"
+seeded random weights (:func:`taihu.tools.weights.randomize_weights`; the shipped "light"
 models have uniform weights, which would hide layout bugs behind a constant output).
 
 This checks the bufferization and every lowering pattern (memory-bound maps, views, concat,
@@ -21,7 +21,8 @@ onnx = pytest.importorskip("onnx")
 
 from taihu.backends.reference import entry_function, input_specs, run_module  # noqa: E402
 from taihu.dialects import tile  # noqa: E402
-from taihu.frontends.onnx import import_model, load_model, randomize_weights  # noqa: E402
+from taihu.frontends.onnx import import_model, load_model  # noqa: E402
+from taihu.tools.weights import randomize_weights  # noqa: E402
 from taihu.passes.pipelines import build_pipeline, default_context, run_pipeline  # noqa: E402
 from taihu.test.unit.tile_numpy import run_tile_module  # noqa: E402
 

@@ -22,7 +22,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from taihu.frontends.onnx import import_model, randomize_weights
+from taihu.frontends.onnx import import_model
+from taihu.tools.weights import randomize_weights
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 MODELS = ["resnet50", "vgg19", "bvlc_alexnet", "squeezenet", "inception_v1"]

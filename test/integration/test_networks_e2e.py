@@ -21,7 +21,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from taihu.frontends.onnx import randomize_weights
+from taihu.tools.weights import randomize_weights
 from taihu.tools import importer as import_tool
 from taihu.tools import opt as opt_tool
 from taihu.tools import run as run_tool

@@ -307,7 +307,7 @@ def test_default_level_lowers_and_simulates(model, tmp_path, capsys):
 
 
 def test_random_weights_change_the_model_deterministically(model, tmp_path, capsys):
-    from taihu.frontends.onnx import randomize_weights
+    from taihu.tools.weights import randomize_weights
 
     outs = {}
     for tag, extra in (("plain", []), ("r0", ["--random-weights", "0"]), ("r0b", ["--random-weights", "0"]),

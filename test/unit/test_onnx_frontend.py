@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from taihu.frontends.onnx import OnnxImportError, import_model, randomize_weights
+from taihu.frontends.onnx import OnnxImportError, import_model
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=13) -> onnx.ModelProto:
@@ -299,39 +299,6 @@ def test_constant_inputs_must_name_graph_inputs() -> None:
     m = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])])
     with pytest.raises(OnnxImportError, match="'z', which is not a graph input"):
         import_model(m, constant_inputs={"z": np.zeros(2, np.float32)})
-
-
-# ---- randomize_weights --------------------------------------------------------------------------
-
-
-def test_randomize_weights_slots_and_positive_variance() -> None:
-    inits = [
-        numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w"),
-        numpy_helper.from_array(np.ones(1, np.float32), "one"),  # 1 element, no weight slot
-        numpy_helper.from_array(np.array([1, -1], np.int64), "shape"),
-        numpy_helper.from_array(np.array(0.5, np.float32), "hi"),
-    ]
-    nodes = [
-        helper.make_node("Conv", ["x", "w"], ["c"]),
-        helper.make_node("ConstantOfShape", ["cs"], ["var"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
-        helper.make_node("BatchNormalization", ["c", "var", "var", "var", "var"], ["b"]),
-        helper.make_node("Clip", ["b", "", "hi"], ["cl"]),
-        helper.make_node("Add", ["cl", "one"], ["a"]),
-        helper.make_node("Reshape", ["a", "shape"], ["y"]),
-    ]
-    inits.append(numpy_helper.from_array(np.array([4], np.int64), "cs"))
-    m = _model(nodes, [_vi("x", [1, 2, 5, 5])], [_vi("y", [1, 36])], inits, opset=13)
-    r = randomize_weights(m, seed=3)
-    arrays = {i.name: numpy_helper.to_array(i) for i in r.graph.initializer}
-    assert not np.all(arrays["w"] == 1)
-    np.testing.assert_array_equal(arrays["shape"], [1, -1])  # shape tensor kept
-    assert arrays["hi"] == np.float32(0.5)  # scalar Clip bound kept
-    assert arrays["one"] == np.float32(1.0)  # 1-element tensor outside weight slots kept
-    (var_node,) = [n for n in r.graph.node if n.output[0] == "var"]
-    assert var_node.op_type == "Constant"
-    var = numpy_helper.to_array(var_node.attribute[0].t)
-    assert var.shape == (4,) and np.all(var > 0)
-    _vs_onnxruntime(r, {"x": _x(1, 2, 5, 5)})
 
 
 # ---- element types ------------------------------------------------------------------------------
