@@ -109,7 +109,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from taihu.target.dma import dma_pattern  # the athread descriptor rule (re-exported)
-from taihu.target.machine import default_machine
+from taihu.dialects.target import machine_of
 from taihu.dialects.common import MapParamsOp, VecDim, make_params, parse_bound_args, print_bound_args, scheme_info
 from taihu.dialects.mapkind import MapKind, check_map
 from taihu.dialects.sw import BarrierScope, DmaMode  # the athread enums (spec §10)
@@ -385,7 +385,7 @@ class SpmdOp(IRDLOperation):
             if n in names:
                 raise VerifyException(f'{where}: two LDM buffers are named "{n}"')
             names.add(n)
-        limit = default_machine().ldm_user_bytes
+        limit = machine_of(self).ldm_user_bytes
         fp = self.ldm_footprint()
         total = sum(x for _, x in fp)
         if total > limit:

@@ -81,7 +81,8 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface, Symb
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from taihu.target.machine import InstrTiming, Machine, default_machine
+from taihu.dialects.target import machine_of
+from taihu.target.machine import InstrTiming, Machine
 
 # --------------------------------------------------------------------------------------------
 # Attributes and types
@@ -143,10 +144,6 @@ def _meta(**values: object):
         return cls
 
     return deco
-
-
-def _machine() -> Machine:
-    return default_machine()
 
 
 def _int(attr: IntegerAttr | None) -> int | None:
@@ -251,7 +248,7 @@ def static_coords(op: Operation) -> tuple[int | None, int | None]:
                         c, idv = _const_int(lhs), rhs
                     if c is not None:
                         src = idv.owner
-                        cols = _machine().mesh_cols
+                        cols = machine_of(op).mesh_cols
                         if isinstance(src, RowIdOp) and row is None:
                             row = c
                         elif isinstance(src, ColIdOp) and col is None:
@@ -463,7 +460,7 @@ class KernelOp(IRDLOperation):
         for arg in self.body.block.args:
             if arg.type != i64:
                 raise VerifyException(f"sw.kernel @{self.sym_name.data}: arguments must be i64")
-        limit = _machine().ldm_user_bytes
+        limit = machine_of(self).ldm_user_bytes
         used = self.ldm_bytes_used()
         if used > limit:
             listing = ", ".join(f"%{s.name} {s.bytes} B" for s in self.ldm_layout())
@@ -617,7 +614,7 @@ class _DmaOp(_CpeOp):
 
     def verify_(self) -> None:
         k = _require_kernel(self)
-        m = _machine()
+        m = machine_of(self)
         size = self.size.value.data
         bsize = _int(self.bsize) or 0
         stride = _int(self.stride) or 0
@@ -878,7 +875,7 @@ class RegInstr(IRDLOperation):
 
     def timing(self, machine: Machine | None = None) -> InstrTiming:
         """Pipes and latency from the machine table (004 Table 3.2)."""
-        return (machine or _machine()).instruction(self.MNEMONIC)
+        return (machine or machine_of(self)).instruction(self.MNEMONIC)
 
     # ---- syntax ------------------------------------------------------------------------
     @classmethod
@@ -967,7 +964,7 @@ class RegInstr(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' is a register instruction: it must be directly in a sw.microkernel body"
             )
-        m = _machine()
+        m = machine_of(self)
         for name, kind in self._FIELDS:
             if kind in (_REG, _OPTREG, _REGIMM):
                 r = self.reg(name)
@@ -1018,7 +1015,7 @@ class _MemInstr(RegInstr):
     @property
     def required_align(self) -> int:
         """Address alignment: the access size, at most ``vector_ldm_align`` = 32 B (spec §11 [param])."""
-        return min(self.NBYTES, _machine().vector_ldm_align)
+        return min(self.NBYTES, machine_of(self).vector_ldm_align)
 
 
 class _Load(_MemInstr):
@@ -1599,7 +1596,7 @@ class _Put(RegInstr):
 
     def verify_(self) -> None:
         super().verify_()
-        m = _machine()
+        m = machine_of(self)
         n = m.mesh_cols if self.AXIS == "row" else m.mesh_rows
         d = self.dst.value.data
         if not 0 <= d <= n:

@@ -42,66 +42,24 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def, traits_def
 from xdsl.utils.exceptions import VerifyException
 
-from taihu.target.machine import Machine, MachineConfigError, machine_from_mapping
+from taihu.dialects.target import BindsMachine, machine_from_dict, machine_of, machine_to_dict
+from taihu.target.machine import Machine, MachineConfigError
 from taihu.dialects.sw import KernelOp, ReplyType, enclosing_kernel
-
-_PIPE_NAMES = {(0,): "P0", (1,): "P1", (0, 1): "P0/P1"}
-
-
-def machine_to_dict(m: Machine) -> DictionaryAttr:
-    """Every parameter of ``m`` as a ``DictionaryAttr`` (the ``swsim.target`` payload)."""
-    import dataclasses
-
-    entries: dict[str, Attribute] = {}
-    for f in dataclasses.fields(m):
-        if f.name in ("instructions", "source"):
-            continue
-        v = getattr(m, f.name)
-        if isinstance(v, bool):
-            entries[f.name] = IntegerAttr(int(v), IntegerType(1))
-        elif isinstance(v, int):
-            entries[f.name] = IntegerAttr(v, i64)
-        elif isinstance(v, float):
-            entries[f.name] = FloatAttr(v, f64)
-        else:
-            entries[f.name] = StringAttr(str(v))
-    table = {
-        k: DictionaryAttr(
-            {"pipes": StringAttr(_PIPE_NAMES[t.pipes]), "latency": IntegerAttr(t.latency, i64)}
-            | ({"repeat": IntegerAttr(t.repeat, i64)} if t.repeat != 1 else {})
-        )
-        for k, t in sorted(m.instructions.items())
-    }
-    entries["instructions"] = DictionaryAttr(table)
-    return DictionaryAttr(entries)
-
-
-def _py(attr: Attribute) -> Any:
-    if isinstance(attr, IntegerAttr):
-        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
-            return bool(attr.value.data)
-        return attr.value.data
-    if isinstance(attr, FloatAttr):
-        return float(attr.value.data)
-    if isinstance(attr, StringAttr):
-        return attr.data
-    if isinstance(attr, DictionaryAttr):
-        return {k: _py(v) for k, v in attr.data.items()}
-    raise MachineConfigError(f"unsupported machine parameter value {attr}")
-
-
-def machine_from_dict(d: DictionaryAttr | Mapping[str, Any], source: str = "swsim.target") -> Machine:
-    """Rebuild and validate a :class:`Machine`; raises ``MachineConfigError`` naming the key."""
-    data = _py(d) if isinstance(d, DictionaryAttr) else dict(d)
-    return machine_from_mapping(data, source)
-
 
 @functools.lru_cache(maxsize=16)
 def _machine_of(machine: DictionaryAttr, source: str) -> Machine:
     return machine_from_dict(machine, source)
+
+
+class _TargetBinding(BindsMachine):
+    """``swsim.target`` binds the machine of its module (:func:`taihu.dialects.target.machine_of`)."""
+
+    def machine(self, op: Operation) -> Machine:
+        assert isinstance(op, TargetOp)
+        return op.get_machine()
 
 
 @irdl_op_definition
@@ -109,6 +67,7 @@ class TargetOp(IRDLOperation):
     """``swsim.target "file.toml" {params}``: the machine the module runs on (one per module)."""
 
     name = "swsim.target"
+    traits = traits_def(_TargetBinding())
     source = prop_def(StringAttr)
     machine = prop_def(DictionaryAttr)
     assembly_format = "$source $machine attr-dict"
@@ -141,20 +100,6 @@ class TargetOp(IRDLOperation):
                 raise VerifyException("swsim.target: a module binds exactly one machine")
 
 
-def module_machine(op: Operation) -> Machine | None:
-    """The machine of the module containing ``op`` (its ``swsim.target``), if any."""
-    top = op
-    while top.parent_op() is not None:
-        top = top.parent_op()
-    for o in top.regions[0].block.ops if top.regions else ():
-        if isinstance(o, TargetOp):
-            try:
-                return o.get_machine()
-            except MachineConfigError:
-                return None
-    return None
-
-
 @irdl_op_definition
 class LdmAddrOp(IRDLOperation):
     """``%b = swsim.ldm_addr A size S``: the concrete LDM buffer ``[A, A + S)`` (bytes)."""
@@ -169,8 +114,10 @@ class LdmAddrOp(IRDLOperation):
         if enclosing_kernel(self) is None:
             raise VerifyException("swsim.ldm_addr must be inside a sw.kernel")
         a, s = self.address.value.data, self.bytes.value.data
-        m = module_machine(self)
-        limit = m.ldm_bytes if m is not None else 65536
+        try:
+            limit = machine_of(self).ldm_bytes
+        except MachineConfigError as e:
+            raise VerifyException(f"swsim.ldm_addr: the module's machine is invalid: {e}") from None
         if a < 0 or s <= 0 or a + s > limit:
             raise VerifyException(
                 f"swsim.ldm_addr: buffer [{a}, {a + s}) does not fit in the {limit}-byte LDM"
@@ -205,4 +152,4 @@ def kernel_ldm_high_water(k: KernelOp) -> int:
 Swsim = Dialect("swsim", [TargetOp, LdmAddrOp, ReplySlotOp])
 
 __all__ = ["Swsim", "TargetOp", "LdmAddrOp", "ReplySlotOp", "machine_to_dict", "machine_from_dict",
-           "module_machine", "kernel_ldm_high_water"]
+           "kernel_ldm_high_water"]

@@ -147,7 +147,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from taihu.target.machine import default_machine
+from taihu.dialects.target import machine_of
 from taihu.dialects.common import (
     GEMM_K_MULTIPLE,
     GEMM_OTHER_MULTIPLE,
@@ -573,7 +573,7 @@ class KernelOp(IRDLOperation):
             if a.type != v.type:
                 raise VerifyException(f"{where}: block argument #{i} has type {a.type}, operand has {v.type}")
             _main_memref(self, f"argument #{i}", v.type)
-        limit = default_machine().ldm_user_bytes
+        limit = machine_of(self).ldm_user_bytes
         fp = self.ldm_footprint()
         total = sum(b for _, b in fp)
         if total > limit:
@@ -1166,7 +1166,7 @@ class GemmOp(IRDLOperation):
                 )
         if self.c is self.a or self.c is self.b:
             raise VerifyException("tile.gemm: C must be a different buffer from A and B")
-        limit = default_machine().ldm_user_bytes
+        limit = machine_of(self).ldm_user_bytes
         fp = footprint_of([self.a, self.b, self.c])
         total = sum(b for _, b in fp)
         if total > limit:
@@ -1238,7 +1238,7 @@ class GemmOp(IRDLOperation):
                 )
         if self.c is self.a or self.c is self.b:
             raise VerifyException("tile.gemm: C must be a different buffer from A and B")
-        limit = default_machine().ldm_user_bytes
+        limit = machine_of(self).ldm_user_bytes
         fp = footprint_of([self.a, self.b, self.c])
         total = sum(b for _, b in fp)
         if total > limit:

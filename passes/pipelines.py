@@ -5,13 +5,13 @@ xDSL has no first-class "named pipeline": a pipeline is a :class:`xdsl.passes.Pa
 passes), normally parsed from a ``-p`` spec with :meth:`PassPipeline.parse_spec`. taihu's named
 pipeline is therefore a ``ModulePass`` (:class:`TaihuLowerPass`, name ``taihu-lower``) whose
 ``apply`` builds that ``PassPipeline`` from the stage names in :data:`TAIHU_LOWER` (resolved
-through :func:`taihu.tools.universe.get_all_passes`) and runs it. So::
+through :func:`taihu.passes.registry.get_all_passes`) and runs it. So::
 
     taihu-opt net.mlir -p taihu-lower
     taihu-opt net.mlir -p 'taihu-lower{conv-algorithm=winograd machine="my.toml"}'
     xdsl-opt  net.mlir -p taihu-lower          # through the xdsl.universe entry point
 
-are equivalent to ``-p graph-fold-constants,graph-fold-batchnorm,graph-simplify,
+are equivalent to ``-p set-target,graph-fold-constants,graph-fold-batchnorm,graph-simplify,
 convert-graph-to-tile,convert-tile-to-loop,convert-loop-to-sw,sw-to-swsim`` with each option
 handed to every stage pass that declares a dataclass field of that name (``-`` and ``_`` are the
 same). An option no stage declares is an error listing the options the stages accept.
@@ -19,8 +19,8 @@ same). An option no stage declares is an error listing the options the stages ac
 Python helpers (the module is modified in place and returned):
 
 - :func:`lower_to_sw` — graph -> sw (every stage up to ``convert-loop-to-sw``);
-- :func:`lower_to_swsim` — graph -> swsim (``sw-to-swsim`` bound to ``machine_path``, default
-  ``target/configs/sw26010.toml``);
+- :func:`lower_to_swsim` — graph -> swsim for the machine ``machine`` (a shipped name or a TOML
+  path; default: the module's ``target.machine``, else ``sw26010``);
 - :func:`build_pipeline` — the ``PassPipeline`` itself, e.g. to run a prefix (``stop_after``).
 
 Progress hook: every helper takes ``callback``, xDSL's ``PassPipelineCallbackType``
@@ -28,9 +28,12 @@ Progress hook: every helper takes ``callback``, xDSL's ``PassPipelineCallbackTyp
 between passes and after the last one (``taihu-run`` drives its progress bar and stage timings
 with it; see :class:`StageTimer`).
 
-Errors: a stage pass that is not registered (or whose module does not import yet) raises
-:class:`PipelineUnavailableError` naming it, before any pass has run; a stage that fails raises
-its own ``DiagnosticException`` / ``VerifyException`` with ``in pass 'NAME'`` appended as a note.
+The first stage, ``set-target``, makes the machine part of the program: every later stage plans,
+verifies and binds for the module's ``target.machine`` (``taihu-lower{machine=sw26010pro}``).
+
+Errors: a stage name that is not registered raises :class:`PipelineUnavailableError` naming it,
+before any pass has run; a stage that fails raises its own ``DiagnosticException`` /
+``VerifyException`` with ``in pass 'NAME'`` appended as a note.
 """
 
 from __future__ import annotations
@@ -49,8 +52,12 @@ from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
 from xdsl.utils.arg_spec import ArgSpec, ParameterListType
 from xdsl.utils.exceptions import DiagnosticException
 
+from taihu.dialects.registry import get_all_dialects
+from taihu.passes.registry import get_all_passes
+
 #: The stages of ``taihu-lower``, in order (graph -> graph -> tile -> loop -> sw -> swsim).
 TAIHU_LOWER: tuple[str, ...] = (
+    "set-target",
     "graph-fold-constants",
     "graph-fold-batchnorm",
     "graph-simplify",
@@ -65,28 +72,16 @@ SW_STAGE = "convert-loop-to-sw"
 
 
 class PipelineUnavailableError(DiagnosticException):
-    """A stage pass of a named pipeline is not registered / not importable yet."""
-
-
-def _available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    from taihu.tools.universe import get_all_passes
-
-    return get_all_passes()
+    """A stage of a named pipeline is not a registered pass."""
 
 
 def resolve_stage(name: str, pipeline: str = "taihu-lower") -> type[ModulePass]:
-    """The pass class registered as ``name``; :class:`PipelineUnavailableError` if it is not
-    registered in ``taihu.tools.universe`` or its module cannot be imported."""
-    factory = _available_passes().get(name)
+    """The pass class registered as ``name`` (:mod:`taihu.passes.registry`);
+    :class:`PipelineUnavailableError` if there is none."""
+    factory = get_all_passes().get(name)
     if factory is None:
-        raise PipelineUnavailableError(
-            f"{pipeline}: pass '{name}' is not available yet (not registered in "
-            f"taihu.tools.universe)")
-    try:
-        return factory()
-    except ImportError as e:
-        raise PipelineUnavailableError(
-            f"{pipeline}: pass '{name}' is not available yet ({type(e).__name__}: {e})") from e
+        raise PipelineUnavailableError(f"{pipeline}: no pass named '{name}' is registered")
+    return factory()
 
 
 def _field_names(cls: type[ModulePass]) -> set[str]:
@@ -113,21 +108,14 @@ def check_options(options: Mapping[str, Any], stages: Sequence[str] = TAIHU_LOWE
     """Raise ``ValueError`` if an option is declared by none of the (importable) ``stages``."""
     options = _normalize(options)
     known: dict[str, list[str]] = {}
-    missing: list[str] = []
     for stage in stages:
-        try:
-            cls = resolve_stage(stage, pipeline)
-        except PipelineUnavailableError:
-            missing.append(stage)
-            continue
-        for f in _field_names(cls):
+        for f in _field_names(resolve_stage(stage, pipeline)):
             known.setdefault(f, []).append(stage)
     unknown = [k for k in options if k not in known]
     if unknown:
         accepted = ", ".join(f"{k.replace('_', '-')} ({'/'.join(v)})" for k, v in sorted(known.items()))
-        extra = f"; not yet available: {', '.join(missing)}" if missing else ""
         raise ValueError(f"{pipeline}: unknown option(s) {', '.join(repr(k.replace('_', '-')) for k in unknown)}"
-                         f" (accepted: {accepted or 'none'}{extra})")
+                         f" (accepted: {accepted or 'none'})")
 
 
 def build_pipeline(options: Mapping[str, Any] | None = None, *, stop_after: str | None = None,
@@ -153,8 +141,6 @@ def build_pipeline(options: Mapping[str, Any] | None = None, *, stop_after: str 
 def default_context() -> Context:
     """A context with xDSL's and taihu's dialects registered (lazily loaded)."""
     from xdsl.dialects import get_all_dialects as xdsl_dialects
-
-    from taihu.tools.universe import get_all_dialects
 
     ctx = Context()
     for name, factory in {**xdsl_dialects(), **get_all_dialects()}.items():
@@ -225,14 +211,14 @@ def lower_to_sw(module: ModuleOp, *, callback: PassPipelineCallbackType | None =
     return run_pipeline(build_pipeline(options, stop_after=SW_STAGE, callback=callback), module, ctx)
 
 
-def lower_to_swsim(module: ModuleOp, machine_path: str | None = None, *,
+def lower_to_swsim(module: ModuleOp, machine: str | None = None, *,
                    callback: PassPipelineCallbackType | None = None, ctx: Context | None = None,
                    **options: Any) -> ModuleOp:
-    """Lower a ``graph`` module to runnable ``swsim`` in place (all of :data:`TAIHU_LOWER`);
-    ``machine_path`` is the machine TOML bound by ``sw-to-swsim`` (None: the shipped
-    ``target/configs/sw26010.toml``). Returns ``module``."""
-    if machine_path is not None:
-        options = {**options, "machine": str(machine_path)}
+    """Lower a ``graph`` module to runnable ``swsim`` in place (all of :data:`TAIHU_LOWER`) for
+    ``machine`` (a shipped name such as ``"sw26010pro"`` or a TOML path; None: the module's
+    ``target.machine``, else ``sw26010``). Returns ``module``."""
+    if machine is not None:
+        options = {**options, "machine": str(machine)}
     return run_pipeline(build_pipeline(options, callback=callback), module, ctx)
 
 

@@ -6,11 +6,13 @@ given by ``KernelOp.ldm_layout()`` (bump allocation in program order, each align
 ``swsim.reply_slot N`` (slots numbered in program order). The kernel gets the attributes
 ``swsim.ldm_high_water`` (bytes) and ``swsim.reply_slots``. The total must fit in the machine's
 ``ldm_user_bytes`` (57 344 B by default, 64 KB hard limit 004 L460): otherwise the pass fails
-with a diagnostic listing the allocations. A ``swsim.target`` op carrying every parameter of the
-machine file (option ``machine``, default ``target/configs/sw26010.toml``) is inserted at the
-top of the module (replacing an existing one).
+with a diagnostic listing the allocations. The machine is the module's ``target.machine``
+(:func:`~taihu.dialects.target.machine_of`; ``sw26010`` when the module has none) or, when the
+option ``machine`` names one (shipped name or TOML path), that machine, which then also becomes
+the module's ``target.machine``. A ``swsim.target`` op carrying every parameter of the machine is
+inserted at the top of the module (replacing an existing one): the swsim form is self-contained.
 
-Example: ``taihu-opt prog.mlir -p 'sw-to-swsim{machine=my.toml}'``.
+Example: ``taihu-opt prog.mlir -p 'sw-to-swsim{machine=sw26010pro}'``.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
-from taihu.target.machine import Machine, MachineConfigError, load_machine
 from taihu.dialects import sw
 from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp
+from taihu.dialects.target import MODULE_ATTR, machine_attr, machine_of
+from taihu.target.machine import Machine, MachineConfigError, resolve_machine
 
 
 def _walk_control(op: Operation) -> Iterator[Operation]:
@@ -86,7 +89,7 @@ class _ConcretizeKernel(RewritePattern):
 class SwToSwsimPass(ModulePass):
     """Lower an ``sw`` module to the runnable ``swsim`` form (see module docstring).
 
-    Option ``machine``: path of a machine TOML file ("" = the shipped sw26010.toml).
+    Option ``machine``: a shipped name or a machine TOML path ("" = the module's target).
     """
 
     name = "sw-to-swsim"
@@ -95,7 +98,11 @@ class SwToSwsimPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
-            m = load_machine(self.machine or None)
+            if self.machine:
+                m = resolve_machine(self.machine)
+                op.attributes[MODULE_ATTR] = machine_attr(m)
+            else:
+                m = machine_of(op)
         except MachineConfigError as e:
             raise DiagnosticException(f"sw-to-swsim: {e}") from None
         # kernels are top-level ops: apply the pattern to them directly (a walker would queue
@@ -113,3 +120,11 @@ class SwToSwsimPass(ModulePass):
             block.add_op(target)
         else:
             block.insert_op_before(target, block.first_op)
+
+
+@dataclass(frozen=True)
+class ConvertSwToSwsimPass(SwToSwsimPass):
+    """``convert-sw-to-swsim``: ``sw-to-swsim`` under the ``convert-X-to-Y`` name of the other
+    conversions."""
+
+    name = "convert-sw-to-swsim"

@@ -17,7 +17,7 @@ from taihu.passes.pipelines import (
     default_context,
     run_pipeline,
 )
-from taihu.tools.universe import get_all_passes
+from taihu.passes.registry import get_all_passes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "graph" / "small_cnn.mlir"
 
@@ -29,18 +29,19 @@ def small_cnn():
 
 
 def test_stages_in_order_and_registered_by_name():
-    assert TAIHU_LOWER == ("graph-fold-constants", "graph-fold-batchnorm", "graph-simplify",
+    assert TAIHU_LOWER == ("set-target", "graph-fold-constants", "graph-fold-batchnorm", "graph-simplify",
                            "convert-graph-to-tile", "convert-tile-to-loop", "convert-loop-to-sw",
                            "sw-to-swsim")
     assert get_all_passes()["taihu-lower"]() is TaihuLowerPass
 
 
 def test_options_reach_the_stages_that_declare_them():
-    p = build_pipeline({"max-elements": 10, "dce": False}, stop_after="graph-simplify")
-    assert [q.name for q in p.passes] == list(TAIHU_LOWER[:3])
-    assert p.passes[0].max_elements == 10
-    assert p.passes[2].dce is False
-    assert p.passes[1] == type(p.passes[1])()  # defaults where no option applies
+    p = build_pipeline({"max-elements": 10, "dce": False, "machine": "sw26010pro"}, stop_after="graph-simplify")
+    assert [q.name for q in p.passes] == list(TAIHU_LOWER[:4])
+    assert p.passes[0].machine == "sw26010pro"
+    assert p.passes[1].max_elements == 10
+    assert p.passes[3].dce is False
+    assert p.passes[2] == type(p.passes[2])()  # defaults where no option applies
 
 
 def test_spec_round_trip_and_cli_parsing():
@@ -60,18 +61,18 @@ def test_unknown_option_lists_the_accepted_ones():
 def test_unregistered_stage_is_named_before_anything_runs():
     module = small_cnn()
     before = str(module)
-    with pytest.raises(PipelineUnavailableError, match="pass 'convert-nothing-to-nowhere' is not available"):
+    with pytest.raises(PipelineUnavailableError, match="no pass named 'convert-nothing-to-nowhere'"):
         run_pipeline(build_pipeline(stages=("graph-simplify", "convert-nothing-to-nowhere")), module)
     assert str(module) == before
 
 
 def test_callback_sees_every_pass_and_timer_records_them():
     seen = []
-    timer = StageTimer(3, on_start=lambda n, i, t: seen.append((n, i, t)))
+    timer = StageTimer(4, on_start=lambda n, i, t: seen.append((n, i, t)))
     module = small_cnn()
     run_pipeline(build_pipeline(stop_after="graph-simplify", callback=timer), module)
-    assert seen == [(n, i, 3) for i, n in enumerate(TAIHU_LOWER[:3])]
-    assert [n for n, _ in timer.times] == list(TAIHU_LOWER[:3])
+    assert seen == [(n, i, 4) for i, n in enumerate(TAIHU_LOWER[:4])]
+    assert [n for n, _ in timer.times] == list(TAIHU_LOWER[:4])
     assert all(t >= 0 for _, t in timer.times)
     # batch_norm folded into the conv by the graph stages
     assert "graph.batch_norm" not in str(module)
@@ -87,7 +88,7 @@ def test_failing_stage_gets_a_note_naming_it(monkeypatch):
         def apply(self, ctx, op):
             raise DiagnosticException("boom: cannot")
 
-    monkeypatch.setattr(pipelines, "_available_passes", lambda: {**get_all_passes(), "boom": lambda: Boom})
+    monkeypatch.setattr(pipelines, "get_all_passes", lambda: {**get_all_passes(), "boom": lambda: Boom})
     with pytest.raises(DiagnosticException) as info:
         run_pipeline(build_pipeline(stages=("graph-simplify", "boom")), small_cnn())
     assert "in pass 'boom'" in info.value.__notes__

@@ -26,16 +26,18 @@ Options (``-p 'convert-graph-to-tile{conv-algorithm=im2col fuse=false}'``):
 * ``conv_algorithm`` (auto | implicit | im2col | winograd): convolution algorithm (:mod:`.conv`);
 * ``fuse`` (default true): absorb single-use trailing element-wise ops (relu ...) into the
   producer kernel while its output tile is in LDM;
-* ``ldm_budget`` (bytes per CPE, 0 = the machine's ``ldm_user_bytes``, 57 344 B [param]); the
-  tilings keep :data:`LDM_RESERVE` of it free for tile-to-loop's 32-B buffer rounding and DMA
-  scratch buffers.
+* ``ldm_budget`` (bytes per CPE, 0 = the target machine's ``ldm_user_bytes``, 57 344 B [param]
+  on ``sw26010``); the tilings keep :data:`LDM_RESERVE` of it free for tile-to-loop's 32-B buffer
+  rounding and DMA scratch buffers.
+
+Every plan is made for the module's machine (``target.machine``, :func:`~taihu.dialects.target.machine_of`):
+its LDM budget, DMA and RLC parameters and instruction latencies drive the analytic model.
 
 Errors: ``PassFailedException`` naming the op (unsupported op, element type or parameter).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -47,8 +49,9 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from taihu.target.machine import default_machine
 from taihu.dialects import graph
+from taihu.dialects.target import machine_of
+from taihu.target.machine import MachineConfigError
 from taihu.passes.conversion.graph_to_tile.common import (
     LoweringState,
     check_element_type,
@@ -63,26 +66,11 @@ CONV_ALGORITHMS = ("auto", "implicit", "im2col", "winograd")
 #: LDM bytes per CPE the tiling planners leave free (at most 1/16 of the budget)
 LDM_RESERVE = 512
 
-#: modules contributing ``patterns(state) -> list[RewritePattern]`` (maps: C; gemm, conv: D)
-PATTERN_MODULES = ("maps", "gemm", "conv")
-
-#: ops whose lowering lives in a module not present yet get this hint in the diagnostic
-_OWNER = {"graph.conv2d": "conv", "graph.matmul": "gemm", "graph.gemm": "gemm", "graph.lstm": "gemm"}
-
-
 def collect_patterns(state: LoweringState) -> list[RewritePattern]:
-    """Patterns of every lowering module present in this package."""
-    pats: list[RewritePattern] = []
-    for name in PATTERN_MODULES:
-        modname = f"{__name__}.{name}"
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as e:
-            if e.name == modname:
-                continue  # not written yet: its ops are reported as unsupported
-            raise
-        pats.extend(mod.patterns(state))
-    return pats
+    """The patterns of every lowering module: memory-bound ops and views, GEMMs, convolutions."""
+    from taihu.passes.conversion.graph_to_tile import conv, gemm, maps
+
+    return [*maps.patterns(state), *gemm.patterns(state), *conv.patterns(state)]
 
 
 @dataclass(frozen=True)
@@ -104,12 +92,20 @@ class ConvertGraphToTilePass(ModulePass):
         from taihu.passes.graph.utils import ensure_builtin_loaded
 
         ensure_builtin_loaded(ctx)
-        budget = self.ldm_budget or default_machine().ldm_user_bytes
+        if self.ldm_budget < 0:
+            raise PassFailedException(
+                f"convert-graph-to-tile: ldm-budget must be >= 0 bytes, got {self.ldm_budget}")
+        try:
+            machine = machine_of(op)
+        except MachineConfigError as e:
+            raise PassFailedException(f"convert-graph-to-tile: {e}") from None
+        budget = self.ldm_budget or machine.ldm_user_bytes
         # planners keep a reserve for what tile-to-loop adds per kernel: every LDM buffer rounded
         # up to 32 B (x2 when double-buffered) and a 32-B DMA scratch buffer per element type
         budget -= min(LDM_RESERVE, budget // 16)
         state = LoweringState(
             op,
+            machine,
             budget,
             {"conv_algorithm": self.conv_algorithm, "fuse": self.fuse, "ldm_budget": budget},
         )
@@ -129,10 +125,7 @@ class ConvertGraphToTilePass(ModulePass):
         _fold_buffer_casts(op)
         left = [o for o in op.walk() if o.dialect_name() == "graph"]
         if left:
-            o = left[0]
-            owner = _OWNER.get(o.name)
-            why = f" (its lowering belongs to graph_to_tile/{owner}.py)" if owner else ""
-            raise PassFailedException(f"convert-graph-to-tile: no lowering for {o.name}{why}")
+            raise PassFailedException(f"convert-graph-to-tile: no lowering for {left[0].name}")
         for f in funcs:
             _finish_returns(state, f)
         for o in op.walk():

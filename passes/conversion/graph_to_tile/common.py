@@ -65,6 +65,7 @@ from taihu.dialects import graph
 from taihu.dialects import tile
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.resources import declare_blob, element_dtype
+from taihu.target.machine import Machine
 
 __all__ = [
     "ALIGNMENT",
@@ -127,12 +128,14 @@ def memref_type(t: TensorType | MemRefType, shape: Sequence[int] | None = None) 
 class LoweringState:
     """State shared by all patterns of one pass run.
 
-    ``options``: the pass options (``conv_algorithm``, ``fuse``, ``ldm_budget`` ...) as a dict;
-    ``ldm_budget``: LDM bytes per CPE a kernel may allocate (double buffers counted twice).
+    ``machine``: the module's target (every plan is made for it); ``options``: the pass options
+    (``conv_algorithm``, ``fuse``, ``ldm_budget`` ...) as a dict; ``ldm_budget``: LDM bytes per
+    CPE a kernel may allocate (double buffers counted twice).
     Kernel names are unique per module (suffix ``_1``, ``_2``...); globals get unique symbols.
     """
 
     module: ModuleOp
+    machine: Machine
     ldm_budget: int
     options: dict[str, object] = field(default_factory=dict)
     kernel_names: set[str] = field(default_factory=set)

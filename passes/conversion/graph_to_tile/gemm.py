@@ -70,6 +70,7 @@ LSTM (004 §5.2, Algorithm 6, algorithms.md §D): see :class:`LstmPattern`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from taihu.backends.model.conv import GemmPlan, gemm_operand_layouts, plan_gemm
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
+from taihu.target.machine import Machine
 from taihu.passes.conversion.graph_to_tile.common import (
     FusedMap,
     GraphToTilePattern,
@@ -305,15 +307,11 @@ def emit_gemm(
     nest([], 0)
 
 
-def plan_machine(state: LoweringState):
-    """The default machine with ``ldm_user_bytes`` = the pass's LDM budget (``state.ldm_budget``:
-    the ``ldm-budget`` option, minus tile-to-loop's reserve), so plans fit what the kernels may
-    allocate."""
-    import dataclasses
-
-    from taihu.target.machine import default_machine
-
-    m = default_machine()
+def plan_machine(state: LoweringState) -> Machine:
+    """The module's machine with ``ldm_user_bytes`` = the pass's LDM budget (``state.ldm_budget``:
+    the ``ldm-budget`` option or the machine's budget, minus tile-to-loop's reserve), so plans fit
+    what the kernels may allocate."""
+    m = state.machine
     return m if m.ldm_user_bytes == state.ldm_budget else dataclasses.replace(m, ldm_user_bytes=state.ldm_budget)
 
 

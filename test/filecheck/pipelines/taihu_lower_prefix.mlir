@@ -10,4 +10,4 @@
 // CHECK:      graph.softmax
 
 // BAD: taihu-opt: error: taihu-lower: unknown option(s) 'bogus' (accepted: {{.*}}max-elements (graph-fold-constants)
-// STAGE: taihu-opt: error: taihu-lower: unknown stage 'nowhere' (stages: graph-fold-constants, {{.*}}, sw-to-swsim)
+// STAGE: taihu-opt: error: taihu-lower: unknown stage 'nowhere' (stages: set-target, graph-fold-constants, {{.*}}, sw-to-swsim)
