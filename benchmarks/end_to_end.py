@@ -6,13 +6,14 @@ Usage: ``python benchmarks/end_to_end.py [--networks resnet50,vgg19,...] [--rand
 For each network (the ``light_*`` ONNX models shipped in the onnx package, as ``taihu-run
 --example``): wall time of every taihu stage — ONNX import, each pass of ``taihu-lower``
 (graph-fold-constants ... sw-to-swsim), the timed simulation of the swsim program — and the total;
-onnxruntime (CPU) on the same model and the same inputs: session creation, one inference, and
-their sum; the ratio taihu total / onnxruntime total (wall); CPU seconds of both (steadier than wall
-time on a shared machine); the modeled run time on the core group
-(simulated cycles, ms at 1.45 GHz), its GFLOPS and % of the 742.4 GFLOPS peak. ``--check`` also
-compares the simulated outputs with the graph reference (numpy, run on the imported module before
-lowering; its time is not part of taihu's total) and with onnxruntime (rtol 1e-4, atol 1e-5 each,
-as ``taihu-run --check``) and prints the max absolute errors and ok / MISMATCH.
+onnxruntime (CPU; an optional dependency, columns "-" without it) on the same model and the
+same inputs: session creation, one inference, and their sum; the ratio taihu total / onnxruntime
+total (wall); CPU seconds of both (steadier than wall time on a shared machine); the modeled run
+time on the core group (simulated cycles, ms at 1.45 GHz), its GFLOPS and % of the 742.4 GFLOPS
+peak. ``--check`` (needs onnxruntime) also compares the simulated outputs with the graph
+reference (numpy, run on the imported module before lowering; its time is not part of taihu's
+total) and with onnxruntime (rtol 1e-4, atol 1e-5 each, as ``taihu-run --check``) and prints the
+max absolute errors and ok / MISMATCH.
 
 Target (issue 5): ResNet-50 import + lower + simulation <= 10 s. When ResNet-50 misses it, it is
 run again under cProfile and the five functions with the largest own time are printed (skip with
@@ -149,15 +150,15 @@ def time_available_prefix(module) -> list[tuple[str, float]]:
 
 
 def run_ort(model, inputs, row: Row) -> dict[str, np.ndarray] | None:
-    try:
-        import onnxruntime as ort
-    except ImportError:
+    """onnxruntime on ``model`` (times into ``row``); None if onnxruntime is not installed (an
+    optional dependency: its columns then show "-")."""
+    from taihu.tools.ort import inference_session, onnxruntime_available
+
+    if not onnxruntime_available():
         return None
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
     c0 = time.process_time()
     t0 = time.perf_counter()
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    sess = inference_session(model)
     row.ort_session = time.perf_counter() - t0
     feed = {i.name: inputs[i.name] for i in sess.get_inputs()}
     t0 = time.perf_counter()
@@ -208,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timing-only", action="store_true",
                    help="simulate timing only (no numerics; incompatible with --check)")
     args = p.parse_args(argv)
+    from taihu.tools.ort import MISSING, onnxruntime_available
+
+    if args.check and not onnxruntime_available():
+        p.error(MISSING)
     names = [n.strip() for n in args.networks.split(",") if n.strip()]
     con = Console(width=200 if not sys.stdout.isatty() else None)
     rows: list[Row] = []

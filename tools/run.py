@@ -51,9 +51,11 @@ Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
 ``--random-weights SEED`` re-initializes the ONNX model's weights with seeded random values
 (:func:`taihu.tools.weights.randomize_weights`) before anything else, so the run, the reference
 and onnxruntime see the same model. ``--check`` compares the outputs with the graph reference
-(swsim level) and, for ONNX sources when onnxruntime is installed, with onnxruntime on the same
-model and inputs: every element must satisfy ``|a - b| <= atol + rtol |b|`` (rtol 1e-4,
-atol 1e-5); the check table prints the max absolute and relative errors; a mismatch is an error.
+(swsim level) and, for ONNX sources, with onnxruntime on the same model and inputs: every
+element must satisfy ``|a - b| <= atol + rtol |b|`` (rtol 1e-4, atol 1e-5); the check table prints
+the max absolute and relative errors; a mismatch is an error. onnxruntime is an optional
+dependency (the ``test`` extra, :mod:`taihu.tools.ort`): ``--check`` on an ONNX model without it
+is the error "--check compares with onnxruntime: pip install onnxruntime", before anything runs.
 
 Progress: a rich progress bar on stderr through import, each pass of ``taihu-lower`` and the
 simulation (per kernel), shown only when stderr is a terminal and without ``--quiet``.
@@ -92,6 +94,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from taihu.tools.atomic import OutputFiles
 from taihu.tools.diagnostics import format_error, report
+from taihu.tools.ort import MISSING as ONNXRUNTIME_MISSING
+from taihu.tools.ort import onnxruntime_available, onnxruntime_outputs
 from taihu.tools.tables import (  # noqa: F401  (checksums, layer_rows: re-exported)
     checksums,
     layer_rows,
@@ -546,19 +550,6 @@ def compare(outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray
     return rows
 
 
-def onnxruntime_outputs(model, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray] | None:
-    """Outputs of onnxruntime (CPU) on ``model`` (None if onnxruntime is not installed)."""
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        return None
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    feed = {i.name: np.asarray(inputs[i.name]) for i in sess.get_inputs()}
-    return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
-
-
 def print_check(rows: list[Comparison], title: str) -> None:
     table = new_table(title, [("output", "left"), ("against", "left"), ("max abs err", "right"),
                               ("max rel err", "right"), ("result", "left")])
@@ -682,6 +673,8 @@ def run(args: argparse.Namespace) -> int:
             source = load_source(args)
         t_import = time.perf_counter() - t0
         args.shown = source.shown
+        if args.check and source.model is not None and not onnxruntime_available():
+            raise RunError(ONNXRUNTIME_MISSING)
         module = source.module
         if is_sw_module(module):
             if args.check:
@@ -722,9 +715,8 @@ def run(args: argparse.Namespace) -> int:
         if source.model is not None:
             t1 = time.perf_counter()
             ort_out = onnxruntime_outputs(source.model, inputs)
-            if ort_out is not None:
-                result.stages.append(("onnxruntime", time.perf_counter() - t1))
-                checks += compare(result.outputs, ort_out, "onnxruntime")
+            result.stages.append(("onnxruntime", time.perf_counter() - t1))
+            checks += compare(result.outputs, ort_out, "onnxruntime")
         if not checks:
             raise RunError("--check: nothing to compare with (graph level on an .mlir file: the "
                            "reference is the run itself; onnxruntime needs an ONNX model)")
