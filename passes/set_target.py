@@ -37,9 +37,7 @@ LOWERING_REQUIRES: dict[str, tuple[Callable[[int], bool], str]] = {
     "mesh_rows": (lambda v: v == 8, "8 (the mesh GEMM and the 64-way distributions assume an 8x8 mesh)"),
     "mesh_cols": (lambda v: v == 8, "8 (the mesh GEMM and the 64-way distributions assume an 8x8 mesh)"),
     "reg_bits": (lambda v: v == 256, "256 (the register micro-kernels are 4 x f64 vectors)"),
-    "vec_lanes_fp64": (lambda v: v == 4, "4 (the register micro-kernels are 4 x f64 vectors)"),
     "vec_lanes_fp32": (lambda v: v == 4, "4 (the register micro-kernels load 4 x f32 per vector)"),
-    "n_regs": (lambda v: v >= 32, ">= 32 (the micro-kernels use r0..r31)"),
     "zero_reg": (lambda v: v == 31, "31 (the micro-kernels read 0.0 from r31)"),
 }
 
