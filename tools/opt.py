@@ -1,27 +1,44 @@
-"""``taihu-opt``: xDSL's opt driver with every taihu dialect and pass registered.
+"""``taihu-opt``: xDSL's opt driver with every taihu dialect, pass and target registered.
 
-Same flags as ``xdsl-opt`` (``-p``, ``-o``, ``--split-input-file``, ``--verify-diagnostics``,
-``--print-op-generic``, ``--print-between-passes``, ...). Unlike the stock driver, a parse or
-verification error is printed as a diagnostic pointing at the file position or op, and the
-tool exits with status 1 instead of a Python traceback; ``-o`` is written only on success.
+Same flags as ``xdsl-opt`` (``-p``, ``-o``, ``-t``, ``--split-input-file``,
+``--verify-diagnostics``, ``--print-op-generic``, ``--print-between-passes``, ...). Unlike the
+stock driver, a parse or verification error is printed as a diagnostic pointing at the file
+position or op, and the tool exits with status 1 instead of a Python traceback; ``-o`` is
+written only on success.
+``-t NAME{options}`` selects an output target, e.g. ``-t swsim-run`` (simulate and print the
+per-layer report, :mod:`taihu.tools.sim_target`); its options are checked before any pass runs.
 """
 
 from __future__ import annotations
 
+import inspect
 import io
 import sys
 from typing import IO
 
+from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from taihu.tools.atomic import write_atomically
 from taihu.tools.diagnostics import report
-from taihu.tools.universe import get_all_dialects, get_all_passes
+from taihu.tools.universe import get_all_dialects, get_all_passes, get_all_targets
 
 
 class TaihuOptMain(xDSLOptMain):
-    """``xDSLOptMain`` that registers taihu's dialects and passes even without plugin metadata."""
+    """``xDSLOptMain`` that registers taihu's dialects, passes and targets even without plugin
+    metadata, and checks the ``-t`` target's options before any pass runs (``ValueError`` or
+    ``DiagnosticException`` from the constructor)."""
+
+    def __init__(self, description: str = "taihu modular optimizer driver",
+                 args: list[str] | None = None) -> None:
+        super().__init__(description=description, args=args)
+        # xDSL builds the target from its spec only after the passes ran: a bad option would
+        # then surface only after lowering a whole network.
+        spec = parse_spec(self.args.target)
+        factory = self.available_targets[spec.name]
+        if not inspect.signature(factory).parameters:  # not a legacy (module, stream) printer
+            factory().from_spec(spec)
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
@@ -36,6 +53,11 @@ class TaihuOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, factory in get_all_passes().items():
             self.available_passes.setdefault(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        for name, factory in get_all_targets().items():
+            self.available_targets.setdefault(name, factory)
 
     def prepare_output(self) -> IO[str]:
         # Buffer the output: the file named by -o is written only when everything succeeded.
@@ -56,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point (``taihu-opt``); returns the exit status (1 on any error)."""
     try:
         opt = TaihuOptMain(description="taihu modular optimizer driver", args=argv)
-    except (ValueError, ArgSpecParseError) as e:  # unknown pass or malformed pass options
+    except (ValueError, ArgSpecParseError, DiagnosticException) as e:  # unknown pass/target, bad options
         return report("taihu-opt", e)
     try:
         opt.run()

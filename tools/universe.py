@@ -1,4 +1,5 @@
-"""The taihu xDSL universe: every taihu dialect and pass, for ``xdsl-opt`` and ``taihu-opt``.
+"""The taihu xDSL universe: every taihu dialect, pass and target, for ``xdsl-opt`` and
+``taihu-opt``.
 
 Registered as the ``taihu`` entry point of the ``xdsl.universe`` group in ``pyproject.toml``,
 so stock ``xdsl-opt`` discovers taihu's dialects and passes once taihu is installed.
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
+from xdsl.utils.target import Target
 
 
 def _graph() -> Dialect:
@@ -124,7 +126,21 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     }
 
 
+def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
+    """Name -> factory of every taihu xDSL target (``xdsl-opt -t NAME``): ``swsim-run`` runs the
+    module on the core-group simulator and prints the per-layer report
+    (:mod:`taihu.tools.sim_target`)."""
+
+    def swsim_run() -> type[Target]:
+        from taihu.tools.sim_target import SwsimRunTarget
+
+        return SwsimRunTarget
+
+    return {"swsim-run": swsim_run}
+
+
 TAIHU_UNIVERSE = Universe(
     all_dialects=get_all_dialects(),
     all_passes=get_all_passes(),
+    all_targets=get_all_targets(),
 )
