@@ -6,6 +6,7 @@ loop body is lowered by the dispatch and the dispatch lowers loops."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
@@ -17,7 +18,15 @@ from taihu.dialects import loop, tile
 from .common import fail
 from .context import LowerCtx
 from .facts import touches, uses_in
+from .gemm import lower_gemm
 from .maps import lower_map
+from .mem_prims import (
+    lower_im2col,
+    lower_unfold,
+    lower_winograd_filter,
+    lower_winograd_input,
+    lower_winograd_output,
+)
 from .moves import balanced_tokens, emit_move, lower_move, move_prologue_checks
 
 
@@ -45,21 +54,16 @@ def lower_op(ctx: LowerCtx, op: Operation) -> None:
         return
     if isinstance(op, tile.GemmOp):
         ctx.sync_buffers([op.a, op.b, op.c])
-        try:
-            from . import gemm
-        except ImportError as e:  # pragma: no cover - E2's module missing
-            raise fail(op, "tile.gemm lowering (gemm.py) is not available") from e
-        for o in gemm.lower_gemm(op, ctx):
+        for o in lower_gemm(op, ctx):
             ctx.emit(o)
         return
-    if isinstance(op, (tile.Im2colOp, tile.WinogradFilterOp, tile.WinogradInputOp, tile.WinogradOutputOp)):
-        _lower_mem_prim(ctx, op)
+    mem_prim = _MEM_PRIMS.get(type(op))
+    if mem_prim is not None:
+        _lower_mem_prim(ctx, op, mem_prim)
         return
-    if isinstance(op, tile.UnfoldOp):  # LDM-local (F's mem_prims.lower_unfold)
+    if isinstance(op, tile.UnfoldOp):  # LDM-local (mem_prims.lower_unfold)
         ctx.sync_buffers([*op.inputs, op.out])
-        from . import mem_prims
-
-        for o in mem_prims.lower_unfold(op, ctx):
+        for o in lower_unfold(op, ctx):
             ctx.emit(o)
         return
     if op.dialect_name() == "arith" and not op.regions:
@@ -71,24 +75,23 @@ def lower_op(ctx: LowerCtx, op: Operation) -> None:
     raise fail(op, "unsupported op inside a tile.kernel")
 
 
-def _lower_mem_prim(ctx: LowerCtx, op: Operation) -> None:
-    try:
-        from . import mem_prims
-    except ImportError as e:
-        raise fail(op, "memory primitives lowering (mem_prims.py) is not available yet") from e
-    fn_name = {
-        tile.Im2colOp: "lower_im2col",
-        tile.WinogradFilterOp: "lower_winograd_filter",
-        tile.WinogradInputOp: "lower_winograd_input",
-        tile.WinogradOutputOp: "lower_winograd_output",
-    }[type(op)]
-    fn = getattr(mem_prims, fn_name, None)
-    if fn is None:
-        raise fail(op, f"mem_prims.{fn_name} is not available yet")
+#: The memory-to-memory primitives (:mod:`.mem_prims`): op class -> its lowering (the ops that
+#: replace it, every DMA waited).
+_MEM_PRIMS: dict[type[Operation], Callable[[Any, LowerCtx], list[Operation]]] = {
+    tile.Im2colOp: lower_im2col,
+    tile.WinogradFilterOp: lower_winograd_filter,
+    tile.WinogradInputOp: lower_winograd_input,
+    tile.WinogradOutputOp: lower_winograd_output,
+}
+
+
+def _lower_mem_prim(ctx: LowerCtx, op: Operation, lower: Callable[[Any, LowerCtx], list[Operation]]) -> None:
+    """A memory-to-memory primitive: the pending DMAs waited, a barrier if its input may have
+    been written by another CPE, then ``lower``'s ops; its output memref is noted as written."""
     assert isinstance(op, tile._MemPrimitive)
     ctx.flush()
     ctx.barrier_before_read(op.input)
-    for o in fn(op, ctx):
+    for o in lower(op, ctx):
         ctx.emit(o)
     ctx.note_memref_write(op.output)
 
