@@ -4,7 +4,7 @@ Usage::
 
     taihu-run MODEL.onnx | IN.mlir | --example NAME
               [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N]
-              [--report r.json] [--trace t.json] [--plot DIR] [--machine FILE.toml]
+              [--report r.json] [--trace t.json] [--plot DIR] [--machine NAME|FILE.toml]
               [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--verify]
               [--timing-only] [--quiet]
 
@@ -22,7 +22,8 @@ Levels (``graph`` and ONNX inputs):
 
 - ``swsim`` (default): lower with the ``taihu-lower`` pipeline (:mod:`taihu.passes.pipelines`;
   ``--option KEY=VALUE`` is handed to the stage passes declaring ``KEY``, e.g.
-  ``--option conv-algorithm=winograd``; ``--machine`` is bound by ``sw-to-swsim``; ``--verify``
+  ``--option conv-algorithm=winograd``; ``--machine`` goes to ``set-target``, so every stage
+  plans for that machine, and to ``sw-to-swsim``; ``--verify``
   runs every verifier on the result, off by default for speed), then run the
   swsim program on the core-group simulator (:func:`taihu.backends.sim.runner.simulate`), print a
   per-layer table — layer, algorithm, shape, cycles, ms at ``f_clk`` (1.45 GHz), GFLOPS, % of the
@@ -601,8 +602,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="R.json", help="write the simulator report (JSON)")
     p.add_argument("--trace", metavar="T.json", help="write a Chrome/Perfetto trace")
     p.add_argument("--plot", metavar="DIR", help="write roofline.png and layers.png into DIR")
-    p.add_argument("--machine", metavar="FILE.toml", help="machine description "
-                   "(default: backends/configs/sw26010.toml or the module's swsim.target)")
+    p.add_argument("--machine", metavar="NAME|FILE.toml", help="the machine to compile for and run on: "
+                   "a shipped name (sw26010, sw26010pro) or a machine TOML file (default: the "
+                   "module's target, else sw26010)")
     p.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
                    help="taihu-lower option for the passes declaring KEY (e.g. conv-algorithm=winograd)")
     p.add_argument("--verify", action="store_true",
@@ -745,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point (``taihu-run``); returns the exit status."""
     from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
 
-    from taihu.backends.sim.machine import MachineConfigError
+    from taihu.target.machine import MachineConfigError
     from taihu.backends.sim.memory import SimError
 
     args = _parser().parse_args(argv)
