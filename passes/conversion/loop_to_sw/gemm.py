@@ -70,10 +70,10 @@ from xdsl.utils.exceptions import DiagnosticException
 from taihu.target.machine import default_machine
 from taihu.dialects import loop, sw
 from taihu.dialects.common import VecDim, scheme_info
-from taihu.passes.conversion.loop_to_sw import cmpi, int_attr, int_binop
+from taihu.passes.conversion.loop_to_sw.common import cmpi, int_attr, int_binop
 
 if TYPE_CHECKING:  # pragma: no cover
-    from taihu.passes.conversion.loop_to_sw import KernelLowering
+    from taihu.passes.conversion.loop_to_sw.kernel import KernelLowering
 
 __all__ = ["Geometry", "geometry", "listing41", "generic_body", "lower", "try_fuse_summa_loop"]
 
