@@ -86,9 +86,25 @@ of identical kernels), :mod:`.body` (op dispatch, ``tile.for``), :mod:`.moves` (
 state), :mod:`.facts` (static facts about index values), :mod:`.common` (shared helpers).
 """
 
-from .common import local_buffer_shape
+from .body import lower_block, lower_op
+from .common import MESH, local_buffer_shape
 from .context import LowerCtx
 from .convert import ConvertTileToLoopPass
 from .facts import index_values
+from .kernel import lower_kernel
+from .move_plan import plan_move
+from .moves import balanced_tokens, emit_move
 
-__all__ = ["ConvertTileToLoopPass", "LowerCtx", "index_values", "local_buffer_shape"]
+__all__ = [
+    "MESH",
+    "ConvertTileToLoopPass",
+    "LowerCtx",
+    "balanced_tokens",
+    "emit_move",
+    "index_values",
+    "local_buffer_shape",
+    "lower_block",
+    "lower_kernel",
+    "lower_op",
+    "plan_move",
+]

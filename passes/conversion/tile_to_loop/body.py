@@ -361,7 +361,7 @@ def _double_buffered_for(
     wrap_next: Callable[[tile.MoveOp], list[SSAValue]] | None = None,
 ) -> tuple[dict[tile.MoveOp, list[SSAValue]], SSAValue]:
     """Iterations ``lb, lb+step, ...`` (``n``) of ``f`` with prefetched ``loads`` and delayed
-    ``stores`` (004 Alg. 8; module docstring).
+    ``stores`` (004 Alg. 8; package docstring).
 
     Alg. 8's wrap to the outer loop: ``inner = (L, loads_L, stores_L)`` names the one loop of
     ``f``'s body whose ``loads_L`` are prefetched across ``f``'s iterations: the prologue fetches

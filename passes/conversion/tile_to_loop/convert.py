@@ -20,7 +20,7 @@ from .kernel import clone_lowered, lower_kernel
 
 @dataclass(frozen=True)
 class ConvertTileToLoopPass(ModulePass):
-    """Lower every ``tile.kernel`` to a ``loop.spmd`` (module docstring).
+    """Lower every ``tile.kernel`` to a ``loop.spmd`` (package docstring).
 
     Options: ``double_buffer`` (bool, default true), ``max_unrolled_dmas`` (int, default 64),
     ``rep_bcast`` (bool, default true)."""

@@ -59,7 +59,7 @@ class MovePlan:
 def plan_move(
     op: tile.MoveOp, rep_bcast: bool = True, iv_values: dict[tile.ForOp, list[int]] | None = None
 ) -> MovePlan:
-    """Static analysis of a ``tile.move`` (see module docstring); ``iv_values`` restricts the
+    """Static analysis of a ``tile.move`` (see package docstring); ``iv_values`` restricts the
     iterator values of loops lowered piecewise (boundary iterations peeled)."""
     mt = op.memref.type
     tt = op.tile.type
