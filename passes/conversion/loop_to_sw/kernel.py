@@ -7,7 +7,7 @@ the DMA buses (:func:`bcast_parts`); ``loop.map`` -> :mod:`.maps`, the mesh GEMM
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
@@ -18,7 +18,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from taihu.dialects import loop, sw
 from taihu.dialects.sw import BarrierScope, DmaMode
 
-from .common import const_index, elem_bytes, fail, cmpi, int_attr, int_binop, sanitize
+from .builder import KernelBuilder
+from .common import cmpi, const_index, elem_bytes, fail, int_attr, int_binop, sanitize
+from .gemm import lower as lower_gemm
+from .gemm import try_fuse_summa_loop
+from .maps import lower_map
 
 _REPLY = sw.ReplyType()
 
@@ -88,118 +92,17 @@ def bcast_parts(size: int, bsize: int, stride: int) -> list[tuple[int, int, int]
 
 
 @dataclass
-class KernelLowering:
-    """Translates one ``loop.spmd`` body into a ``sw.kernel`` body (see package docstring).
+class KernelLowering(KernelBuilder):
+    """Translates one ``loop.spmd`` body into a ``sw.kernel`` body (see package docstring); the
+    op lowerings (:mod:`.gemm`, :mod:`.maps`) use the helpers of :class:`KernelBuilder`."""
 
-    Public helpers for the op lowerings (:mod:`.gemm`, :mod:`.maps`): :meth:`addr` (i64 LDM
-    address of a buffer operand), :meth:`value` (the i64 value of an index operand),
-    :meth:`const` (a kernel-level i64 constant), :meth:`emit` (append an op at the insertion
-    point), ``row`` / ``col`` / ``cpe`` (i64 mesh coordinates)."""
-
-    spmd: loop.SpmdOp
-    kernel: sw.KernelOp
-    vmap: dict[SSAValue, SSAValue] = field(default_factory=dict)
     slot_bytes: dict[SSAValue, int] = field(default_factory=dict)
     chains: dict[SSAValue, _Chain] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.top = self.kernel.body.block
-        self.block = self.top
-        self._consts: dict[int, SSAValue] = {}
+        super().__post_init__()
         self._uf = _UnionFind()
         self._waited: list[tuple[SSAValue, Operation]] = []
-        self._cpe: SSAValue | None = None
-        self.n_microkernels = 0
-        for a, b in zip(self.spmd.memref_args, self.kernel.body.block.args):
-            self.vmap[a] = b
-            b.name_hint = a.name_hint
-        r = self.emit(sw.RowIdOp.build(result_types=[i64]))
-        c = self.emit(sw.ColIdOp.build(result_types=[i64]))
-        r.results[0].name_hint, c.results[0].name_hint = "row", "col"
-        self.vmap[self.spmd.row] = self.row = r.results[0]
-        self.vmap[self.spmd.col] = self.col = c.results[0]
-
-    # -- helpers for op lowerings ------------------------------------------------------------
-    def emit(self, op: Operation) -> Operation:
-        self.block.add_op(op)
-        return op
-
-    def const(self, v: int) -> SSAValue:
-        """A kernel-level i64 constant (hoisted to the top of the kernel, shared)."""
-        c = self._consts.get(v)
-        if c is None:
-            op = arith.ConstantOp.create(properties={"value": int_attr(v)}, result_types=[i64])
-            op.result.name_hint = f"c{v}" if v >= 0 else f"cm{-v}"
-            Rewriter.insert_op(op, InsertPoint.at_start(self.top))
-            c = self._consts[v] = op.result
-        return c
-
-    @property
-    def cpe(self) -> SSAValue:
-        if self._cpe is None:
-            op = sw.CpeIdOp.build(result_types=[i64])
-            op.results[0].name_hint = "cpe"
-            Rewriter.insert_op(op, InsertPoint.at_start(self.top))
-            self._cpe = op.results[0]
-        return self._cpe
-
-    def value(self, v: SSAValue) -> SSAValue:
-        """The sw value of a loop-level value (index -> i64, buffer -> LDM address)."""
-        try:
-            return self.vmap[v]
-        except KeyError:
-            raise fail(v.owner if isinstance(v.owner, Operation) else None,
-                       f"value %{v.name_hint or '?'} used before its definition was lowered") from None
-
-    def addr(self, v: SSAValue) -> SSAValue:
-        """i64 LDM byte address of the buffer operand ``v`` (a single-slot ``!loop.ldm``)."""
-        return self.value(v)
-
-    def const_value(self, v: SSAValue) -> int | None:
-        """The integer of a kernel-level constant made by :meth:`const`, else None."""
-        o = v.owner
-        if isinstance(o, arith.ConstantOp) and isinstance(o.value, IntegerAttr) and o.value.type == i64:
-            return o.value.value.data
-        return None
-
-    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        """``a + b`` in i64 (constants folded)."""
-        ca = self.const_value(a)
-        cb = b if isinstance(b, int) else self.const_value(b)
-        if ca is not None and cb is not None:
-            return self.const(ca + cb)
-        if cb == 0:
-            return a
-        if ca == 0 and not isinstance(b, int):
-            return b
-        return self.emit(int_binop(arith.AddiOp, a, self.const(b) if isinstance(b, int) else b)).results[0]
-
-    def mul(self, a: SSAValue, b: int) -> SSAValue:
-        """``a * b`` in i64 (constants folded)."""
-        ca = self.const_value(a)
-        if ca is not None:
-            return self.const(ca * b)
-        if b == 1:
-            return a
-        if b == 0:
-            return self.const(0)
-        return self.emit(int_binop(arith.MuliOp, a, self.const(b))).results[0]
-
-    def linear(self, terms: Sequence[tuple[SSAValue, int]], base: SSAValue | None = None) -> SSAValue:
-        """``base + sum(value * factor)`` in i64; ``terms`` are loop-level index values (constants
-        folded), ``base`` an sw value."""
-        cst = 0
-        acc = base
-        for v, f in terms:
-            c = const_index(v)
-            if c is not None:
-                cst += c * f
-                continue
-            t = self.mul(self.value(v), f)
-            acc = t if acc is None else self.add(acc, t)
-        if acc is None:
-            return self.const(cst)
-        return self.add(acc, cst)
 
     # -- driver ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -299,9 +202,7 @@ class KernelLowering:
         self._map_results(op, new)
 
     def _lower_for(self, op: scf.ForOp) -> None:
-        from taihu.passes.conversion.loop_to_sw import gemm
-
-        if gemm.try_fuse_summa_loop(self, op):
+        if try_fuse_summa_loop(self, op):
             return
         keep = [i for i, a in enumerate(op.iter_args) if not _is_token(a)]
         inits = [self.value(op.iter_args[i]) for i in keep]
@@ -471,20 +372,11 @@ class KernelLowering:
 
     # -- compute ops -------------------------------------------------------------------------
     def _lower_map(self, op: loop.MapOp) -> None:
-        try:
-            from taihu.passes.conversion.loop_to_sw import maps
-        except ImportError:
-            maps = None  # type: ignore[assignment]
-        lower = getattr(maps, "lower_map", None)
-        if lower is None:
-            raise fail(op, f"loop.map {op.kind.data.value}: not yet lowered (loop_to_sw/maps.py lands with B)")
-        for new in lower(op, self.addr):
+        for new in lower_map(op, self.addr):
             self.emit(new)
 
     def _lower_gemm(self, op: Operation) -> None:
-        from taihu.passes.conversion.loop_to_sw import gemm
-
-        gemm.lower(self, op)
+        lower_gemm(self, op)
 
 
 def _walk_control(op: Operation):
