@@ -1,5 +1,5 @@
 """The ``sw.kernel`` body being built from one ``loop.spmd`` (``convert-loop-to-sw``):
-:class:`KernelBuilder`, the insertion point, value map and i64 helpers that the op lowerings
+:class:`SwKernelBuilder`, the insertion point, value map and i64 helpers that the op lowerings
 (:mod:`.kernel`, :mod:`.gemm`, :mod:`.maps`) share."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .common import const_index, fail, int_attr, int_binop
 
 
 @dataclass
-class KernelBuilder:
+class SwKernelBuilder:
     """The ``sw.kernel`` body of one ``loop.spmd`` under construction (the base of
     :class:`~taihu.passes.conversion.loop_to_sw.kernel.KernelLowering`).
 

@@ -70,7 +70,7 @@ from taihu.target.machine import default_machine
 from taihu.dialects import loop, sw
 from taihu.dialects.common import VecDim, scheme_info
 
-from .builder import KernelBuilder
+from .builder import SwKernelBuilder
 from .common import cmpi, int_attr, int_binop
 
 __all__ = ["Geometry", "geometry", "listing41", "generic_body", "lower", "try_fuse_summa_loop"]
@@ -275,7 +275,7 @@ def generic_body(geo: Geometry, nv: int, ns: int, fv: Fetch, fs: Fetch, next_k: 
 # --------------------------------------------------------------------------------------------
 
 
-def _mk(k: KernelBuilder, trip: int, ptrs: Sequence[tuple[SSAValue, int]], name: str,
+def _mk(k: SwKernelBuilder, trip: int, ptrs: Sequence[tuple[SSAValue, int]], name: str,
         body: list[Operation]) -> None:
     op = sw.MicrokernelOp.create(
         operands=[p for p, _ in ptrs],
@@ -287,7 +287,7 @@ def _mk(k: KernelBuilder, trip: int, ptrs: Sequence[tuple[SSAValue, int]], name:
     k.n_microkernels += 1
 
 
-def _dispatch(k: KernelBuilder, conds: Sequence[SSAValue], leaf: Callable[..., None],
+def _dispatch(k: SwKernelBuilder, conds: Sequence[SSAValue], leaf: Callable[..., None],
               flags: tuple[bool, ...] = ()) -> None:
     """Nested ``scf.if`` on the i1 values ``conds``; ``leaf(*flags)`` emits each variant."""
     if not conds:
@@ -304,7 +304,7 @@ def _dispatch(k: KernelBuilder, conds: Sequence[SSAValue], leaf: Callable[..., N
     k.emit(scf.IfOp(conds[0], [], Region(blocks[0]), Region(blocks[1])))
 
 
-def _for(k: KernelBuilder, lb: SSAValue, ub: SSAValue, step: SSAValue, body: Callable[[SSAValue], None],
+def _for(k: SwKernelBuilder, lb: SSAValue, ub: SSAValue, step: SSAValue, body: Callable[[SSAValue], None],
          name: str = "i") -> None:
     blk = Block(arg_types=[i64])
     blk.args[0].name_hint = name
@@ -315,7 +315,7 @@ def _for(k: KernelBuilder, lb: SSAValue, ub: SSAValue, step: SSAValue, body: Cal
     blk.add_op(scf.YieldOp())
 
 
-def _range(k: KernelBuilder, n: int, body: Callable[[SSAValue], None], name: str) -> None:
+def _range(k: SwKernelBuilder, n: int, body: Callable[[SSAValue], None], name: str) -> None:
     """``for i in range(n)`` as scf.for on i64 (inlined when n == 1)."""
     if n == 1:
         body(k.const(0))
@@ -323,11 +323,11 @@ def _range(k: KernelBuilder, n: int, body: Callable[[SSAValue], None], name: str
         _for(k, k.const(0), k.const(n), k.const(1), body, name)
 
 
-def _eq(k: KernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:
+def _eq(k: SwKernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:
     return k.emit(cmpi(a, b, "eq")).results[0]
 
 
-def _tile_ptrs(k: KernelBuilder, geo: Geometry, V: SSAValue, S: SSAValue, C: SSAValue,
+def _tile_ptrs(k: SwKernelBuilder, geo: Geometry, V: SSAValue, S: SSAValue, C: SSAValue,
                io: SSAValue, iv: SSAValue, nvt: int = 4, nst: int = 4) -> tuple[SSAValue, SSAValue, SSAValue]:
     """p0 = V + iv*nvt*gv, p1 = S + io*nst*s_o, p2 = C + io*nst*c_row + iv*nvt*g."""
     vo = k.mul(iv, nvt * geo.g)
@@ -352,7 +352,7 @@ class _Summa:
     C: SSAValue
 
 
-def _summa(k: KernelBuilder, op: loop.SummaStepOp) -> _Summa:
+def _summa(k: SwKernelBuilder, op: loop.SummaStepOp) -> _Summa:
     s = op.scheme.value.data
     vec, ax_a, ax_b = scheme_info(s)
     geo = geometry(vec, op.flags(), op.a.type, op.b.type, op.c.type, op)  # type: ignore[arg-type]
@@ -366,7 +366,7 @@ def _summa(k: KernelBuilder, op: loop.SummaStepOp) -> _Summa:
     return _Summa(geo, ax_b, ax_a, b, a, c)
 
 
-def _check_overread(k: KernelBuilder, op: Operation, geo: Geometry) -> None:
+def _check_overread(k: SwKernelBuilder, op: Operation, geo: Geometry) -> None:
     """The k-loop's last iteration reads one k-row past the V and S blocks (see module
     docstring); make sure that stays inside the LDM whatever the buffer placement."""
     m = default_machine()
@@ -377,13 +377,13 @@ def _check_overread(k: KernelBuilder, op: Operation, geo: Geometry) -> None:
                        f"room for it in the {m.ldm_bytes}-B LDM: use a smaller vectorised block")
 
 
-def _coord(k: KernelBuilder, axis: str) -> SSAValue:
+def _coord(k: SwKernelBuilder, axis: str) -> SSAValue:
     """The mesh coordinate that selects the sender along ``axis``: a column broadcast is sent by
     the CPE of mesh row T, a row broadcast by the CPE of mesh column T (§A2)."""
     return k.row if axis == "col" else k.col
 
 
-def _summa_steps(k: KernelBuilder, op: loop.SummaStepOp, lb: SSAValue, ub: SSAValue | None,
+def _summa_steps(k: SwKernelBuilder, op: loop.SummaStepOp, lb: SSAValue, ub: SSAValue | None,
                  step: SSAValue | None) -> None:
     """Lower SUMMA steps T = lb, lb+step, ... < ub (or only T = lb when ``ub`` is None) with C
     in registers across the steps of each register tile."""
@@ -473,7 +473,7 @@ def _summa_steps(k: KernelBuilder, op: loop.SummaStepOp, lb: SSAValue, ub: SSAVa
     _range(k, n_tiles, tile, "q")
 
 
-def _if_next_tile(k: KernelBuilder, q: SSAValue, n_tiles: int, then: Callable[[SSAValue], None],
+def _if_next_tile(k: SwKernelBuilder, q: SSAValue, n_tiles: int, then: Callable[[SSAValue], None],
                   last: Callable[[], None]) -> None:
     """Emit ``scf.if q + 1 < n_tiles { then(q + 1) } else { last() }``: a register tile's closing
     run either also opens tile ``q + 1`` (its C load and first fetches) or only stores C."""
@@ -491,7 +491,7 @@ def _if_next_tile(k: KernelBuilder, q: SSAValue, n_tiles: int, then: Callable[[S
     k.emit(scf.IfOp(more, [], Region(blk_t), Region(blk_e)))
 
 
-def try_fuse_summa_loop(k: KernelBuilder, op: scf.ForOp) -> bool:
+def try_fuse_summa_loop(k: SwKernelBuilder, op: scf.ForOp) -> bool:
     """Lower ``scf.for %T = lb to ub step s { loop.summa_step %T, ... }`` (nothing else in the
     body, no iter_args, buffers defined outside) as one fused nest; False if not that form."""
     if op.iter_args:
@@ -514,7 +514,7 @@ def try_fuse_summa_loop(k: KernelBuilder, op: scf.ForOp) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _gemm_block(k: KernelBuilder, op: loop.GemmBlockOp) -> None:
+def _gemm_block(k: SwKernelBuilder, op: loop.GemmBlockOp) -> None:
     """Register tiles of one strip (full tiles, then the partial strips) in one loop over the
     tiles: P (C of the first tile + its first FETCHes), then per tile its k-loop run and one run
     with its last k-step + the store of its C + the load of the next tile's C and that tile's
@@ -595,7 +595,7 @@ def _gemm_block(k: KernelBuilder, op: loop.GemmBlockOp) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _rlc_bcast(k: KernelBuilder, op: loop.RlcBcastOp) -> None:
+def _rlc_bcast(k: SwKernelBuilder, op: loop.RlcBcastOp) -> None:
     t = op.src.type
     assert isinstance(t, loop.LdmBufType)
     n = t.slot_bytes // 32
@@ -617,7 +617,7 @@ def _rlc_bcast(k: KernelBuilder, op: loop.RlcBcastOp) -> None:
     _dispatch(k, [root], leaf)
 
 
-def lower(k: KernelBuilder, op: Operation) -> None:
+def lower(k: SwKernelBuilder, op: Operation) -> None:
     """Lower one ``loop.summa_step`` / ``loop.gemm_block`` / ``loop.rlc_bcast`` into ``k``."""
     if isinstance(op, loop.SummaStepOp):
         _summa_steps(k, op, k.value(op.step), None, None)

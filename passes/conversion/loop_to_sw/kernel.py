@@ -18,7 +18,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from taihu.dialects import loop, sw
 from taihu.dialects.sw import BarrierScope, DmaMode
 
-from .builder import KernelBuilder
+from .builder import SwKernelBuilder
 from .common import cmpi, const_index, elem_bytes, fail, int_attr, int_binop, sanitize
 from .gemm import lower as lower_gemm
 from .gemm import try_fuse_summa_loop
@@ -92,9 +92,9 @@ def bcast_parts(size: int, bsize: int, stride: int) -> list[tuple[int, int, int]
 
 
 @dataclass
-class KernelLowering(KernelBuilder):
+class KernelLowering(SwKernelBuilder):
     """Translates one ``loop.spmd`` body into a ``sw.kernel`` body (see package docstring); the
-    op lowerings (:mod:`.gemm`, :mod:`.maps`) use the helpers of :class:`KernelBuilder`."""
+    op lowerings (:mod:`.gemm`, :mod:`.maps`) use the helpers of :class:`SwKernelBuilder`."""
 
     slot_bytes: dict[SSAValue, int] = field(default_factory=dict)
     chains: dict[SSAValue, _Chain] = field(default_factory=dict)
