@@ -27,6 +27,7 @@ from taihu.backends.sim.runner import simulate
 from taihu.dialects import loop, sw
 from taihu.dialects.mapkind import MapKind
 from taihu.passes.conversion.loop_to_sw.maps import lower_map
+from taihu.target.machine import default_machine
 
 NP = {"f32": np.float32, "f64": np.float64}
 
@@ -108,7 +109,7 @@ def build(kind: MapKind, in_specs, out_spec, params, same_buffer=False, views=No
             kb.add_op(c)
             kb.add_op(a)
             amap[operands[i]] = a.result
-        for o in lower_map(mop, lambda v: amap[v]):
+        for o in lower_map(mop, lambda v: amap[v], default_machine()):
             kb.add_op(o)
 
     blk.add_op(kernel("load", lambda kb, l: dma(kb, l, False)))
@@ -379,14 +380,14 @@ def test_lrn_bad_beta_is_a_diagnostic():
     o = loop.LdmBufferOp("y", loop.LdmBufType((4, 4), Float32Type()))
     m = loop.MapOp(MapKind.LRN, [b.result], o.result, axis=0, size=3, alpha=1e-4, beta=0.6, bias=1.0)
     with pytest.raises(DiagnosticException, match="beta = 0.6 is not supported"):
-        lower_map(m, lambda v: v)
+        lower_map(m, lambda v: v, default_machine())
 
 
 def test_softmax_in_place_is_a_diagnostic():
     b = loop.LdmBufferOp("x", loop.LdmBufType((4, 4), Float32Type()))
     m = loop.MapOp(MapKind.SOFTMAX, [b.result], b.result, axis=1)
     with pytest.raises(DiagnosticException, match="must be a different buffer"):
-        lower_map(m, lambda v: v)
+        lower_map(m, lambda v: v, default_machine())
 
 
 @pytest.mark.parametrize("case, elem", _alt([((3, 5), (1, 0)), ((2, 3, 8), (0, 2, 1)), ((2, 4, 8), (1, 0, 2)),

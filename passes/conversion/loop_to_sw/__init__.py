@@ -69,8 +69,14 @@ The simulator reports each launch under ``taihu.name`` (default: the kernel symb
 spawn's ``taihu.*`` attributes (default: the kernel's). The launch names are the symbols the
 kernels get without deduplication, so reports are identical either way.
 
+Machine: the kernels are lowered for the module's machine (``target.machine``,
+:func:`~taihu.dialects.target.machine_of`; ``sw26010`` when the module has none), computed once
+per run and carried by :class:`KernelLowering`: its instruction table schedules the ``loop.map``
+micro-kernels, its LDM size bounds the mesh GEMM's k-loop over-read.
+
 Errors: ``DiagnosticException`` naming the op (unsupported op or view, dynamic shapes, a
-returned buffer that is not an allocation of the host function, several host functions).
+returned buffer that is not an allocation of the host function, several host functions, an
+invalid ``target.machine``).
 
 Modules: :mod:`.convert` (the pass), :mod:`.host` (the host program, :func:`lower_module`),
 :mod:`.kernel` (a ``loop.spmd`` body, :class:`KernelLowering`), :mod:`.maps` (``loop.map``

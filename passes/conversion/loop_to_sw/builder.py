@@ -13,6 +13,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from taihu.dialects import loop, sw
+from taihu.target.machine import Machine
 
 from .common import const_index, fail, int_attr, int_binop
 
@@ -26,10 +27,12 @@ class SwKernelBuilder:
     address of a buffer operand), :meth:`value` (the i64 value of an index operand),
     :meth:`const` (a kernel-level i64 constant), :meth:`emit` (append an op at the insertion
     point ``block``), ``row`` / ``col`` / ``cpe`` (i64 mesh coordinates), ``n_microkernels``
-    (micro-kernels built so far, for their names)."""
+    (micro-kernels built so far, for their names), ``machine`` (the module's target,
+    :func:`taihu.dialects.target.machine_of`, computed once per pass run)."""
 
     spmd: loop.SpmdOp
     kernel: sw.KernelOp
+    machine: Machine
     vmap: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -66,7 +66,6 @@ from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from taihu.target.machine import default_machine
 from taihu.dialects import loop, sw
 from taihu.dialects.common import VecDim, scheme_info
 
@@ -369,7 +368,7 @@ def _summa(k: SwKernelBuilder, op: loop.SummaStepOp) -> _Summa:
 def _check_overread(k: SwKernelBuilder, op: Operation, geo: Geometry) -> None:
     """The k-loop's last iteration reads one k-row past the V and S blocks (see module
     docstring); make sure that stays inside the LDM whatever the buffer placement."""
-    m = default_machine()
+    m = k.machine
     worst = k.spmd.ldm_bytes() + max(geo.v_k, geo.s_k) + 4 * geo.g
     if worst > m.ldm_bytes:
         raise _err(op, f"the software-pipelined k-loop over-reads one k-row ({max(geo.v_k, geo.s_k)} B) "

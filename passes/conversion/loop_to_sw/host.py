@@ -26,7 +26,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from taihu.dialects import loop, sw
+from taihu.dialects.target import machine_of
 from taihu.passes.conversion.kernel_key import structural_key
+from taihu.target.machine import MachineConfigError
 
 from .common import elem_bytes, fail, sanitize
 from .kernel import KernelLowering
@@ -146,7 +148,13 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
     """Rewrite ``module`` (loop level, see package docstring) in place into an ``sw`` module.
 
     ``dedup``: lower structurally identical ``loop.spmd`` bodies once (package docstring,
-    "Kernel deduplication")."""
+    "Kernel deduplication"). The kernels are lowered for the module's machine
+    (:func:`~taihu.dialects.target.machine_of`: its ``target.machine``, else ``sw26010``); an
+    invalid description is a ``DiagnosticException`` naming the key."""
+    try:
+        machine = machine_of(module)
+    except MachineConfigError as e:
+        raise fail(module, str(e)) from None
     fn = _host_func(module)
     if fn.body.blocks and len(fn.body.blocks) != 1:
         raise fail(fn, "the host function must have a single block")
@@ -289,7 +297,7 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
                 for k, v in op.attributes.items():
                     if k.startswith("taihu."):
                         kern.attributes[k] = v
-                KernelLowering(op, kern).run()
+                KernelLowering(op, kern, machine).run()
                 kernels.append(kern)
                 if key is not None:
                     lowered[key] = kname

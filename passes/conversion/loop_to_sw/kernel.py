@@ -372,7 +372,7 @@ class KernelLowering(SwKernelBuilder):
 
     # -- compute ops -------------------------------------------------------------------------
     def _lower_map(self, op: loop.MapOp) -> None:
-        for new in lower_map(op, self.addr):
+        for new in lower_map(op, self.addr, self.machine):
             self.emit(new)
 
     def _lower_gemm(self, op: Operation) -> None:

@@ -3,10 +3,12 @@
 
 Entry point (called by :class:`KernelLowering` for every ``loop.map``)::
 
-    lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue]) -> list[Operation]
+    lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Machine) -> list[Operation]
 
 returns the ops to insert before ``op`` (in order) that compute it; ``addr(v)`` is the i64 LDM
-byte address of the buffer operand ``v`` (defined at the insertion point). The result is a few
+byte address of the buffer operand ``v`` (defined at the insertion point); ``machine`` is the
+module's target (:func:`taihu.dialects.target.machine_of`), whose instruction table schedules
+the bodies. The result is a few
 ``sw.microkernel`` runs, ``arith`` i64 address arithmetic and, only for outer dimensions that
 cannot be folded into micro-kernel pointer strides, ``scf.for`` loops (the simulator pays Python
 time per micro-kernel run, so the lowering prefers few, long runs).
@@ -71,17 +73,20 @@ aliases an input for kinds that read inputs after writing outputs).
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import FloatAttr, Float64Type, IntegerAttr, StringAttr, f64, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from taihu.dialects import loop, sw
 from taihu.dialects.mapkind import MapKind
+from taihu.target.machine import Machine
 
 __all__ = ["lower_map", "BODY_MAX", "TAP_CHUNK"]
 
@@ -92,6 +97,8 @@ BODY_MAX = 384
 #: L530; relu 0.59 cycles/element vs 0.50 with 16); more only lengthen the body, i.e. IR size
 #: (lowering time) and simulator work per run
 UNITS_MAX = 8
+#: scheduled micro-kernel bodies (instruction classes and properties) by everything a body
+#: depends on, the machine included: a memo of a pure function, bounded to 1024 entries
 _BODY_CACHE: dict[tuple, list] = {}
 #: maximum taps combined per unit and run (window / reduction / softmax sums)
 TAP_CHUNK = 64
@@ -111,8 +118,6 @@ def _err(op: Operation, msg: str) -> DiagnosticException:
 
 def _round(v: float, eb: int) -> float:
     """A parameter as the element type holds it (numpy semantics of the reference)."""
-    import numpy as np
-
     return float(np.float32(v)) if eb == 4 else float(v)
 
 
@@ -342,17 +347,13 @@ def _ldfi(reg: int, value: float) -> sw.LdfiOp:
     return sw.new_instr(sw.LdfiOp, {"rd": _i64(reg), "value": FloatAttr(float(value), f64)})
 
 
-def _schedule(body: list[sw.RegInstr]) -> list[sw.RegInstr]:
+def _schedule(body: list[sw.RegInstr], m: Machine) -> list[sw.RegInstr]:
     """Reorder a straight-line body for the in-order dual-issue P0/P1 pipeline (spec §6.1):
     cycle-driven list scheduling, at most one instruction per pipe and cycle, highest
     latency-weighted critical path first; the non-pipelined divide/sqrt unit (table ``repeat``)
     is tracked. Kept: register RAW (with latency), WAR and WAW order, and memory order (a store
-    after every earlier load/store, a load after every earlier store: pointers may alias)."""
-    import heapq
-
-    from taihu.target.machine import default_machine
-
-    m = default_machine()
+    after every earlier load/store, a load after every earlier store: pointers may alias).
+    Latencies, pipes and repeat rates: ``m``'s instruction table (Table 3.2, 004)."""
     n = len(body)
     if n < 3:
         return body
@@ -464,8 +465,10 @@ class Access:
 
 @dataclass
 class _Emitter:
-    """Collects the ops of one ``lower_map`` call; i64 constants are created once, first."""
+    """Collects the ops of one ``lower_map`` call; i64 constants are created once, first.
+    ``machine``: the target (instruction timings for scheduling the bodies)."""
 
+    machine: Machine
     ops: list[Operation] = field(default_factory=list)
     consts: dict[int, SSAValue] = field(default_factory=dict)
     name: str = "map"
@@ -553,14 +556,12 @@ def _units_per_body(units: int, kmax: int) -> int:
     return -(-units // n_bodies)
 
 
-def _packing_pays(code: list[_T], strides: list[list[int]], inner: int) -> bool:
+def _packing_pays(code: list[_T], strides: list[list[int]], inner: int, m: Machine) -> bool:
     """Packed units (four scalar-loaded elements moved into one vector with VINSF, results
     stored lane by lane with VEXTF) instead of scalar units, when the per-element cost estimate
     max(P0, P1, divide unit) drops (scalar units are also latency-bound, which the estimate
-    ignores): pays for divides, square roots, exp polynomials, max chains; not for a copy."""
-    from taihu.target.machine import default_machine
-
-    m = default_machine()
+    ignores): pays for divides, square roots, exp polynomials, max chains; not for a copy.
+    Divide-unit repeat rates: ``m``'s instruction table."""
     ops = [t for t in code if t.kind == "op"]
     div = sum(m.instruction(t.mn).repeat for t in ops if m.instruction(t.mn).repeat > 1)
     moved = sum(1 for t in code if t.kind in ("ld", "st") and strides[t.acc][inner] != 0)
@@ -617,7 +618,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 vec = False
     if any(t.kind == "vld" for t in code):  # vectors along the taps: one position per unit
         vec = False
-    packed = not vec and not any(t.kind == "vld" for t in code) and _packing_pays(code, strides, inner)
+    packed = not vec and not any(t.kind == "vld" for t in code) and _packing_pays(code, strides, inner, em.machine)
     units = -(-n_inner // 4) if vec or packed else n_inner
     lanes_last = n_inner - 4 * (units - 1) if packed else 4
     step = [strides[a][inner] * (4 if vec or packed else 1) for a in range(len(accs))]
@@ -659,7 +660,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
         last column of packed units has ``last`` lanes), in groups of up to ``kmax`` units that
         share the registers (disjoint sets inside a group), then list-scheduled. Bodies are
         cached by everything they depend on (maps of one network repeat a few bodies)."""
-        key = (tuple(code), nc, vec, packed, n_rows, n_cols, last,
+        key = (em.machine, tuple(code), nc, vec, packed, n_rows, n_cols, last,
                tuple((ptr_of[a], accs[a].offset, accs[a].eb, step[a], strides[a][inner], row_stride[a],
                       a in contiguous) for a in used))
         recipe = _BODY_CACHE.get(key)
@@ -713,7 +714,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                             tr = temp(r, key)
                             out.append(_lane_op("vextf", (src,), ln, tr))
                             out.append(_mem_op(cls, tr, ptr_of[a], off + ln * es, True))
-        return _schedule(out)
+        return _schedule(out, em.machine)
 
     if u.consts:
         em.microkernel(1, [], [], [_ldfi(reg(-1 - i, 0), c) for i, c in enumerate(u.consts)],
@@ -1296,15 +1297,16 @@ _NO_ALIAS = {MapKind.MAX_POOL, MapKind.AVG_POOL, MapKind.REDUCE_SUM, MapKind.RED
              MapKind.WINOGRAD_INPUT, MapKind.WINOGRAD_OUTPUT}
 
 
-def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue]) -> list[Operation]:
+def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Machine) -> list[Operation]:
     """The ops (in order, to insert before ``op``) computing the ``loop.map`` ``op`` with
-    register micro-kernels; ``addr(v)`` = i64 LDM byte address of buffer operand ``v``.
+    register micro-kernels; ``addr(v)`` = i64 LDM byte address of buffer operand ``v``;
+    ``machine``: the target the bodies are scheduled for (its instruction table).
 
     Raises ``DiagnosticException`` (naming the op) for an unsupported LRN ``beta`` and for an
     output aliasing an input of a kind in ``_NO_ALIAS``."""
     kind = op.kind.data
     p = op.params()
-    em = _Emitter(name=kind.value)
+    em = _Emitter(machine, name=kind.value)
     if kind in _NO_ALIAS and any(v is op.out for v in op.inputs):
         raise _err(op, f"loop.map {kind.value}: the output must be a different buffer from the input")
     ins = [_buf(v, addr) for v in op.inputs]
