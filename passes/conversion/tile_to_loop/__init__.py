@@ -76,7 +76,13 @@ Options: ``double_buffer`` (default true; false = no prefetch, double tiles use 
 ``max_unrolled_dmas`` (DMAs of one move emitted inline before a ``scf.for`` is used, default 64),
 ``rep_bcast`` (default true: rep loads as one broadcast DMA).
 
-Errors: :class:`xdsl.utils.exceptions.PassFailedException` naming the op and the reason.
+Machine: kernels are lowered for the module's machine (``target.machine``,
+:func:`~taihu.dialects.target.machine_of`; ``sw26010`` when the module has none), computed once
+per run and carried by :class:`LowerCtx` (``machine``): its ``ldm_user_bytes`` bounds the LDM
+buffers (the task buffers of :mod:`.mem_prims` are sized within what the kernel leaves free).
+
+Errors: :class:`xdsl.utils.exceptions.PassFailedException` naming the op and the reason (or the
+key of an invalid ``target.machine``).
 
 Modules: :mod:`.convert` (the pass), :mod:`.kernel` (``tile.kernel`` -> ``loop.spmd``, clones
 of identical kernels), :mod:`.body` (op dispatch, ``tile.for``), :mod:`.moves` (``tile.move``

@@ -12,9 +12,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float64Type, IndexType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from taihu.target.machine import default_machine
 from taihu.dialects import loop, tile
 from taihu.dialects.loop import LdmBufType
+from taihu.target.machine import Machine
 
 from .common import MESH, addi, fail, muli
 from .move_plan import MovePlan, plan_move
@@ -55,13 +55,16 @@ class LowerCtx:
     value (a ``tile.alloc`` result -> its current single-slot buffer); ``const(n)``: hoisted
     ``index`` constant; ``new_buffer(name, t)``: a fresh ``loop.ldm_buffer``;
     ``note_memref_write(m)``: the lowered op writes memref ``m`` (barrier before later reads);
-    ``emit(op)``: append an op at the current insertion point.
+    ``emit(op)``: append an op at the current insertion point; ``machine``: the module's target
+    (:func:`taihu.dialects.target.machine_of`, computed once per pass run), whose
+    ``ldm_user_bytes`` bounds the buffers (:meth:`ldm_free_bytes`).
     """
 
-    def __init__(self, kernel: tile.KernelOp, spmd: loop.SpmdOp, options: LowerOptions):
+    def __init__(self, kernel: tile.KernelOp, spmd: loop.SpmdOp, options: LowerOptions, machine: Machine):
         self.kernel = kernel
         self.spmd = spmd
         self.options = options
+        self.machine = machine
         self.block: Block = spmd.body.block
         self.vmap: dict[SSAValue, SSAValue] = {}
         self.cval: dict[SSAValue, int] = {}
@@ -139,7 +142,7 @@ class LowerCtx:
         """``ldm_user_bytes`` minus the LDM footprint of every buffer of this spmd so far
         (double buffers twice, each slot rounded to 32 B; :meth:`LdmBufType.footprint_bytes`)."""
         used = sum(o.buffer_type.footprint_bytes() for o in self._buffer_ops if isinstance(o, loop.LdmBufferOp))
-        return default_machine().ldm_user_bytes - used
+        return self.machine.ldm_user_bytes - used
 
     def value(self, v: SSAValue) -> SSAValue:
         for sc in reversed(self.scopes):

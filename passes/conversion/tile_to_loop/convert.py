@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from taihu.target.machine import default_machine
 from taihu.dialects import loop, tile
+from taihu.dialects.target import machine_of
 from taihu.passes.conversion.kernel_key import structural_key
+from taihu.target.machine import MachineConfigError
 
 from .common import fail
 from .kernel import clone_lowered, lower_kernel
@@ -32,6 +33,10 @@ class ConvertTileToLoopPass(ModulePass):
     rep_bcast: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            machine = machine_of(op)
+        except MachineConfigError as e:
+            raise PassFailedException(f"convert-tile-to-loop: {e}") from None
         kernels = [k for k in op.walk() if isinstance(k, tile.KernelOp)]
         lowered: dict[tuple, loop.SpmdOp] = {}  # structural key -> first lowering
         for k in kernels:
@@ -40,17 +45,18 @@ class ConvertTileToLoopPass(ModulePass):
             if first is not None:
                 spmd = clone_lowered(first, k)
             else:
-                spmd = lower_kernel(k, self)
-                # the LDM footprint (the module is verified as a whole after the pass); the
-                # full verify_ (operand types, isolation walk) only for its message on overflow
-                if spmd.ldm_bytes() > default_machine().ldm_user_bytes:
-                    try:
-                        spmd.verify_()
-                    except VerifyException as e:
-                        raise fail(k, f"the lowered kernel does not verify: {e}") from e
+                spmd = lower_kernel(k, self, machine)
                 lowered[key] = spmd
             parent = k.parent_block()
             assert parent is not None
             parent.insert_op_before(spmd, k)
+            # the LDM footprint (the module is verified as a whole after the pass); the full
+            # verify_ (operand types, isolation walk; in the module: for its machine) only for
+            # its message on overflow
+            if first is None and spmd.ldm_bytes() > machine.ldm_user_bytes:
+                try:
+                    spmd.verify_()
+                except VerifyException as e:
+                    raise fail(k, f"the lowered kernel does not verify: {e}") from e
             k.detach()
             k.erase(safe_erase=False)

@@ -9,6 +9,7 @@ from xdsl.ir import Operation, SSAValue
 
 from taihu.dialects import loop, tile
 from taihu.dialects.loop import LdmBufType
+from taihu.target.machine import Machine
 
 from .body import lower_block
 from .common import local_buffer_shape
@@ -26,13 +27,14 @@ def _written_memrefs(region_op: Operation) -> set[SSAValue]:
     return out
 
 
-def lower_kernel(k: tile.KernelOp, options: LowerOptions) -> loop.SpmdOp:
-    """Build the ``loop.spmd`` of a ``tile.kernel`` (not inserted)."""
+def lower_kernel(k: tile.KernelOp, options: LowerOptions, machine: Machine) -> loop.SpmdOp:
+    """Build the ``loop.spmd`` of a ``tile.kernel`` (not inserted) for ``machine`` (the
+    module's target: the LDM budget of the task buffers of :mod:`.mem_prims`)."""
     spmd = loop.SpmdOp(k.kernel_name.data, list(k.args))
     spmd.attributes |= dict(k.attributes)
     spmd.row.name_hint = "row"
     spmd.col.name_hint = "col"
-    ctx = LowerCtx(k, spmd, options)
+    ctx = LowerCtx(k, spmd, options, machine)
     for a, b in zip(k.body.block.args, spmd.memref_args):
         ctx.vmap[a] = b
         b.name_hint = a.name_hint
