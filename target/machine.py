@@ -24,17 +24,21 @@ Integers are TOML integers (not booleans, not floats), numbers are finite (no ``
 booleans are ``true``/``false``, strings are one of the listed choices. In short:
 
 * cycle counts (latencies, sync/branch costs, DMA start-up and reply): integers in [0, 10000]
-  (instruction latencies [1, 10000]); ``spawn_cycles`` [0, 1000000];
+  (result latencies ``lat_*`` [1, 10000]), ``gld_gstd_latency`` >= ``gld_latency``;
+  ``spawn_cycles`` [0, 1000000]; ``bcast_cost`` [0, 10000] requests;
 * sizes: ``ldm_bytes`` a multiple of 8 in [1024, 16 MiB], ``ldm_user_bytes`` in
   [1, ldm_bytes], ``n_cpes * ldm_bytes`` <= 1 GiB; mesh sides in [1, 64]; ``n_regs`` in
   [32, 256], ``zero_reg`` < ``n_regs``; ``reg_bits`` and ``rlc_msg_bits`` multiples of 64 in
   [64, 4096]; ``vec_lanes_fp64`` = ``reg_bits / 64``, ``vec_lanes_fp32`` <= ``reg_bits / 32``;
   ``vector_ldm_align`` a power of two in [8, 4096] B, ``mem_txn_bytes`` a power of two in
   [1, 4096] B;
-* DMA structure: ``n_dma_bus`` divides ``mesh_cols``, ``cpes_per_bus * n_dma_bus = n_cpes``;
-  queue depths (channel buffer, in-flight requests, RLC buffers) in [1, 1024];
+* counts: ``n_cg`` and ``n_dma_bus`` in [1, 64], ``cpes_per_bus`` in [1, 4096] with
+  ``n_dma_bus`` dividing ``mesh_cols`` and ``cpes_per_bus * n_dma_bus = n_cpes``;
+  ``zero_reg`` in [0, 255]; ``gld_bytes_max`` in [1, 4096] B; queue depths (channel buffer,
+  in-flight requests, RLC buffers) in [1, 1024];
 * rates: ``f_clk_ghz`` in [0.01, 10] GHz, bandwidths in [0.001, 10000] GB/s,
-  ``dma_put_bw_factor`` in [0.01, 100];
+  ``dma_put_bw_factor`` in [0.01, 100]; chip peaks (reported only) ``peak_chip_cpe_gflops`` in
+  [0.001, 1e6] GFLOPS, ``peak_chip_sp_tflops`` in [0.001, 1000] TFLOPS;
 * ``instructions``: every mnemonic of the shipped table (:data:`REQUIRED_MNEMONICS`, the
   instructions the ``sw`` dialect emits and the simulator times) must be present; extra
   mnemonics are allowed. Each row: ``pipes`` "P0" | "P1" | "P0/P1", ``latency`` an integer in
@@ -42,7 +46,7 @@ booleans are ``true``/``false``, strings are one of the listed choices. In short
   (default 1); mnemonics are case-insensitive (two spellings of one mnemonic are an error).
 
 Files: an unreadable, empty, binary (NUL bytes, not UTF-8), oversized (> 1 MiB) or malformed
-TOML file is a :class:`MachineConfigError` as well. Every error is one line naming the file and,
+TOML file is a :class:`MachineConfigError` as well (a leading UTF-8 BOM is accepted). Every error is one line naming the file and,
 where there is one, the key: ``small.toml: key 'dma_latency': expected an integer in
 [0, 10000] cycles, got 1000000000000``.
 
@@ -348,15 +352,17 @@ def _one_of(*choices: str) -> _Range:
 _BOOL = _Range("bool")
 
 #: the cycle bound of latencies and costs the instruction scheduler steps through one cycle at a
-#: time (``backends/sim/pipeline.simulate_issue``): 10000 cycles = 7 us at 1.45 GHz, ~50x the
+#: time (``backends/sim/pipeline.simulate_issue``): 10000 cycles = 6.9 us at 1.45 GHz, 36x the
 #: largest seed value (gld_gstd_latency = 278); a 64-instruction dependent chain at this latency
-#: schedules in ~1.4 s of Python.
+#: schedules in ~1.4 s of Python (1e12 would take hours).
 MAX_CYCLES = 10_000
 _CYCLES = _int(0, MAX_CYCLES, "cycles")
 _LATENCY = _int(1, MAX_CYCLES, "cycles")
-#: bandwidths: the lower bound keeps one byte's data phase (f_clk / bandwidth) below ~4e4
-#: cycles, so no cycle count of a simulation comes near int64 (numpy cycle arrays); the upper
-#: is 300x the SW26010 DMA peak and above any aggregate on-chip bandwidth of the seeds.
+#: bandwidths: positive and finite, and >= 0.001 GB/s so that even at the extremes (a 16 MiB
+#: DMA on one of 64 buses at 10 GHz, put factor 100) one data phase is ~1e15 cycles: the cycle
+#: counts of any run that fits in memory stay inside int64 (numpy cycle arrays), where 1e-300
+#: GB/s overflowed; the upper bound is 300x the SW26010 DMA peak and above every aggregate
+#: on-chip bandwidth of the seeds (RLC broadcast 4461 GB/s).
 _GBPS = _num(0.001, 10_000.0, "GB/s")
 #: queue depths: a depth of 0 could never accept a request / message (every run deadlocks)
 _DEPTH = _int(1, 1024)
