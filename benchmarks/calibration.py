@@ -96,8 +96,8 @@ def hw1(con: Console) -> None:
     t = table("HW-1 DMA, 64 CPEs, contiguous: CG GB/s (seed-derived table spec §4.5 / eq 3-1 / cycle mode)",
               ["bytes", "aligned seed", "model", "sim", "misaligned 64 B seed", "model", "sim"])
     for s, (al, mis) in SEED_CONT.items():
-        m_al = aggregate_bandwidth_gbs(s, t_cont_dma(s))
-        m_mis = aggregate_bandwidth_gbs(s, t_cont_dma(s, addr=64))
+        m_al = aggregate_bandwidth_gbs(s, t_cont_dma(s, M))
+        m_mis = aggregate_bandwidth_gbs(s, t_cont_dma(s, M, addr=64))
         t.add_row(str(s), f"{al:.2f}", f"{m_al:.2f}", f"{sim_all_cpes_bw(s):.2f}",
                   f"{mis:.2f}", f"{m_mis:.2f}", f"{sim_all_cpes_bw(s, 64):.2f}")
     con.print(t)
@@ -107,9 +107,9 @@ def hw1(con: Console) -> None:
         gap = (-b) % 128
         size = 10 * b
         t.add_row(str(b), f"{al:.2f}",
-                  f"{aggregate_bandwidth_gbs(size, t_stride_dma(size, b, gap)):.2f}",
+                  f"{aggregate_bandwidth_gbs(size, t_stride_dma(size, b, gap, M)):.2f}",
                   f"{sim_all_cpes_bw(size, 0, b, gap):.2f}", f"{dr:.2f}",
-                  f"{aggregate_bandwidth_gbs(size, t_stride_dma(size, b, 4)):.2f}",
+                  f"{aggregate_bandwidth_gbs(size, t_stride_dma(size, b, 4, M)):.2f}",
                   f"{sim_all_cpes_bw(size, 0, b, 4):.2f}")
     con.print(t)
 

@@ -50,6 +50,7 @@ import numpy as np
 
 from taihu.backends.model.conv import (
     ConvShape,
+    GemmShape,
     choose_conv,
     gemm_sweep,
     memory_bound_cost,
@@ -71,6 +72,8 @@ def _plan_machine():
     return dataclasses.replace(M, ldm_user_bytes=M.ldm_user_bytes - min(LDM_RESERVE, M.ldm_user_bytes // 16))
 
 
+#: planning machine (the GEMM plans) -- the memory primitives (im2col, Winograd transforms) get
+#: all of M's LDM in tile-to-loop: ``choose_conv(..., mem_budget=M.ldm_user_bytes)``
 PM = _plan_machine()
 PEAK = M.peak_cg_gflops  # 742.4 GFLOPS (004 L453)
 ROOF = M.peak_bw_cg  # 30.94 GB/s (004 L597)
@@ -167,7 +170,7 @@ def _matmul_module(n: int, dtype):
 def gemm_rows(sim: bool, budget: float, sim_max_n: int = 1024) -> list[Row]:
     rows = []
     for n, dt in ((1024, "f64"), (4096, "f64"), (1024, "f32")):
-        plan = plan_gemm(n, n, n, dt, name="gemm", machine=PM)
+        plan = plan_gemm(GemmShape(n, n, n, dt), PM)
         note = f"bm={plan.bm} bn={plan.bn} bk={plan.bk} scheme {plan.scheme} (vec {plan.vec})"
         if dt == "f32":
             note += f"; seed swGEMM {SEED_SGEMM_BEST} GFLOPS (fp32, hardware, 004 L869)"
@@ -209,11 +212,11 @@ def sweep_rows(sim: bool = False, budget: float = 300.0) -> list[Row]:
     the worst and the best blocking also on the simulator."""
     from taihu.backends.model.gemm_blocking import GemmProblem, enumerate_costs
 
-    plans = gemm_sweep(1024, 1024, 1024, "f32", min_bk=32, machine=PM)
+    plans = gemm_sweep(GemmShape(1024, 1024, 1024, "f32"), PM, min_bk=32)
     g = sorted(p.cost.gflops() for p in plans)
     best = max(plans, key=lambda p: p.cost.gflops())
     worst = min(plans, key=lambda p: p.cost.gflops())
-    pick = plan_gemm(1024, 1024, 1024, "f32", vec="n", machine=PM)
+    pick = plan_gemm(GemmShape(1024, 1024, 1024, "f32"), PM, vec="n")
     seed_rule = [c for c in enumerate_costs(GemmProblem(1024, 1024, 1024, "f32"), M) if c.blocking.bk >= 32]
     emitted = {(p.bm, p.bn, p.bk) for p in plans}
     dropped = [c.blocking for c in seed_rule if (c.blocking.bm, c.blocking.bn, c.blocking.bk) not in emitted]
@@ -330,7 +333,7 @@ def conv_rows() -> tuple[list[Row], list[str]]:
             layers = conv_layers(model, batch)
             effs = []
             for s in layers:
-                ch = choose_conv(s, machine=PM)
+                ch = choose_conv(s, PM, mem_budget=M.ldm_user_bytes)
                 p = ch.plan
                 extra = ""
                 if p.algorithm == "implicit" and p.variant == "unfold":
@@ -412,7 +415,7 @@ def membound_rows(sim: bool, budget: float) -> list[Row]:
         chunk = 2048  # elements per CPE per DMA (one 8 KB run)
         blocks = [(n / chunk, chunk * e, False) for n in ins] + [(out / chunk, chunk * e, True)]
         dmas = sum(math.ceil(n / chunk / 64) for n in ins) + math.ceil(out / chunk / 64)
-        cost = memory_bound_cost(name, blocks, dmas, compute_cycles_per_cpe=0.0)
+        cost = memory_bound_cost(name, blocks, dmas, M, compute_cycles_per_cpe=0.0)
         r = Row("membound", name, "model", None, cost.t_total * 1e3, cost.t_dma * 1e3, cost.t_compute * 1e3,
                 cost.t_overlap * 1e3, cost.dma_efficiency, need / cost.t_total / 1e9,
                 note=f"{100 * need / cost.t_total / 1e9 / ROOF:.1f} % of the {ROOF} GB/s roof" + note)
@@ -423,7 +426,7 @@ def membound_rows(sim: bool, budget: float) -> list[Row]:
 def _model_vs_sim(s: ConvShape, sim_gflops: float | None) -> tuple[float, str]:
     """(relative error of the model's GFLOPS vs the simulated ones, note text) for layer ``s``
     with the algorithm the model picks."""
-    ch = choose_conv(s, machine=PM)
+    ch = choose_conv(s, PM, mem_budget=M.ldm_user_bytes)
     err = (ch.gflops - sim_gflops) / sim_gflops if sim_gflops else 0.0
     return err, f"model {ch.algorithm} {ch.gflops:.0f} GFLOPS ({100 * err:+.0f} %)"
 

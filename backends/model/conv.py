@@ -29,8 +29,14 @@ converted in LDM, which DMAs are hoisted), and its cost is the seed's model of t
 * model vs simulator (ResNet-50 conv layers alone, B = 1, 22 layers with >= 64 channels):
   median -3 %, mean |error| 4 %; DGEMM 1024^3 -2 %.
 
-Units: seconds, bytes, flop; GFLOPS = 1e9 flop/s. All machine numbers come from a
-:class:`~taihu.target.machine.Machine` (default ``target/configs/sw26010.toml``).
+Units: seconds, bytes, flop; GFLOPS = 1e9 flop/s. All machine numbers come from the
+:class:`~taihu.target.machine.Machine` every planner and cost function takes (no process-global
+default: the caller -- ``convert-graph-to-tile``'s ``plan_machine``, a benchmark driver, a test --
+chooses it, e.g. ``target/configs/sw26010.toml``).
+
+Problems: a GEMM is a :class:`GemmShape` (dims, storage, epilogue), a convolution a
+:class:`ConvShape`; a GEMM blocking (block sizes and the LDM buffer structure) is a
+:class:`GemmBlocking`.
 
 Algorithm choice (§C5, 004 L1320, L1674: "select per layer ... by the analytic model"):
 :func:`choose_conv` costs every applicable algorithm and keeps the minimum; ``algorithm=`` forces
@@ -64,14 +70,16 @@ from taihu.backends.model.gemm_blocking import (
 )
 from taihu.backends.model import tasks
 from taihu.backends.model.tasks import Im2colTasks, WinogradTiling, winograd_tiles
-from taihu.target.machine import Machine, default_machine
+from taihu.target.machine import Machine
 
 __all__ = [
     "ALGORITHMS",
     "ConvChoice",
     "ConvShape",
     "ExplicitPlan",
+    "GemmBlocking",
     "GemmPlan",
+    "GemmShape",
     "ImplicitPlan",
     "KernelCost",
     "NotApplicable",
@@ -217,23 +225,23 @@ def memory_bound_cost(
     name: str,
     blocks: Iterable[tuple[float, float, bool]],
     dmas_per_cpe: float,
+    machine: Machine,
     compute_cycles_per_cpe: float = 0.0,
-    machine: Machine | None = None,
 ) -> KernelCost:
-    """A data-parallel memory-bound kernel (R6, 004 L1227): ``blocks`` = (count, bytes per block,
-    is_put) over the whole kernel; every CPE issues ``dmas_per_cpe`` sequential DMAs (eq 3-1/3-2:
-    ``T = dmas x T_latency + moved / PEAK_BW``); compute (maps in LDM) overlaps the DMA of the
-    other CPEs only partly, so it is added (no double buffering in memory-bound kernels)."""
-    m = machine or default_machine()
+    """A data-parallel memory-bound kernel (R6, 004 L1227) on ``machine``: ``blocks`` = (count,
+    bytes per block, is_put) over the whole kernel; every CPE issues ``dmas_per_cpe`` sequential
+    DMAs (eq 3-1/3-2: ``T = dmas x T_latency + moved / PEAK_BW``); compute (maps in LDM)
+    overlaps the DMA of the other CPEs only partly, so it is added (no double buffering in
+    memory-bound kernels)."""
     moved = useful = 0.0
     t_data = 0.0
     for count, bsize, put in blocks:
-        mv = count * _avg_moved(bsize, m.mem_txn_bytes)
+        mv = count * _avg_moved(bsize, machine.mem_txn_bytes)
         moved += mv
         useful += count * bsize
-        t_data += mv / (m.peak_bw_cg * 1e9 * (m.dma_put_bw_factor if put else 1.0))
-    t_dma = dmas_per_cpe * m.cycles_to_seconds(m.dma_latency) + t_data
-    t_comp = m.cycles_to_seconds(compute_cycles_per_cpe)
+        t_data += mv / (machine.peak_bw_cg * 1e9 * (machine.dma_put_bw_factor if put else 1.0))
+    t_dma = dmas_per_cpe * machine.cycles_to_seconds(machine.dma_latency) + t_data
+    t_comp = machine.cycles_to_seconds(compute_cycles_per_cpe)
     return KernelCost(name, t_dma + t_comp, t_dma, t_comp, moved, useful, 0)
 
 
@@ -361,19 +369,84 @@ def _staged_operands(dtype: str, vec: str, trans_a: bool, trans_b: bool) -> froz
     return frozenset(n for n, (_, layout) in lay.items() if layout != "row")
 
 
-def gemm_footprint(
-    bm: int, bn: int, bk: int, dtype: str, staged: frozenset[str], hoist_a: bool = False,
-    hoist_b: bool = False, groups: int = 1, epilogue_bytes: int = 0, double_c: bool = False,
-) -> int:
-    """Per-CPE LDM bytes of the lowering's buffers: fp64 A, B, ``groups`` C tiles; staging
-    buffers (memory element type) of staged operands; streamed (not hoisted) A/B DMA targets
-    double-buffered (004 L674), and with ``double_c`` the tile C is stored from (its staging
-    tile, else the fp64 C tile) too (the put of one C
-    block overlaps the next block); each buffer rounded up to 32 B."""
+@dataclass(frozen=True)
+class GemmShape:
+    """One memory-level GEMM ``C (m, n) = op(A) (m, k) x op(B) (k, n)``, ``batch`` times (the
+    groups of a grouped convolution, the 16 Winograd GEMMs), with its operand storage and C
+    epilogue: the problem :func:`plan_gemm` and
+    :func:`~taihu.backends.model.overlap_gemm.plan_overlap_gemm` plan. Use
+    ``dataclasses.replace`` for variants.
+
+    * ``dtype``: memory element type, "f32" or "f64"; ``trans_a``: A stored (k, m),
+      ``trans_b``: B stored (n, k); ``lda/ldb/ldc``: leading dims (elements) of the stored
+      matrices (None: dense);
+    * epilogue per C block: ``c_full`` (a full (m, n) C operand loaded, converted, scaled),
+      ``bias_along`` "n" (a (1, n) bias row, FC) or "m" (an (m, 1) column, convolution),
+      ``maps`` element-wise maps on C (alpha, relu), ``scalars`` (1, 1) rep tiles (alpha,
+      beta), ``residual`` a residual add fused into the C store (common.py ``store_fused``: a
+      double-buffered tile like the stored one, its C-block get prefetched at the block start);
+    * ``const_a/b``: the operand is a compile-time constant whose storage order the caller can
+      choose (it stores it transposed, densely, when the plan's ``trans_a/b`` differs from the
+      shape's);
+    * ``b_clean``: B's storage is padded to the N block (im2col's image columns), so its loads
+      never clip inside a CPE's piece; ``pad_n``: B's rows are padded in memory to n rounded up
+      to 4 (``ldb`` = that, e.g. an im2col copy's padded image columns; overlapping
+      distribution only)."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str = "f32"
+    trans_a: bool = False
+    trans_b: bool = False
+    lda: int | None = None
+    ldb: int | None = None
+    ldc: int | None = None
+    batch: int = 1
+    c_full: bool = False
+    bias_along: str | None = None
+    maps: int = 0
+    scalars: int = 0
+    residual: bool = False
+    const_a: bool = False
+    const_b: bool = False
+    b_clean: bool = False
+    pad_n: bool = False
+
+    @property
+    def elem(self) -> int:
+        """Bytes per element in memory (4 or 8)."""
+        return 4 if self.dtype == "f32" else 8
+
+
+@dataclass(frozen=True)
+class GemmBlocking:
+    """One blocking of the GEMM kernel: blocks (bm, bn, bk) and its LDM buffer structure --
+    ``staged``: operands that go through an LDM staging buffer of the memory element type
+    (:class:`GemmPlan`); ``hoist_a/b``: the operand's block is loaded once per batch iteration
+    (single-buffered); ``double_c``: the tile C is stored from is double-buffered."""
+
+    bm: int
+    bn: int
+    bk: int
+    staged: frozenset[str] = frozenset()
+    hoist_a: bool = False
+    hoist_b: bool = False
+    double_c: bool = False
+
+
+def gemm_footprint(blk: GemmBlocking, dtype: str, groups: int = 1, epilogue_bytes: int = 0) -> int:
+    """Per-CPE LDM bytes of the lowering's buffers for ``blk`` with ``dtype`` ("f32"/"f64")
+    memory elements: fp64 A, B, ``groups`` C tiles; staging buffers (memory element type) of
+    staged operands; streamed (not hoisted) A/B DMA targets double-buffered (004 L674), and with
+    ``double_c`` the tile C is stored from (its staging tile, else the fp64 C tile) too (the put
+    of one C block overlaps the next block); each buffer rounded up to 32 B; plus
+    ``epilogue_bytes``."""
     e = 4 if dtype == "f32" else 8
+    bm, bn, bk, staged, double_c = blk.bm, blk.bn, blk.bk, blk.staged, blk.double_c
     a, b, c = bm * bk, bk * bn, bm * bn
     total = 0
-    for name, elems, hoisted in (("A", a, hoist_a), ("B", b, hoist_b)):
+    for name, elems, hoisted in (("A", a, blk.hoist_a), ("B", b, blk.hoist_b)):
         nbuf = 1 if hoisted else 2
         if name in staged:
             total += nbuf * _rnd(e * _local(elems)) + _rnd(8 * _local(elems))
@@ -394,28 +467,18 @@ def _tile_moved(rows: int, lead: int, ld: int, elem: int, machine: Machine, stri
     return float(rows * lead * machine.mem_txn_bytes)
 
 
-@dataclass(frozen=True)
-class _Epilogue:
-    """Per C block extra work: ``c_full`` (a full C operand loaded, converted, scaled),
-    ``bias`` (a broadcast bias block of ``bias_elems`` elements along ``bias_along`` "m" or
-    "n"), ``maps`` (element-wise maps on C: alpha scale, relu)."""
-
-    c_full: bool = False
-    bias_elems: int = 0
-    maps: int = 0
-    bias_along: str | None = None
-    residual: bool = False
-
-
-def _gemm_cost(
-    name: str,
-    m: int, n: int, k: int, bm: int, bn: int, bk: int, vec: str, dtype: str,
-    trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
-    staged: frozenset[str], hoist_a: bool, hoist_b: bool, epi: _Epilogue,
-    machine: Machine, flops: int | None = None, double_c: bool = False, b_clean: bool = False,
-) -> KernelCost:
+def _gemm_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name: str) -> KernelCost:
+    """:class:`KernelCost` of the blocked GEMM kernel of ``p`` (storage orders and leading dims
+    resolved: ``lda/ldb/ldc`` set) with vector dim ``vec`` and blocking ``blk`` (module
+    docstring: per step max(DMA, compute), Alg 8's wrap, epilogues, border effects)."""
+    m, n, k, batch = p.m, p.n, p.k, p.batch
+    trans_a, trans_b, lda, ldb, ldc = p.trans_a, p.trans_b, p.lda, p.ldb, p.ldc
+    assert lda is not None and ldb is not None and ldc is not None
+    bm, bn, bk, staged = blk.bm, blk.bn, blk.bk, blk.staged
+    hoist_a, hoist_b, double_c = blk.hoist_a, blk.hoist_b, blk.double_c
+    bias_elems = {"n": bn, "m": bm}.get(p.bias_along or "", 0)
     prim = StructuralPrimitiveModel(machine)
-    e = 4 if dtype == "f32" else 8
+    e = p.elem
     nm, nn, nk = _ceil(m, bm), _ceil(n, bn), _ceil(k, bk)
     cyc = machine.cycles_to_seconds
     # DMA of one block of each operand (bytes moved, summed over the CPEs).
@@ -434,33 +497,33 @@ def _gemm_cost(
     t_hoist_comp = (conv_a if hoist_a else 0.0) + (conv_b if hoist_b else 0.0)
     # Epilogue per C block: fill, optional full-C load/convert/scale, bias, maps, convert, put.
     c_local = _local(bm * bn)
-    epi_cycles = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * c_local * epi.maps
+    epi_cycles = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * c_local * p.maps
     epi_dma = t_dma_tiles(mv_c, machine, put=True)
     epi_moved = mv_c
     if "C" in staged:
         epi_cycles += rate["C"] * c_local
-    if epi.c_full:
+    if p.c_full:
         epi_cycles += (rate["C"] + MAP_CYCLES_PER_ELEM) * c_local
     # a fused residual add (common.py store_fused): its C window is prefetched at the block start
     # (prefetch_fused), so its data joins the block's first DMA (not exposed); the add runs on
     # the stored tile
     # (unless its window is clipped inside the CPE pieces: see the border effects below)
-    res_data = mv_c / (machine.peak_bw_cg * 1e9) if epi.residual and n_border_clean(n, bn) else 0.0
-    t_res = t_dma_tiles(mv_c, machine) if epi.residual else 0.0
-    if epi.residual:
+    res_data = mv_c / (machine.peak_bw_cg * 1e9) if p.residual and n_border_clean(n, bn) else 0.0
+    t_res = t_dma_tiles(mv_c, machine) if p.residual else 0.0
+    if p.residual:
         epi_cycles += MAP_CYCLES_PER_ELEM * c_local
         epi_moved += mv_c
     # bias (a rep tile: one broadcast DMA, tile-to-loop's rep_bcast): loaded per C block, or
     # once per batch iteration when its window is invariant in the block loops (Alg 7 hoisting:
     # an (M, 1) column with a single M block, a (1, N) row with a single N block).
-    bias_hoisted = (epi.bias_along == "m" and nm == 1) or (epi.bias_along == "n" and nn == 1)
+    bias_hoisted = (p.bias_along == "m" and nm == 1) or (p.bias_along == "n" and nn == 1)
     t_bias = 0.0
     bias_moved = 0.0
-    if epi.bias_elems:
+    if bias_elems:
         epi_cycles += MAP_CYCLES_PER_ELEM * c_local  # the add
-        bias_moved = _avg_moved(epi.bias_elems * e, machine.mem_txn_bytes)
+        bias_moved = _avg_moved(bias_elems * e, machine.mem_txn_bytes)
         t_bias = t_dma_tiles(bias_moved, machine)
-        bias_cycles = MAP_CYCLES_PER_ELEM * epi.bias_elems  # its fp64 conversion (rep: every CPE)
+        bias_cycles = MAP_CYCLES_PER_ELEM * bias_elems  # its fp64 conversion (rep: every CPE)
         if bias_hoisted:
             t_hoist_dma += t_bias
             t_hoist_comp += cyc(bias_cycles)
@@ -533,7 +596,7 @@ def _gemm_cost(
     # those steps cost t_dma + t_comp instead of max(t_dma, t_comp) (sim: FC 1x2048 -> 1000 with
     # (K, N) weights, N = 1000 with bn = 1024: every step).
     partial_steps = 0
-    if not hoist_b and not b_clean:
+    if not hoist_b and not p.b_clean:
         if not trans_b and not n_border_clean(n, bn):  # lead N: the last N column of blocks
             partial_steps += nm * nk
         elif trans_b and not n_border_clean(k, bk):  # lead K: the last K step of every block
@@ -554,93 +617,65 @@ def _gemm_cost(
         useful = batch * e * (m * k * nn + k * n * (nm if not hoist_b else 1) + m * n)
     t_dma = batch * (t_hoist_dma + steps * t_dma_step + blocks * (epi_dma + t_res))
     t_comp = batch * (t_hoist_comp + steps * t_comp_step + blocks * cyc(epi_cycles))
-    return KernelCost(
-        name, total, t_dma, t_comp, moved, min(useful, moved) if moved else useful,
-        flops if flops is not None else 2 * m * n * k * batch,
-    )
+    return KernelCost(name, total, t_dma, t_comp, moved, min(useful, moved) if moved else useful, 2 * m * n * k * batch)
 
 
 def plan_gemm(
-    m: int,
-    n: int,
-    k: int,
-    dtype: str = "f32",
-    trans_a: bool = False,
-    trans_b: bool = False,
+    p: GemmShape,
+    machine: Machine,
     *,
-    lda: int | None = None,
-    ldb: int | None = None,
-    ldc: int | None = None,
-    batch: int = 1,
-    c_full: bool = False,
-    bias_along: str | None = None,
-    maps: int = 0,
-    scalars: int = 0,
     vec: str | None = None,
-    machine: Machine | None = None,
-    name: str = "gemm",
     blocking: tuple[int, int, int] | None = None,
-    free_trans_a: bool = False,
-    free_trans_b: bool = False,
     n_clean: bool = False,
-    residual: bool = False,
-    b_clean: bool = False,
+    name: str = "gemm",
 ) -> GemmPlan:
-    """Choose the blocking of the K-innermost GEMM kernel (§B item 7, E7): minimum modelled
-    time over vec in {n, m} (or ``vec``) and every (bm, bn, bk) from
+    """Choose the blocking of the K-innermost GEMM kernel of ``p`` on ``machine`` (§B item 7,
+    E7): minimum modelled time over vec in {n, m} (or ``vec``) and every (bm, bn, bk) from
     :func:`~taihu.backends.model.gemm_blocking.candidate_sizes` (§A5 multiples, power-of-two
-    lists plus the padded dim) whose :func:`gemm_footprint` fits ``ldm_user_bytes``; ties: larger
-    blocks. ``lda/ldb/ldc`` are the leading dims (elements) of the memrefs (default: dense);
-    ``bias_along`` "n" (a (1, N) bias row, FC) or "m" (an (M, 1) column, convolution);
-    ``maps`` = element-wise maps applied to every C block (alpha, relu); ``scalars`` = (1, 1)
-    rep tiles of the epilogue (alpha, beta). ``blocking`` forces the
-    block sizes (the 81-scheme sweep). ``free_trans_a/b``: the operand is a compile-time constant
-    whose storage order the caller can choose (it stores it transposed, densely, when the plan's
-    ``trans_a/b`` differs from the argument): the planner also tries the other order, e.g. so
-    that a vec-m A or a vec-n B lands in its LDM layout with a plain conversion instead of a
-    transposing one (:data:`TRANSPOSE_CYCLES_PER_ELEM`). ``n_clean``: only N blocks whose
-    border block splits at a CPE piece boundary (:func:`n_border_clean`). ``residual``: a
-    residual add fused into the C store (common.py store_fused: a double-buffered tile like the
-    stored one, its C-block get prefetched at the block start, an add per block). ``b_clean``:
-    B's storage is padded to the N block (e.g. im2col's image_columns), so its loads never clip
-    inside a CPE's piece. Raises ValueError when nothing fits in LDM."""
-    mach = machine or default_machine()
-    if min(m, n, k) <= 0 or batch <= 0:
-        raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={batch}")
-    if dtype not in ("f32", "f64"):
-        raise ValueError(f"dtype must be f32 or f64, got {dtype}")
-    ldc = ldc or n
+    lists plus the padded dim) whose :func:`gemm_footprint` fits ``machine.ldm_user_bytes``;
+    ties: larger blocks. ``blocking`` forces the block sizes (the 81-scheme sweep). A constant
+    operand (``p.const_a/b``) is also tried in the other storage order, e.g. so that a vec-m A
+    or a vec-n B lands in its LDM layout with a plain conversion instead of a transposing one
+    (:data:`TRANSPOSE_CYCLES_PER_ELEM`); the plan's ``trans_a/b`` says which order won.
+    ``n_clean``: only N blocks whose border block splits at a CPE piece boundary
+    (:func:`n_border_clean`). ``name``: the :class:`KernelCost` name. Raises ValueError when a
+    dim or ``batch`` is not positive, ``dtype`` is not f32/f64, or nothing fits in LDM."""
+    m, n, k = p.m, p.n, p.k
+    if min(m, n, k) <= 0 or p.batch <= 0:
+        raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={p.batch}")
+    if p.dtype not in ("f32", "f64"):
+        raise ValueError(f"dtype must be f32 or f64, got {p.dtype}")
     best: GemmPlan | None = None
     best_key: tuple = ()
-    trans_a, trans_b = bool(trans_a), bool(trans_b)
-    tas = (trans_a, not trans_a) if free_trans_a else (trans_a,)
-    tbs = (trans_b, not trans_b) if free_trans_b else (trans_b,)
+    trans_a, trans_b = bool(p.trans_a), bool(p.trans_b)
+    tas = (trans_a, not trans_a) if p.const_a else (trans_a,)
+    tbs = (trans_b, not trans_b) if p.const_b else (trans_b,)
     for ta in tas:
         for tb in tbs:
-            la = (lda if ta == trans_a else None) or (m if ta else k)
-            lb = (ldb if tb == trans_b else None) or (k if tb else n)
-            cand = _plan_gemm_fixed(m, n, k, dtype, ta, tb, la, lb, ldc, batch, c_full, bias_along, maps, scalars,
-                                    vec, mach, name, blocking, n_clean, residual, b_clean)
+            la = (p.lda if ta == trans_a else None) or (m if ta else k)
+            lb = (p.ldb if tb == trans_b else None) or (k if tb else n)
+            fixed = replace(p, trans_a=ta, trans_b=tb, lda=la, ldb=lb, ldc=p.ldc or n)
+            cand = _plan_gemm_fixed(fixed, machine, vec, blocking, n_clean, name)
             if cand is not None and (best is None or cand[0] < best_key):
                 best, best_key = cand[1], cand[0]
     if best is None:
-        raise ValueError(f"no GEMM blocking fits in LDM for m={m} n={n} k={k} {dtype} (blocking={blocking})")
+        raise ValueError(f"no GEMM blocking fits in LDM for m={m} n={n} k={k} {p.dtype} (blocking={blocking})")
     return best
 
 
 def _plan_gemm_fixed(
-    m: int, n: int, k: int, dtype: str, trans_a: bool, trans_b: bool, lda: int, ldb: int, ldc: int, batch: int,
-    c_full: bool, bias_along: str | None, maps: int, scalars: int, vec: str | None, mach: Machine, name: str,
-    blocking: tuple[int, int, int] | None, n_clean: bool = False, residual: bool = False,
-    b_clean: bool = False,
+    p: GemmShape, machine: Machine, vec: str | None, blocking: tuple[int, int, int] | None, n_clean: bool,
+    name: str,
 ) -> tuple[tuple, GemmPlan] | None:
-    """(key, plan) of the best blocking for fixed operand storage orders (:func:`plan_gemm`)."""
-    e = 4 if dtype == "f32" else 8
+    """(key, plan) of the best blocking of ``p`` with its operand storage orders and leading
+    dims fixed (:func:`plan_gemm`)."""
+    m, n, k, dtype = p.m, p.n, p.k, p.dtype
+    e = p.elem
     best: GemmPlan | None = None
     best_key: tuple = ()
     for v in ([vec] if vec else ["n", "m"]):
         um, un = (VEC_UNIT, OTHER_UNIT) if v == "m" else (OTHER_UNIT, VEC_UNIT)
-        staged = _staged_operands(dtype, v, trans_a, trans_b)
+        staged = _staged_operands(dtype, v, p.trans_a, p.trans_b)
         if blocking is not None:
             bms, bns, bks = [blocking[0]], [blocking[1]], [blocking[2]]
             if blocking[0] % um or blocking[1] % un or blocking[2] % K_UNIT:
@@ -655,47 +690,43 @@ def _plan_gemm_fixed(
                     nm, nn, nk = _ceil(m, bm), _ceil(n, bn), _ceil(k, bk)
                     hoist_b = nk == 1 and nn == 1 and nm > 1
                     hoist_a = nk == 1 and nm == 1 and nn > 1
-                    bias_elems = {"n": bn, "m": bm}.get(bias_along or "", 0)
+                    bias_elems = {"n": bn, "m": bm}.get(p.bias_along or "", 0)
                     epi_bytes = 0
                     if bias_elems:
                         epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
-                    epi_bytes += scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
-                    if residual:  # the residual window: a double-buffered tile like the stored one
+                    epi_bytes += p.scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
+                    if p.residual:  # the residual window: a double-buffered tile like the stored one
                         epi_bytes += 2 * _rnd(e * _local(bm * bn))
                     # (staged operands, double-buffered C): the put of a block overlaps the next
                     # block when the tile it is stored from is double-buffered (the staging tile,
                     # or the fp64 C tile itself when C is not staged: no copy, 2 instead of 3 C
                     # blocks of LDM). A full C operand is loaded into that tile, which then cannot
                     # be a delayed store (tile-to-loop): single-buffered.
-                    c_opts = [(staged, False)] if c_full else [(staged, True), (staged, False)]
-                    for stg, double_c in c_opts:
-                        fp = gemm_footprint(bm, bn, bk, dtype, stg, hoist_a, hoist_b, 1, epi_bytes, double_c)
-                        if fp > mach.ldm_user_bytes:
+                    for double_c in ((False,) if p.c_full else (True, False)):
+                        blk = GemmBlocking(bm, bn, bk, staged, hoist_a, hoist_b, double_c)
+                        fp = gemm_footprint(blk, dtype, 1, epi_bytes)
+                        if fp > machine.ldm_user_bytes:
                             continue
-                        cost = _gemm_cost(
-                            name, m, n, k, bm, bn, bk, v, dtype, trans_a, trans_b, lda, ldb, ldc, batch,
-                            stg, hoist_a, hoist_b, _Epilogue(c_full, bias_elems, maps, bias_along, residual), mach, double_c=double_c,
-                            b_clean=b_clean,
-                        )
-                        plan = GemmPlan(m, n, k, dtype, trans_a, trans_b, v, bm, bn, bk, batch, hoist_a,
-                                        hoist_b, frozenset(stg), fp, cost, double_c)
+                        cost = _gemm_cost(p, v, blk, machine, name)
+                        plan = GemmPlan(m, n, k, dtype, p.trans_a, p.trans_b, v, bm, bn, bk, p.batch, hoist_a,
+                                        hoist_b, frozenset(staged), fp, cost, double_c)
                         key = (cost.t_total, -bm * bn * bk, not double_c)
                         if best is None or key < best_key:
                             best, best_key = plan, key
     return None if best is None else (best_key, best)
 
 
-def gemm_sweep(m: int, n: int, k: int, dtype: str = "f32", min_bk: int = 32,
-               machine: Machine | None = None) -> list[GemmPlan]:
-    """Every feasible blocking of the lowering's GEMM kernel (vec n, the natural scheme for
-    row-major operands) with ``bk >= min_bk`` (the seed's 81-scheme sweep of 004 L869 counts
-    blocks with at least 4 k-steps per CPE; see tests of gemm_blocking), each with its cost."""
+def gemm_sweep(p: GemmShape, machine: Machine, min_bk: int = 32) -> list[GemmPlan]:
+    """Every feasible blocking of the lowering's GEMM kernel for ``p`` on ``machine`` (vec n,
+    the natural scheme for row-major operands) with ``bk >= min_bk`` (the seed's 81-scheme
+    sweep of 004 L869 counts blocks with at least 4 k-steps per CPE; see tests of
+    gemm_blocking), each with its cost."""
     out = []
-    for bm in candidate_sizes(m, OTHER_UNIT):
-        for bn in candidate_sizes(n, VEC_UNIT):
-            for bk in [b for b in candidate_sizes(k, K_UNIT) if b >= min_bk]:
+    for bm in candidate_sizes(p.m, OTHER_UNIT):
+        for bn in candidate_sizes(p.n, VEC_UNIT):
+            for bk in [b for b in candidate_sizes(p.k, K_UNIT) if b >= min_bk]:
                 try:
-                    out.append(plan_gemm(m, n, k, dtype, vec="n", blocking=(bm, bn, bk), machine=machine))
+                    out.append(plan_gemm(p, machine, vec="n", blocking=(bm, bn, bk)))
                 except ValueError:
                     pass
     return out
@@ -895,27 +926,26 @@ def _weight_relayout_cost(s: ConvShape, machine: Machine) -> KernelCost:
         "weights",
         [(tasks, per, False), (tasks, per, True)],
         dmas_per_cpe=2 * _ceil(tasks, N_CPE),
-        compute_cycles_per_cpe=MAP_CYCLES_PER_ELEM * nbytes / s.elem / N_CPE,
         machine=machine,
+        compute_cycles_per_cpe=MAP_CYCLES_PER_ELEM * nbytes / s.elem / N_CPE,
     )
 
 
-def residual_cost(s: ConvShape, machine: Machine | None = None) -> KernelCost:
+def residual_cost(s: ConvShape, machine: Machine) -> KernelCost:
     """The separate ``add`` (+ activation) kernel of a residual sum a plan cannot fuse
-    (:func:`fuses_residual`): every CPE streams tasks of ``q`` elements of the two operands in
-    and the sum out (double-buffered, memory-bound: eq 3-2; simulator, ResNet-50 B=1 sums at
-    99.9 % of the 30.94 GB/s roof)."""
-    m = machine or default_machine()
+    (:func:`fuses_residual`) on ``machine``: every CPE streams tasks of ``q`` elements of the two
+    operands in and the sum out (double-buffered, memory-bound: eq 3-2; simulator, ResNet-50
+    B=1 sums at 99.9 % of the 30.94 GB/s roof)."""
     e = s.elem
     total = s.n * s.m * s.ho * s.wo
-    q = max(1, min(_ceil(total, N_CPE), m.ldm_user_bytes // (3 * 2 * e)))
+    q = max(1, min(_ceil(total, N_CPE), machine.ldm_user_bytes // (3 * 2 * e)))
     tasks = _ceil(total, q)
     return memory_bound_cost(
         "residual",
         [(2 * tasks, q * e, False), (tasks, q * e, True)],
         dmas_per_cpe=3 * _ceil(tasks, N_CPE),
+        machine=machine,
         compute_cycles_per_cpe=0.0,
-        machine=m,
     )
 
 
@@ -937,10 +967,10 @@ def is_pointwise(s: ConvShape) -> bool:
     return (s.kh, s.kw) == (1, 1) and s.strides == (1, 1) and not any(s.pads)
 
 
-def relayout_cost(name: str, rows: int, blocks: int, block_elems: int, elem: int,
-                  machine: Machine | None = None) -> KernelCost:
-    """A copy kernel moving ``blocks`` contiguous blocks of ``block_elems`` elements from one
-    layout to another ((M, N, HW) -> (N, M, HW)); each CPE task moves ``rows`` blocks."""
+def relayout_cost(name: str, rows: int, blocks: int, block_elems: int, elem: int, machine: Machine) -> KernelCost:
+    """A copy kernel moving ``blocks`` contiguous blocks of ``block_elems`` elements of ``elem``
+    bytes from one layout to another ((M, N, HW) -> (N, M, HW)); each CPE task moves ``rows``
+    blocks."""
     return memory_bound_cost(
         name,
         [(blocks, block_elems * elem, False), (blocks, block_elems * elem, True)],
@@ -949,21 +979,18 @@ def relayout_cost(name: str, rows: int, blocks: int, block_elems: int, elem: int
     )
 
 
+def _im2col_shape(s: ConvShape) -> tasks.Im2colShape:
+    return tasks.Im2colShape(s.n, s.c, s.h, s.w, (s.kh, s.kw), s.strides, s.pads, s.dilations, s.elem)
+
+
 def im2col_tasks(s: ConvShape, budget: int, rows_per_task: int | None = None) -> Im2colTasks:
     """:class:`~taihu.backends.model.tasks.Im2colTasks` of the im2col kernel of ``s`` (NCHW),
     the decomposition tile-to-loop emits (:func:`taihu.backends.model.tasks.im2col_tasks`) with
     the kernel's LDM budget (bytes). Raises :class:`NotApplicable` when one row does not fit."""
     try:
-        return tasks.im2col_tasks(s.n, s.c, s.h, s.w, (s.kh, s.kw), s.strides, s.pads, s.dilations, s.elem, budget,
-                                  rows_per_task)
+        return tasks.im2col_tasks(_im2col_shape(s), budget, rows_per_task)
     except tasks.DoesNotFit as e:
         raise NotApplicable(f"im2col: {e}") from None
-
-
-def _mem_prim_budget() -> int:
-    """LDM bytes tile-to-loop gives a memory primitive alone in its kernel (im2col, Winograd
-    transforms): ``ldm_free_bytes()`` = the default machine's ldm_user_bytes (mem_prims)."""
-    return default_machine().ldm_user_bytes
 
 
 def parallel_tasks_cost(
@@ -995,18 +1022,17 @@ def parallel_tasks_cost(
     return KernelCost(name, total, t_bw + t_lat, t_comp, moved, useful, 0)
 
 
-def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None = None,
-                how: int | None = None) -> KernelCost:
-    """Cost of the im2col kernel (:func:`im2col_tasks`, or the whole-plane tasks of
-    :func:`taihu.backends.model.tasks.im2col_planes` when tile-to-loop picks them;
-    :func:`parallel_tasks_cost`); ``how`` = col columns per image (default Ho*Wo; padded
-    image_columns)."""
-    mach = machine or default_machine()
-    bud = _mem_prim_budget() if budget is None else budget
+def im2col_cost(s: ConvShape, machine: Machine, budget: int | None = None, how: int | None = None) -> KernelCost:
+    """Cost of the im2col kernel of ``s`` on ``machine`` (:func:`im2col_tasks`, or the
+    whole-plane tasks of :func:`taihu.backends.model.tasks.im2col_planes` when tile-to-loop
+    picks them; :func:`parallel_tasks_cost`); ``budget`` = LDM bytes tile-to-loop gives the
+    primitive (:data:`mem_budget <plan_explicit>`, default ``machine.ldm_user_bytes``);
+    ``how`` = col columns per image (default Ho*Wo; padded image_columns)."""
+    bud = machine.ldm_user_bytes if budget is None else budget
     how = how or s.ho * s.wo
-    pl = tasks.im2col_planes(s.n, s.c, s.h, s.w, (s.kh, s.kw), s.strides, s.pads, s.dilations, s.elem, bud, how)
+    pl = tasks.im2col_planes(_im2col_shape(s), bud, how)
     if pl is not None:
-        return _im2col_planes_cost(s, pl, how, mach)
+        return _im2col_planes_cost(s, pl, how, machine)
     t = im2col_tasks(s, bud)
     e, kw, wo, nc = s.elem, s.kw, s.wo, s.n * s.c
     gets: list[tuple[float, float]] = []
@@ -1031,7 +1057,7 @@ def im2col_cost(s: ConvShape, machine: Machine | None = None, budget: int | None
                     nz = min(t.zchunk, nho - h0)
                     puts.append((nc * kw, nz * wo * e))
                     dmas += nc
-    return parallel_tasks_cost("im2col", gets, puts, dmas, comp, n_tasks, mach)
+    return parallel_tasks_cost("im2col", gets, puts, dmas, comp, n_tasks, machine)
 
 
 def _im2col_planes_cost(s: ConvShape, pl: tasks.Im2colPlanes, how: int, mach: Machine) -> KernelCost:
@@ -1053,20 +1079,24 @@ def _im2col_planes_cost(s: ConvShape, pl: tasks.Im2colPlanes, how: int, mach: Ma
     return parallel_tasks_cost("im2col", [gets], [puts], n_tasks * (pl.q + 1), comp, n_tasks, mach)
 
 
-def plan_explicit(s: ConvShape, machine: Machine | None = None) -> ExplicitPlan:
-    """:func:`_plan_explicit`; with a residual sum (``s.residual``), the cheaper of adding it in
-    the per-image GEMM's C store and of a separate :func:`residual_cost` kernel."""
-    mach = machine or default_machine()
-    best = _plan_explicit(s, mach)
+def plan_explicit(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> ExplicitPlan:
+    """:func:`_plan_explicit` of ``s`` on ``machine``; with a residual sum (``s.residual``), the
+    cheaper of adding it in the per-image GEMM's C store and of a separate :func:`residual_cost`
+    kernel. ``mem_budget``: LDM bytes per CPE tile-to-loop gives a memory primitive alone in its
+    kernel (the im2col; ``ldm_free_bytes()``, the whole ``ldm_user_bytes`` of the machine it
+    lowers for, while the GEMM plans keep ``convert-graph-to-tile``'s reserve: its
+    ``plan_machine``); default ``machine.ldm_user_bytes``."""
+    bud = machine.ldm_user_bytes if mem_budget is None else mem_budget
+    best = _plan_explicit(s, machine, bud)
     if s.residual and best.residual_fused:
-        sep = _plan_explicit(replace(s, residual=False), mach)
-        parts = sep.kernels + (residual_cost(s, mach),)
+        sep = _plan_explicit(replace(s, residual=False), machine, bud)
+        parts = sep.kernels + (residual_cost(s, machine),)
         if _sum_costs("im2col", parts, s.flops).t_total < best.cost.t_total:
             best = replace(sep, shape=s, kernels=parts, cost=_sum_costs("im2col", parts, s.flops))
     return best
 
 
-def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
+def _plan_explicit(s: ConvShape, mach: Machine, mem_budget: int) -> ExplicitPlan:
     """Cost of im2col + GEMM (+ relayout) for ``s`` (model of the lowering's kernels); the
     cheaper of the two GEMM forms:
 
@@ -1082,7 +1112,7 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
     (:func:`im2col_tasks`: batches of input rows of one channel, one DMA in, one DMA of
     kw x (rows*Wo) out per kernel row), costed by :func:`parallel_tasks_cost`. A residual sum
     (``s.residual``) is added in the per-image GEMMs' C store (the NCHW output); the batched
-    form pays a separate kernel."""
+    form pays a separate kernel. ``mem_budget``: the im2col's LDM bytes (:func:`plan_explicit`)."""
     e = s.elem
     kk = s.cg * s.kh * s.kw
     ncol = s.n * s.ho * s.wo
@@ -1090,23 +1120,22 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
     maps = 1 if s.relu else 0
     bias_along = "m" if s.bias else None
     res = s.residual  # per-image GEMMs store the NCHW output: the residual sum is fused there
-    kernels: list[KernelCost] = []
+    per_image = GemmShape(s.mg, hw, kk, s.dtype, lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along,
+                          maps=maps, residual=res)
     if is_pointwise(s):
         # the GEMM reads x itself when its N border block splits at a CPE piece boundary
         # (n_border_clean); otherwise the lowering copies x with a 1x1 im2col into a col whose
         # image columns are padded to bn (004 L865), so B loads never clip inside a piece
-        common = dict(lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along, maps=maps, machine=mach,
-                      name="gemm", residual=res)
         cands: list[ExplicitPlan] = []
         try:
-            direct = plan_gemm(s.mg, hw, kk, s.dtype, ldb=hw, n_clean=True, **common)
+            direct = plan_gemm(replace(per_image, ldb=hw), mach, n_clean=True)
             cands.append(ExplicitPlan(s, direct, (direct.cost,), _sum_costs("im2col", [direct.cost], s.flops),
                                       pointwise=True, residual_fused=res))
         except ValueError:
             pass
-        copy = plan_gemm(s.mg, hw, kk, s.dtype, ldb=hw, b_clean=True, **common)
+        copy = plan_gemm(replace(per_image, ldb=hw, b_clean=True), mach)
         if not n_border_clean(hw, copy.bn):
-            im2col = im2col_cost(s, mach, how=_ceil(hw, copy.bn) * copy.bn)
+            im2col = im2col_cost(s, mach, mem_budget, how=_ceil(hw, copy.bn) * copy.bn)
             cands.append(ExplicitPlan(s, copy, (im2col, copy.cost), _sum_costs("im2col", [im2col, copy.cost], s.flops),
                                       residual_fused=res))
         ov = _overlap_plan(s, hw, mach)
@@ -1115,31 +1144,29 @@ def _plan_explicit(s: ConvShape, mach: Machine) -> ExplicitPlan:
                                       residual_fused=res))
         if hw % 4:  # ... or vec n on a copy of x whose image columns are padded to 4
             ov = _overlap_plan(s, _ceil(hw, 4) * 4, mach, pad_n=True)
-            im2col = im2col_cost(s, mach, how=_ceil(hw, 4) * 4)
+            im2col = im2col_cost(s, mach, mem_budget, how=_ceil(hw, 4) * 4)
             if ov is not None:
                 cands.append(ExplicitPlan(s, ov, (im2col, ov.cost), _sum_costs("im2col", [im2col, ov.cost], s.flops),
                                           residual_fused=res))
         return min(cands, key=lambda p: p.cost.t_total)
-    im2col = im2col_cost(s, mach)  # col columns per image = Ho*Wo (not padded)
+    im2col = im2col_cost(s, mach, mem_budget)  # col columns per image = Ho*Wo (not padded)
     # per image: col's image columns are padded to bn by the lowering (image_columns) -> b_clean
-    per_image = plan_gemm(s.mg, hw, kk, s.dtype, lda=kk, ldb=ncol, ldc=hw, batch=s.group * s.n,
-                          bias_along=bias_along, maps=maps, machine=mach, name="gemm", b_clean=True,
-                          residual=res)
-    im2col_pi = im2col if hw % per_image.bn == 0 else im2col_cost(s, mach, how=_ceil(hw, per_image.bn) * per_image.bn)
-    best = ExplicitPlan(s, per_image, (im2col_pi, per_image.cost),
-                        _sum_costs("im2col", [im2col_pi, per_image.cost], s.flops), residual_fused=res)
+    pi = plan_gemm(replace(per_image, ldb=ncol, b_clean=True), mach)
+    im2col_pi = im2col if hw % pi.bn == 0 else im2col_cost(s, mach, mem_budget, how=_ceil(hw, pi.bn) * pi.bn)
+    best = ExplicitPlan(s, pi, (im2col_pi, pi.cost), _sum_costs("im2col", [im2col_pi, pi.cost], s.flops),
+                        residual_fused=res)
     for how, ov in ((hw, _overlap_plan(s, ncol, mach)),
                     (_ceil(hw, 4) * 4, _overlap_plan(s, s.n * _ceil(hw, 4) * 4, mach, pad_n=True))):
         if ov is not None:  # overlapping distribution on col (image columns padded to bn)
-            ic = im2col if how == hw else im2col_cost(s, mach, how=how)
+            ic = im2col if how == hw else im2col_cost(s, mach, mem_budget, how=how)
             cand = ExplicitPlan(s, ov, (ic, ov.cost), _sum_costs("im2col", [ic, ov.cost], s.flops),
                                 residual_fused=res)
             if cand.cost.t_total < best.cost.t_total:
                 best = cand
     if s.n > 1:
-        big = plan_gemm(s.mg, ncol, kk, s.dtype, lda=kk, ldb=ncol, ldc=ncol, batch=s.group,
-                        bias_along=bias_along, maps=maps, machine=mach, name="gemm")
-        rel = relayout_cost("relayout", relayout_rows(hw, e, mach), s.m * s.n, hw, e, mach)
+        big = plan_gemm(GemmShape(s.mg, ncol, kk, s.dtype, lda=kk, ldb=ncol, ldc=ncol, batch=s.group,
+                                  bias_along=bias_along, maps=maps), mach)
+        rel = relayout_cost("relayout", relayout_rows(hw, e, mach.ldm_user_bytes), s.m * s.n, hw, e, mach)
         parts = [im2col, big.cost, rel] + ([residual_cost(s, mach)] if res else [])
         cand = ExplicitPlan(s, big, tuple(parts), _sum_costs("im2col", parts, s.flops), batched=True)
         if cand.cost.t_total < best.cost.t_total:
@@ -1157,17 +1184,17 @@ def _overlap_plan(s: ConvShape, ldb: int, mach: Machine, pad_n: bool = False) ->
     hw = s.ho * s.wo
     if pad_n and hw % 4 == 0:
         return None
-    return plan_overlap_gemm(s.mg, hw, s.cg * s.kh * s.kw, s.dtype, ldb=ldb, ldc=hw, batch=s.group * s.n,
-                             bias_along="m" if s.bias else None, maps=1 if s.relu else 0,
-                             const_a=s.const_weights, machine=mach, residual=s.residual, pad_n=pad_n)
+    p = GemmShape(s.mg, hw, s.cg * s.kh * s.kw, s.dtype, ldb=ldb, ldc=hw, batch=s.group * s.n,
+                  bias_along="m" if s.bias else None, maps=1 if s.relu else 0, residual=s.residual,
+                  const_a=s.const_weights, pad_n=pad_n)
+    return plan_overlap_gemm(p, mach)
 
 
-def relayout_rows(hw: int, elem: int, machine: Machine | None = None, budget: int | None = None) -> int:
-    """Rows (output channels) of Ho*Wo elements per CPE per step of the (M, N, HW) -> (N, M, HW)
-    relayout kernel: one double-buffered tile of q rows within half the LDM budget."""
-    m = machine or default_machine()
-    b = budget or m.ldm_user_bytes
-    return max(1, min(16, b // 2 // (2 * hw * elem)))
+def relayout_rows(hw: int, elem: int, budget: int) -> int:
+    """Rows (output channels) of ``hw`` = Ho*Wo elements of ``elem`` bytes per CPE per step of
+    the (M, N, HW) -> (N, M, HW) relayout kernel: one double-buffered tile of q rows within half
+    the LDM ``budget`` (bytes per CPE), at most 16."""
+    return max(1, min(16, budget // 2 // (2 * hw * elem)))
 
 
 def _implicit_cost(
@@ -1219,16 +1246,16 @@ def implicit_footprint(s: ConvShape, bm: int, bn: int, bk: int, groups: int) -> 
     rep)."""
     staged = frozenset({"A", "B", "C"})
     bias = (_rnd(s.elem * bm) + _rnd(8 * bm)) if s.bias else 0
-    return gemm_footprint(bm, bn, bk, s.dtype, staged, groups=groups, epilogue_bytes=bias, double_c=True)
+    return gemm_footprint(GemmBlocking(bm, bn, bk, staged, double_c=True), s.dtype, groups, bias)
 
 
-def plan_implicit(s: ConvShape, machine: Machine | None = None) -> ImplicitPlan:
-    """Choose (vec, bm, bn, bk, b_b, b_ro) of the implicit convolution by the model (E7: minimum
-    modelled time under the LDM budget). Raises :class:`NotApplicable`."""
+def plan_implicit(s: ConvShape, machine: Machine) -> ImplicitPlan:
+    """Choose (vec, bm, bn, bk, b_b, b_ro) of the implicit convolution of ``s`` on ``machine``
+    by the model (E7: minimum modelled time under ``machine.ldm_user_bytes``). Raises
+    :class:`NotApplicable`."""
     why = applicability(s, "implicit")
     if why:
         raise NotApplicable(why)
-    mach = machine or default_machine()
     best: tuple | None = None
     group_shapes = []
     for g in (1, 2, 4, 8):
@@ -1246,9 +1273,9 @@ def plan_implicit(s: ConvShape, machine: Machine | None = None) -> ImplicitPlan:
                 for bk in candidate_sizes(s.c, K_UNIT):
                     for b_b, b_ro in group_shapes:
                         fp = implicit_footprint(s, bm, bn, bk, b_b * b_ro)
-                        if fp > mach.ldm_user_bytes:
+                        if fp > machine.ldm_user_bytes:
                             continue
-                        cost = _implicit_cost(s, vec, bm, bn, bk, b_b, b_ro, mach)
+                        cost = _implicit_cost(s, vec, bm, bn, bk, b_b, b_ro, machine)
                         key = (cost.t_total, -bm * bn * bk, -b_b * b_ro)
                         if best is None or key < best[0]:
                             best = (key, vec, bm, bn, bk, b_b, b_ro, fp, cost)
@@ -1257,9 +1284,9 @@ def plan_implicit(s: ConvShape, machine: Machine | None = None) -> ImplicitPlan:
     _, vec, bm, bn, bk, b_b, b_ro, fp, conv = best
     kernels = [conv]
     if s.kh * s.kw > 1 and not s.const_weights:
-        kernels.insert(0, _weight_relayout_cost(s, mach))
+        kernels.insert(0, _weight_relayout_cost(s, machine))
     if s.residual:
-        kernels.append(residual_cost(s, mach))
+        kernels.append(residual_cost(s, machine))
     total = _sum_costs("implicit", kernels, s.flops)
     return ImplicitPlan(s, vec, bm, bn, bk, b_b, b_ro, fp, tuple(kernels), total)
 
@@ -1289,106 +1316,108 @@ WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL = 56.0
 WINOGRAD_FILTER_CYCLES_PER_FILTER = (28 + 16) / 4
 
 
-def winograd_input_tasks(s: ConvShape, p_pad: int, tiles_per_cpe: int, budget: int,
-                         machine: Machine | None = None) -> WinogradTiling:
-    """Tasks of the input transform V (16, p_pad, C) of ``s`` (NCHW), as tile-to-loop emits them
-    (:func:`taihu.backends.model.tasks.winograd_input_tiling`). Raises :class:`NotApplicable`."""
+def _winograd_input(s: ConvShape, p_pad: int) -> tasks.WinogradInput:
+    return tasks.WinogradInput(s.n, s.c, s.h, s.w, s.pads, p_pad, s.elem)
+
+
+def _winograd_output(s: ConvShape, p_pad: int) -> tasks.WinogradOutput:
+    return tasks.WinogradOutput(s.n, s.m, s.ho, s.wo, p_pad, s.elem)
+
+
+def winograd_input_tasks(s: ConvShape, p_pad: int, tiles_per_cpe: int, budget: int, machine: Machine) -> WinogradTiling:
+    """Tasks of the input transform V (16, p_pad, C) of ``s`` (NCHW) within ``budget`` bytes of
+    LDM, as tile-to-loop emits them (:func:`taihu.backends.model.tasks.winograd_input_tiling`,
+    DMA times of ``machine``). Raises :class:`NotApplicable`."""
     try:
-        return tasks.winograd_input_tiling(s.n, s.c, s.h, s.w, s.pads, p_pad, s.elem, budget, tiles_per_cpe,
-                                           machine=machine or default_machine())
+        return tasks.winograd_input_tiling(_winograd_input(s, p_pad), budget, machine, tiles_per_cpe)
     except tasks.DoesNotFit as e:
         raise NotApplicable(f"Winograd transform: {e}") from None
 
 
-def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machine | None = None) -> WinogradTiling:
-    """Tasks of the output transform y = A^T m A of ``s`` (m: (16, p_pad, M), NCHW y), as
-    tile-to-loop emits them (:func:`taihu.backends.model.tasks.winograd_output_tiling`)."""
+def winograd_output_tasks(s: ConvShape, p_pad: int, budget: int, machine: Machine) -> WinogradTiling:
+    """Tasks of the output transform y = A^T m A of ``s`` (m: (16, p_pad, M), NCHW y) within
+    ``budget`` bytes of LDM, as tile-to-loop emits them
+    (:func:`taihu.backends.model.tasks.winograd_output_tiling`, DMA times of ``machine``)."""
     try:
-        return tasks.winograd_output_tiling(s.n, s.m, s.ho, s.wo, p_pad, s.elem, budget,
-                                            machine=machine or default_machine())
+        return tasks.winograd_output_tiling(_winograd_output(s, p_pad), budget, machine)
     except tasks.DoesNotFit as e:
         raise NotApplicable(f"Winograd transform: {e}") from None
 
 
-def winograd_input_cost(s: ConvShape, p_pad: int, tiles_per_cpe: int, machine: Machine | None = None) -> KernelCost:
-    """The input transform kernel: :func:`winograd_input_tasks` (interior task shapes for every
-    task, :func:`taihu.backends.model.tasks.winograd_input_windows`) costed by
+def winograd_input_cost(s: ConvShape, p_pad: int, tiles_per_cpe: int, machine: Machine, budget: int) -> KernelCost:
+    """The input transform kernel on ``machine`` with ``budget`` bytes of LDM:
+    :func:`winograd_input_tasks` (interior task shapes for every task,
+    :func:`taihu.backends.model.tasks.winograd_input_windows`) costed by
     :func:`parallel_tasks_cost`."""
-    mach = machine or default_machine()
-    w = winograd_input_tasks(s, p_pad, tiles_per_cpe, _mem_prim_budget(), mach)
-    get, put = tasks.winograd_input_windows(s.n, s.c, s.h, s.w, s.pads, p_pad, w.t, w.g, w.full_width)
+    w = winograd_input_tasks(s, p_pad, tiles_per_cpe, budget, machine)
+    get, put = tasks.winograd_input_windows(_winograd_input(s, p_pad), w.t, w.g, w.full_width)
     q = w.tasks
     comp = WINOGRAD_INPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.c
     return parallel_tasks_cost("input", [get.blocks(s.elem, q)], [put.blocks(s.elem, q)], q * (get.count + put.count),
-                               comp, q, mach)
+                               comp, q, machine)
 
 
-def winograd_output_cost(s: ConvShape, p_pad: int, machine: Machine | None = None,
-                         epilogue_maps: int = 0) -> KernelCost:
-    """The output transform kernel (:func:`winograd_output_tasks`,
-    :func:`taihu.backends.model.tasks.winograd_output_windows`, :func:`parallel_tasks_cost`);
-    ``epilogue_maps``: bias add / activation applied in LDM before the store (per output
-    element, :data:`MAP_CYCLES_PER_ELEM` each)."""
-    mach = machine or default_machine()
-    w = winograd_output_tasks(s, p_pad, _mem_prim_budget(), mach)
-    get, put = tasks.winograd_output_windows(s.n, s.m, s.ho, s.wo, p_pad, w.t, w.g, w.full_width)
+def winograd_output_cost(s: ConvShape, p_pad: int, machine: Machine, budget: int, epilogue_maps: int = 0) -> KernelCost:
+    """The output transform kernel on ``machine`` with ``budget`` bytes of LDM
+    (:func:`winograd_output_tasks`, :func:`taihu.backends.model.tasks.winograd_output_windows`,
+    :func:`parallel_tasks_cost`); ``epilogue_maps``: bias add / activation applied in LDM before
+    the store (per output element, :data:`MAP_CYCLES_PER_ELEM` each)."""
+    w = winograd_output_tasks(s, p_pad, budget, machine)
+    get, put = tasks.winograd_output_windows(_winograd_output(s, p_pad), w.t, w.g, w.full_width)
     q = w.tasks
     comp = WINOGRAD_OUTPUT_CYCLES_PER_TILE_CHANNEL * s.n * w.TR * w.TC * s.m
     comp += epilogue_maps * MAP_CYCLES_PER_ELEM * s.n * s.m * s.ho * s.wo
     return parallel_tasks_cost("output", [get.blocks(s.elem, q)], [put.blocks(s.elem, q)], q * (get.count + put.count),
-                               comp, q, mach)
+                               comp, q, machine)
 
 
-def winograd_filter_cost(s: ConvShape, machine: Machine | None = None) -> KernelCost:
-    """The filter transform kernel U = G w G^T of runtime weights: tile-to-loop's tasks
-    (:func:`taihu.backends.model.tasks.winograd_filter_tasks`: one DMA of kk x g filters in, the
-    transform, one strided DMA of 16 blocks out) costed by :func:`parallel_tasks_cost`, with
-    :data:`WINOGRAD_FILTER_CYCLES_PER_FILTER` of transform per filter."""
-    mach = machine or default_machine()
-    t = tasks.winograd_filter_tasks(s.m, s.cg, s.elem, _mem_prim_budget())
+def winograd_filter_cost(s: ConvShape, machine: Machine, budget: int) -> KernelCost:
+    """The filter transform kernel U = G w G^T of runtime weights on ``machine`` with ``budget``
+    bytes of LDM: tile-to-loop's tasks (:func:`taihu.backends.model.tasks.winograd_filter_tasks`:
+    one DMA of kk x g filters in, the transform, one strided DMA of 16 blocks out) costed by
+    :func:`parallel_tasks_cost`, with :data:`WINOGRAD_FILTER_CYCLES_PER_FILTER` of transform per
+    filter."""
+    t = tasks.winograd_filter_tasks(s.m, s.cg, s.elem, budget)
     get, put = tasks.winograd_filter_windows(t)
     q = t.tasks
     return parallel_tasks_cost("filter", [get.blocks(s.elem, q)], [put.blocks(s.elem, q)], 2 * q,
-                               WINOGRAD_FILTER_CYCLES_PER_FILTER * s.m * s.cg, q, mach)
+                               WINOGRAD_FILTER_CYCLES_PER_FILTER * s.m * s.cg, q, machine)
 
 
-def plan_winograd(s: ConvShape, machine: Machine | None = None) -> WinogradPlan:
-    """Cost of the four Winograd kernels for ``s`` (model of the lowering). Raises
-    :class:`NotApplicable`."""
+def plan_winograd(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> WinogradPlan:
+    """Cost of the four Winograd kernels for ``s`` on ``machine`` (model of the lowering);
+    ``mem_budget``: LDM bytes of the transform kernels (as :func:`plan_explicit`'s, default
+    ``machine.ldm_user_bytes``). Raises :class:`NotApplicable`."""
     why = applicability(s, "winograd")
     if why:
         raise NotApplicable(why)
-    mach = machine or default_machine()
+    bud = machine.ldm_user_bytes if mem_budget is None else mem_budget
     e = s.elem
     tr, tc = winograd_tiles(s.ho, s.wo)
     p = s.n * tr * tc
     # 16 GEMMs (P, C) x (C, M)^T; the P padding is chosen with the GEMM block (L1194-1196).
     # No bias in the GEMM: bias and activation are the NAME_bias kernel over y.
-    gemm = plan_gemm(p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m, machine=mach,
-                     name="gemm")
+    gemm = plan_gemm(GemmShape(p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m), machine)
     if s.const_weights:  # or the overlapping distribution (vec n on U^T, stored (16, C, M) by the lowering)
         from taihu.backends.model.overlap_gemm import plan_overlap_gemm
 
-        ov = plan_overlap_gemm(p, s.m, s.c, s.dtype, batch=16, lda=s.c, ldb=s.m, ldc=s.m, machine=mach, name="gemm")
+        ov = plan_overlap_gemm(GemmShape(p, s.m, s.c, s.dtype, batch=16, lda=s.c, ldb=s.m, ldc=s.m), machine)
         if ov is not None and ov.cost.t_total < gemm.cost.t_total:
             gemm = ov
     p_pad = _ceil(p, gemm.bm) * gemm.bm
-    filt = winograd_filter_cost(s, mach)
-    mp = winograd_input_tiles_per_cpe(s.c, tc, e, mach.ldm_user_bytes)
+    filt = winograd_filter_cost(s, machine, bud)
+    mp = winograd_input_tiles_per_cpe(s.c, tc, e, machine.ldm_user_bytes)
     # input / output transforms: tile-to-loop's task decompositions (WinogradTasks), each task
     # synchronous (DMA in, transform + channels-first <-> channels-last transposes in LDM, DMA out)
-    inp = winograd_input_cost(s, p_pad, mp, mach)
+    inp = winograd_input_cost(s, p_pad, mp, machine, bud)
     # bias + one parameter-less activation are applied by the output transform in LDM (no
     # NAME_bias kernel): ConvShape carries at most a relu
-    out = winograd_output_cost(s, p_pad, mach, epilogue_maps=(1 if s.bias else 0) + (1 if s.relu else 0))
+    out = winograd_output_cost(s, p_pad, machine, bud, epilogue_maps=(1 if s.bias else 0) + (1 if s.relu else 0))
     kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)
     if s.residual:  # the output transform stores y: the residual sum stays a separate kernel
-        kernels += (residual_cost(s, mach),)
+        kernels += (residual_cost(s, machine),)
     total = _sum_costs("winograd", kernels, s.flops)
     return WinogradPlan(s, p, p_pad, mp, gemm, kernels, total)
-
-
-_PLANNERS = {"implicit": plan_implicit, "im2col": plan_explicit, "winograd": plan_winograd}
 
 
 @dataclass(frozen=True)
@@ -1407,11 +1436,21 @@ class ConvChoice:
         return self.plan.cost.gflops()
 
 
+def _plan(alg: str, s: ConvShape, machine: Machine, mem_budget: int | None) -> Plan:
+    if alg == "implicit":
+        return plan_implicit(s, machine)
+    if alg == "im2col":
+        return plan_explicit(s, machine, mem_budget)
+    return plan_winograd(s, machine, mem_budget)
+
+
 @functools.lru_cache(maxsize=512)
-def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None = None) -> ConvChoice:
-    """Plan every applicable algorithm and keep the fastest (``auto``), or the forced one. The
-    ``implicit`` candidate is the faster of :func:`plan_implicit` and the unfolded variant
-    (:func:`taihu.backends.model.unfold_conv.plan_unfold`, when applicable).
+def choose_conv(s: ConvShape, machine: Machine, algorithm: str = "auto", mem_budget: int | None = None) -> ConvChoice:
+    """Plan every applicable algorithm for ``s`` on ``machine`` and keep the fastest (``auto``),
+    or the forced one. The ``implicit`` candidate is the faster of :func:`plan_implicit` and the
+    unfolded variant (:func:`taihu.backends.model.unfold_conv.plan_unfold`, when applicable).
+    ``mem_budget``: LDM bytes of the memory-primitive kernels (im2col, Winograd transforms;
+    :func:`plan_explicit`), default ``machine.ldm_user_bytes``.
 
     Raises :class:`NotApplicable` when a forced algorithm cannot run the layer (message = the
     reason) or when ``algorithm`` is unknown.
@@ -1430,7 +1469,7 @@ def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None =
             cands[alg] = why
             continue
         try:
-            cands[alg] = _PLANNERS[alg](s, machine)
+            cands[alg] = _plan(alg, s, machine, mem_budget)
         except NotApplicable as exc:
             cands[alg] = str(exc)
         if alg == "implicit":  # the unfolded variant (backends/model/unfold_conv.py) when faster
@@ -1453,6 +1492,3 @@ def choose_conv(s: ConvShape, algorithm: str = "auto", machine: Machine | None =
     best = min(plans, key=lambda p: (p.cost.t_total, ALGORITHMS.index(p.algorithm)))
     return ConvChoice(best, cands)
 
-
-def with_dtype(s: ConvShape, dtype: str) -> ConvShape:
-    return replace(s, dtype=dtype)

@@ -42,13 +42,12 @@ E7 (L1538-1570). Seed reference for M = N = K = 1024 (GM-1, L869): 81 feasible b
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from taihu.target.machine import Machine, default_machine
+from taihu.target.machine import Machine
 
 #: §A5 block multiples (004 L784, L885; model §12 #5). Same values as taihu.dialects.common
 #: (not imported: backends/model sits below the dialects).
@@ -136,7 +135,7 @@ class StructuralPrimitiveModel:
     ``convert_cycles_per_elem`` (vlds + vstd, 2 P1 slots per 4 elements) per converted element.
     """
 
-    machine: Machine = field(default_factory=default_machine)
+    machine: Machine
     cycles_per_kstep: int = CYCLES_PER_KSTEP
     convert_cycles_per_elem: float = 2 / VEC_LANES
     fill_cycles_per_elem: float = 1 / VEC_LANES  # vstd of a zero register per 4 elements
@@ -241,12 +240,11 @@ def candidate_sizes(dim: int, unit: int) -> list[int]:
 
 
 def feasible_blockings(
-    problem: GemmProblem, machine: Machine | None = None, min_block: tuple[int, int, int] | None = None
+    problem: GemmProblem, machine: Machine, min_block: tuple[int, int, int] | None = None
 ) -> list[Blocking]:
     """Every (B_M, B_N, B_K) of :func:`candidate_sizes` whose :func:`ldm_footprint` fits in
-    ``ldm_user_bytes`` (§B item 7). ``min_block`` optionally drops smaller blocks (e.g.
+    ``machine.ldm_user_bytes`` (§B item 7). ``min_block`` optionally drops smaller blocks (e.g.
     ``(0, 0, 32)`` = at least 4 k-steps per CPE)."""
-    m = machine or default_machine()
     um, un, uk = problem.units()
     lo = min_block or (0, 0, 0)
     out = []
@@ -254,7 +252,7 @@ def feasible_blockings(
         for bn in [x for x in candidate_sizes(problem.n, un) if x >= lo[1]]:
             for bk in [x for x in candidate_sizes(problem.k, uk) if x >= lo[2]]:
                 blk = Blocking(bm, bn, bk)
-                if ldm_footprint(problem, blk) <= m.ldm_user_bytes:
+                if ldm_footprint(problem, blk) <= machine.ldm_user_bytes:
                     out.append(blk)
     return out
 
@@ -330,15 +328,15 @@ class BlockingCost:
 def blocking_cost(
     problem: GemmProblem,
     blk: Blocking,
-    machine: Machine | None = None,
+    machine: Machine,
     prim: PrimitiveModel | None = None,
 ) -> BlockingCost:
-    """Cost of ``blk`` (module docstring). ``prim`` defaults to :class:`StructuralPrimitiveModel`.
+    """Cost of ``blk`` on ``machine`` (module docstring). ``prim`` defaults to
+    :class:`StructuralPrimitiveModel` of ``machine``.
 
     Raises ValueError when ``blk`` violates the §A5 multiples.
     """
-    mach = machine or default_machine()
-    smodel = StructuralPrimitiveModel(mach)
+    smodel = StructuralPrimitiveModel(machine)
     prim_fn: PrimitiveModel = prim or smodel
     um, un, uk = problem.units()
     if blk.bm % um or blk.bn % un or blk.bk % uk:
@@ -346,30 +344,30 @@ def blocking_cost(
     e = problem.elem_bytes
     nm, nn, nk = (-(-problem.m // blk.bm), -(-problem.n // blk.bn), -(-problem.k // blk.bk))
     steps, blocks = nm * nn * nk, nm * nn
-    mv_a = tile_moved_bytes(blk.bm, blk.bk, max(problem.k, blk.bk), e, mach.mem_txn_bytes)
-    mv_b = tile_moved_bytes(blk.bk, blk.bn, max(problem.n, blk.bn), e, mach.mem_txn_bytes)
-    mv_c = tile_moved_bytes(blk.bm, blk.bn, max(problem.n, blk.bn), e, mach.mem_txn_bytes)
-    t_dma = t_dma_tiles(mv_a + mv_b, mach)
+    mv_a = tile_moved_bytes(blk.bm, blk.bk, max(problem.k, blk.bk), e, machine.mem_txn_bytes)
+    mv_b = tile_moved_bytes(blk.bk, blk.bn, max(problem.n, blk.bn), e, machine.mem_txn_bytes)
+    mv_c = tile_moved_bytes(blk.bm, blk.bn, max(problem.n, blk.bn), e, machine.mem_txn_bytes)
+    t_dma = t_dma_tiles(mv_a + mv_b, machine)
     t_prim = prim_fn(blk.bm, blk.bn, blk.bk, problem.vec)
     per_cpe_c = blk.bm * blk.bn / (MESH * MESH)
     epi_cycles = smodel.fill_cycles_per_elem * per_cpe_c
     if problem.dtype == "f32":
         per_cpe_ab = (blk.bm * blk.bk + blk.bk * blk.bn) / (MESH * MESH)
-        t_prim += mach.cycles_to_seconds(smodel.convert_cycles_per_elem * per_cpe_ab)
+        t_prim += machine.cycles_to_seconds(smodel.convert_cycles_per_elem * per_cpe_ab)
         epi_cycles += smodel.convert_cycles_per_elem * per_cpe_c
-    t_put = t_dma_tiles(mv_c, mach, put=True)
-    t_get_c = t_dma_tiles(mv_c, mach) if problem.beta != 0.0 else 0.0
+    t_put = t_dma_tiles(mv_c, machine, put=True)
+    t_get_c = t_dma_tiles(mv_c, machine) if problem.beta != 0.0 else 0.0
     t_step = max(t_dma, t_prim)
     if problem.double_buffer_c:
         # The put of block j (and the get of block j+1's C) joins the prefetch traffic of the
         # first step of block j+1; only the last put is exposed.
-        t_epi = mach.cycles_to_seconds(epi_cycles)
-        extra = (mv_c * (2 if problem.beta != 0.0 else 1)) / (mach.peak_bw_cg * 1e9)
+        t_epi = machine.cycles_to_seconds(epi_cycles)
+        extra = (mv_c * (2 if problem.beta != 0.0 else 1)) / (machine.peak_bw_cg * 1e9)
         t_first = max(t_dma + extra, t_prim)
         total = t_dma + t_get_c + (steps - blocks) * t_step + (blocks - 1) * t_first + t_prim
         total += blocks * t_epi + t_put
     else:
-        t_epi = mach.cycles_to_seconds(epi_cycles) + t_put + t_get_c
+        t_epi = machine.cycles_to_seconds(epi_cycles) + t_put + t_get_c
         total = t_dma + (steps - 1) * t_step + t_prim + blocks * t_epi
     useful = (blk.bm * blk.bk + blk.bk * blk.bn) * e
     return BlockingCost(
@@ -388,15 +386,14 @@ def blocking_cost(
 
 
 def enumerate_costs(
-    problem: GemmProblem, machine: Machine | None = None, prim: PrimitiveModel | None = None
+    problem: GemmProblem, machine: Machine, prim: PrimitiveModel | None = None
 ) -> list[BlockingCost]:
     """:func:`blocking_cost` of every :func:`feasible_blockings` candidate (enumeration order)."""
-    mach = machine or default_machine()
-    return [blocking_cost(problem, b, mach, prim) for b in feasible_blockings(problem, mach)]
+    return [blocking_cost(problem, b, machine, prim) for b in feasible_blockings(problem, machine)]
 
 
 def choose_blocking(
-    problem: GemmProblem, machine: Machine | None = None, prim: PrimitiveModel | None = None
+    problem: GemmProblem, machine: Machine, prim: PrimitiveModel | None = None
 ) -> BlockingCost:
     """The minimum-cost feasible blocking (ties: larger B_M*B_N*B_K, then larger (B_M, B_N, B_K)).
 

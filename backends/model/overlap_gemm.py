@@ -41,11 +41,28 @@ from __future__ import annotations
 
 import math
 
-from taihu.backends.model.conv import FILL_CYCLES_PER_ELEM, MAP_CYCLES_PER_ELEM, TRANSPOSE_CYCLES_PER_ELEM
-from taihu.backends.model.unfold_conv import BIAS_CYCLES_PER_ELEM
-from taihu.target.machine import Machine, default_machine
+from dataclasses import replace
 
-__all__ = ["TILE_OVERHEAD", "block_cycles", "overlap_cost", "overlap_footprint", "plan_overlap_gemm"]
+from taihu.backends.model.conv import (
+    FILL_CYCLES_PER_ELEM,
+    MAP_CYCLES_PER_ELEM,
+    TRANSPOSE_CYCLES_PER_ELEM,
+    GemmBlocking,
+    GemmPlan,
+    GemmShape,
+    KernelCost,
+)
+from taihu.backends.model.unfold_conv import BIAS_CYCLES_PER_ELEM
+from taihu.target.machine import Machine
+
+__all__ = [
+    "TILE_OVERHEAD",
+    "block_cycles",
+    "overlap_blocking",
+    "overlap_cost",
+    "overlap_footprint",
+    "plan_overlap_gemm",
+]
 
 N_CPE = 64
 #: [measured] cycles per register tile and K block of ``loop.gemm_block`` beyond its k-steps
@@ -95,18 +112,31 @@ def block_cycles(vlen: int, olen: int, k: int) -> float:
     return cyc
 
 
-def overlap_footprint(mloc: int, n: int, bk: int, e: int, bias: bool, double_c: bool, residual: bool = False,
-                      hoist_a: bool = False, hoist_b: bool = False) -> int:
-    """Per-CPE LDM bytes: A (bk x mloc) and B (bk x n) in the memory element type,
-    double-buffered unless hoisted; C fp64 (mloc x n) and its staging tile in the memory type
-    (twice when double-buffered); the bias rows (mloc, memory type + fp64); a fused residual
-    window (a double tile like the staging one)."""
+def overlap_blocking(p: GemmShape, vec: str, bm: int, bn: int, bk: int, double_c: bool = False) -> GemmBlocking:
+    """The :class:`~taihu.backends.model.conv.GemmBlocking` of an overlapping-distribution plan
+    of ``p`` with blocks (bm = 64 x rows per CPE, bn, bk): an operand block invariant in the
+    block loops (one K step with a single M resp. N block) is hoisted (loaded once per batch
+    iteration, emit_gemm's weight hoisting); C is staged (converted in LDM) unless it is fp64
+    and vec n."""
+    nm, nn, nk = _ceil(p.m, bm), _ceil(p.n, bn), _ceil(p.k, bk)
+    staged = frozenset({"C"}) if (p.elem != 8 or vec == "m") else frozenset()
+    return GemmBlocking(bm, bn, bk, staged, nk == 1 and nm == 1 and nn > 1, nk == 1 and nn == 1 and nm > 1, double_c)
+
+
+def overlap_footprint(p: GemmShape, blk: GemmBlocking) -> int:
+    """Per-CPE LDM bytes of ``blk`` (mloc = bm/64 rows per CPE, n = bn columns) for ``p``: A
+    (bk x mloc) and B (bk x n) in the memory element type, double-buffered unless hoisted; C
+    fp64 (mloc x n) and its staging tile in the memory type (twice when double-buffered); the
+    bias rows (``p.bias_along`` "m": mloc, memory type + fp64); a fused residual window
+    (``p.residual``: a double tile like the staging one)."""
+    mloc, n, bk, e = _ceil(blk.bm, N_CPE), blk.bn, blk.bk, p.elem
+    hoist_a, hoist_b, double_c = blk.hoist_a, blk.hoist_b, blk.double_c
     total = (1 if hoist_a else 2) * _rnd(bk * mloc * e) + (1 if hoist_b else 2) * _rnd(bk * n * e) + _rnd(mloc * n * 8)
     if e != 8:
         total += (2 if double_c else 1) * _rnd(mloc * n * e)
-    if bias:
+    if p.bias_along == "m":
         total += _rnd(mloc * e) + _rnd(mloc * 8)
-    if residual:
+    if p.residual:
         total += 2 * _rnd(mloc * n * e)
     return total
 
@@ -117,21 +147,21 @@ def _txn_bytes(run: int, txn: int, aligned: bool) -> float:
     return ((run - 4) / txn + 1) * txn if run > 4 else txn
 
 
-def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mach: Machine, *,
-                 trans_a: bool, lda: int, ldb: int, ldc: int, batch: int = 1, bias: bool = False,
-                 maps: int = 0, double_c: bool = False, residual: bool = False,
-                 name: str = "gemm", flops: int | None = None, bn: int | None = None):
-    """:class:`~taihu.backends.model.conv.KernelCost` of one plan (module docstring): blocks of
-    ``bm`` rows (mloc = bm/64 per CPE) x ``bn`` columns; ``bn`` > n: one block whose B columns
-    are padded in memory to ``bn`` and whose C store is clipped to n (one DMA per row of the
-    CPE's block)."""
-    from taihu.backends.model.conv import KernelCost
-
-    bn = bn or n
+def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name: str = "gemm") -> KernelCost:
+    """:class:`~taihu.backends.model.conv.KernelCost` on ``machine`` of one plan of ``p`` (module
+    docstring; ``p.trans_a`` and ``lda/ldb/ldc`` resolved: A stored (K, M) with vec m) with
+    vector dim ``vec`` and blocking ``blk`` (:func:`overlap_blocking`): blocks of ``bm`` rows
+    (mloc = bm/64 per CPE) x ``bn`` columns; ``bn`` > n: one block whose B columns are padded in
+    memory to ``bn`` and whose C store is clipped to n (one DMA per row of the CPE's block)."""
+    m, n, k, e, batch, maps, residual = p.m, p.n, p.k, p.elem, p.batch, p.maps, p.residual
+    trans_a, lda, ldb, ldc = p.trans_a, p.lda, p.ldb, p.ldc
+    assert lda is not None and ldb is not None and ldc is not None
+    bm, bn, bk, double_c = blk.bm, blk.bn, blk.bk, blk.double_c
+    bias = p.bias_along == "m"
     clipped = bn > n
-    cyc = mach.cycles_to_seconds
-    bw = mach.peak_bw_cg * 1e9
-    txn = mach.mem_txn_bytes
+    cyc = machine.cycles_to_seconds
+    bw = machine.peak_bw_cg * 1e9
+    txn = machine.mem_txn_bytes
     mloc = _ceil(bm, N_CPE)
     nm, nn, nk = _ceil(m, bm), (1 if clipped else _ceil(n, bn)), _ceil(k, bk)
     blocks = nm * nn
@@ -151,35 +181,34 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
     # a small broadcast occupies the issuing CPE's bus (its data phase adds to that bus's
     # quarter of the A pieces); a large one is split over the 4 buses (loop-to-sw bcast_parts)
     split = bk * bn * e >= BCAST_SPLIT_BYTES
-    mv_b_bus = (1 if split else mach.n_dma_bus) * mv_b
+    mv_b_bus = (1 if split else machine.n_dma_bus) * mv_b
     # an operand block invariant in the block loops (one K step, a single M resp. N block) is
-    # loaded once per batch iteration (emit_gemm's weight hoisting), exposed
-    hoist_a = nk == 1 and nm == 1 and nn > 1
-    hoist_b = nk == 1 and nn == 1 and nm > 1
-    t_hoist = ((cyc(mach.dma_latency) + mv_a / bw) if hoist_a else 0.0) + (
-        (cyc(mach.dma_latency) + mv_b_bus / bw) if hoist_b else 0.0)
+    # loaded once per batch iteration (emit_gemm's weight hoisting, overlap_blocking), exposed
+    hoist_a, hoist_b = blk.hoist_a, blk.hoist_b
+    t_hoist = ((cyc(machine.dma_latency) + mv_a / bw) if hoist_a else 0.0) + (
+        (cyc(machine.dma_latency) + mv_b_bus / bw) if hoist_b else 0.0)
     step_bytes = (0.0 if hoist_a else mv_a) + (0.0 if hoist_b else mv_b_bus)
-    t_dma_step = cyc(mach.dma_latency) + step_bytes / bw if step_bytes else 0.0
+    t_dma_step = cyc(machine.dma_latency) + step_bytes / bw if step_bytes else 0.0
     vlen, olen = (mloc, bn) if vec == "m" else (bn, mloc)
-    t_comp_step = cyc(block_cycles(vlen, olen, bk) + 2 * mach.sync_array)
+    t_comp_step = cyc(block_cycles(vlen, olen, bk) + 2 * machine.sync_array)
     c_local = mloc * bn
     epi = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local
     epi += (TRANSPOSE_CYCLES_PER_ELEM if vec == "m" else MAP_CYCLES_PER_ELEM) * c_local if e != 8 or vec == "m" else 0.0
     t_bias = t_bias_hoisted = 0.0
     if bias:  # the (bm, 1) bias rows: loaded per block, once when there is one M block (hoisted)
         epi += BIAS_CYCLES_PER_ELEM * c_local
-        tb = cyc(mach.dma_latency + MAP_CYCLES_PER_ELEM * mloc) + N_CPE * _txn_bytes(mloc * e, txn, False) / bw
+        tb = cyc(machine.dma_latency + MAP_CYCLES_PER_ELEM * mloc) + N_CPE * _txn_bytes(mloc * e, txn, False) / bw
         if nm == 1:
             t_bias_hoisted = tb
         else:
             t_bias = tb
     if clipped:  # one DMA per row: the CPE's rows are not one run in LDM
         mv_c = N_CPE * mloc * _txn_bytes(n * e, txn, False)
-        t_put = cyc(mloc * mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
+        t_put = cyc(mloc * machine.dma_latency) + mv_c / (bw * machine.dma_put_bw_factor)
     else:
         mv_c = N_CPE * (_txn_bytes(c_local * e, txn, al(bn, c_local)) if ldc == bn else
                         mloc * _txn_bytes(bn * e, txn, al(ldc, bn)))
-        t_put = cyc(mach.dma_latency) + mv_c / (bw * mach.dma_put_bw_factor)
+        t_put = cyc(machine.dma_latency) + mv_c / (bw * machine.dma_put_bw_factor)
     res_data = 0.0
     if residual:
         epi += MAP_CYCLES_PER_ELEM * c_local
@@ -191,7 +220,7 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
     # behind the put, so the first step after it costs max(compute, put data + step DMA)
     # (simulator, 1x1 128->512 28x28, bn = 112: ~11k cycles per block when the put exceeds a
     # step's compute); the residual window's get joins the block's first step the same way
-    put_data = mv_c / (bw * mach.dma_put_bw_factor)
+    put_data = mv_c / (bw * machine.dma_put_bw_factor)
     first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
     per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
     # the first step's DMA is exposed once per batch iteration, or once in all when there is a
@@ -207,7 +236,7 @@ def overlap_cost(m: int, n: int, k: int, bm: int, bk: int, vec: str, e: int, mac
         name, total,
         batch * (blocks * (nk * t_dma_step + t_put + t_bias) + t_bias_hoisted + t_hoist),
         batch * blocks * (nk * t_comp_step + cyc(epi)),
-        moved, min(useful, moved), flops if flops is not None else 2 * m * n_true * k * batch,
+        moved, min(useful, moved), 2 * m * n_true * k * batch,
     )
 
 
@@ -215,62 +244,53 @@ def _divisors(n: int, unit: int, lo: int) -> list[int]:
     return [d for d in range(lo, n + 1) if n % d == 0 and d % unit == 0]
 
 
-def plan_overlap_gemm(m: int, n: int, k: int, dtype: str = "f32", *, lda: int | None = None,
-                      ldb: int | None = None, ldc: int | None = None, batch: int = 1,
-                      bias_along: str | None = None, maps: int = 0, const_a: bool = False,
-                      machine: Machine | None = None, name: str = "gemm", residual: bool = False,
-                      pad_n: bool = False):
-    """The cheapest overlapping-distribution GEMM plan (a
-    :class:`~taihu.backends.model.conv.GemmPlan` with ``overlap=True``) or None when none fits
-    the LDM. vec m needs ``const_a`` (A is stored (K, M): the caller stores the constant
-    transposed) and mloc % 4 == 0; vec n needs ``bn % 4 == 0`` (B's rows vector-loaded), or
-    ``pad_n``: B's rows are padded in memory to ``bn`` = n rounded up to 4 (``ldb`` = bn, e.g. an
-    im2col copy's padded image columns; one N block) and only vec n plans are returned.
-    ``bias_along`` must be None or "m" (a per-output-channel bias, loaded ``cpe`` like C).
-    Blockings: mloc = bm/64 rows per CPE (powers of two and the whole M), bk a multiple of 8
-    dividing K, bn dividing N (no border blocks; >= 16) or N itself."""
-    from taihu.backends.model.conv import GemmPlan
-
-    mach = machine or default_machine()
-    if bias_along not in (None, "m"):
+def plan_overlap_gemm(p: GemmShape, machine: Machine, name: str = "gemm") -> GemmPlan | None:
+    """The cheapest overlapping-distribution GEMM plan of ``p`` on ``machine`` (a
+    :class:`~taihu.backends.model.conv.GemmPlan` with ``overlap=True``) or None when the
+    distribution does not apply to ``p`` or nothing fits ``machine.ldm_user_bytes``. ``p`` must
+    have A stored (M, K) and B (K, N) (``trans_a/b`` False), no full C operand and no scalars;
+    vec m needs ``p.const_a`` (A is stored (K, M): the caller stores the constant transposed)
+    and mloc % 4 == 0; vec n needs ``bn % 4 == 0`` (B's rows vector-loaded), or ``p.pad_n``: B's
+    rows are padded in memory to ``bn`` = n rounded up to 4 (``ldb`` = bn; one N block) and only
+    vec n plans are returned. ``p.bias_along`` must be None or "m" (a per-output-channel bias,
+    loaded ``cpe`` like C). Blockings: mloc = bm/64 rows per CPE (powers of two and the whole
+    M), bk a multiple of 8 dividing K, bn dividing N (no border blocks; >= 16) or N itself.
+    ``name``: the :class:`~taihu.backends.model.conv.KernelCost` name."""
+    if p.bias_along not in (None, "m") or p.trans_a or p.trans_b or p.c_full or p.scalars:
         return None
-    e = 4 if dtype == "f32" else 8
-    ldc = ldc or n
+    m, n, k = p.m, p.n, p.k
+    ldc = p.ldc or n
     best = None
     whole_m = _ceil(m, N_CPE)
     mlocs = sorted({q for q in (1, 2, 4, 8, 16, 32, 64) if q < whole_m} | {whole_m})
     bks = _divisors(k, 8, 8)
-    vecs = ["n"] if pad_n else [v for v in ("m", "n") if v == "n" or const_a]
+    vecs = ["n"] if p.pad_n else [v for v in ("m", "n") if v == "n" or p.const_a]
     for vec in vecs:
         trans_a = vec == "m"
-        la = lda or (m if trans_a else k)
-        if pad_n:
+        la = (None if trans_a else p.lda) or (m if trans_a else k)  # vec m: the caller's dense (K, M) copy
+        if p.pad_n:
             bns = [_ceil(n, 4) * 4]
         else:
             bns = sorted(set(_divisors(n, 4, 16)) | {n})
             if vec == "n":
                 bns = [b for b in bns if b % 4 == 0]
         for bn in bns:
-            lb = ldb or bn
+            fixed = replace(p, trans_a=trans_a, lda=la, ldb=p.ldb or bn, ldc=ldc)
             for mloc in mlocs:
                 if vec == "m" and mloc % 4:
                     continue
                 bm = mloc * N_CPE
                 nm = _ceil(m, bm)
-                nn = 1 if pad_n else _ceil(n, bn)
+                nn = 1 if p.pad_n else _ceil(n, bn)
                 for bk in bks:
-                    hoist_a = bk == k and nm == 1 and nn > 1
-                    hoist_b = bk == k and nn == 1 and nm > 1
-                    for double_c in ((True, False) if nm * nn * batch > 1 else (False,)):
-                        fp = overlap_footprint(mloc, bn, bk, e, bias_along == "m", double_c, residual, hoist_a, hoist_b)
-                        if fp > mach.ldm_user_bytes:
+                    for double_c in ((True, False) if nm * nn * p.batch > 1 else (False,)):
+                        blk = overlap_blocking(fixed, vec, bm, bn, bk, double_c)
+                        fp = overlap_footprint(fixed, blk)
+                        if fp > machine.ldm_user_bytes:
                             continue
-                        cost = overlap_cost(m, n, k, bm, bk, vec, e, mach, trans_a=trans_a, lda=la, ldb=lb, ldc=ldc,
-                                            batch=batch, bias=bias_along == "m", maps=maps, double_c=double_c,
-                                            residual=residual, name=name, bn=bn)
-                        staged = frozenset({"C"}) if (e != 8 or vec == "m") else frozenset()
-                        plan = GemmPlan(m, n, k, dtype, trans_a, False, vec, bm, bn, bk, batch, hoist_a, hoist_b,
-                                        staged, fp, cost, double_c, overlap=True)
+                        cost = overlap_cost(fixed, vec, blk, machine, name)
+                        plan = GemmPlan(m, n, k, p.dtype, trans_a, False, vec, bm, bn, bk, p.batch, blk.hoist_a,
+                                        blk.hoist_b, blk.staged, fp, cost, double_c, overlap=True)
                         key = (cost.t_total, -bk, -bm)
                         if best is None or key < best[0]:
                             best = (key, plan)

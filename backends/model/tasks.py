@@ -11,6 +11,9 @@ Conventions (shared with the lowering): a primitive's tasks are dealt out cyclic
 task of a group has the same static shape; every LDM buffer is rounded up to
 :data:`LDM_ALIGN` bytes (:func:`fits`).
 
+Problems are frozen dataclasses: :class:`Im2colShape` (an im2col's input and window),
+:class:`WinogradInput` / :class:`WinogradOutput` (a transform's image and transformed sides).
+
 * im2col (004 §5.1.1 L1045-1049, algorithms.md §C2): :func:`im2col_tasks` -- input rows grouped
   by the kernel rows they feed (:class:`RowGroup`), ``rows`` rows of one channel per task, and the
   zero phase for the entries fed by vertical padding (:class:`Im2colTasks`).
@@ -38,6 +41,7 @@ __all__ = [
     "DmaWindow",
     "DoesNotFit",
     "Im2colPlanes",
+    "Im2colShape",
     "Im2colTasks",
     "LDM_ALIGN",
     "MIN_CHANNEL_GROUP",
@@ -45,6 +49,8 @@ __all__ = [
     "N_CPE",
     "RowGroup",
     "WinogradFilterTasks",
+    "WinogradInput",
+    "WinogradOutput",
     "WinogradTiling",
     "chunk_starts",
     "fits",
@@ -121,16 +127,16 @@ class DmaWindow:
             raise ValueError(f"window {list(self.sizes)} of {list(self.mem_shape)} is not one DMA")
         return pat
 
-    def seconds(self, eb: int, machine: Machine | None = None) -> float:
-        """Modelled time of the task's ``count`` DMAs, 64 CPEs at once (eq 3-1 / 3-2 with the
-        128-B transaction waste, :mod:`taihu.backends.model.analytic`), averaged over the
-        offsets."""
+    def seconds(self, eb: int, machine: Machine) -> float:
+        """Modelled time (seconds) of the task's ``count`` DMAs of ``eb``-byte elements, 64 CPEs
+        at once on ``machine`` (eq 3-1 / 3-2 with the 128-B transaction waste,
+        :mod:`taihu.backends.model.analytic`), averaged over the offsets."""
         from taihu.backends.model.analytic import t_cont_dma, t_stride_dma
 
         size, bsize, stride = self.pattern(eb)
         offs = self.offsets or (0,)
-        tot = sum(t_stride_dma(size, bsize, stride, addr=o * eb, machine=machine) if bsize
-                  else t_cont_dma(size, addr=o * eb, machine=machine) for o in offs)
+        tot = sum(t_stride_dma(size, bsize, stride, machine, addr=o * eb) if bsize
+                  else t_cont_dma(size, machine, addr=o * eb) for o in offs)
         return self.count * tot / len(offs)
 
     def blocks(self, eb: int, tasks: int, txn: int = 128) -> tuple[float, float, float]:
@@ -153,6 +159,32 @@ def _window(mem_shape: Sequence[int], sizes: Sequence[int], count: int = 1, offs
 # --------------------------------------------------------------------------------------------
 # im2col (004 §5.1.1, L1045-1049)
 # --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Im2colShape:
+    """An im2col of x (n, c, h, w) (``nhwc``: stored (n, h, w, c)) of ``eb``-byte elements with
+    window ``kernel`` (kh, kw), ``strides`` (sh, sw), ``pads`` (top, left, bottom, right),
+    ``dilations`` (dh, dw)."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    kernel: tuple[int, int]
+    strides: tuple[int, int] = (1, 1)
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    dilations: tuple[int, int] = (1, 1)
+    eb: int = 4
+    nhwc: bool = False
+
+    @property
+    def out_hw(self) -> tuple[int, int]:
+        """Output (rows, columns) of the window over the h x w map (ONNX Conv:
+        ``(H + pad_top + pad_bottom - d*(k-1) - 1) // s + 1``)."""
+        (kh, kw), (sh, sw), (dh, dw) = self.kernel, self.strides, self.dilations
+        pt, pl, pb, pr = self.pads
+        return (self.h + pt + pb - dh * (kh - 1) - 1) // sh + 1, (self.w + pl + pr - dw * (kw - 1) - 1) // sw + 1
 
 
 @dataclass(frozen=True)
@@ -215,29 +247,16 @@ def _row_groups(h: int, kh: int, feeds: Callable[[int, int], bool], sh: int, rpt
     return sorted(groups, key=lambda g: g.r0)
 
 
-def _out_hw(h: int, w: int, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
-            dilations: Sequence[int]) -> tuple[int, int]:
-    """Output (rows, columns) of a 2-D convolution window over an h x w map (ONNX Conv:
-    ``(H + pad_top + pad_bottom - d*(k-1) - 1) // s + 1``); pads (top, left, bottom, right)."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
-    pt, pl, pb, pr = pads
-    return (h + pt + pb - dh * (kh - 1) - 1) // sh + 1, (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
-
-
-def im2col_tasks(
-    n: int, c: int, h: int, w: int, kernel: Sequence[int], strides: Sequence[int], pads: Sequence[int],
-    dilations: Sequence[int], eb: int, budget: int, rows_per_task: int | None = None, nhwc: bool = False,
-) -> Im2colTasks:
-    """:class:`Im2colTasks` of an im2col of x (n, c, h, w) (``nhwc``: stored (n, h, w, c)) with
-    ``kernel`` (kh, kw), ``strides``, ``pads`` (top, left, bottom, right), ``dilations``;
-    ``rows_per_task`` default = as many rows as leave >= 64 tasks (``n*c*h // 64``, L1049),
-    halved until the task buffers (rows x W input, rows x kw x Wo unfolded and its transpose,
-    the zero buffer of kw x zchunk*Wo; ``eb``-byte elements) fit ``budget`` bytes. NHWC rows
-    with a step > 1 are not one DMA: one row per task there. Raises :class:`DoesNotFit` when one
-    row does not fit."""
-    kh, kw = kernel
-    (sh, _), (dh, _), pt = strides, dilations, pads[0]
-    ho, wo = _out_hw(h, w, kernel, strides, pads, dilations)
+def im2col_tasks(x: Im2colShape, budget: int, rows_per_task: int | None = None) -> Im2colTasks:
+    """:class:`Im2colTasks` of the im2col ``x``; ``rows_per_task`` default = as many rows as
+    leave >= 64 tasks (``n*c*h // 64``, L1049), halved until the task buffers (rows x W input,
+    rows x kw x Wo unfolded and its transpose, the zero buffer of kw x zchunk*Wo; ``x.eb``-byte
+    elements) fit ``budget`` bytes. NHWC rows with a step > 1 are not one DMA: one row per task
+    there. Raises :class:`DoesNotFit` when one row does not fit."""
+    n, c, h, w, eb, nhwc = x.n, x.c, x.h, x.w, x.eb, x.nhwc
+    kh, kw = x.kernel
+    (sh, _), (dh, _), pt = x.strides, x.dilations, x.pads[0]
+    ho, wo = x.out_hw
     zero_ranges = []
     for i in range(kh):
         lo = min(ho, max(0, -(-(pt - i * dh) // sh)))  # ho < lo: input row < 0
@@ -290,15 +309,14 @@ def _avg_blocks(win: DmaWindow, eb: int, tasks: int) -> float:
     return cnt * mv
 
 
-def im2col_moved(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides: Sequence[int],
-                 pads: Sequence[int], dilations: Sequence[int], eb: int, how: int,
-                 plan: Im2colTasks | Im2colPlanes) -> float:
+def im2col_moved(x: Im2colShape, how: int, plan: Im2colTasks | Im2colPlanes) -> float:
     """Bytes moved (whole 128-B transactions, averaged over the tasks' actual starts on a few
-    channels) by the DMAs of ``plan`` for an im2col of x (n, c, h, w) into a col with ``how``
-    columns per image."""
-    kh, kw = kernel
-    (sh, _), (dh, _), pt = strides, dilations, pads[0]
-    ho, wo = _out_hw(h, w, kernel, strides, pads, dilations)
+    channels) by the DMAs of ``plan`` for the NCHW im2col ``x`` into a col with ``how`` columns
+    per image."""
+    n, c, h, w, eb = x.n, x.c, x.h, x.w, x.eb
+    kh, kw = x.kernel
+    (sh, _), (dh, _), pt = x.strides, x.dilations, x.pads[0]
+    ho, wo = x.out_hw
     kk = kh * kw
     xs, cs = (n, c, h, w), (c * kk, n * how)
     cc = range(min(c, 4))  # representative channels for the start offsets
@@ -330,20 +348,19 @@ def im2col_moved(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides:
     return total
 
 
-def im2col_planes(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides: Sequence[int],
-                  pads: Sequence[int], dilations: Sequence[int], eb: int, budget: int, how: int,
-                  nhwc: bool = False, rows_per_task: int | None = None) -> Im2colPlanes | None:
-    """The :class:`Im2colPlanes` decomposition when it applies (NCHW, no ``rows_per_task``
-    override, the buffers of one channel fit ``budget``) and moves fewer bytes than
-    :func:`im2col_tasks`' (:func:`im2col_moved`), else None. ``q`` = channels per task: as many
-    as leave >= 64 tasks (``ceil(C / ceil(64 / N))``), lowered until the LDM buffers fit (the
-    zero-padded planes q x hp x W, the unfolded rows Ho x kw x Wo, the col block q x kh*kw x
-    Ho*Wo)."""
-    if nhwc or rows_per_task is not None:
+def im2col_planes(x: Im2colShape, budget: int, how: int, rows_per_task: int | None = None) -> Im2colPlanes | None:
+    """The :class:`Im2colPlanes` decomposition of the im2col ``x`` into a col with ``how``
+    columns per image when it applies (NCHW, no ``rows_per_task`` override, the buffers of one
+    channel fit ``budget`` bytes) and moves fewer bytes than :func:`im2col_tasks`'
+    (:func:`im2col_moved`), else None. ``q`` = channels per task: as many as leave >= 64 tasks
+    (``ceil(C / ceil(64 / N))``), lowered until the LDM buffers fit (the zero-padded planes
+    q x hp x W, the unfolded rows Ho x kw x Wo, the col block q x kh*kw x Ho*Wo)."""
+    if x.nhwc or rows_per_task is not None:
         return None
-    kh, kw = kernel
-    (sh, _), (dh, _), pt = strides, dilations, pads[0]
-    ho, wo = _out_hw(h, w, kernel, strides, pads, dilations)
+    n, c, h, w, eb = x.n, x.c, x.h, x.w, x.eb
+    kh, kw = x.kernel
+    (sh, _), (dh, _), pt = x.strides, x.dilations, x.pads[0]
+    ho, wo = x.out_hw
     if ho <= 0 or wo <= 0:
         return None
     hp = max(pt + h, (kh - 1) * dh + (ho - 1) * sh + 1)
@@ -355,11 +372,10 @@ def im2col_planes(n: int, c: int, h: int, w: int, kernel: Sequence[int], strides
         q = max(1, q // 2)
     planes = Im2colPlanes(q, hp)
     try:
-        rows = im2col_tasks(n, c, h, w, kernel, strides, pads, dilations, eb, budget, None, False)
+        rows = im2col_tasks(x, budget)
     except DoesNotFit:
         return planes
-    args = (n, c, h, w, kernel, strides, pads, dilations, eb, how)
-    return planes if im2col_moved(*args, planes) < im2col_moved(*args, rows) else None
+    return planes if im2col_moved(x, how, planes) < im2col_moved(x, how, rows) else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,8 +434,8 @@ class WinogradTiling:
         return self.B * self.TR * self.col_chunks * self.c_chunks
 
 
-def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, budget: int,
-                     sizes: Callable[[int, int, bool], list[int]],
+def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, budget: int,
+                     fit: Callable[[int, int, bool], bool],
                      cost: Callable[[int, int, bool], float]) -> WinogradTiling:
     """Pick t and g. Candidates: all channels and the largest t <= want_t that fits (the seed's
     choice: do not split the channels, maximise m'*N_i within LDM, L1175); whole tile rows with
@@ -427,25 +443,54 @@ def _winograd_tiling(b: int, c: int, tr: int, tc: int, want_t: int, eb: int, bud
     every other multiple of 8 channels that fits (fewer, longer tasks may finish in fewer rounds
     over the 64 CPEs, e.g. 70 tasks = 2 rounds, 56 tasks = 1; aligned blocks). The one with the
     smaller modelled DMA time per CPE wins (the transforms are DMA-bound, eq 5-7), ties: larger g.
-    ``sizes(t, g, full_width)``: element counts of the task buffers; ``cost(t, g, full_width)``:
-    modelled DMA seconds of one task."""
+    ``fit(t, g, full_width)``: do the task buffers fit ``budget`` bytes of LDM;
+    ``cost(t, g, full_width)``: modelled DMA seconds of one task."""
     cands = []
     for t in range(min(max(1, want_t), tc), 0, -1):
-        if fits(sizes(t, c, False), eb, budget):
+        if fit(t, c, False):
             cands.append(WinogradTiling(b, c, tr, tc, t, c, False))
             break
     gbal = _ceil(c, max(1, _ceil(N_CPE, b * tr)))  # channels per task for >= 64 tasks
     gbal = max(gbal, min(c, MIN_CHANNEL_GROUP))  # but DMA blocks of >= 8 channels (R1, 004 L657)
     for g in range(min(c, gbal), 0, -1):
-        if fits(sizes(tc, g, True), eb, budget):
+        if fit(tc, g, True):
             cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
             break
     for g in range(MIN_CHANNEL_GROUP, c, MIN_CHANNEL_GROUP):
-        if g != gbal and fits(sizes(tc, g, True), eb, budget):
+        if g != gbal and fit(tc, g, True):
             cands.append(WinogradTiling(b, c, tr, tc, tc, g, True))
     if not cands:
         raise DoesNotFit(f"a whole tile row ({tc} tiles) of one channel does not fit in {budget} B of LDM")
     return min(cands, key=lambda w: (_ceil(w.tasks, N_CPE) * cost(w.t, w.g, w.full_width), -w.g))
+
+
+@dataclass(frozen=True)
+class WinogradInput:
+    """An input transform x (b, c, h, w) (``nhwc``: stored (b, h, w, c)) of ``eb``-byte elements
+    with ``pads`` (top, left, bottom, right) -> v (16, p_rows, c)."""
+
+    b: int
+    c: int
+    h: int
+    w: int
+    pads: tuple[int, int, int, int]
+    p_rows: int
+    eb: int = 4
+    nhwc: bool = False
+
+
+@dataclass(frozen=True)
+class WinogradOutput:
+    """An output transform m (16, p_rows, c) -> y (b, c, ro, co) (``nhwc``: stored (b, ro, co, c))
+    of ``eb``-byte elements."""
+
+    b: int
+    c: int
+    ro: int
+    co: int
+    p_rows: int
+    eb: int = 4
+    nhwc: bool = False
 
 
 def winograd_tiles(ro: int, co: int) -> tuple[int, int]:
@@ -463,14 +508,14 @@ def _transformed_window(p_rows: int, c: int, tr: int, tc: int, t: int, g: int) -
     return _window((16, p_rows, c), [1, t, g], 16, [p + c0 for p in ps for c0 in chunk_starts(c, g)])
 
 
-def winograd_input_windows(b: int, c: int, h: int, w: int, pads: Sequence[int], p_rows: int, t: int, g: int,
-                           full_width: bool, nhwc: bool = False) -> tuple[DmaWindow, DmaWindow]:
+def winograd_input_windows(x: WinogradInput, t: int, g: int, full_width: bool) -> tuple[DmaWindow, DmaWindow]:
     """(get, put) DMA windows of one input-transform task (``t`` tiles x ``g`` channels) of
-    x (b, c, h, w) (``nhwc``: (b, h, w, c)) -> v (16, p_rows, c): the image side moves the
+    ``x``: x (b, c, h, w) (``nhwc``: (b, h, w, c)) -> v (16, p_rows, c): the image side moves the
     task's 4 input rows (NHWC one (rows, 2t+2, g) window; NCHW whole rows of g channels when
     ``full_width``, else one DMA per row of (g, 2t+2)); the transformed side one window of 16
     blocks of t*C (g = C), else 16 DMAs of t x g. Offsets: every tile row's first input row x
     every channel chunk."""
+    b, c, h, w, pads, p_rows, nhwc = x.b, x.c, x.h, x.w, x.pads, x.p_rows, x.nhwc
     pt = pads[0]
     ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
     tr, tc = winograd_tiles(ro, co)
@@ -498,31 +543,28 @@ def winograd_input_buffers(w: int, t: int, g: int, nhwc: bool = False) -> list[i
     return out
 
 
-def winograd_input_tiling(b: int, c: int, h: int, w: int, pads: Sequence[int], p_rows: int, eb: int, budget: int,
-                          tiles_per_cpe: int = 1, nhwc: bool = False,
-                          machine: Machine | None = None) -> WinogradTiling:
-    """:class:`WinogradTiling` of the input transform of x (b, c, h, w) (``nhwc``: (b, h, w,
-    c)), ``pads`` (top, left, bottom, right), into v (16, p_rows, c) within ``budget`` bytes of
-    LDM; ``tiles_per_cpe`` = m' wanted (L1138). Task cost: :func:`winograd_input_windows`.
-    Raises :class:`DoesNotFit`."""
-    ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
+def winograd_input_tiling(x: WinogradInput, budget: int, machine: Machine, tiles_per_cpe: int = 1) -> WinogradTiling:
+    """:class:`WinogradTiling` of the input transform ``x`` within ``budget`` bytes of LDM;
+    ``tiles_per_cpe`` = m' wanted (L1138). Task cost: :func:`winograd_input_windows`, DMA times
+    of ``machine``. Raises :class:`DoesNotFit`."""
+    ro, co = x.h + x.pads[0] + x.pads[2] - 2, x.w + x.pads[1] + x.pads[3] - 2
     tr, tc = winograd_tiles(ro, co)
 
-    def sizes(t: int, g: int, full: bool) -> list[int]:
-        return winograd_input_buffers(w, t, g, nhwc)
+    def fit(t: int, g: int, full: bool) -> bool:
+        return fits(winograd_input_buffers(x.w, t, g, x.nhwc), x.eb, budget)
 
     def cost(t: int, g: int, full: bool) -> float:
-        get, put = winograd_input_windows(b, c, h, w, pads, p_rows, t, g, full, nhwc)
-        return get.seconds(eb, machine) + put.seconds(eb, machine)
+        get, put = winograd_input_windows(x, t, g, full)
+        return get.seconds(x.eb, machine) + put.seconds(x.eb, machine)
 
-    return _winograd_tiling(b, c, tr, tc, tiles_per_cpe, eb, budget, sizes, cost)
+    return _winograd_tiling(x.b, x.c, tr, tc, tiles_per_cpe, budget, fit, cost)
 
 
-def winograd_output_windows(b: int, c: int, ro: int, co: int, p_rows: int, t: int, g: int, full_width: bool,
-                            nhwc: bool = False) -> tuple[DmaWindow, DmaWindow]:
+def winograd_output_windows(y: WinogradOutput, t: int, g: int, full_width: bool) -> tuple[DmaWindow, DmaWindow]:
     """(get, put) DMA windows of one output-transform task (``t`` tiles x ``g`` channels) of
-    m (16, p_rows, c) -> y (b, c, ro, co) (``nhwc``: (b, ro, co, c)), the mirror image of
+    ``y``: m (16, p_rows, c) -> y (b, c, ro, co) (``nhwc``: (b, ro, co, c)), the mirror image of
     :func:`winograd_input_windows` (each task writes 2 output rows)."""
+    b, c, ro, co, p_rows, nhwc = y.b, y.c, y.ro, y.co, y.p_rows, y.nhwc
     tr, tc = winograd_tiles(ro, co)
     wc, rows = min(co, 2 * t), min(2, ro)
     cs = chunk_starts(c, g)
@@ -546,23 +588,22 @@ def winograd_output_buffers(t: int, g: int, nhwc: bool = False) -> list[int]:
     return out
 
 
-def winograd_output_tiling(b: int, c: int, ro: int, co: int, p_rows: int, eb: int, budget: int, nhwc: bool = False,
-                           machine: Machine | None = None) -> WinogradTiling:
-    """:class:`WinogradTiling` of the output transform m (16, p_rows, c) -> y (b, c, ro, co)
-    (``nhwc``: (b, ro, co, c)) within ``budget`` bytes of LDM: t for >= 64 tasks when the tile
-    rows allow, at least :data:`MIN_TILES_OUT`. Raises :class:`DoesNotFit`."""
-    tr, tc = winograd_tiles(ro, co)
-    want_t = _ceil(tc, max(1, _ceil(N_CPE, b * tr)))  # tiles per task for >= 64 tasks when possible
+def winograd_output_tiling(y: WinogradOutput, budget: int, machine: Machine) -> WinogradTiling:
+    """:class:`WinogradTiling` of the output transform ``y`` within ``budget`` bytes of LDM: t
+    for >= 64 tasks when the tile rows allow, at least :data:`MIN_TILES_OUT`. Task cost:
+    :func:`winograd_output_windows`, DMA times of ``machine``. Raises :class:`DoesNotFit`."""
+    tr, tc = winograd_tiles(y.ro, y.co)
+    want_t = _ceil(tc, max(1, _ceil(N_CPE, y.b * tr)))  # tiles per task for >= 64 tasks when possible
     want_t = max(want_t, min(tc, MIN_TILES_OUT))  # but NCHW rows of >= 8 outputs per DMA block
 
-    def sizes(t: int, g: int, full: bool) -> list[int]:
-        return winograd_output_buffers(t, g, nhwc)
+    def fit(t: int, g: int, full: bool) -> bool:
+        return fits(winograd_output_buffers(t, g, y.nhwc), y.eb, budget)
 
     def cost(t: int, g: int, full: bool) -> float:
-        get, put = winograd_output_windows(b, c, ro, co, p_rows, t, g, full, nhwc)
-        return get.seconds(eb, machine) + put.seconds(eb, machine)
+        get, put = winograd_output_windows(y, t, g, full)
+        return get.seconds(y.eb, machine) + put.seconds(y.eb, machine)
 
-    return _winograd_tiling(b, c, tr, tc, want_t, eb, budget, sizes, cost)
+    return _winograd_tiling(y.b, y.c, tr, tc, want_t, budget, fit, cost)
 
 
 # --------------------------------------------------------------------------------------------

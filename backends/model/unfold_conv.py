@@ -56,7 +56,7 @@ from taihu.backends.model.conv import (
     residual_cost,
 )
 from taihu.backends.model.gemm_blocking import t_dma_tiles
-from taihu.target.machine import Machine, default_machine
+from taihu.target.machine import Machine
 
 __all__ = ["UnfoldPlan", "plan_unfold", "unfold_applicability", "unfold_weights"]
 
@@ -252,22 +252,22 @@ def relayout_padded_cost(s: ConvShape, wo_p: int, machine: Machine) -> KernelCos
         dmas_per_cpe=2 * math.ceil(tasks / N_CPE), machine=machine)
 
 
-def plan_unfold(s: ConvShape, machine: Machine | None = None) -> UnfoldPlan:
-    """Minimum modelled time over vec in {m, n} (output row length Wo_p = Wo rounded up to the
-    register tile: 4 output pixels with vec m, 16 with vec n; padded rows add the ``relayout``
-    kernel), bm (multiples of 128 resp. 32 up to 512, <= M rounded up) and cb (multiples of 8
-    dividing C) under the LDM budget. A residual sum (``s.residual``) is added in the C store
-    when the rows are not padded and that is cheaper than a separate kernel
+def plan_unfold(s: ConvShape, machine: Machine) -> UnfoldPlan:
+    """Minimum modelled time on ``machine`` over vec in {m, n} (output row length Wo_p = Wo
+    rounded up to the register tile: 4 output pixels with vec m, 16 with vec n; padded rows add
+    the ``relayout`` kernel), bm (multiples of 128 resp. 32 up to 512, <= M rounded up) and cb
+    (multiples of 8 dividing C) under ``machine.ldm_user_bytes``. A residual sum
+    (``s.residual``) is added in the C store when the rows are not padded and that is cheaper
+    than a separate kernel
     (:func:`~taihu.backends.model.conv.residual_cost`; its tile takes LDM from the blocking).
     Raises :class:`~taihu.backends.model.conv.NotApplicable`."""
     why = unfold_applicability(s)
     if why:
         raise NotApplicable(why)
-    m = machine or default_machine()
-    best = _plan_unfold(s, m)
+    best = _plan_unfold(s, machine)
     if best.residual_fused:
-        sep = _plan_unfold(replace(s, residual=False), m)
-        kernels = sep.kernels + (residual_cost(s, m),)
+        sep = _plan_unfold(replace(s, residual=False), machine)
+        kernels = sep.kernels + (residual_cost(s, machine),)
         cost = _sum("implicit", kernels, s.flops)
         if cost.t_total < best.cost.t_total:
             best = replace(sep, shape=s, kernels=kernels, cost=cost)

@@ -111,7 +111,8 @@ def test_model_tracks_the_simulated_kernels(c: int, hw: int, m: int) -> None:
 
     mach = default_machine()
     s = ConvShape(1, c, hw, hw, m, 1, 1, bias=True, relu=True, const_weights=True, residual=True)
-    plan = choose_conv(s, "auto", dataclasses.replace(mach, ldm_user_bytes=mach.ldm_user_bytes - LDM_RESERVE)).plan
+    plan_mach = dataclasses.replace(mach, ldm_user_bytes=mach.ldm_user_bytes - LDM_RESERVE)
+    plan = choose_conv(s, plan_mach, "auto", mem_budget=mach.ldm_user_bytes).plan
     g, out = residual_graph(1, c, hw, hw, m, 1, const_w=True)
     module = g.module(out)
     lower_to_swsim(module)

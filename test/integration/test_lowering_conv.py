@@ -222,7 +222,7 @@ def test_gemm_fc_constant_weights_stored_for_the_plan(trans_b: bool) -> None:
 
     import dataclasses
 
-    from taihu.backends.model.conv import plan_gemm
+    from taihu.backends.model.conv import GemmShape, plan_gemm
     from taihu.target.machine import default_machine
 
     lowered = check_tile(build)
@@ -230,8 +230,9 @@ def test_gemm_fc_constant_weights_stored_for_the_plan(trans_b: bool) -> None:
     (gemm,) = [o for o in kern.walk() if isinstance(o, tile.GemmOp)]
     mach = default_machine()
     mach = dataclasses.replace(mach, ldm_user_bytes=mach.ldm_user_bytes - 512)
-    free = plan_gemm(m, n, k, "f32", False, trans_b, bias_along="n", maps=1, machine=mach, free_trans_b=True)
-    fixed = plan_gemm(m, n, k, "f32", False, trans_b, bias_along="n", maps=1, machine=mach)
+    fixed_b = GemmShape(m, n, k, "f32", False, trans_b, bias_along="n", maps=1)
+    free = plan_gemm(dataclasses.replace(fixed_b, const_b=True), mach)
+    fixed = plan_gemm(fixed_b, mach)
     assert (gemm.trans_b is not None) == free.trans_b  # the kernel reads B in the plan's order
     assert free.cost.t_total <= fixed.cost.t_total
 
@@ -388,9 +389,10 @@ def test_conv_implicit_unfold_several_k_blocks() -> None:
     """A K block smaller than C (forced through the planner's LDM budget): the weight tile is
     streamed (double-buffered), C accumulates over the blocks."""
     from taihu.backends.model import unfold_conv
+    from taihu.target.machine import default_machine
 
     s_ = unfold_conv.ConvShape(1, 256, 8, 8, 128, 3, 3, pads=(1, 1, 1, 1), bias=True, relu=True, const_weights=True)
-    assert unfold_conv.plan_unfold(s_).cb < 256
+    assert unfold_conv.plan_unfold(s_, default_machine()).cb < 256
     lowered = check_tile(lambda dt: conv_graph(1, 256, 8, 8, 128, 3, 3, pads=(1, 1, 1, 1), const_w=True, dtype=dt),
                          conv_algorithm="implicit")
     (kern,) = kernels(lowered)
@@ -602,13 +604,13 @@ def test_model_tracks_the_simulator(m: int, k: int, n: int) -> None:
     """The analytic model of the GEMM kernel (backends/model/conv.plan_gemm, which also picks
     the blocking) against the simulated kernel the pipeline makes of it; the error is printed
     (pytest -s) and must stay within 10 %."""
-    from taihu.backends.model.conv import plan_gemm
+    from taihu.backends.model.conv import GemmShape, plan_gemm
 
     g = G((m, k), (k, n), dtype=np.float64)
     module = g.module(g(graph.MatMulOp(*g.args)))
     res = _simulate(module, g.inputs(0))
     sim = res.report["total_cycles"]
-    plan = plan_gemm(m, n, k, "f64")
+    plan = plan_gemm(GemmShape(m, n, k, "f64"), res.engine.machine)
     model = plan.cost.t_total * res.engine.machine.f_clk_ghz * 1e9
     err = (model - sim) / sim
     print(f"GEMM {m}x{k}x{n} f64 blocking ({plan.bm},{plan.bn},{plan.bk}): sim {sim} cycles, model {model:.0f} ({100 * err:+.1f} %)")

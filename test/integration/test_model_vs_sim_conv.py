@@ -37,7 +37,7 @@ def _conv_module(s: ConvShape):
 def test_im2col_conv_kernels_track_the_simulator(shape: ConvShape, bound: float) -> None:
     m = default_machine()
     mach = dataclasses.replace(m, ldm_user_bytes=m.ldm_user_bytes - LDM_RESERVE)
-    plan = choose_conv(shape, "im2col", mach).plan
+    plan = choose_conv(shape, mach, "im2col", mem_budget=m.ldm_user_bytes).plan
     mod, inputs = _conv_module(shape)
     lower_to_swsim(mod, conv_algorithm="im2col")
     rep = simulate(mod, inputs=inputs, numerics=False).report

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from taihu.backends.model.conv import ConvShape
+from taihu.backends.model.conv import ConvShape, GemmShape
 from taihu.benchmarks import kernels as K
 
 
@@ -32,7 +32,7 @@ def test_forced_gemm_blocking_restores_the_planner() -> None:
 
     before = g2t.plan_gemm
     with K.forced_gemm_blocking(64, 256, 512):
-        p = g2t.plan_gemm(1024, 1024, 1024, "f32")
+        p = g2t.plan_gemm(GemmShape(1024, 1024, 1024, "f32"), K.PM)
         assert (p.bm, p.bn, p.bk, p.vec) == (64, 256, 512, "n")
     assert g2t.plan_gemm is before
 

@@ -48,10 +48,10 @@ def test_gm1_feasible_set_size_for_1024_cube() -> None:
     x2 + fp64 copy = 16 B per A/B element either way). Exactly the seed's 81 remain when blocks
     with fewer than 4 k-steps per CPE (B_K < 32) are excluded: the 42 extra schemes are the
     B_K = 8 and B_K = 16 ones."""
-    assert len(feasible_blockings(CUBE)) == 123
-    assert len(feasible_blockings(GemmProblem(1024, 1024, 1024, "f32"))) == 123
-    assert len(feasible_blockings(CUBE, min_block=(0, 0, 32))) == 81
-    small_k = [b for b in feasible_blockings(CUBE) if b.bk < 32]
+    assert len(feasible_blockings(CUBE, M)) == 123
+    assert len(feasible_blockings(GemmProblem(1024, 1024, 1024, "f32"), M)) == 123
+    assert len(feasible_blockings(CUBE, M, min_block=(0, 0, 32))) == 81
+    small_k = [b for b in feasible_blockings(CUBE, M) if b.bk < 32]
     assert len(small_k) == 42
 
 
@@ -59,7 +59,7 @@ def test_feasible_set_is_exactly_the_blockings_that_fit() -> None:
     """Completeness and soundness of the enumeration against a brute force over the lists."""
     for p in (CUBE, GemmProblem(1024, 1024, 1024, "f32", vec="m"), GemmProblem(300, 2000, 700, "f32")):
         um, un, uk = p.units()
-        feas = set(feasible_blockings(p))
+        feas = set(feasible_blockings(p, M))
         for bm, bn, bk in itertools.product(candidate_sizes(p.m, um), candidate_sizes(p.n, un), candidate_sizes(p.k, uk)):
             b = Blocking(bm, bn, bk)
             assert bm % um == 0 and bn % un == 0 and bk % uk == 0
@@ -132,8 +132,8 @@ def test_chosen_blocking_is_the_minimum_of_the_enumeration() -> None:
         GemmProblem(1000, 300, 700, "f64", vec="m"),  # padded, M vectorised
         GemmProblem(1024, 1024, 1024, "f64", double_buffer_c=True, beta=1.0),
     ):
-        costs = enumerate_costs(p)
-        best = choose_blocking(p)
+        costs = enumerate_costs(p, M)
+        best = choose_blocking(p, M)
         assert best.total == min(c.total for c in costs)
         assert best.blocking in {c.blocking for c in costs}
         assert all(c.gflops <= M.peak_cg_gflops for c in costs)
@@ -142,21 +142,21 @@ def test_chosen_blocking_is_the_minimum_of_the_enumeration() -> None:
 def test_gm1_spread_and_dgemm_efficiency() -> None:
     """GM-1 spread (seed on hardware, fp32: 66.83 .. 363.59 GFLOPS, > 5x) and the issue-4 DGEMM
     target (>= 90 % of 742.4 GFLOPS for 4096^3 in the model)."""
-    costs = enumerate_costs(CUBE)
+    costs = enumerate_costs(CUBE, M)
     g = sorted(c.gflops for c in costs)
     assert g[-1] / g[0] > 5
-    best = choose_blocking(CUBE)
+    best = choose_blocking(CUBE, M)
     assert best.blocking == Blocking(256, 256, 256)
     assert best.bound == "compute" and best.dma_efficiency == 1.0
-    assert choose_blocking(GemmProblem(4096, 4096, 4096, "f64")).gflops >= 0.9 * M.peak_cg_gflops
+    assert choose_blocking(GemmProblem(4096, 4096, 4096, "f64"), M).gflops >= 0.9 * M.peak_cg_gflops
     # the worst blockings are the tiny-DMA ones (B_K = 8: 64-B f64 blocks per CPE)
     worst = min(costs, key=lambda c: c.gflops)
     assert worst.blocking.bk == 8 and worst.bound == "dma" and worst.dma_efficiency < 0.5
 
 
 def test_double_buffered_c_hides_the_c_put() -> None:
-    single = blocking_cost(CUBE, Blocking(256, 256, 256))
-    double = blocking_cost(GemmProblem(1024, 1024, 1024, "f64", double_buffer_c=True), Blocking(256, 256, 256))
+    single = blocking_cost(CUBE, Blocking(256, 256, 256), M)
+    double = blocking_cost(GemmProblem(1024, 1024, 1024, "f64", double_buffer_c=True), Blocking(256, 256, 256), M)
     assert double.total < single.total
     # at most 15 of the 16 C puts can be hidden (the last one is always exposed); here the
     # 512-KB put makes the first step of a block DMA-bound, so part of it stays visible
@@ -169,7 +169,7 @@ def test_double_buffered_c_hides_the_c_put() -> None:
 
 def test_cost_rejects_illegal_blocks_and_validates_problems() -> None:
     with pytest.raises(ValueError, match="§A5"):
-        blocking_cost(CUBE, Blocking(100, 128, 8))
+        blocking_cost(CUBE, Blocking(100, 128, 8), M)
     with pytest.raises(ValueError):
         GemmProblem(0, 1, 1)
     with pytest.raises(ValueError):
@@ -194,7 +194,7 @@ def test_shape_class() -> None:
 )
 def test_property_every_feasible_cost_is_consistent(m: int, n: int, k: int, dtype: str, vec: str) -> None:
     p = GemmProblem(m, n, k, dtype, vec)
-    costs = enumerate_costs(p)
+    costs = enumerate_costs(p, M)
     assert costs, p  # the smallest blocks always fit
     for c in costs:
         b = c.blocking
@@ -204,4 +204,4 @@ def test_property_every_feasible_cost_is_consistent(m: int, n: int, k: int, dtyp
         assert c.total >= steps * c.t_prim_step
         assert c.total >= steps * c.t_dma_step
         assert c.ldm_bytes <= M.ldm_user_bytes
-    assert choose_blocking(p).total == min(c.total for c in costs)
+    assert choose_blocking(p, M).total == min(c.total for c in costs)

@@ -10,7 +10,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block
 
-from taihu.backends.model.conv import flat_blocks, plan_gemm
+from taihu.backends.model.conv import GemmShape, flat_blocks, plan_gemm
+from taihu.target.machine import default_machine
 from taihu.dialects import graph, tile
 from taihu.passes.conversion.tile_to_loop import index_values
 from taihu.test.unit.graph_builder import G
@@ -51,7 +52,7 @@ def test_flat_blocks_rule() -> None:
     assert flat_blocks(1024, 1024, 256, 256)
     assert not flat_blocks(1024, 256, 256, 256)  # one N block: cM{cK} already wraps
     assert not flat_blocks(1000, 1024, 256, 256)  # boundary blocks keep the nest (peeling)
-    p = plan_gemm(1024, 1024, 1024, "f64")
+    p = plan_gemm(GemmShape(1024, 1024, 1024, "f64"), default_machine())
     assert p.flat_blocks
 
 
@@ -72,9 +73,7 @@ def test_flat_blocks_expose_one_prologue_on_the_simulator() -> None:
     assert k["breakdown"]["dma"] < 60_000, k["breakdown"]
     import dataclasses
 
-    from taihu.target.machine import default_machine
-
     m = default_machine()
-    plan = plan_gemm(512, 512, 1024, "f64", machine=dataclasses.replace(m, ldm_user_bytes=m.ldm_user_bytes - 512))
+    plan = plan_gemm(GemmShape(512, 512, 1024, "f64"), dataclasses.replace(m, ldm_user_bytes=m.ldm_user_bytes - 512))
     model_cycles = plan.cost.t_total * m.f_clk_ghz * 1e9
     assert abs(model_cycles - k["cycles"]) / k["cycles"] < 0.06

@@ -8,6 +8,9 @@ from taihu.backends.model.analytic import (
     t_exec,
     t_stride_dma,
 )
+from taihu.target.machine import default_machine
+
+M = default_machine()
 
 
 @pytest.mark.parametrize(
@@ -16,18 +19,18 @@ from taihu.backends.model.analytic import (
      (1024, 2.256, 29.05, 26.00), (4096, 8.611, 30.44, 29.54), (16384, 34.03, 30.81, 30.58)],
 )
 def test_eq31_table(size, us, aligned, mis):
-    t = t_cont_dma(size)
+    t = t_cont_dma(size, M)
     assert t * 1e6 == pytest.approx(us, abs=0.002 * max(1, us))
     assert aggregate_bandwidth_gbs(size, t) == pytest.approx(aligned, abs=0.01)
-    assert aggregate_bandwidth_gbs(size, t_cont_dma(size, addr=64)) == pytest.approx(mis, abs=0.01)
+    assert aggregate_bandwidth_gbs(size, t_cont_dma(size, M, addr=64)) == pytest.approx(mis, abs=0.01)
 
 
 @pytest.mark.parametrize("bsize,aligned,drift", [(16, 3.68, 3.36), (128, 29.41, 15.85), (2048, 30.84, 29.20)])
 def test_eq32_table(bsize, aligned, drift):
     size = 10 * bsize
     gap = (-bsize) % 128
-    assert aggregate_bandwidth_gbs(size, t_stride_dma(size, bsize, gap)) == pytest.approx(aligned, abs=0.01)
-    assert aggregate_bandwidth_gbs(size, t_stride_dma(size, bsize, 4)) == pytest.approx(drift, abs=0.01)
+    assert aggregate_bandwidth_gbs(size, t_stride_dma(size, bsize, gap, M)) == pytest.approx(aligned, abs=0.01)
+    assert aggregate_bandwidth_gbs(size, t_stride_dma(size, bsize, 4, M)) == pytest.approx(drift, abs=0.01)
 
 
 def test_case11_overlap():

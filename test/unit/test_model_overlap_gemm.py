@@ -5,12 +5,15 @@ the put queued before the next loads)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from taihu.backends.model.conv import ConvShape, choose_conv, plan_explicit
+from taihu.backends.model.conv import ConvShape, GemmShape, choose_conv, plan_explicit
 from taihu.backends.model.overlap_gemm import (
     TILE_OVERHEAD,
     block_cycles,
+    overlap_blocking,
     overlap_cost,
     overlap_footprint,
     plan_overlap_gemm,
@@ -37,16 +40,16 @@ def test_resnet_7x7_pointwise_plans() -> None:
     CPE (no padding), 32 rows per CPE (128-B weight runs); 2048 -> 512 (L21): vec n on a copy
     whose columns are padded to 52."""
     s = ConvShape(1, 512, 7, 7, 2048, 1, 1, bias=True, relu=True, const_weights=True)
-    g = plan_explicit(s).gemm
+    g = plan_explicit(s, M).gemm
     assert g.overlap and (g.vec, g.bm, g.bn, g.trans_a) == ("m", 2048, 49, True)
     assert g.ldm_bytes <= M.ldm_user_bytes
-    t = plan_explicit(ConvShape(1, 2048, 7, 7, 512, 1, 1, bias=True, relu=True, const_weights=True)).gemm
+    t = plan_explicit(ConvShape(1, 2048, 7, 7, 512, 1, 1, bias=True, relu=True, const_weights=True), M).gemm
     assert t.overlap and (t.vec, t.bn) == ("n", 52)
 
 
 def test_vec_m_needs_constant_weights_and_pad_n_gives_vec_n_only() -> None:
-    assert plan_overlap_gemm(2048, 49, 512, const_a=False) is None  # 49 % 4: no vec n either
-    p = plan_overlap_gemm(2048, 49, 512, pad_n=True, ldb=52)
+    assert plan_overlap_gemm(GemmShape(2048, 49, 512, const_a=False), M) is None  # 49 % 4: no vec n either
+    p = plan_overlap_gemm(GemmShape(2048, 49, 512, pad_n=True, ldb=52), M)
     assert p is not None and p.vec == "n" and p.bn == 52
 
 
@@ -54,26 +57,29 @@ def test_hoisted_weights_for_a_single_k_step() -> None:
     """1x1 64 -> 256 on 56x56 (L3): K = 64 in one step, the weight block is invariant over the N
     blocks -> loaded once (hoist_a), single-buffered in the footprint."""
     s = ConvShape(1, 64, 56, 56, 256, 1, 1, bias=True, relu=True, const_weights=True)
-    g = choose_conv(s).plan.gemm
+    g = choose_conv(s, M).plan.gemm
     assert g.overlap and g.hoist_a and not g.hoist_b and g.bk == 64
-    mloc = g.bm // 64
-    assert overlap_footprint(mloc, g.bn, g.bk, 4, True, g.double_c, hoist_a=True) < overlap_footprint(
-        mloc, g.bn, g.bk, 4, True, g.double_c)
+    p = GemmShape(g.m, g.n, g.k, bias_along="m")
+    hoisted = overlap_blocking(p, g.vec, g.bm, g.bn, g.bk, g.double_c)
+    assert hoisted.hoist_a and overlap_footprint(p, hoisted) == g.ldm_bytes
+    assert overlap_footprint(p, hoisted) < overlap_footprint(p, replace(hoisted, hoist_a=False))
 
 
 def test_aligned_runs_move_exactly_their_transactions() -> None:
     """B blocks of 64 floats (256 B) at 128-B aligned offsets of 12 544-B rows move 256 B each;
     with an unaligned row pitch the expected moved bytes are larger."""
-    kw = dict(trans_a=False, lda=64, ldc=3136, bn=64)
-    aligned = overlap_cost(256, 3136, 64, 256, 64, "n", 4, M, ldb=3136, **kw)
-    unaligned = overlap_cost(256, 3135, 64, 256, 64, "n", 4, M, ldb=3135, **kw)
+    def cost(n: int):
+        p = GemmShape(256, n, 64, lda=64, ldb=n, ldc=3136)
+        return overlap_cost(p, "n", overlap_blocking(p, "n", 256, 64, 64), M)
+
+    aligned, unaligned = cost(3136), cost(3135)
     assert aligned.moved_bytes < unaligned.moved_bytes
 
 
 def test_the_put_delays_the_next_step() -> None:
     """One DMA in flight per CPE: a large C block's put delays the next block's first loads, so
     more (smaller-put) blocks are not free."""
-    kw = dict(trans_a=False, lda=256, ldb=196, ldc=196, bias=True, maps=1, bn=196)
-    c = overlap_cost(1024, 196, 256, 512, 16, "n", 4, M, double_c=True, **kw)
+    p = GemmShape(1024, 196, 256, lda=256, ldb=196, ldc=196, bias_along="m", maps=1)
+    c = overlap_cost(p, "n", overlap_blocking(p, "n", 512, 196, 16, double_c=True), M)
     comp = c.t_compute
     assert c.t_total > comp  # the puts are not fully hidden

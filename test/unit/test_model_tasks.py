@@ -3,6 +3,8 @@ tile-to-loop's mem_prims.py and the analytic model: coverage, LDM fit, the docum
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +15,9 @@ from taihu.backends.model.tasks import (
     N_CPE,
     DmaWindow,
     DoesNotFit,
+    Im2colShape,
+    WinogradInput,
+    WinogradOutput,
     chunk_starts,
     fits,
     im2col_tasks,
@@ -29,7 +34,8 @@ from taihu.backends.model.tasks import (
 from taihu.target.dma import dma_pattern
 from taihu.target.machine import default_machine
 
-BUDGET = default_machine().ldm_user_bytes
+M = default_machine()
+BUDGET = M.ldm_user_bytes
 
 
 @given(total=st.integers(1, 300), size=st.integers(1, 300))
@@ -73,7 +79,7 @@ def test_im2col_tasks_cover_every_entry_once(n, c, h, w, k, s, pads, d, rpt, nhw
         return
     kh, kw = k
     try:
-        t = im2col_tasks(n, c, h, w, k, s, pads, d, 4, budget, rpt, nhwc)
+        t = im2col_tasks(Im2colShape(n, c, h, w, k, s, pads, d, 4, nhwc), budget, rpt)
     except DoesNotFit:  # one row, its unfolded rows and (with vertical padding) one zero row do not fit
         pt, sh, dh = pads[0], s[0], d[0]
         padded = any(not 0 <= x * sh + i * dh - pt < h for i in range(kh) for x in range(ho))
@@ -107,23 +113,24 @@ def test_im2col_tasks_cover_every_entry_once(n, c, h, w, k, s, pads, d, rpt, nhw
 def test_im2col_tasks_default_rows_and_budget_halving() -> None:
     """Default rows per task = N*C*H // 64 (>= 64 tasks); a small budget halves it until the
     buffers fit; one row that does not fit is DoesNotFit with the sizes in the message."""
-    t = im2col_tasks(1, 64, 56, 56, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4, BUDGET)
+    x = Im2colShape(1, 64, 56, 56, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4)
+    t = im2col_tasks(x, BUDGET)
     interior = max(t.groups, key=lambda g: g.count)
     # 64*56 // 64 = 56 rows wanted; 54 rows (the whole interior group) do not fit, 28 do
     assert (interior.r0, interior.count, interior.kernel_rows, interior.rows) == (1, 54, (0, 1, 2), 28)
     assert not fits([54 * 56, 54 * 3 * 56, 54 * 3 * 56], 4, BUDGET)
     assert sum(64 * g.chunks for g in t.groups) >= N_CPE
-    small = im2col_tasks(1, 64, 56, 56, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4, 16384)
+    small = im2col_tasks(x, 16384)
     assert small.rows_max < t.rows_max
     assert fits([small.rows_max * 56, 2 * small.rows_max * 3 * 56, 3 * small.zchunk * 56], 4, 16384)
     with pytest.raises(DoesNotFit, match=r"one input row \(4000 elements\) and its unfolded rows \(3x4000\)"):
-        im2col_tasks(1, 1, 4, 4000, (1, 3), (1, 1), (0, 1, 0, 1), (1, 1), 4, 8192)
+        im2col_tasks(Im2colShape(1, 1, 4, 4000, (1, 3), (1, 1), (0, 1, 0, 1), (1, 1), 4), 8192)
 
 
 def test_im2col_tasks_stride_residues() -> None:
     """7x7 stride 2 pad 3 (ResNet conv1): the interior rows split by stride residue (kernel rows
     {0,2,4,6} and {1,3,5}), rows of a task step by the stride."""
-    t = im2col_tasks(1, 3, 224, 224, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 4, BUDGET)
+    t = im2col_tasks(Im2colShape(1, 3, 224, 224, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 4), BUDGET)
     big = sorted(t.groups, key=lambda g: -g.count)[:2]
     assert {g.kernel_rows for g in big} == {(0, 2, 4, 6), (1, 3, 5)}
     assert all(g.step == 2 for g in big)
@@ -136,11 +143,11 @@ def test_dma_window_seconds_and_blocks_follow_eq_3_1_3_2() -> None:
     eb = 4
     cont = DmaWindow((16, 100), (1, 100), 2, (0, 100))  # two 400-B rows, starts 0 and 400 B
     assert cont.pattern(eb) == (400, 0, 0)
-    assert cont.seconds(eb) == pytest.approx(2 * (t_cont_dma(400) + t_cont_dma(400, addr=400)) / 2)
+    assert cont.seconds(eb, M) == pytest.approx(2 * (t_cont_dma(400, M) + t_cont_dma(400, M, addr=400)) / 2)
     assert cont.blocks(eb, tasks=3) == (6, 400, (512 + 512) / 2)  # [0,400): 4 txns; [400,800): 4 txns
     strided = DmaWindow((8, 16, 10), (1, 16, 4), 1, (0,))  # 16 blocks of 16 B, 24-B gaps
     assert strided.pattern(eb) == (256, 16, 24)
-    assert strided.seconds(eb) == pytest.approx(t_stride_dma(256, 16, 24))
+    assert strided.seconds(eb, M) == pytest.approx(t_stride_dma(256, 16, 24, M))
     count, bsize, mv = strided.blocks(eb, tasks=5)
     assert (count, bsize) == (80, 16) and 16 <= mv <= 256
     with pytest.raises(ValueError, match="is not one DMA"):
@@ -173,8 +180,8 @@ def test_winograd_tilings_cover_every_tile_and_fit(b, c, h, w, pads, nhwc, tpc, 
     ro, co = h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2
     tr, tc = -(-ro // 2), -(-co // 2)
     p_rows = b * tr * tc
-    tins = winograd_input_tiling(b, c, h, w, pads, p_rows, 4, budget, tpc, nhwc)
-    touts = winograd_output_tiling(b, c, ro, co, p_rows, 4, budget, nhwc)
+    tins = winograd_input_tiling(WinogradInput(b, c, h, w, pads, p_rows, 4, nhwc), budget, M, tpc)
+    touts = winograd_output_tiling(WinogradOutput(b, c, ro, co, p_rows, 4, nhwc), budget, M)
     for til, bufs in ((tins, winograd_input_buffers(w, tins.t, tins.g, nhwc)),
                       (touts, winograd_output_buffers(touts.t, touts.g, nhwc))):
         assert (til.B, til.C, til.TR, til.TC) == (b, c, tr, tc)
@@ -195,27 +202,28 @@ def test_winograd_tiling_choices() -> None:
     tasks = one round over the 64 CPEs, aligned 128-B blocks) rather than the balanced 26 (70
     tasks = two rounds); 56x56x64 NCHW input -> whole tile rows of channel groups; its output
     -> all channels, >= 4 tiles; NHWC input -> the seed's m' tiles with all channels."""
-    t = winograd_input_tiling(1, 256, 14, 14, (1, 1, 1, 1), 56, 4, BUDGET, 4)
+    t = winograd_input_tiling(WinogradInput(1, 256, 14, 14, (1, 1, 1, 1), 56), BUDGET, M, 4)
     assert (t.full_width, t.g, t.tasks) == (True, 32, 56)
-    t_in = winograd_input_tiling(1, 64, 56, 56, (1, 1, 1, 1), 28 * 28, 4, BUDGET, 4)
+    x56 = WinogradInput(1, 64, 56, 56, (1, 1, 1, 1), 28 * 28)
+    t_in = winograd_input_tiling(x56, BUDGET, M, 4)
     assert t_in.full_width and t_in.t == 28 and MIN_CHANNEL_GROUP <= t_in.g < 64
-    t_out = winograd_output_tiling(1, 64, 56, 56, 28 * 28, 4, BUDGET)
+    t_out = winograd_output_tiling(WinogradOutput(1, 64, 56, 56, 28 * 28), BUDGET, M)
     assert not t_out.full_width and t_out.g == 64 and t_out.t >= 4
-    t_nhwc = winograd_input_tiling(1, 64, 56, 56, (1, 1, 1, 1), 28 * 28, 4, BUDGET, 4, nhwc=True)
+    t_nhwc = winograd_input_tiling(replace(x56, nhwc=True), BUDGET, M, 4)
     assert (t_nhwc.full_width, t_nhwc.t, t_nhwc.g) == (False, 4, 64)
     with pytest.raises(DoesNotFit, match=r"a whole tile row \(28 tiles\) of one channel does not fit in 256 B"):
-        winograd_input_tiling(1, 64, 56, 56, (1, 1, 1, 1), 28 * 28, 4, 256, 4)
+        winograd_input_tiling(x56, 256, M, 4)
 
 
 def test_winograd_windows_are_the_tasks_dmas() -> None:
     """The DMA windows of a task: NCHW whole-row input = one window of g channels x 4 rows,
     offsets = every tile row's first input row x channel chunk; split channels -> 16 puts of
     t x g; the output transform is the mirror image (2 rows)."""
-    get, put = winograd_input_windows(1, 64, 56, 56, (1, 1, 1, 1), 784, 28, 16, True)
+    get, put = winograd_input_windows(WinogradInput(1, 64, 56, 56, (1, 1, 1, 1), 784), 28, 16, True)
     assert get.sizes == (1, 16, 4, 56) and get.count == 1 and len(get.offsets) == 28 * 4
     assert get.offsets[:2] == (0, 16 * 56 * 56) and get.offsets[4] == 1 * 56  # tile row 1 starts at row 1
     assert put.sizes == (1, 28, 16) and put.count == 16 and put.mem_shape == (16, 784, 64)
-    get_o, put_o = winograd_output_windows(1, 64, 56, 56, 784, 4, 64, False)
+    get_o, put_o = winograd_output_windows(WinogradOutput(1, 64, 56, 56, 784), 4, 64, False)
     assert get_o.sizes == (16, 4, 64) and get_o.count == 1
     assert put_o.sizes == (1, 64, 1, 8) and put_o.count == 2 and put_o.mem_shape == (1, 64, 56, 56)
 

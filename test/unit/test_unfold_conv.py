@@ -92,7 +92,7 @@ def test_unfold_times_reordered_weights_is_the_convolution(g, blocks, m, k, stri
 def test_applicability(shape, why) -> None:
     assert why in (unfold_applicability(shape) or "")
     with pytest.raises(NotApplicable, match="unfolded implicit"):
-        plan_unfold(shape)
+        plan_unfold(shape, default_machine())
 
 
 @pytest.mark.parametrize(

@@ -218,7 +218,9 @@ class ConvPattern(GraphToTilePattern):
         algorithm = str(self.state.options.get("conv_algorithm", "auto"))
         mach = plan_machine(self.state)
         try:
-            plan = choose_conv(shape, algorithm, mach).plan
+            # the memory primitives (im2col, Winograd transforms) get the machine's whole LDM in
+            # tile-to-loop (ldm_free_bytes), the GEMM plans the pass budget (plan_machine)
+            plan = choose_conv(shape, mach, algorithm, mem_budget=self.state.machine.ldm_user_bytes).plan
             if algorithm in ("auto", "implicit") and unfold_applicability(shape) is None:
                 try:
                     alt = plan_unfold(shape, mach)
@@ -345,7 +347,7 @@ class ConvPattern(GraphToTilePattern):
         hw = s.ho * s.wo
         el = _elem(src)
         eb = 4 if s.dtype == "f32" else 8
-        q = relayout_rows(hw, eb, budget=self.state.ldm_budget)
+        q = relayout_rows(hw, eb, self.state.ldm_budget)
         rows = min(N_CPE * q, s.m)
         sv = self.view(rewriter, src, (s.m, s.n, hw))
         yv = self.view(rewriter, Y, (s.n, s.m, hw))

@@ -41,7 +41,7 @@ stream; RBW = 1/(2B_M) + 1/(2B_N)), every block step runs the mesh GEMM primitiv
   648 -> 678 GFLOPS). The C tile the put reads from (fp64 C itself when not staged) is
   double-buffered when the plan says so (``double_c``), so a block's put overlaps the next one.
 * **Constant operands** (FC / matmul weights): the planner also chooses their storage order
-  (``plan_gemm(free_trans_a/b=True)``); when it picks the other one, the pattern stores the
+  (``GemmShape.const_a/b``); when it picks the other one, the pattern stores the
   transposed constant as a new global (e.g. (K, N) instead of ONNX's (N, K) when the
   conversion into the vec-n B tile would otherwise transpose).
 * **Overlapping distribution** (``plan.overlap``, :mod:`taihu.backends.model.overlap_gemm`,
@@ -81,7 +81,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, f64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from taihu.backends.model.conv import GemmPlan, gemm_operand_layouts, plan_gemm
+from taihu.backends.model.conv import GemmPlan, GemmShape, gemm_operand_layouts, plan_gemm
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.target.machine import Machine
@@ -145,7 +145,7 @@ class GemmEpilogue:
     whose window covers ``bias_shape`` = (BM or 1, BN or 1)) scaled by ``beta``, ``c_init``
     (a full C, loaded before the K loop and scaled by beta/alpha), ``fused`` element-wise maps
     (a residual one, bound by ``bind_fused``, and those after it act on the stored tile: its
-    window is loaded at the block start; plan with ``plan_gemm(..., residual=True)``)."""
+    window is loaded at the block start; plan with ``GemmShape(..., residual=True)``)."""
 
     alpha: float = 1.0
     beta: float = 1.0
@@ -366,10 +366,10 @@ class GemmPattern(GraphToTilePattern):
         scalars = (1 if op.alpha != 1.0 else 0) + (
             1 if has_c and ((not c_full and op.beta != 1.0) or (c_full and scale_init != 1.0)) else 0)
         try:
-            plan = plan_gemm(m, n, k, _dtype(el), bool(op.trans_a), bool(op.trans_b), c_full=c_full,
-                             bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
-                             scalars=scalars, machine=plan_machine(self.state), name=name,
-                             free_trans_a=a_np is not None, free_trans_b=b_np is not None, residual=residual)
+            shape = GemmShape(m, n, k, _dtype(el), bool(op.trans_a), bool(op.trans_b), c_full=c_full,
+                              bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
+                              scalars=scalars, residual=residual, const_a=a_np is not None, const_b=b_np is not None)
+            plan = plan_gemm(shape, plan_machine(self.state), name=name)
         except ValueError as e:
             raise self.fail(op, str(e)) from e
         A = _gemm_operand(self, rewriter, op.a, a_np, plan.trans_a != bool(op.trans_a), f"{name}_at")
@@ -466,8 +466,9 @@ class MatMulPattern(GraphToTilePattern):
             b_out = tuple(d != 1 for d in bb)
             m_eff, batch_eff = m, batch
         try:
-            plan = plan_gemm(m_eff, n, k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)), name=name,
-                             machine=plan_machine(self.state), free_trans_b=b_np is not None)
+            shape = GemmShape(m_eff, n, k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)),
+                              const_b=b_np is not None)
+            plan = plan_gemm(shape, plan_machine(self.state), name=name)
         except ValueError as e:
             raise self.fail(op, str(e)) from e
         if plan.trans_b:  # the constant weights stored (N, K)
@@ -530,8 +531,8 @@ class LstmPattern(GraphToTilePattern):
         # -- 1. XW = X W^T + Wb (+ Rb when b is a constant: folded at compile time) -----------------
         b_np = constant_array(op.b) if op.b is not None else None
         XW = self.alloc(rewriter, (seq * batch, 4 * H), el, f"{name}_xw")
-        plan = plan_gemm(seq * batch, 4 * H, inp, dt, trans_b=True, bias_along="n" if op.b is not None else None,
-                         name=f"{name}_x", machine=plan_machine(self.state))
+        xw_shape = GemmShape(seq * batch, 4 * H, inp, dt, trans_b=True, bias_along="n" if op.b is not None else None)
+        plan = plan_gemm(xw_shape, plan_machine(self.state), name=f"{name}_x")
         kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
                            shape=gemm_attrs_shape(seq * batch, 4 * H, inp, False, True) + f" ({plan.shape_class})",
                            layer=name)

@@ -55,8 +55,11 @@ from taihu.backends.model.tasks import (
     N_CPE,
     DoesNotFit,
     Im2colPlanes,
+    Im2colShape,
     RowGroup,
     WinogradFilterTasks,
+    WinogradInput,
+    WinogradOutput,
     WinogradTiling,
     im2col_planes,
     im2col_tasks,
@@ -65,6 +68,7 @@ from taihu.backends.model.tasks import (
     winograd_output_tiling,
 )
 from taihu.target.machine import default_machine
+from taihu.dialects.target import machine_of
 from taihu.dialects.loop import DmaStartOp, DmaWaitOp, LdmBufType, MapOp, SpmdOp, ViewOp
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.tile import (
@@ -534,7 +538,7 @@ def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
     budget = default_machine().ldm_user_bytes if budget is None else budget
     rpt = op.rows_per_task.value.data if op.rows_per_task is not None else None
     try:
-        t = im2col_tasks(n, c, h, w, (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw), eb, budget, rpt, nhwc)
+        t = im2col_tasks(Im2colShape(n, c, h, w, (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw), eb, nhwc), budget, rpt)
     except DoesNotFit as e:
         raise _fail(op, str(e)) from None
     return Im2colPlan(
@@ -595,8 +599,9 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
     how = op.columns_per_image() or p.Ho * p.Wo
     rpt = op.rows_per_task.value.data if op.rows_per_task is not None else None
     _, eb = _elem(op.input.type)
-    pl = im2col_planes(p.N, p.C, p.H, p.W, (p.kh, p.kw), (p.sh, p.sw), (p.pt, p.pl, p.pb, p.pr), (p.dh, p.dw), eb,
-                       _budget(ctx), how, p.nhwc, rpt)
+    x_shape = Im2colShape(p.N, p.C, p.H, p.W, (p.kh, p.kw), (p.sh, p.sw), (p.pt, p.pl, p.pb, p.pr), (p.dh, p.dw), eb,
+                          p.nhwc)
+    pl = im2col_planes(x_shape, _budget(ctx), how, rpt)
     if pl is not None:
         return _lower_im2col_planes(op, ctx, p, pl, how)
     x, col = ctx.value(op.input), ctx.value(op.output)
@@ -797,7 +802,7 @@ def plan_winograd_input(op: WinogradInputOp, budget: int | None = None) -> Winog
     want = op.tiles_per_cpe.value.data if op.tiles_per_cpe is not None else 1
     p_rows = to.get_shape()[1]
     try:
-        til = winograd_input_tiling(b, ni, h, w, pads, p_rows, eb, budget, want, nhwc)
+        til = winograd_input_tiling(WinogradInput(b, ni, h, w, pads, p_rows, eb, nhwc), budget, machine_of(op), want)
     except DoesNotFit as e:
         raise _fail(op, str(e)) from None
     return WinogradInputPlan(til, h, w, pads, p_rows, nhwc)  # type: ignore[arg-type]
@@ -906,7 +911,7 @@ def plan_winograd_output(op: WinogradOutputOp, budget: int | None = None) -> Win
     budget = default_machine().ldm_user_bytes if budget is None else budget
     nhwc = layout == DataLayout.NHWC
     try:
-        til = winograd_output_tiling(b, no, ro, co, ti.get_shape()[1], eb, budget, nhwc)
+        til = winograd_output_tiling(WinogradOutput(b, no, ro, co, ti.get_shape()[1], eb, nhwc), budget, machine_of(op))
     except DoesNotFit as e:
         raise _fail(op, str(e)) from None
     return WinogradOutputPlan(til, ro, co, nhwc)
