@@ -30,7 +30,7 @@ Options (``taihu-run``'s flags; paths are quoted strings, ``report="out/r.json"`
   (a shipped name of ``target/configs/``, e.g. ``sw26010``, or a machine TOML file; an ``swsim``
   module is re-bound by ``sw-to-swsim``).
 
-Every file is written atomically (:func:`taihu.tools.atomic.write_atomically`), only after the
+The files are written all or nothing (:class:`taihu.tools.atomic.OutputFiles`), only after the
 simulation succeeded. Errors -- a bad option, a module with no kernel, a bad machine or input
 file, a simulator error such as a deadlock -- raise ``DiagnosticException`` with one line naming
 the target (``swsim-run: ...``): ``taihu-opt`` prints it as ``taihu-opt: error: ...`` with exit
@@ -133,7 +133,7 @@ class SwsimRunTarget(Target):
         import numpy as np
 
         from taihu.target.machine import resolve_machine
-        from taihu.tools.atomic import write_atomically
+        from taihu.tools.atomic import OutputFiles
         from taihu.tools.run import bind_program_inputs, io_global_names, load_inputs, simulate_module
         from taihu.tools.tables import layer_table_title, print_layer_table, print_table
 
@@ -152,11 +152,12 @@ class SwsimRunTarget(Target):
             files.append((self.report, _json_text(res.report)))
         if self.trace is not None:
             files.append((self.trace, _json_text(res.engine.trace.to_json())))
-        for path, content in files:
-            try:
-                write_atomically(path, content)
-            except OSError as e:
-                raise DiagnosticException(f"{self.name}: cannot write {path}: {e.strerror or e}") from None
+        try:
+            with OutputFiles() as out:
+                for path, content in files:
+                    out.add(path, content)
+        except OSError as e:
+            raise DiagnosticException(f"{self.name}: cannot write {e.filename or ''}: {e.strerror or e}") from None
 
         shown = module.sym_name.data if module.sym_name is not None else "module"
         print_layer_table(res.report, layer_table_title(shown, res.report), output)
