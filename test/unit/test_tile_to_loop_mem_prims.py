@@ -20,6 +20,7 @@ from xdsl.parser import Parser
 
 from taihu.dialects import loop
 from taihu.dialects.mapkind import MapKind, check_map
+from taihu.dialects.target import machine_of
 from taihu.dialects.tile import DataLayout, Im2colOp
 from taihu.passes.pipelines import default_context
 from taihu.passes.conversion.tile_to_loop.mem_prims import (
@@ -245,7 +246,7 @@ def test_im2col_row_groups() -> None:
     c = _ctx()
     m = Parser(c, im2col_text(1, 2, 10, 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4, False)).parse_module()
     op = next(o for o in m.walk() if isinstance(o, Im2colOp))
-    p = plan_im2col(op)
+    p = plan_im2col(op, machine_of(op).ldm_user_bytes)
     assert [(g.r0, g.step, g.count, g.rows, g.kernel_rows) for g in p.groups] == [
         (0, 1, 1, 1, (0, 1)),
         (1, 1, 8, 4, (0, 1, 2)),
@@ -276,7 +277,8 @@ def test_im2col_lowering_default_rows_per_task(shape) -> None:
     n, c, h, w, k, s, pads = shape
     text = im2col_text(n, c, h, w, k, s, pads, (1, 1), 0, False)
     m = Parser(_ctx(), text).parse_module()
-    assert plan_im2col(next(o for o in m.walk() if isinstance(o, Im2colOp))).R > 1
+    op = next(o for o in m.walk() if isinstance(o, Im2colOp))
+    assert plan_im2col(op, machine_of(op).ldm_user_bytes).R > 1
     _lower_and_run(text, seed=c)
 
 
@@ -360,7 +362,8 @@ def test_winograd_task_shape_choice() -> None:
 
     def plan(text, cls, fn):
         m = Parser(_ctx(), text).parse_module()
-        return fn(next(o for o in m.walk() if isinstance(o, cls))).tiling
+        op = next(o for o in m.walk() if isinstance(o, cls))
+        return fn(op, machine_of(op).ldm_user_bytes, machine_of(op)).tiling
 
     t_in = plan(wino_input_text(1, 64, 56, 56, (1, 1, 1, 1), False, 4, 0), WinogradInputOp, plan_winograd_input)
     assert t_in.full_width and t_in.t == 28 and 8 <= t_in.g < 64

@@ -40,6 +40,7 @@ from xdsl.utils.exceptions import PassFailedException
 from taihu.dialects.common import VecDim, scheme_info
 from taihu.dialects.loop import GemmBlockOp, LdmBufType, SummaStepOp
 from taihu.dialects.tile import MESH, Dist, GemmOp, Layout, TileBufType
+from taihu.target.machine import Machine
 
 __all__ = ["LowerContext", "local_buffer_shape", "loop_flags", "lower_gemm", "summa_blocks"]
 
@@ -54,12 +55,14 @@ class LowerContext(Protocol):
     spmd body; ``const(n)``: an ``index`` constant hoisted to the spmd top;
     ``note_memref_write(m)``: tell the pass that the lowered op writes main-memory memref ``m``;
     ``ldm_free_bytes()``: LDM bytes per CPE not yet taken by the spmd's buffers (mem_prims sizes
-    its task buffers with it).
+    its task buffers with it); ``machine``: the module's target (mem_prims costs the Winograd
+    tilings on it).
     """
 
     row: SSAValue
     col: SSAValue
     cpe_id: SSAValue
+    machine: Machine
 
     def value(self, v: SSAValue) -> SSAValue: ...
 

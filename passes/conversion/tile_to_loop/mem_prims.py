@@ -67,12 +67,9 @@ from taihu.backends.model.tasks import (
     winograd_input_tiling,
     winograd_output_tiling,
 )
-from taihu.target.machine import default_machine
-from taihu.dialects.target import machine_of
-from taihu.dialects.loop import DmaStartOp, DmaWaitOp, LdmBufType, MapOp, SpmdOp, ViewOp
+from taihu.dialects.loop import DmaStartOp, DmaWaitOp, LdmBufType, MapOp, ViewOp
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.tile import (
-    WINOGRAD_ALPHA,
     DataLayout,
     Im2colOp,
     UnfoldOp,
@@ -80,6 +77,7 @@ from taihu.dialects.tile import (
     WinogradInputOp,
     WinogradOutputOp,
 )
+from taihu.target.machine import Machine
 
 #: F(2x2, 3x3) transform matrices (Lavin & Gray 2016; algorithms.md §C4).
 WINO_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=np.float64)
@@ -421,25 +419,6 @@ class _Emitter:
         return ops
 
 
-def _spmd_of(ctx) -> SpmdOp | None:
-    owner = ctx.row.owner
-    p = owner.parent_op() if isinstance(owner, Block) else None
-    while p is not None and not isinstance(p, SpmdOp):
-        p = p.parent_op()
-    return p
-
-
-def _budget(ctx) -> int:
-    """LDM bytes still free for this op's buffers: ``ctx.ldm_free_bytes()`` when the context
-    offers it, else ldm_user_bytes minus the buffers already in the enclosing loop.spmd."""
-    free = getattr(ctx, "ldm_free_bytes", None)
-    if callable(free):
-        return int(free())
-    spmd = _spmd_of(ctx)
-    used = spmd.ldm_bytes() if spmd is not None else 0
-    return default_machine().ldm_user_bytes - used
-
-
 def _elem(t: Attribute) -> tuple[Attribute, int]:
     assert isinstance(t, MemRefType)
     et = t.get_element_type()
@@ -517,11 +496,12 @@ class Im2colPlan:
         return num // self.sh
 
 
-def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
+def plan_im2col(op: Im2colOp, budget: int) -> Im2colPlan:
     """:class:`Im2colPlan` of ``op``: the task decomposition of
     :func:`taihu.backends.model.tasks.im2col_tasks` (shared with the analytic model);
-    ``rows_per_task`` is lowered until the LDM buffers fit ``budget`` bytes (default: all of
-    ``ldm_user_bytes``). Raises PassFailedException if even one row does not fit."""
+    ``rows_per_task`` is lowered until the LDM buffers fit ``budget`` bytes (the lowering: what
+    the kernel leaves free of the machine's ``ldm_user_bytes``). Raises PassFailedException if
+    even one row does not fit."""
     g = op.geometry()
     kh, kw = g["kernel"]
     sh, sw = g["strides"]
@@ -535,7 +515,6 @@ def plan_im2col(op: Im2colOp, budget: int | None = None) -> Im2colPlan:
     ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
     wo = (w + pl + pr - dw * (kw - 1) - 1) // sw + 1
     _, eb = _elem(ti)
-    budget = default_machine().ldm_user_bytes if budget is None else budget
     rpt = op.rows_per_task.value.data if op.rows_per_task is not None else None
     try:
         t = im2col_tasks(Im2colShape(n, c, h, w, (kh, kw), (sh, sw), (pt, pl, pb, pr), (dh, dw), eb, nhwc), budget, rpt)
@@ -595,13 +574,13 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
     """Per-CPE loops of :class:`Im2colPlan` (one per row group, then the zero phase); all DMAs
     waited at the end of their task -- or whole-plane tasks when they move fewer bytes
     (:func:`taihu.backends.model.tasks.im2col_planes`)."""
-    p = plan_im2col(op, _budget(ctx))
+    p = plan_im2col(op, ctx.ldm_free_bytes())
     how = op.columns_per_image() or p.Ho * p.Wo
     rpt = op.rows_per_task.value.data if op.rows_per_task is not None else None
     _, eb = _elem(op.input.type)
     x_shape = Im2colShape(p.N, p.C, p.H, p.W, (p.kh, p.kw), (p.sh, p.sw), (p.pt, p.pl, p.pb, p.pr), (p.dh, p.dw), eb,
                           p.nhwc)
-    pl = im2col_planes(x_shape, _budget(ctx), how, rpt)
+    pl = im2col_planes(x_shape, ctx.ldm_free_bytes(), how, rpt)
     if pl is not None:
         return _lower_im2col_planes(op, ctx, p, pl, how)
     x, col = ctx.value(op.input), ctx.value(op.output)
@@ -695,7 +674,7 @@ def lower_unfold(op: UnfoldOp, ctx) -> list[Operation]:
     slice of its B block (local (kh, g, kw, Wo), rows = its K block of :class:`UnfoldOp`'s order),
     one ``loop.map im2col`` per kernel row (converting f32 -> f64 on the way); no DMA, no RLC."""
     geo = op.geometry()
-    kh, kw, wo = geo["kh"], geo["kw"], geo["Wo"]
+    kw, wo = geo["kw"], geo["Wo"]
     e = _Emitter(ctx)
     out = ctx.value(op.out)
     ot = out.type
@@ -722,20 +701,20 @@ def lower_unfold(op: UnfoldOp, ctx) -> list[Operation]:
 WinogradFilterPlan = WinogradFilterTasks
 
 
-def plan_winograd_filter(op: WinogradFilterOp, budget: int | None = None) -> WinogradFilterPlan:
+def plan_winograd_filter(op: WinogradFilterOp, budget: int) -> WinogradFilterPlan:
     """:func:`taihu.backends.model.tasks.winograd_filter_tasks` of ``op`` within ``budget``
-    bytes of LDM (default: all of ``ldm_user_bytes``)."""
+    bytes of LDM."""
     ti = op.input.type
     assert isinstance(ti, MemRefType)
     no, ni, _, _ = ti.get_shape()
     _, eb = _elem(ti)
-    return winograd_filter_tasks(no, ni, eb, default_machine().ldm_user_bytes if budget is None else budget)
+    return winograd_filter_tasks(no, ni, eb, budget)
 
 
 def lower_winograd_filter(op: WinogradFilterOp, ctx) -> list[Operation]:
     """Per-CPE loop of :class:`WinogradFilterPlan`: DMA filters in, ``loop.map
     winograd_filter``, DMA the 16 transformed planes out."""
-    p = plan_winograd_filter(op, _budget(ctx))
+    p = plan_winograd_filter(op, ctx.ldm_free_bytes())
     w, u = ctx.value(op.input), ctx.value(op.output)
     et, _ = _elem(op.input.type)
     nf = p.kk * p.g
@@ -786,23 +765,22 @@ class WinogradInputPlan:
         return max(0, -c0), max(0, c0 + 2 * t + 2 - self.W)
 
 
-def plan_winograd_input(op: WinogradInputOp, budget: int | None = None) -> WinogradInputPlan:
+def plan_winograd_input(op: WinogradInputOp, budget: int, machine: Machine) -> WinogradInputPlan:
     """:class:`WinogradInputPlan` of ``op``: the tiling of
     :func:`taihu.backends.model.tasks.winograd_input_tiling` (shared with the analytic model)
-    within ``budget`` bytes of LDM (default: all of ``ldm_user_bytes``). Raises
-    PassFailedException when a whole tile row of one channel does not fit."""
+    within ``budget`` bytes of LDM, costed on ``machine``. Raises PassFailedException when a
+    whole tile row of one channel does not fit."""
     ti, to = op.input.type, op.output.type
     assert isinstance(ti, MemRefType) and isinstance(to, MemRefType)
     layout = op.data_layout
     b, ni, h, w = _dims(ti, layout)
     pads = tuple(int(x) for x in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
     _, eb = _elem(ti)
-    budget = default_machine().ldm_user_bytes if budget is None else budget
     nhwc = layout == DataLayout.NHWC
     want = op.tiles_per_cpe.value.data if op.tiles_per_cpe is not None else 1
     p_rows = to.get_shape()[1]
     try:
-        til = winograd_input_tiling(WinogradInput(b, ni, h, w, pads, p_rows, eb, nhwc), budget, machine_of(op), want)
+        til = winograd_input_tiling(WinogradInput(b, ni, h, w, pads, p_rows, eb, nhwc), budget, machine, want)
     except DoesNotFit as e:
         raise _fail(op, str(e)) from None
     return WinogradInputPlan(til, h, w, pads, p_rows, nhwc)  # type: ignore[arg-type]
@@ -834,7 +812,7 @@ def lower_winograd_input(op: WinogradInputOp, ctx) -> list[Operation]:
     cols, channels) window, (NCHW: transpose to channels-last in LDM), ``loop.map
     winograd_input`` with the group's zero padding, DMA the 16 transformed planes to v (rows of v
     past B*T, the GEMM's block padding L1194-1196, are not written)."""
-    p = plan_winograd_input(op, _budget(ctx))
+    p = plan_winograd_input(op, ctx.ldm_free_bytes(), ctx.machine)
     til = p.tiling
     x, v = ctx.value(op.input), ctx.value(op.output)
     et, _ = _elem(op.input.type)
@@ -898,20 +876,19 @@ class WinogradOutputPlan:
         return min(2 * self.tiling.t, self.Co - 2 * tc0)
 
 
-def plan_winograd_output(op: WinogradOutputOp, budget: int | None = None) -> WinogradOutputPlan:
+def plan_winograd_output(op: WinogradOutputOp, budget: int, machine: Machine) -> WinogradOutputPlan:
     """:class:`WinogradOutputPlan` of ``op``: the tiling of
     :func:`taihu.backends.model.tasks.winograd_output_tiling` (shared with the analytic model)
-    within ``budget`` bytes of LDM (default: all of ``ldm_user_bytes``). Raises
-    PassFailedException when a whole tile row of one channel does not fit."""
+    within ``budget`` bytes of LDM, costed on ``machine``. Raises PassFailedException when a
+    whole tile row of one channel does not fit."""
     ti, to = op.input.type, op.output.type
     assert isinstance(ti, MemRefType) and isinstance(to, MemRefType)
     layout = op.data_layout
     b, no, ro, co = _dims(to, layout)
     _, eb = _elem(ti)
-    budget = default_machine().ldm_user_bytes if budget is None else budget
     nhwc = layout == DataLayout.NHWC
     try:
-        til = winograd_output_tiling(WinogradOutput(b, no, ro, co, ti.get_shape()[1], eb, nhwc), budget, machine_of(op))
+        til = winograd_output_tiling(WinogradOutput(b, no, ro, co, ti.get_shape()[1], eb, nhwc), budget, machine)
     except DoesNotFit as e:
         raise _fail(op, str(e)) from None
     return WinogradOutputPlan(til, ro, co, nhwc)
@@ -922,7 +899,7 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
     in, ``loop.map winograd_output`` clipped to the group's rows/columns, the optional bias add
     (the task's g bias values, one small DMA) and activation in LDM, (NCHW: transpose to
     channels-first), DMA the output rows out."""
-    p = plan_winograd_output(op, _budget(ctx))
+    p = plan_winograd_output(op, ctx.ldm_free_bytes(), ctx.machine)
     til = p.tiling
     m, y = ctx.value(op.input), ctx.value(op.output)
     et, _ = _elem(op.input.type)
