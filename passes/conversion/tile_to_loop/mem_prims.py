@@ -265,12 +265,10 @@ class _Emitter:
         return v
 
     def value_of(self, v: SSAValue) -> int | None:
-        """The static value of an index SSA value (constants from this emitter or the pass)."""
+        """The static value of an index SSA value (constants from this emitter or the pass: both
+        are ``arith.constant`` results)."""
         if v in self.known:
             return self.known[v]
-        cv = getattr(self.ctx, "cval", None)
-        if isinstance(cv, dict) and v in cv:
-            return cv[v]
         owner = v.owner
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             return owner.value.value.data
