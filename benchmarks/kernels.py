@@ -56,6 +56,8 @@ from taihu.backends.model.conv import (
     memory_bound_cost,
     plan_gemm,
 )
+from taihu.backends.sim.runner import simulate
+from taihu.passes.pipelines import lower_to_swsim
 from taihu.target.machine import default_machine
 
 M = default_machine()
@@ -116,11 +118,6 @@ def _from_cost(group: str, case: str, cost, note: str = "") -> Row:
 def simulate_graph(build: Callable[[], tuple[object, dict]], budget: float, **options) -> tuple[dict | None, str]:
     """Lower ``build()``'s graph module with ``taihu-lower`` and simulate it; returns (report,
     "") or (None, reason). Runs in-process; ``budget`` is advisory (checked after lowering)."""
-    try:
-        from taihu.backends.sim.runner import simulate
-        from taihu.passes.pipelines import lower_to_swsim
-    except Exception as e:  # noqa: BLE001
-        return None, f"simulator unavailable: {e}"
     module, inputs = build()
     t0 = time.time()
     try:
@@ -129,8 +126,6 @@ def simulate_graph(build: Callable[[], tuple[object, dict]], budget: float, **op
             return None, "lowering exceeded the simulation budget"
         try:
             res = simulate(module, inputs=inputs, numerics=False)  # timing only (same report)
-        except TypeError:
-            res = simulate(module, inputs=inputs)
         except OverflowError:  # lockstep back-pressure issue: the per-CPE interpreter (identical reports)
             res = simulate(module, inputs=inputs, numerics=False, lockstep=False)
     except Exception as e:  # noqa: BLE001 - the row falls back to the model and says why
@@ -177,7 +172,7 @@ def gemm_rows(sim: bool, budget: float, sim_max_n: int = 1024) -> list[Row]:
         case = f"{'DGEMM' if dt == 'f64' else 'SGEMM'} {dt} {n}^3"
         row = _from_cost("gemm", case, plan.cost, note)
         if sim and n <= sim_max_n:
-            rep, why = simulate_graph(lambda: _matmul_module(n, np.float64 if dt == "f64" else np.float32), budget)
+            rep, why = simulate_graph(lambda n=n, dt=dt: _matmul_module(n, np.float64 if dt == "f64" else np.float32), budget)
             if rep is not None:
                 row = _row_from_report("gemm", case, rep, 2 * n**3, note)
                 if row.gflops:
@@ -402,7 +397,7 @@ def membound_rows(sim: bool, budget: float) -> list[Row]:
         need = (sum(ins) + out) * e
         note = ""
         if sim:
-            rep, why = simulate_graph(lambda: _membound_module(kind), budget)
+            rep, why = simulate_graph(lambda kind=kind: _membound_module(kind), budget)
             if rep is not None:
                 r = _row_from_report("membound", name, rep, 0)
                 r.gflops = None
@@ -508,7 +503,7 @@ def sim_conv_rows(model: str, batch: int, budget: float, select: str | None = No
         if picks is not None and i not in picks:
             continue
         t0 = time.process_time()
-        rep, why = simulate_graph(lambda: _conv_module(s), budget)
+        rep, why = simulate_graph(lambda s=s: _conv_module(s), budget)
         case = f"L{i} {_case(s)}"
         if rep is None:
             rows.append(Row(f"conv {model} B={batch} (simulated alone)", case, "sim", note=why))

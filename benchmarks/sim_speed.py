@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     con = Console()
     ratios = []
-    for run in range(a.runs):
+    for _run in range(a.runs):
         macs_t, wall_t, cpu_t, reps, g = taihu_speed(a.m, a.n, a.k, a.volume)
         macs_x, wall_x, cpu_x = xdsl_speed(a.xdsl_n)
         ratio = (macs_t / wall_t) / (macs_x / wall_x)

@@ -944,7 +944,7 @@ class RegInstr(IRDLOperation):
                 parts.append(str(self.reg(name)))
             elif kind == _REGIMM:
                 r = self.reg(name)
-                parts.append(f"r{r}" if r is not None else str(_int(getattr(self, "imm"))))
+                parts.append(f"r{r}" if r is not None else str(_int(self.imm)))
             elif kind == _MEM:
                 s = f"{self.reg('offset')}(p{self.reg('ptr')}"
                 areg = self.reg("areg")

@@ -28,20 +28,15 @@ core-group simulator of ``backends/sim``)::
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
 
 from xdsl.dialects.builtin import (
     I64,
     DictionaryAttr,
-    FloatAttr,
     IntegerAttr,
-    IntegerType,
     StringAttr,
-    f64,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation
+from xdsl.ir import Dialect, Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def, traits_def
 from xdsl.utils.exceptions import VerifyException
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import gc
 import heapq
 import itertools
-from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
@@ -991,7 +990,7 @@ class Engine:
                 senders.append(part)
             work.append((d, m, spec, senders, receivers))
         ins: dict[str, np.ndarray | tuple] = {}
-        for d, m, spec, senders, receivers in work:
+        for d, m, spec, senders, _receivers in work:
             # the senders' rows: one gather into Y (S, trip, m, 4), posted to their links
             Y = Yf = None
             if senders:

@@ -672,12 +672,12 @@ class Lockstep:
         if gets:
             avail = {d: self.cnt[d][lanes] for d in gets}
             if self.may_defer:
-                for d, (need, rel) in gets.items():
+                for d, (need, _rel) in gets.items():
                     if (avail[d] < need).any():
                         self.retry.append(co)
                         return False
             keep = None
-            for d, (need, rel) in gets.items():
+            for d, (need, _rel) in gets.items():
                 miss = avail[d] < need
                 if keep is not None:
                     miss &= keep
@@ -787,7 +787,7 @@ class Lockstep:
             # GET issue cycles: traced; senders in back-pressure are notified (links consumed
             # whole need no per-link record: only _record's partial slices are read again)
             now = eng.now
-            for d, rel, groups in whole:
+            for _d, rel, groups in whole:
                 for ls, ii, kk in groups:
                     if trace.enabled:
                         st = start[ii].tolist()
@@ -1063,7 +1063,7 @@ class Lockstep:
             if run is None or cpe.site is None:
                 continue
             i = int(np.flatnonzero(run.lanes == cpe.id)[0])
-            for d, tgt, js, _ in run.rp.targets(cpe.id, eng.rlc):
+            for d, tgt, _js, _ in run.rp.targets(cpe.id, eng.rlc):
                 for ls in run.links:
                     if ls.direction != d:
                         continue

@@ -1110,7 +1110,7 @@ class BatchNumerics:
         """The value arrays of a fast program's sources: ``(xs, comp, rows)`` -- ``xs[si]``
         ``(C, n, k, 4)`` (scalar loads: ``(C, n, k)``, listed in ``comp``; row-indirect GET
         payloads: the senders' array, row map in ``rows``)."""
-        C, n = len(self.cpes), self.n
+        n = self.n
         cpes = self.cpes
         xs = []
         comp: dict[int, np.ndarray] = {}  # scalar loads: (C, n, k), one word per value
@@ -1143,7 +1143,7 @@ class BatchNumerics:
     def _fast_partial(self, prog: _FastProgram, xs: list, comp: dict, rows: dict) -> np.ndarray:
         """``S[c, a, b, l]``: the vmad grid's products of iterations >= 1, summed (n > 1)."""
         views = []
-        for si, cols, f_idx, f_regs, loc, right, a in prog.sides:
+        for si, _cols, _f_idx, _f_regs, _loc, right, _a in prog.sides:
             x = xs[si]
             if si in comp:  # lane-scalar values: one lane (the left side's form)
                 x = comp[si][..., None] if not right else \
@@ -1165,7 +1165,7 @@ class BatchNumerics:
         C = len(self.cpes)
         if prog.acc_regs is not None:
             first = []
-            for si, cols, f_idx, f_regs, loc, right, a in prog.sides:
+            for _si, _cols, f_idx, f_regs, loc, _right, a in prog.sides:
                 f = np.empty((C, a, 4))
                 if f_idx is not None:
                     f[:, f_idx] = rc[:, f_regs]

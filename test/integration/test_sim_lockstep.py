@@ -160,7 +160,7 @@ def test_divergent_dma_loops_lockstep_equals_per_cpe():
 def test_channel_buffer_full_lockstep_equals_per_cpe():
     """Eight gets without waiting: the fifth of each CPE stalls on the channel buffer (rule 1)."""
     text = double_buffer_mlir(1, 256, compute=False)
-    extra = "\n".join(f"  sw.dma_get %x0 -> %in1, %rg size 256" for _ in range(7))
+    extra = "\n".join("  sw.dma_get %x0 -> %in1, %rg size 256" for _ in range(7))
     text = text.replace("  scf.for %t", extra + "\n  scf.for %t", 1)
     r = assert_same(text)
     assert r.report["kernels"][0]["dma_requests"] == 64 * 9

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 

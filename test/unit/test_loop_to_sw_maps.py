@@ -375,7 +375,6 @@ def test_lrn_halo_form(shape, axis, c0, ca, size, elem):
 
 
 def test_lrn_bad_beta_is_a_diagnostic():
-    mod, mop = None, None
     b = loop.LdmBufferOp("x", loop.LdmBufType((4, 4), Float32Type()))
     o = loop.LdmBufferOp("y", loop.LdmBufType((4, 4), Float32Type()))
     m = loop.MapOp(MapKind.LRN, [b.result], o.result, axis=0, size=3, alpha=1e-4, beta=0.6, bias=1.0)

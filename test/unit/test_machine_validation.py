@@ -396,7 +396,7 @@ def test_replace_validates_instr_timing_rows() -> None:
                      (InstrTiming((0,), -1), "instructions.vmad.latency"),
                      (InstrTiming((2,), 7), "instructions.vmad.pipes"),
                      (InstrTiming((0,), 7, None, 0), "instructions.vmad.repeat")]:
-        _expect_error(lambda: m.replace(instructions=table | {"vmad": bad}),
+        _expect_error(lambda bad=bad: m.replace(instructions=table | {"vmad": bad}),
                       "sw26010.toml (modified)", key)
     without = {k: v for k, v in table.items() if k != "gld"}
     _expect_error(lambda: m.replace(instructions=without), "sw26010.toml (modified)",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 from hypothesis import HealthCheck, given, settings

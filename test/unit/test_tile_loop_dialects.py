@@ -4,7 +4,6 @@ examples (they must parse and verify)."""
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pytest
@@ -13,9 +12,7 @@ from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, f32, f64
-from xdsl.ir import Block, Region
 from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from taihu.target.machine import default_machine

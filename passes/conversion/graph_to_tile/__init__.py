@@ -154,7 +154,7 @@ def _bufferize_signature(f: func.FuncOp) -> None:
             new = Rewriter.replace_value_with_new_type(arg, mt)
             tt = bufferization.ToTensorOp(new, restrict=True)
             Rewriter.insert_op(tt, InsertPoint.at_start(block))
-            new.replace_uses_with_if(tt.tensor, lambda u: u.operation is not tt)
+            new.replace_uses_with_if(tt.tensor, lambda u, tt=tt: u.operation is not tt)
             inputs.append(mt)
         else:
             inputs.append(t)

@@ -689,7 +689,6 @@ def plan_transpose(dims: Sequence[int], perm: Sequence[int], elem_bytes: int, bu
     of the last tile (a transpose is DMA-bound): the runs are the contiguous bytes of a piece on
     the input and the output side."""
     k = len(dims)
-    out_pos = {j: i for i, j in enumerate(perm)}
     best: tuple[float, _TransposePlan] | None = None
 
     def run(order: Sequence[int], win: set[int], d: int, q: int) -> int:
@@ -763,7 +762,6 @@ class TransposePattern(GraphToTilePattern):
         out_dims = tuple(dims[j] for j in perm)
         y = kb.arg(self.view(rewriter, out_mem, out_dims), "y")
         if perm == tuple(range(k)):
-            plan_d, win, tile_d = 0, list(range(k)), 0
             emit_elementwise(self.state, kb, dims, [Access(x, (True,) * k)], Access(y, (True,) * k), [], fused)
             kb.finish(rewriter)
             self.replace(rewriter, op, [out_mem], fused)

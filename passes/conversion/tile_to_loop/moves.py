@@ -176,20 +176,20 @@ def _emit_leaf(
 def _leaves(plan: MovePlan) -> list[tuple[dmaplan.CpeClass, tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
     """Every variant (CPE class, piece extents, valid box lo/hi) of a move."""
     out = []
-    for cls, n, cases in plan.classes:
+
+    def rec(cls: dmaplan.CpeClass, n: tuple[int, ...], cases, d: int, lo: list[int], hi: list[int]) -> None:
         r = len(cases)
+        if d == r:
+            out.append((cls, n, tuple(lo), tuple(hi)))
+            return
+        for c in cases[d]:
+            if c.hi <= c.lo:
+                out.append((cls, n, (0,) * r, (0,) * r))
+            else:
+                rec(cls, n, cases, d + 1, lo + [c.lo], hi + [c.hi])
 
-        def rec(d: int, lo: list[int], hi: list[int]) -> None:
-            if d == r:
-                out.append((cls, n, tuple(lo), tuple(hi)))
-                return
-            for c in cases[d]:
-                if c.hi <= c.lo:
-                    out.append((cls, n, (0,) * r, (0,) * r))
-                else:
-                    rec(d + 1, lo + [c.lo], hi + [c.hi])
-
-        rec(0, [], [])
+    for cls, n, cases in plan.classes:
+        rec(cls, n, cases, 0, [], [])
     return out
 
 
