@@ -2,6 +2,7 @@
 import os
 
 import lit.formats
+import onnx  # a hard dependency: its backend test data holds the light models
 
 config.name = "taihu"
 config.test_format = lit.formats.ShTest(execute_external=False)
@@ -33,14 +34,6 @@ config.substitutions.append(
         " | filecheck %s --check-prefix=CHECK-GENERIC",
     )
 )
-try:
-    import onnx
-
-    config.substitutions.append(
-        (
-            "%onnx-light",
-            os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light"),
-        )
-    )
-except ImportError:  # pragma: no cover - onnx is a hard dependency
-    pass
+config.substitutions.append(
+    ("%onnx-light", os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light"))
+)
