@@ -239,7 +239,7 @@ def memory_bound_cost(
         mv = count * _avg_moved(bsize, machine.mem_txn_bytes)
         moved += mv
         useful += count * bsize
-        t_data += mv / (machine.peak_bw_cg * 1e9 * (machine.dma_put_bw_factor if put else 1.0))
+        t_data += mv * (machine.dma_put_bw_factor if put else 1.0) / (machine.peak_bw_cg * 1e9)
     t_dma = dmas_per_cpe * machine.cycles_to_seconds(machine.dma_latency) + t_data
     t_comp = machine.cycles_to_seconds(compute_cycles_per_cpe)
     return KernelCost(name, t_dma + t_comp, t_dma, t_comp, moved, useful, 0)
@@ -533,7 +533,7 @@ def _gemm_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name
             epi_moved += bias_moved
     steps, blocks = nm * nn * nk, nm * nn
     t_put = t_dma_tiles(mv_c, machine, put=True)
-    put_data = mv_c / (machine.peak_bw_cg * 1e9 * machine.dma_put_bw_factor)
+    put_data = mv_c * machine.dma_put_bw_factor / (machine.peak_bw_cg * 1e9)
     flat = flat_blocks(m, n, bm, bn)
     # The prefetch (tile-to-loop, Alg 8: prologue DMA + double-buffered loop + peeled last
     # iteration) pipelines the A/B loads over the innermost emitted loop that contains them: the
@@ -1014,7 +1014,7 @@ def parallel_tasks_cost(
             mv = count * (per_block[0] if per_block else _avg_moved(bsize, machine.mem_txn_bytes))
             moved += mv
             useful += count * bsize
-            t_bw += mv / (machine.peak_bw_cg * 1e9 * (machine.dma_put_bw_factor if put else 1.0))
+            t_bw += mv * (machine.dma_put_bw_factor if put else 1.0) / (machine.peak_bw_cg * 1e9)
     t_lat = machine.cycles_to_seconds(dmas / N_CPE * machine.dma_latency)
     t_comp = machine.cycles_to_seconds(compute_cycles / N_CPE)
     t_cpe = t_lat + t_comp
@@ -1222,7 +1222,7 @@ def _implicit_cost(
     epi_dma += t_bias
     # The fp32 staging tile of C is double-buffered: put g overlaps the maps of tile g+1, the
     # last put's data phase joins the first reduction step of the next group.
-    put_data = mv_c / (mach.peak_bw_cg * 1e9 * mach.dma_put_bw_factor)
+    put_data = mv_c * mach.dma_put_bw_factor / (mach.peak_bw_cg * 1e9)
     t_epi = t_bias + max(cyc(epi_cycles), (g - 1) * t_put)
     t_first = max(t_dma_step + put_data, t_comp_step)
     per_group = t_first + (red - 1) * max(t_dma_step, t_comp_step) + t_comp_step + t_epi

@@ -294,7 +294,7 @@ def tile_moved_bytes(rows: int, lead: int, ld: int, elem: int, txn: int = 128) -
 def t_dma_tiles(moved_total: float, machine: Machine, put: bool = False) -> float:
     """eq 3-2 for 64 CPEs issuing together: ``T_latency + moved / PEAK_BW`` (seconds), with
     ``moved`` summed over the CPEs (= per-CPE moved / (PEAK_BW / #CPE) when equal, L597)."""
-    bw = machine.peak_bw_cg * 1e9 * (machine.dma_put_bw_factor if put else 1.0)
+    bw = machine.peak_bw_cg * 1e9 / (machine.dma_put_bw_factor if put else 1.0)
     return machine.cycles_to_seconds(machine.dma_latency) + moved_total / bw
 
 

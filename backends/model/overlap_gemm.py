@@ -204,11 +204,11 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
             t_bias = tb
     if clipped:  # one DMA per row: the CPE's rows are not one run in LDM
         mv_c = N_CPE * mloc * _txn_bytes(n * e, txn, False)
-        t_put = cyc(mloc * machine.dma_latency) + mv_c / (bw * machine.dma_put_bw_factor)
+        t_put = cyc(mloc * machine.dma_latency) + mv_c * machine.dma_put_bw_factor / bw
     else:
         mv_c = N_CPE * (_txn_bytes(c_local * e, txn, al(bn, c_local)) if ldc == bn else
                         mloc * _txn_bytes(bn * e, txn, al(ldc, bn)))
-        t_put = cyc(machine.dma_latency) + mv_c / (bw * machine.dma_put_bw_factor)
+        t_put = cyc(machine.dma_latency) + mv_c * machine.dma_put_bw_factor / bw
     res_data = 0.0
     if residual:
         epi += MAP_CYCLES_PER_ELEM * c_local
@@ -220,7 +220,7 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
     # behind the put, so the first step after it costs max(compute, put data + step DMA)
     # (simulator, 1x1 128->512 28x28, bn = 112: ~11k cycles per block when the put exceeds a
     # step's compute); the residual window's get joins the block's first step the same way
-    put_data = mv_c / (bw * machine.dma_put_bw_factor)
+    put_data = mv_c * machine.dma_put_bw_factor / bw
     first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
     per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
     # the first step's DMA is exposed once per batch iteration, or once in all when there is a

@@ -215,7 +215,7 @@ def _cost(s: ConvShape, vec: str, bm: int, cb: int, m: Machine, wo_p: int | None
     # next block's first tiles are prefetched in the last K step, so only the first step of
     # each (m0, n) row-block sweep is exposed; the C put of a block overlaps the next block
     # (double-buffered staging), its data phase joins the next block's first DMA.
-    put_data = mv_c / (m.peak_bw_cg * 1e9 * m.dma_put_bw_factor)
+    put_data = mv_c * m.dma_put_bw_factor / (m.peak_bw_cg * 1e9)
     per_block = nk * max(step_dma + (put_data + res_data) / nk, step_comp) + t_epi
     total = blocks * per_block + n_m * s.n * step_dma + t_put
     if hoist_a:
