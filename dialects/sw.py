@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
@@ -168,8 +168,11 @@ def _irdl_defaults(cls: type[Operation]) -> tuple[dict[str, Attribute], dict[str
     return props, attrs
 
 
-def new_instr(cls: type[Operation], properties: dict[str, Attribute],
-              attributes: Mapping[str, Attribute] | None = None) -> Operation:
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+def new_instr(cls: type[_OpT], properties: dict[str, Attribute],
+              attributes: Mapping[str, Attribute] | None = None) -> _OpT:
     """A new operand-less, result-less, region-less op of class ``cls`` (the register
     instructions of micro-kernel bodies: ``sw.vldd``, ``sw.vmad``, ``sw.getr`` ...) holding the
     dict ``properties`` (taken over, not copied) and a copy of ``attributes``; IRDL defaults of
@@ -931,7 +934,7 @@ class RegInstr(IRDLOperation):
         if parser.parse_optional_punctuation(":") is not None:
             props["elem_type"] = parser.parse_type()
         attrs = parser.parse_optional_attr_dict()
-        return new_instr(cls, props, attrs)  # type: ignore[return-value]
+        return new_instr(cls, props, attrs)
 
     def print(self, printer: Printer) -> None:
         parts: list[str] = []
