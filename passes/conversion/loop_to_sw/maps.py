@@ -77,11 +77,12 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f64, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from taihu.dialects import loop, sw
@@ -306,10 +307,10 @@ def _allocate(code: list[_T], budget: int = 0) -> tuple[dict[int, int], int]:
 # Register instructions
 # --------------------------------------------------------------------------------------------
 
-_LOAD_VEC = {8: sw.VlddOp, 4: sw.VldsOp}
-_LOAD_REP = {8: sw.LddeOp, 4: sw.LdseOp}
-_STORE_VEC = {8: sw.VstdOp, 4: sw.VstsOp}
-_STORE_SCALAR = {8: sw.FstdOp, 4: sw.FstsOp}
+_LOAD_VEC: dict[int, type[sw.RegInstr]] = {8: sw.VlddOp, 4: sw.VldsOp}
+_LOAD_REP: dict[int, type[sw.RegInstr]] = {8: sw.LddeOp, 4: sw.LdseOp}
+_STORE_VEC: dict[int, type[sw.RegInstr]] = {8: sw.VstdOp, 4: sw.VstsOp}
+_STORE_SCALAR: dict[int, type[sw.RegInstr]] = {8: sw.FstdOp, 4: sw.FstsOp}
 _OPS: dict[str, type[sw.RegInstr]] = {
     "vaddd": sw.VadddOp, "vsubd": sw.VsubdOp, "vmuld": sw.VmuldOp, "vdivd": sw.VdivdOp,
     "vmad": sw.VmadOp, "vsqrtd": sw.VsqrtdOp, "vdivs": sw.VdivsOp, "vsqrts": sw.VsqrtsOp, "vfcmplt": sw.VfcmpltOp, "vfcmple": sw.VfcmpleOp,
@@ -326,7 +327,7 @@ def _i64(v: int) -> IntegerAttr:
 
 def _reg_op(mn: str, regs: Sequence[int], dst: int) -> sw.RegInstr:
     names = _FIELDS[len(regs)]
-    props = {n: _i64(r) for n, r in zip(names, list(regs) + [dst])}
+    props: dict[str, Attribute] = {n: _i64(r) for n, r in zip(names, list(regs) + [dst])}
     return sw.new_instr(_OPS[mn], props)  # no IRDL init checks: the module is verified later
 
 
@@ -336,7 +337,7 @@ def _mem_op(cls: type[sw.RegInstr], reg: int, ptr: int, off: int, store: bool) -
 
 def _lane_op(mn: str, srcs: Sequence[int], lane: int, dst: int) -> sw.RegInstr:
     """``sw.vinsf rA, rB, lane, rC`` / ``sw.vextf rA, lane, rC``."""
-    props = {"ra": _i64(srcs[0]), "lane": _i64(lane), "rc": _i64(dst)}
+    props: dict[str, Attribute] = {"ra": _i64(srcs[0]), "lane": _i64(lane), "rc": _i64(dst)}
     if mn == "vinsf":
         props["rb"] = _i64(srcs[1])
         return sw.new_instr(sw.VinsfOp, props)
@@ -684,6 +685,7 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                 for j in js:
                     r = j - g0
                     if t.kind == "op":
+                        assert t.dst is not None  # Unit.op / Unit.extract define a register
                         if t.mn == "vextf":
                             out.append(_lane_op("vextf", (reg(t.srcs[0], r, key),), t.tap, reg(t.dst, r, key)))
                         else:
@@ -697,8 +699,10 @@ def _nest(em: _Emitter, sizes: Sequence[int], accs: list[Access], unit_fn: Calla
                     lanes = (last if cc == n_cols - 1 else 4) if packed and strides[a][inner] else 1
                     es = strides[a][inner]
                     if t.kind == "vld":
+                        assert t.dst is not None  # Unit.vload defines a register
                         out.append(_mem_op(_LOAD_VEC[acc.eb], reg(t.dst, r, key), ptr_of[a], off, False))
                     elif t.kind == "ld":
+                        assert t.dst is not None  # Unit.load defines a register
                         cls = (_LOAD_VEC if v else _LOAD_REP)[acc.eb]
                         d = reg(t.dst, r, key)
                         out.append(_mem_op(cls, d, ptr_of[a], off, False))
@@ -807,6 +811,7 @@ def _align_of(v: SSAValue, depth: int = 0) -> int:
     if isinstance(o, loop.ViewOp):
         return math.gcd(_align_of(o.buffer, depth + 1), _index_multiple(o.offset) * t.elem_bytes)
     if isinstance(o, Block):  # a block argument: scf.for iter_arg
+        assert isinstance(v, BlockArgument)  # the values owned by a block
         parent = o.parent_op()
         if isinstance(parent, scf.ForOp) and v.index > 0:
             k = v.index - 1
@@ -817,6 +822,7 @@ def _align_of(v: SSAValue, depth: int = 0) -> int:
             return min(_align_of(x, depth + 1) if x is not v else loop.LDM_ALIGN for x in srcs)
         return t.elem_bytes
     if isinstance(o, (scf.ForOp, scf.IfOp)):  # a result: every yielded value
+        assert isinstance(v, OpResult)  # the values owned by an op
         k = v.index
         al = loop.LDM_ALIGN
         for r in o.regions:
@@ -1305,7 +1311,8 @@ def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Mac
     Raises ``DiagnosticException`` (naming the op) for an unsupported LRN ``beta`` and for an
     output aliasing an input of a kind in ``_NO_ALIAS``."""
     kind = op.kind.data
-    p = op.params()
+    # values typed by parameter name (MapParamsOp.params): floats, ints, int tuples
+    p: dict[str, Any] = op.params()
     em = _Emitter(machine, name=kind.value)
     if kind in _NO_ALIAS and any(v is op.out for v in op.inputs):
         raise _err(op, f"loop.map {kind.value}: the output must be a different buffer from the input")
