@@ -93,19 +93,21 @@ Errors: every verifier raises ``VerifyException`` with the op name and the viola
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
     DenseArrayBase,
+    DictionaryAttr,
     Float32Type,
     Float64Type,
     FloatAttr,
     IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     NoneAttr,
     StringAttr,
@@ -1735,6 +1737,90 @@ class WinogradOutputOp(_MemPrimitive):
             )
 
 
+
+# --------------------------------------------------------------------------------------------
+# Schedules
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class ScheduleAttr(ParametrizedAttribute):
+    """``#tile.schedule<"ALGORITHM" {name = value, ...}>``: every decision of one op's plan.
+
+    The schedule of a compute op that ``convert-graph-to-tile`` plans, as data a user can read,
+    edit and search (issue "schedules as data"; swAutoDNN's explicit schedule, 004 Ch.6 L1395-1489;
+    FlexTensor's schedule space, 001 Ch.4): ``graph-schedule`` puts it on ``graph.conv2d``,
+    ``graph.matmul`` and ``graph.gemm`` as the discardable attribute ``tile.schedule``, and
+    ``convert-graph-to-tile`` follows it exactly (an illegal one is a diagnostic at the op)::
+
+        %y = graph.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>,
+               tile.schedule = #tile.schedule<"implicit" {b_b = 1 : i64, b_ro = 2 : i64, bk = 32 : i64,
+                                                          bm = 64 : i64, bn = 56 : i64, vec = "n"}>} : ...
+
+    ``ALGORITHM``: ``im2col`` (explicit im2col + GEMM, 004 §5.1.1), ``implicit`` (004 Alg 3/4),
+    ``unfold`` (the implicit convolution with ``tile.unfold`` K blocks), ``winograd`` (F(2x2,3x3),
+    004 Alg 5) for convolutions; ``gemm`` (the SUMMA mesh GEMM, 004 §4.2) and ``overlap`` (the
+    overlapping distribution, 004 L708) for GEMMs. Parameters (integers, strings, booleans) are the
+    plan's free decisions, e.g. ``vec`` (the vector dimension, "m" or "n", 004 Table 4.1), ``bm``/
+    ``bn``/``bk`` (memory-level blocks, elements, 004 §4.2), ``double_c`` (the stored C tile
+    double-buffered), ``b_b``/``b_ro`` (images / output rows sharing a weight tile, 004 Alg 3/4),
+    ``tiles_per_cpe`` (Winograd input tiles per CPE); the model's documentation
+    (:mod:`taihu.backends.model.schedule`) lists each algorithm's parameters and their legality
+    (units, LDM footprint against the target's ``ldm_user_bytes``).
+    """
+
+    name = "tile.schedule"
+
+    algorithm: StringAttr
+    params: DictionaryAttr
+
+    def __init__(self, algorithm: str | StringAttr, params: Mapping[str, int | str | bool] | DictionaryAttr) -> None:
+        alg = StringAttr(algorithm) if isinstance(algorithm, str) else algorithm
+        if not isinstance(params, DictionaryAttr):
+            params = DictionaryAttr({k: _schedule_value(v) for k, v in sorted(params.items())})
+        super().__init__(alg, params)
+
+    def values(self) -> dict[str, int | str | bool]:
+        """The parameters as Python values (booleans from ``i1`` integers)."""
+        out: dict[str, int | str | bool] = {}
+        for k, v in self.params.data.items():
+            if isinstance(v, IntegerAttr):
+                width = v.type.width.data if isinstance(v.type, IntegerType) else 64
+                out[k] = bool(v.value.data) if width == 1 else v.value.data
+            else:
+                assert isinstance(v, StringAttr)
+                out[k] = v.data
+        return out
+
+    def verify(self) -> None:
+        for k, v in self.params.data.items():
+            if not isinstance(v, (IntegerAttr, StringAttr)):
+                raise VerifyException(f"#tile.schedule: parameter '{k}' must be an integer, a string or a boolean, got {v}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.algorithm.data)
+            printer.print_string(" ")
+            printer.print_attribute(self.params)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            alg = StringAttr(parser.parse_str_literal("schedule algorithm"))
+            params = parser.parse_attribute()
+            if not isinstance(params, DictionaryAttr):
+                parser.raise_error("#tile.schedule: expected a dictionary of parameters")
+        return [alg, params]
+
+
+def _schedule_value(v: int | str | bool) -> Attribute:
+    if isinstance(v, bool):
+        return IntegerAttr(int(v), IntegerType(1))
+    if isinstance(v, int):
+        return IntegerAttr(v, i64)
+    return StringAttr(v)
+
+
 Tile = Dialect(
     "tile",
     [
@@ -1750,5 +1836,5 @@ Tile = Dialect(
         WinogradInputOp,
         WinogradOutputOp,
     ],
-    [TileBufType, VecDimAttr, MapKindAttr, DataLayoutAttr],
+    [TileBufType, VecDimAttr, MapKindAttr, DataLayoutAttr, ScheduleAttr],
 )
