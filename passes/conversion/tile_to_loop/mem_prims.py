@@ -42,8 +42,9 @@ task does not fit in LDM.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects import arith, scf
@@ -239,7 +240,7 @@ def winograd_output_full_reference(m: np.ndarray, out_shape: Sequence[int], layo
 class _Emitter:
     """Appends ops to a stack of blocks; ``index`` arithmetic with constants from the context."""
 
-    _FOLD = {
+    _FOLD: ClassVar[dict[type[Operation], Callable[[int, int], int]]] = {
         arith.AddiOp: lambda x, y: x + y,
         arith.SubiOp: lambda x, y: x - y,
         arith.MuliOp: lambda x, y: x * y,
@@ -420,7 +421,7 @@ class _Emitter:
 def _elem(t: Attribute) -> tuple[Attribute, int]:
     assert isinstance(t, MemRefType)
     et = t.get_element_type()
-    return et, et.bitwidth // 8  # type: ignore[attr-defined]
+    return et, et.bitwidth // 8
 
 
 def _fail(op: Operation, msg: str) -> PassFailedException:
@@ -605,6 +606,7 @@ def lower_im2col(op: Im2colOp, ctx) -> list[Operation]:
             ri0 = e.add(e.mul(e.chunk_start(u, r, gr.count), gr.step), gr.r0)
             strided = r > 1 and gr.step > 1
             xv = e.view(xin, (r, p.W))
+            offs: list[SSAValue | int]
             if p.nhwc:
                 offs, sizes, st = [n, ri0, 0, c], [1, r, p.W, 1], [1, gr.step, 1, 1]
             else:
@@ -772,7 +774,8 @@ def plan_winograd_input(op: WinogradInputOp, budget: int, machine: Machine) -> W
     assert isinstance(ti, MemRefType) and isinstance(to, MemRefType)
     layout = op.data_layout
     b, ni, h, w = _dims(ti, layout)
-    pads = tuple(int(x) for x in op.pads.get_values()) if op.pads is not None else (0, 0, 0, 0)
+    # four values: the op's verifier checks the length of pads
+    pads = cast(tuple[int, int, int, int], tuple(int(x) for x in op.pads.get_values())) if op.pads is not None else (0, 0, 0, 0)
     _, eb = _elem(ti)
     nhwc = layout == DataLayout.NHWC
     want = op.tiles_per_cpe.value.data if op.tiles_per_cpe is not None else 1
@@ -781,14 +784,20 @@ def plan_winograd_input(op: WinogradInputOp, budget: int, machine: Machine) -> W
         til = winograd_input_tiling(WinogradInput(b, ni, h, w, pads, p_rows, eb, nhwc), budget, machine, want)
     except DoesNotFit as e:
         raise _fail(op, str(e)) from None
-    return WinogradInputPlan(til, h, w, pads, p_rows, nhwc)  # type: ignore[arg-type]
+    return WinogradInputPlan(til, h, w, pads, p_rows, nhwc)
 
 
-def _groups(values: Sequence[object]) -> list[tuple[int, int, object]]:
+_K = TypeVar("_K")
+_RowKey = TypeVar("_RowKey")
+_ColKey = TypeVar("_ColKey")
+
+
+def _groups(values: Sequence[_K]) -> list[tuple[int, int, _K]]:
     return [(s, n, values[s]) for s, n in _runs(values)]
 
 
-def _winograd_tasks(e: _Emitter, til: WinogradTiling, row_key, col_key) -> Iterator[tuple[object, object, tuple[SSAValue, ...]]]:
+def _winograd_tasks(e: _Emitter, til: WinogradTiling, row_key: Callable[[int], _RowKey],
+                    col_key: Callable[[int], _ColKey]) -> Iterator[tuple[_RowKey, _ColKey, tuple[SSAValue, ...]]]:
     """The task loops of a Winograd transform: the tile rows and the task column starts are
     grouped by their boundary clipping (``row_key(tr)``, ``col_key(tc0)``: equal keys = same
     static DMA/map sizes), one ``scf.for`` over the 64 CPEs per (row group, column group).
@@ -915,12 +924,13 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
             e.wait([e.get(m, [0, p0, 0], [16, t, C], mbuf)])
         else:
             e.wait([e.get(m, [xi, p0, o0], [1, t, g], e.view(mbuf, (t, g), xi * t * g)) for xi in range(16)])
-        yv = e.view(ybuf, (R, Wc, g))  # type: ignore[arg-type]
+        yv = e.view(ybuf, (R, Wc, g))
         if bias is not None:  # this task's g bias values (one small DMA, read during the map)
             assert bbuf is not None
             tb = e.get(bias, [o0], [g], bbuf)
         e.map(MapKind.WINOGRAD_OUTPUT, [mbuf], yv)
         if bias is not None:  # epilogue in LDM, channels last: bias broadcast over (R, Wc)
+            assert bbuf is not None
             e.wait([tb])
             e.map(MapKind.ADD, [yv, bbuf], yv)
         if act is not None:
@@ -928,19 +938,19 @@ def lower_winograd_output(op: WinogradOutputOp, ctx) -> list[Operation]:
         r_out = e.mul(trv, 2)
         c_out = e.mul(tc0, 2)
         if p.nhwc:
-            e.wait([e.put(yv, y, [bb, r_out, c_out, o0], [1, R, Wc, g])])  # type: ignore[list-item]
+            e.wait([e.put(yv, y, [bb, r_out, c_out, o0], [1, R, Wc, g])])
         elif til.full_width:  # (g, R, Co): one DMA of g channels x R whole rows
             assert ychw is not None
-            yc = e.view(ychw, (g, R, Wc))  # type: ignore[arg-type]
+            yc = e.view(ychw, (g, R, Wc))
             e.map(MapKind.TRANSPOSE, [yv], yc, perm=(2, 0, 1))
-            e.wait([e.put(yc, y, [bb, o0, r_out, c_out], [1, g, R, Wc])])  # type: ignore[list-item]
+            e.wait([e.put(yc, y, [bb, o0, r_out, c_out], [1, g, R, Wc])])
         else:  # (R, C, Wc): one DMA per output row of all channels
             assert ychw is not None
-            yc = e.view(ychw, (R, g, Wc))  # type: ignore[arg-type]
+            yc = e.view(ychw, (R, g, Wc))
             e.map(MapKind.TRANSPOSE, [yv], yc, perm=(0, 2, 1))
             toks = [
-                e.put(e.view(ychw, (g, Wc), k * g * Wc), y, [bb, o0, e.add(r_out, k), c_out], [1, g, 1, Wc])  # type: ignore[operator]
-                for k in range(R)  # type: ignore[arg-type]
+                e.put(e.view(ychw, (g, Wc), k * g * Wc), y, [bb, o0, e.add(r_out, k), c_out], [1, g, 1, Wc])
+                for k in range(R)
             ]
             e.wait(toks)
     ctx.note_memref_write(op.output)
