@@ -273,9 +273,9 @@ def emit_elementwise(
 
     bufs: dict[int, SSAValue] = {}
     for i in used:
-        a = inputs[i]
-        dist = Dist.CPE if a.full[s] else Dist.REP
-        bufs[i] = kb.alloc(tile_shape(a.full), elem, dist, double=True, name=f"in{i}" if i != acc_in else "t")
+        inp = inputs[i]
+        dist = Dist.CPE if inp.full[s] else Dist.REP
+        bufs[i] = kb.alloc(tile_shape(inp.full), elem, dist, double=True, name=f"in{i}" if i != acc_in else "t")
     acc = bufs[acc_in] if acc_in is not None else kb.alloc(tile_shape(out.full), elem, Dist.CPE, double=True, name="t")
 
     # the loop level each input's window depends on (-1: none -> loaded once before the loops)
@@ -454,13 +454,13 @@ class BatchNormPattern(_EwPattern):
         params = [constant_array(v) for v in (op.scale, op.bias, op.mean, op.var)]
         if any(p is None for p in params):
             raise self.fail(op, "scale, bias, mean and var must be graph.constant (run graph-fold-constants)")
-        gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)  # type: ignore[arg-type]
+        gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
         a = gamma / np.sqrt(var + float(op.epsilon))
         shift = beta - mean * a
         xs = shape_of(op.input)
         t = op.input.type
         assert isinstance(t, TensorType)
-        dt = np.float32 if t.element_type.bitwidth == 32 else np.float64  # type: ignore[attr-defined]
+        dt = np.float32 if t.element_type.bitwidth == 32 else np.float64
         cshape = (xs[1],) + (1,) * (len(xs) - 2)
         name = self.state.layer_name(op)
         g_scale = self.state.new_global(rewriter, a.astype(dt).reshape(cshape), f"{name}_scale")
@@ -560,6 +560,7 @@ class ConcatPattern(_EwPattern):
         if inplace:
             t = op.result.type
             assert isinstance(t, TensorType)
+            assert block is not None  # inplace sources are only found in a block
             first = min(inplace.values(), key=block.get_operation_index)
             alloc = memref.AllocOp.get(t.element_type, ALIGNMENT, list(out_shape))
             alloc.memref.name_hint = sanitize(name)
@@ -582,6 +583,7 @@ class ConcatPattern(_EwPattern):
                 off += r_i
                 continue
             mem = self.buffer(rewriter, v)
+            shift: tuple[int, ...]
             if outer == 1:
                 D: tuple[int, ...] = (r_i,)
                 in_view, out_view, shift = self.view(rewriter, mem, D), self.view(rewriter, out_mem, (total,)), (off,)
@@ -605,7 +607,9 @@ def canonicalize_pad(in_shape: Sequence[int], pads: Sequence[int]
     neighbour (``(a, b)`` with b unpadded: index ``a*B + b``, pads scaled by B)."""
     r = len(in_shape)
     begin, end = list(pads[:r]), list(pads[r:])
-    ins, bs, es = [], [], []
+    ins: list[int] = []
+    bs: list[int] = []
+    es: list[int] = []
     for j in range(r):
         if ins and begin[j] == 0 and end[j] == 0:
             d = in_shape[j]
@@ -846,7 +850,8 @@ class PoolPattern(GraphToTilePattern):
         is_max = isinstance(op, graph.MaxPoolOp)
         inv = None
         if not is_max:
-            inc = op.count_include_pad  # type: ignore[attr-defined]
+            assert isinstance(op, graph.AvgPoolOp)
+            inc = op.count_include_pad
             ch = pool_counts(H, kh, sh, pt, pb, Ho, inc)
             cw = pool_counts(W, kw, sw, pl, pr, Wo, inc)
             counts = np.multiply.outer(ch, cw)
@@ -1129,7 +1134,10 @@ class AxisPattern(GraphToTilePattern):
         x = kb.arg(self.view(rewriter, mem, (outer, A, inner)), "x")
         y = kb.arg(self.view(rewriter, out_mem, (outer, A, inner)), "y")
         dist = tile.cpe_dist(plan.split)
-        lo = (op.size - 1) // 2 if plan.halo else 0
+        lo = 0
+        if plan.halo:
+            assert isinstance(op, graph.LRNOp)  # only LRN has a window halo
+            lo = (op.size - 1) // 2
         in_dist = f"{dist}+{plan.halo}" if plan.split == 1 else dist  # channel blocks: halo rows
         tin = kb.alloc([plan.to, plan.ca + plan.halo, plan.ti], elem, in_dist, double=True, name="tin")
         tout = kb.alloc([plan.to, plan.ca, plan.ti], elem, dist, double=True, name="tout")
