@@ -133,11 +133,11 @@ def make_params(**params: object) -> dict[str, Attribute]:
     props: dict[str, Attribute] = {}
     for k, v in params.items():
         if k in _FLOAT_PARAMS:
-            props[k] = FloatAttr(float(v), f64)  # type: ignore[arg-type]
+            props[k] = FloatAttr(float(v), f64)  # type: ignore[arg-type]  # the key fixes the value's kind
         elif k in _INT_PARAMS:
-            props[k] = IntegerAttr(int(v), i64)  # type: ignore[arg-type]
+            props[k] = IntegerAttr(int(v), i64)  # type: ignore[call-overload]  # the key fixes the value's kind
         elif k in _ARRAY_PARAMS:
-            props[k] = DenseArrayBase.from_list(i64, list(v))  # type: ignore[arg-type]
+            props[k] = DenseArrayBase.from_list(i64, list(v))  # type: ignore[call-overload]  # the key fixes the value's kind
         else:
             raise ValueError(f"unknown map parameter {k}")
     return props

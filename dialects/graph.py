@@ -60,6 +60,7 @@ from xdsl.irdl import (
     VarConstraint,
     base,
     IRDLOperation,
+    IRDLOption,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -130,7 +131,7 @@ def _f32(value: float) -> FloatAttr:
     return FloatAttr(float(value), f32)
 
 
-def _ints(attr: DenseArrayBase | None) -> tuple[int, ...]:
+def _ints(attr: DenseArrayBase[IntegerType] | None) -> tuple[int, ...]:
     return () if attr is None else tuple(int(v) for v in attr.get_values())
 
 
@@ -259,7 +260,7 @@ class GraphOperation(IRDLOperation):
     """Base of graph ops: ``verify_`` compares the result types with :meth:`infer_result_types`."""
 
     traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options: tuple[IRDLOption, ...] = (ParsePropInAttrDict(),)
 
     def infer_result_types(self) -> tuple[TensorType, ...]:
         """Result types implied by the operand types and properties (raises VerifyException)."""
@@ -459,6 +460,8 @@ def constant(
     else:
         arr = arr.astype(element_dtype(element_type))
     dtype = element_dtype(element_type)
+    # element_dtype accepted it, so it is an integer or f16/f32/f64 type
+    assert isinstance(element_type, (IntegerType, Float16Type, Float32Type, Float64Type))
     arr = np.asarray(arr, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     ty = TensorType(element_type, arr.shape)
     flat = arr.reshape(-1)
@@ -1468,7 +1471,7 @@ class ReshapeOp(GraphOperation):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return _shape(self.result.type)  # type: ignore[arg-type]
+        return _shape(self.result.type)
 
     def infer_result_types(self) -> tuple[TensorType, ...]:
         x = _tensor(self.name, "input", self.input.type)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.utils.str_enum import StrEnum
 
@@ -170,8 +171,8 @@ def check_map(
     info = KIND_INFO[kind]
     n = len(in_shapes)
     if n not in info.arities:
-        want = " or ".join(str(a) for a in info.arities)
-        return f"kind {kind.value} takes {want} input(s), got {n}"
+        arities = " or ".join(str(a) for a in info.arities)
+        return f"kind {kind.value} takes {arities} input(s), got {n}"
     for p in info.required:
         if p not in params:
             return f"kind {kind.value} needs parameter '{p}'"
@@ -209,13 +210,13 @@ def check_map(
             return f"no input has the output shape {list(out_shape)}"
         return None
     if rule == "window":
-        kernel = tuple(params["kernel"])  # type: ignore[arg-type]
-        strides = tuple(params["strides"])  # type: ignore[arg-type]
+        kernel = tuple(cast("Sequence[int]", params["kernel"]))  # array parameters are int tuples
+        strides = tuple(cast("Sequence[int]", params["strides"]))  # array parameters are int tuples
         if len(kernel) != len(strides) or not 1 <= len(kernel) <= 2:
             return "kernel and strides must have the same length (1 or 2)"
         if any(k < 1 for k in kernel) or any(s < 1 for s in strides):
             return "kernel and strides must be >= 1"
-        pads = tuple(params.get("pads", ()))  # type: ignore[arg-type]
+        pads = tuple(cast("Sequence[int]", params.get("pads", ())))  # array parameters are int tuples
         if pads and (len(pads) != 2 * len(kernel) or any(p < 0 for p in pads)
                      or any(p >= k for p, k in zip(pads, kernel + kernel))):
             return (f"pads {list(pads)} must hold {2 * len(kernel)} values (begins, then ends) in "
@@ -235,7 +236,7 @@ def check_map(
             return f"axis {axis} out of range for rank {len(x)}"
         want = tuple(1 if i == axis else d for i, d in enumerate(x)) if rule == "reduce" else x
         if kind == MapKind.LRN:
-            size = int(params["size"])  # type: ignore[arg-type]
+            size = int(cast(int, params["size"]))  # an integer parameter
             if size < 1:
                 return "lrn size must be >= 1"
             # halo form: the input carries (size-1)//2 extra channels before and size-1-(size-1)//2
@@ -252,7 +253,7 @@ def check_map(
     if rule in ("im2col", "winograd_filter", "winograd_input", "winograd_output"):
         return _check_mem_prim_map(rule, x, out_shape, params)
     if rule == "transpose":
-        perm = tuple(params["perm"])  # type: ignore[arg-type]
+        perm = tuple(cast("Sequence[int]", params["perm"]))  # array parameters are int tuples
         if sorted(perm) != list(range(len(x))):
             return f"perm {list(perm)} is not a permutation of 0..{len(x) - 1}"
         want = tuple(x[p] for p in perm)
@@ -266,10 +267,10 @@ def _check_mem_prim_map(rule: str, x: tuple[int, ...], out: Sequence[int], param
     """Shape rules of the loop-only kinds (see LOOP_ONLY_KINDS)."""
     out = tuple(out)
     if rule == "im2col":
-        kernel = tuple(params["kernel"])  # type: ignore[arg-type]
-        strides = tuple(params["strides"])  # type: ignore[arg-type]
-        pads = tuple(params.get("pads", (0, 0)))  # type: ignore[arg-type]
-        dil = tuple(params.get("dilations", (1,)))  # type: ignore[arg-type]
+        kernel = tuple(cast("Sequence[int]", params["kernel"]))  # array parameters are int tuples
+        strides = tuple(cast("Sequence[int]", params["strides"]))  # array parameters are int tuples
+        pads = tuple(cast("Sequence[int]", params.get("pads", (0, 0))))  # array parameters are int tuples
+        dil = tuple(cast("Sequence[int]", params.get("dilations", (1,))))  # array parameters are int tuples
         if len(kernel) != 1 or len(strides) != 1 or len(dil) != 1 or len(pads) != 2:
             return "im2col takes kernel = [kw], strides = [s], dilations = [d] and pads = [pl, pr]"
         if kernel[0] < 1 or strides[0] < 1 or dil[0] < 1 or min(pads) < 0:
@@ -290,7 +291,7 @@ def _check_mem_prim_map(rule: str, x: tuple[int, ...], out: Sequence[int], param
     if rule == "winograd_input":
         if len(x) != 3 or len(out) != 3:
             return f"winograd_input takes (R, Wc, C) -> (16, t, C), got {list(x)} -> {list(out)}"
-        pads = tuple(params.get("pads", (0, 0, 0, 0)))  # type: ignore[arg-type]
+        pads = tuple(cast("Sequence[int]", params.get("pads", (0, 0, 0, 0))))  # array parameters are int tuples
         if len(pads) != 4 or min(pads) < 0:
             return "winograd_input: pads must be [top, left, bottom, right] >= 0"
         t = out[1]
