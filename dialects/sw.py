@@ -39,17 +39,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal, TypeVar
+from typing import ClassVar, Literal, TypeVar, cast
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     I64,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
     Float32Type,
     Float64Type,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -64,6 +66,7 @@ from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute,
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -187,7 +190,7 @@ def new_instr(cls: type[_OpT], properties: dict[str, Attribute],
     op = cls.__new__(cls)
     dp, da = _irdl_defaults(cls)
     op.properties = {**dp, **properties} if dp else properties
-    op.attributes = {**da, **attributes} if da else dict(attributes or {})
+    op.attributes = {**da, **(attributes or {})} if da else dict(attributes or {})
     op.location = UNKNOWN_LOC
     return op
 
@@ -278,7 +281,7 @@ class GlobalOp(IRDLOperation):
     name = "sw.global"
     sym_name = prop_def(SymbolNameConstraint())
     type = prop_def(TensorType)
-    initial_value = opt_prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+    initial_value = opt_prop_def(base(DenseIntOrFPElementsAttr) | base(DenseResourceAttr))
     io = opt_prop_def(IoKindAttr)
     traits = traits_def(SymbolOpInterface())
     assembly_format = "$sym_name `:` $type (`=` $initial_value^)? (`io` $io^)? attr-dict"
@@ -947,7 +950,7 @@ class RegInstr(IRDLOperation):
                 parts.append(str(self.reg(name)))
             elif kind == _REGIMM:
                 r = self.reg(name)
-                parts.append(f"r{r}" if r is not None else str(_int(self.imm)))
+                parts.append(f"r{r}" if r is not None else str(self.reg("imm")))
             elif kind == _MEM:
                 s = f"{self.reg('offset')}(p{self.reg('ptr')}"
                 areg = self.reg("areg")
@@ -1004,8 +1007,8 @@ class _MemInstr(RegInstr):
 
     def mem(self) -> MemOperand:
         return MemOperand(
-            ptr=self.reg("ptr"),
-            offset=self.reg("offset"),
+            ptr=self.ptr.value.data,
+            offset=self.offset.value.data,
             nbytes=self.NBYTES,
             elem=self.ELEM,
             lanes=self.LANES,
@@ -1217,7 +1220,7 @@ class _LoadSend(_Load):
     """Fused load-and-broadcast (004 L539, L763-765): load into rD and send it to the other 7
     CPEs of the row (…r) or column (…c). fp64 only (004 L823): ``: f32`` is rejected."""
 
-    elem_type = opt_prop_def(Float64Type | Float32Type)
+    elem_type = opt_prop_def(base(Float64Type) | base(Float32Type))
     KIND: ClassVar = "load_send"
     AXIS: ClassVar[Literal["row", "col"]]
 
@@ -1329,7 +1332,7 @@ class _VFma(RegInstr):
 
     def writes(self) -> tuple[int, ...]:
         d = self.reg("rd")
-        return (self.reg("rc") if d is None else d,)
+        return (self.rc.value.data if d is None else d,)
 
     @property
     def dest(self) -> int:
@@ -1710,8 +1713,6 @@ class MicrokernelOp(IRDLOperation):
         body: Region,
         mem_ptrs: Sequence[int] = (),
     ):
-        from xdsl.dialects.builtin import DenseArrayBase
-
         props: dict[str, Attribute] = {
             "trip_count": _i(trip_count),
             "strides": DenseArrayBase.from_list(i64, list(strides)),
@@ -1722,11 +1723,15 @@ class MicrokernelOp(IRDLOperation):
 
     def pointer_strides(self) -> tuple[int, ...]:
         """Bytes each pointer advances per iteration."""
-        return tuple(self.strides.get_values())
+        # an array<i64: ...>: built so by the constructor and parser, required by the verifier
+        return tuple(cast("DenseArrayBase[IntegerType]", self.strides).get_values())
 
     def mem_pointer_indices(self) -> frozenset[int]:
         """Indices of pointers that address main memory (gld/gstd)."""
-        return frozenset() if self.mem_ptrs is None else frozenset(self.mem_ptrs.get_values())
+        if self.mem_ptrs is None:
+            return frozenset()
+        # an array<i64: ...>: built so by the constructor and parser, required by the verifier
+        return frozenset(cast("DenseArrayBase[IntegerType]", self.mem_ptrs).get_values())
 
     def instructions(self) -> list[RegInstr]:
         """The body, in program order."""
@@ -1776,8 +1781,6 @@ class MicrokernelOp(IRDLOperation):
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
 
     def verify_(self) -> None:
-        from xdsl.dialects.builtin import DenseArrayBase
-
         _require_kernel(self)
         if not isinstance(self.strides, DenseArrayBase):
             raise VerifyException("sw.microkernel: strides must be an array<i64: ...>")
