@@ -177,6 +177,7 @@ def _load_cls(vector: bool, f64: bool) -> type[sw.RegInstr]:
 def fetcher(kind: str, vector: bool, axis: str | None, f64: bool, ptr: int) -> Fetch:
     """FETCH expansion (004 L792): ``kind`` "load" (plain LDM load), "send" (fused
     load-and-broadcast along ``axis``) or "recv" (GETR/GETC, the address is ignored)."""
+    cls: type[sw.RegInstr]
     if kind == "recv":
         cls = sw.GetcOp if axis == "col" else sw.GetrOp
         return lambda reg, off, areg: _ins(cls, rd=reg)
@@ -237,6 +238,7 @@ def first_fetches(geo: Geometry, fv: Fetch, fs: Fetch, nv: int = 3, ns: int = 3)
 
 def c_tile(geo: Geometry, store: bool, nv: int = 4, ns: int = 4, ptr: int = 2) -> list[Operation]:
     """Load/store of the C register tile: C(4b + a) <-> row b, lanes 4a.. at pointer ``ptr``."""
+    cls: type[sw.RegInstr]
     if store:
         cls = sw.VstdOp if geo.f64 else sw.VstsOp
         return [_ins(cls, rs=REG_C[4 * b + a], ptr=ptr, offset=b * geo.c_row + a * geo.g)

@@ -6,10 +6,12 @@ lowered once, "Kernel deduplication")."""
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    AnyDenseElement,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     DictionaryAttr,
@@ -113,7 +115,8 @@ def _view_offset_bytes(op: Operation) -> int:
             strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
         if any(s is None for s in strides):
             raise fail(op, "dynamic strides are not supported")
-        return sum(o * s for o, s in zip(offs, strides)) * elem_bytes(src)  # type: ignore[operator]
+        # no None among the strides: rejected above
+        return sum(o * s for o, s in zip(offs, cast(list[int], strides))) * elem_bytes(src)
     return 0
 
 
@@ -191,6 +194,7 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
         if not isinstance(r.owner, memref.AllocOp):
             raise fail(ret, f"result #{i} ('{n}') must be a buffer allocated by the host function "
                             "(returning an argument or a global needs a copy kernel)")
+        assert isinstance(r.type, MemRefType)  # a memref.alloc result
         if off != 0 or _memref_bytes(v.type) != _memref_bytes(r.type):
             raise fail(ret, f"result #{i} ('{n}') is a partial view of its allocation")
         if r in out_root:
@@ -208,12 +212,14 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
             raise fail(op, "dynamic shape")
         tt = _tensor_type(t)
         props: dict[str, Attribute] = {"sym_name": StringAttr(""), "type": tt}
-        init = op.initial_value
+        init: Attribute = op.initial_value
         if not isinstance(init, DenseIntOrFPElementsAttr):
             # xDSL 0.74's memref.global rejects dense_resource: graph-to-tile keeps it here
             init = op.attributes.get("taihu.initial_value", init)
         if isinstance(init, DenseIntOrFPElementsAttr):
-            props["initial_value"] = DenseIntOrFPElementsAttr(tt, init.data) if init.type != tt else init
+            # the global held dense data: its element type is a dense element type
+            dense_tt = cast(TensorType[AnyDenseElement], tt)
+            props["initial_value"] = DenseIntOrFPElementsAttr(dense_tt, init.data) if init.type != tt else init
         elif isinstance(init, DenseResourceAttr):
             props["initial_value"] = DenseResourceAttr.from_params(init.resource_handle, tt) \
                 if init.type != tt else init
@@ -228,10 +234,12 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
     anchor = fn
     io_globals: list[Operation] = []
     for i, (n, a) in enumerate(zip(in_names, block.args)):
+        assert isinstance(a.type, MemRefType)  # checked with the io names
         io_globals.append(_io_global(n, _tensor_type(a.type), sw.IoKind.INPUT, _graph_name(fn.arg_attrs, i)))
     for i, n in enumerate(out_names):
-        t = ret.arguments[i].type
-        io_globals.append(_io_global(n, _tensor_type(t), sw.IoKind.OUTPUT, _graph_name(fn.res_attrs, i)))
+        rt = ret.arguments[i].type
+        assert isinstance(rt, MemRefType)  # checked with the io names
+        io_globals.append(_io_global(n, _tensor_type(rt), sw.IoKind.OUTPUT, _graph_name(fn.res_attrs, i)))
     for g in io_globals:
         mod_block.insert_op_before(g, anchor)
 
@@ -248,10 +256,10 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
     lowered: dict[tuple, str] = {}  # structural key -> sw.kernel symbol
     for op in list(block.ops):
         if isinstance(op, memref.GetGlobalOp):
-            n = gname.get(op.name_.root_reference.data)
-            if n is None:
+            gn = gname.get(op.name_.root_reference.data)
+            if gn is None:
                 raise fail(op, f"no memref.global named {op.name_}")
-            new = sw.GlobalAddrOp.build(properties={"global_name": _symref(n)}, result_types=[i64])
+            new = sw.GlobalAddrOp.build(properties={"global_name": _symref(gn)}, result_types=[i64])
             new.results[0].name_hint = op.memref.name_hint
             mb.add_op(new)
             vmap[op.memref] = new.results[0]
@@ -286,17 +294,17 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
         elif isinstance(op, loop.SpmdOp):
             kname = names.unique(op.kernel_name.data)
             args = []
-            for a in op.args:
-                if a not in vmap:
-                    raise fail(op, f"operand %{a.name_hint or '?'} is not a host buffer")
-                args.append(vmap[a])
+            for arg in op.args:
+                if arg not in vmap:
+                    raise fail(op, f"operand %{arg.name_hint or '?'} is not a host buffer")
+                args.append(vmap[arg])
             key = structural_key(op, _KEY_IGNORE) if dedup else None
             shared = lowered.get(key) if key is not None else None
             if shared is None:
                 kern = sw.KernelOp(kname, len(op.args))
-                for k, v in op.attributes.items():
+                for k, attr in op.attributes.items():
                     if k.startswith("taihu."):
-                        kern.attributes[k] = v
+                        kern.attributes[k] = attr
                 KernelLowering(op, kern, machine).run()
                 kernels.append(kern)
                 if key is not None:
@@ -305,9 +313,9 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
             else:  # an identical body was lowered already: spawn it under this launch's name
                 spawn = sw.SpawnOp(shared, args)
                 spawn.attributes[LAUNCH_NAME] = StringAttr(kname)
-                for k, v in op.attributes.items():
+                for k, attr in op.attributes.items():
                     if k.startswith("taihu."):
-                        spawn.attributes[k] = v
+                        spawn.attributes[k] = attr
                 mb.add_op(spawn)
             mb.add_op(sw.JoinOp.build())
         elif isinstance(op, func.ReturnOp):
@@ -316,8 +324,8 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
             continue  # index constants of views are folded into static offsets
         else:
             raise fail(op, "cannot lower this op in the host function")
-    for k in kernels:
-        mod_block.insert_op_before(k, anchor)
+    for kern in kernels:
+        mod_block.insert_op_before(kern, anchor)
     Rewriter.replace_op(fn, main, new_results=[])
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
@@ -56,6 +57,13 @@ def _new_type(t: Attribute) -> Attribute | None:
     if isinstance(t, (IndexType, loop.LdmBufType)):
         return i64
     return t
+
+
+def _kept_type(t: Attribute) -> Attribute:
+    """:func:`_new_type` of a value that is not a token (kept in sw)."""
+    nt = _new_type(t)
+    assert nt is not None, "a token value has no sw type"
+    return nt
 
 
 @dataclass
@@ -194,7 +202,7 @@ class KernelLowering(SwKernelBuilder):
             raise fail(op, "arith op with regions")
         new = type(op).create(
             operands=[self.value(o) for o in op.operands],
-            result_types=[_new_type(r.type) for r in op.results],
+            result_types=[_kept_type(r.type) for r in op.results],
             properties=dict(op.properties),
             attributes=dict(op.attributes),
         )
@@ -207,7 +215,7 @@ class KernelLowering(SwKernelBuilder):
         keep = [i for i, a in enumerate(op.iter_args) if not _is_token(a)]
         inits = [self.value(op.iter_args[i]) for i in keep]
         old_args = op.body.block.args
-        body = Block(arg_types=[i64] + [_new_type(old_args[i + 1].type) for i in keep])
+        body = Block(arg_types=[i64] + [_kept_type(old_args[i + 1].type) for i in keep])
         self.vmap[old_args[0]] = body.args[0]
         body.args[0].name_hint = old_args[0].name_hint
         for j, i in enumerate(keep):
@@ -328,6 +336,7 @@ class KernelLowering(SwKernelBuilder):
             if t is not token:
                 continue
             blk = w.parent_block()
+            assert blk is not None  # a waited loop.dma_wait lies in a kernel block
             a: Operation | None = op
             while a is not None:
                 if a.parent_block() is blk:
@@ -389,7 +398,8 @@ def _walk_control(op: Operation):
                     yield from _walk_control(o)
 
 
-_HANDLERS: dict[type, Callable[[KernelLowering, Operation], None]] = {
+#: each handler takes the op class it is keyed by (dispatch on the exact class)
+_HANDLERS: dict[type[Operation], Callable[[KernelLowering, Any], None]] = {
     scf.ForOp: KernelLowering._lower_for,
     scf.IfOp: KernelLowering._lower_if,
     scf.YieldOp: KernelLowering._lower_yield,
