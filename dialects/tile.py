@@ -94,6 +94,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -131,6 +132,7 @@ from xdsl.ir import (
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    IRDLOption,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
@@ -427,7 +429,7 @@ def _int(a: IntegerAttr | None, default: int | None = None) -> int | None:
     return default if a is None else a.value.data
 
 
-def _arr(a: DenseArrayBase | None) -> tuple[int, ...] | None:
+def _arr(a: DenseArrayBase[IntegerType] | None) -> tuple[int, ...] | None:
     return None if a is None else tuple(int(x) for x in a.get_values())
 
 
@@ -1188,9 +1190,10 @@ class GemmOp(IRDLOperation):
         and C and its per-CPE extent is a multiple of 4 lanes; LDM footprint <= ldm_user_bytes."""
         w = f"tile.gemm scheme {self.scheme_value} (overlapping distribution)"
         ops = {"A": self.a, "B": self.b, "C": self.c}
-        types = {n: v.type for n, v in ops.items()}
-        elems = {_elem_name(t.element_type) for t in types.values()}  # type: ignore[union-attr]
-        if len(elems) != 1 and _elem_name(types["C"].element_type) != "f64":  # type: ignore[union-attr]
+        # operand_def(TileBufType): IRDL verified the operand types before verify_
+        types = {n: cast(TileBufType, v.type) for n, v in ops.items()}
+        elems = {_elem_name(t.element_type) for t in types.values()}
+        if len(elems) != 1 and _elem_name(types["C"].element_type) != "f64":
             raise VerifyException(
                 f"{w}: A, B and C must share the element type (f32 or f64), or C be f64 with f32 operands "
                 f"(mixed), got {sorted(elems)}")
@@ -1303,10 +1306,11 @@ class MapOp(MapParamsOp):
         ins = [v.type for v in self.inputs]
         out = self.out.type
         assert isinstance(out, TileBufType) and all(isinstance(t, TileBufType) for t in ins)
+        tins = cast("list[TileBufType]", ins)  # asserted just above
         err = check_map(
             kind,
-            [t.get_shape() for t in ins],  # type: ignore[union-attr]
-            [_elem_name(t.element_type) for t in ins],  # type: ignore[union-attr]
+            [t.get_shape() for t in tins],
+            [_elem_name(t.element_type) for t in tins],
             out.get_shape(),
             _elem_name(out.element_type),
             self.params(),
@@ -1343,7 +1347,7 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
     # h = size - 1, the halo form of the map), so each CPE's block is complete
     halo_lrn = (
         kind == MapKind.LRN and sd is not None and op.params()["axis"] == sd and len(inputs) == 1
-        and inputs[0].type.halo == int(op.params()["size"]) - 1  # type: ignore[union-attr]
+        and cast(TileBufType, inputs[0].type).halo == int(cast(int, op.params()["size"])) - 1  # map operands are tile bufs
     )
     if sd is not None:
         if rule == "window" and sd >= rank - len(op.params()["kernel"]):  # type: ignore[arg-type]
@@ -1460,10 +1464,11 @@ class UnfoldOp(MapParamsOp):
     def geometry(self) -> dict[str, int]:
         """kh, kw, stride, pl, pr, dilation, G (channels), W (row length), Wo (output columns)."""
         p = self.params()
-        kw = tuple(p.get("kernel", (1,)))[0]  # type: ignore[arg-type]
-        s = tuple(p.get("strides", (1,)))[0]  # type: ignore[arg-type]
-        pl, pr = tuple(p.get("pads", (0, 0)))  # type: ignore[misc]
-        d = tuple(p.get("dilations", (1,)))[0]  # type: ignore[arg-type]
+        # array parameters are int tuples (make_params / MapParamsOp.params)
+        kw = tuple(cast("Sequence[int]", p.get("kernel", (1,))))[0]
+        s = tuple(cast("Sequence[int]", p.get("strides", (1,))))[0]
+        pl, pr = tuple(cast("Sequence[int]", p.get("pads", (0, 0))))
+        d = tuple(cast("Sequence[int]", p.get("dilations", (1,))))[0]
         t = self.inputs[0].type if self.inputs else None
         g_ch, w = (t.get_shape()[0], t.get_shape()[-1]) if isinstance(t, TileBufType) else (0, 0)
         return {"kh": len(self.inputs), "kw": kw, "stride": s, "pl": pl, "pr": pr, "dilation": d,
@@ -1476,11 +1481,11 @@ class UnfoldOp(MapParamsOp):
             raise VerifyException(f"{w}: needs at least one input row tile (one per kernel row)")
         p = self.params()
         for key, n, lo in (("kernel", 1, 1), ("strides", 1, 1), ("pads", 2, 0), ("dilations", 1, 1)):
-            v = p.get(key)
-            if v is None and key in ("kernel", "strides"):
+            vals = cast("Sequence[int] | None", p.get(key))  # array parameters are int tuples
+            if vals is None and key in ("kernel", "strides"):
                 raise VerifyException(f"{w}: missing parameter '{key}'")
-            if v is not None and (len(v) != n or min(v) < lo):  # type: ignore[arg-type]
-                raise VerifyException(f"{w}: {key} must have {n} value(s) >= {lo}, got {list(v)}")  # type: ignore[call-overload]
+            if vals is not None and (len(vals) != n or min(vals) < lo):
+                raise VerifyException(f"{w}: {key} must have {n} value(s) >= {lo}, got {list(vals)}")
         t0 = self.inputs[0].type
         assert isinstance(t0, TileBufType)
         for v in self.inputs:
@@ -1532,7 +1537,7 @@ class _MemPrimitive(IRDLOperation):
     output = operand_def(MemRefType)
     layout = opt_prop_def(DataLayoutAttr)
 
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options: tuple[IRDLOption, ...] = (ParsePropInAttrDict(),)
     assembly_format = "$input `->` $output attr-dict `:` type($input) `->` type($output)"
 
     @property
