@@ -57,8 +57,11 @@ from taihu.backends.model.conv import (
     plan_gemm,
 )
 from taihu.backends.sim.runner import simulate
+from taihu.dialects import graph
 from taihu.passes.pipelines import lower_to_swsim
 from taihu.target.machine import default_machine
+from taihu.tools.layers import GraphBuilder as G
+from taihu.tools.layers import conv_module
 
 M = default_machine()
 
@@ -148,10 +151,6 @@ def _row_from_report(group: str, case: str, rep: dict, flops: int, note: str = "
 
 
 def _matmul_module(n: int, dtype):
-    from taihu.test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
-
-    from taihu.dialects import graph
-
     g = G((n, n), (n, n), dtype=dtype)
     out = g(graph.MatMulOp(*g.args))
     return g.module(out), g.inputs(0)
@@ -357,10 +356,6 @@ def conv_rows() -> tuple[list[Row], list[str]]:
 
 
 def _membound_module(kind: str):
-    from taihu.test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
-
-    from taihu.dialects import graph
-
     if kind == "relu":
         g = G((1, 64, 112, 112))
         out = g(graph.ReluOp(*g.args))
@@ -472,23 +467,12 @@ def report_conv_rows(path: str) -> tuple[list[Row], list[str]]:
 
 
 def _conv_module(s: ConvShape):
-    """A graph module of one conv layer as it appears in a network after batch-norm folding:
-    constant weights and bias, ``s.residual``: + a second input x1 shaped like the output (the
-    shortcut), the trailing relu when ``s.relu``."""
-    from taihu.test.unit.graph_builder import G  # noqa: PLC0415 (tests' graph builder)
-
-    from taihu.dialects import graph
-
-    rng = np.random.default_rng(0)
-    g = G((s.n, s.c, s.h, s.w), *([(s.n, s.m, s.ho, s.wo)] if s.residual else []))
-    w = g.cst(rng.standard_normal((s.m, s.cg, s.kh, s.kw)).astype(np.float32) * 0.1, "w")
-    b = g.cst(rng.standard_normal((s.m,)).astype(np.float32), "b") if s.bias else None
-    y = g(graph.Conv2dOp(g.args[0], w, b, strides=s.strides, pads=s.pads, dilations=s.dilations, group=s.group), "conv")
-    if s.residual:
-        y = g(graph.AddOp(y, g.args[1]), "sum")
-    if s.relu:
-        y = g(graph.ReluOp(y))
-    return g.module(y), g.inputs(0)
+    """A graph module of one conv layer as it appears in a network after batch-norm folding
+    (:func:`taihu.tools.layers.conv_module`: constant weights and bias, ``s.residual``: + a
+    second input x1 shaped like the output (the shortcut), the trailing relu when ``s.relu``)
+    and its inputs."""
+    layer = conv_module(s, seed=0)
+    return layer.module, layer.inputs
 
 
 def sim_conv_rows(model: str, batch: int, budget: float, select: str | None = None) -> tuple[list[Row], list[str]]:

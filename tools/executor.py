@@ -1,0 +1,154 @@
+"""Run independent jobs on ``dask.distributed``: an embedded local cluster or an existing one.
+
+The tools' parallel work (``taihu-tune``'s candidate simulations) is a list of independent,
+picklable jobs ``fn(item)``. :class:`Executor` maps a module-level function over them on
+
+* an embedded :class:`distributed.LocalCluster` (default): ``workers`` worker processes (default:
+  the cores this process may use), one thread each -- the simulator is pure Python, threads
+  would share one interpreter lock; no dashboard, the cluster's own log lines silenced (only
+  errors reach stderr); started on the first :meth:`Executor.map` that has work, so a run that
+  needs no job never starts one;
+* an existing cluster, ``scheduler="tcp://HOST:8786"`` (``dask scheduler`` / ``dask worker
+  tcp://HOST:8786`` started by the user; its workers must have taihu installed); ``workers`` is
+  then ignored;
+* this process, ``workers=0`` (no Dask at all; for debugging and profiling).
+
+Results come back in the order of the items whatever the number of workers or the order in
+which jobs finish, so a caller that reduces them deterministically gets the same answer from
+1 or 20 workers. A job that raises makes :meth:`Executor.map` raise :class:`JobError` naming the
+item (jobs that want to report failures as data should catch them themselves).
+
+Errors: an unreachable scheduler or a cluster that cannot start is an :class:`ExecutorError`
+with a one-line message.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+__all__ = ["Executor", "ExecutorError", "JobError", "default_workers"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: seconds to wait for an existing scheduler to answer
+CONNECT_TIMEOUT = 5
+
+
+class ExecutorError(RuntimeError):
+    """The cluster could not be started or reached (one-line message)."""
+
+
+class JobError(RuntimeError):
+    """A job raised; the message names the item (``describe(item)``) and the error."""
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Executor(Generic[T, R]):
+    """Map picklable jobs over a Dask cluster (module docstring). Use as a context manager;
+    the embedded cluster is shut down on exit."""
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None) -> None:
+        if workers is not None and workers < 0:
+            raise ExecutorError(f"--workers {workers}: expected a number >= 0")
+        self.workers = default_workers() if workers is None else workers
+        self.scheduler = scheduler
+        self._client: Any = None
+        self._cluster: Any = None
+
+    @property
+    def where(self) -> str:
+        """Where the jobs run, for messages: ``4 local workers``, ``tcp://h:8786``, ``in-process``."""
+        if self.scheduler:
+            return self.scheduler
+        if self.workers == 0:
+            return "in-process"
+        return f"{self.workers} local worker{'s' if self.workers != 1 else ''}"
+
+    def __enter__(self) -> Executor[T, R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Disconnect; shut the embedded cluster down (idempotent)."""
+        client, cluster = self._client, self._cluster
+        self._client = self._cluster = None
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+    def _connect(self) -> Any:
+        if self._client is not None:
+            return self._client
+        from distributed import Client, LocalCluster
+
+        if self.scheduler:
+            try:
+                self._client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError) as e:
+                raise ExecutorError(f"cannot reach the Dask scheduler at {self.scheduler}: "
+                                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            return self._client
+        try:
+            self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=":0", silence_logs=logging.CRITICAL)
+            self._client = Client(self._cluster)
+        except (OSError, TimeoutError, ValueError) as e:
+            self.close()
+            raise ExecutorError(f"cannot start a local Dask cluster of {self.workers} workers: {e}") from None
+        return self._client
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T],
+            on_result: Callable[[int, R], None] | None = None,
+            describe: Callable[[T], str] = str) -> list[R]:
+        """``[fn(item) for item in items]`` on the cluster, in the order of ``items``.
+
+        ``fn`` must be a module-level function (workers import it by name); ``items`` and the
+        results must pickle. ``on_result(index, result)`` is called in this process as each job
+        finishes (completion order), e.g. to advance a progress bar. A raising job:
+        :class:`JobError` naming ``describe(item)``; the other jobs are cancelled."""
+        if not items:
+            return []
+        if self.workers == 0 and not self.scheduler:
+            out = []
+            for i, item in enumerate(items):
+                try:
+                    r = fn(item)
+                except Exception as e:
+                    raise JobError(f"{describe(item)}: {type(e).__name__}: {e}") from e
+                if on_result is not None:
+                    on_result(i, r)
+                out.append(r)
+            return out
+        from distributed import as_completed
+
+        client = self._connect()
+        futures = client.map(fn, list(items), pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        results: list[Any] = [None] * len(futures)
+        try:
+            for fut in as_completed(futures):
+                i = index[fut.key]
+                if fut.status == "error":
+                    err = fut.exception()
+                    raise JobError(f"{describe(items[i])}: {type(err).__name__}: {err}")
+                results[i] = fut.result()
+                if on_result is not None:
+                    on_result(i, results[i])
+        except BaseException:
+            client.cancel(futures)
+            raise
+        return results
