@@ -98,7 +98,7 @@ from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IntegerAttr, MemRefType, f64, i64
+from xdsl.dialects.builtin import DenseArrayBase, Float64Type, IntegerAttr, MemRefType, TensorType, f64, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.dialects.builtin import StringAttr
@@ -108,6 +108,7 @@ from taihu.backends.model.conv import (
     ExplicitPlan,
     ImplicitPlan,
     NotApplicable,
+    Plan,
     WinogradPlan,
     choose_conv,
     fuses_residual,
@@ -200,7 +201,9 @@ class ConvPattern(GraphToTilePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.Conv2dOp, rewriter: PatternRewriter) -> None:
         xs, ws = shape_of(op.input), shape_of(op.weight)
-        el = op.input.type.get_element_type()  # type: ignore[union-attr]
+        t_in = op.input.type
+        assert isinstance(t_in, (TensorType, MemRefType))  # shape_of checked it
+        el = t_in.get_element_type()
         name = self.state.layer_name(op)
         # a residual sum (ResNet's shortcut) + what follows is absorbed too; plans that cannot
         # add it in the store of the final NCHW tile drop it again (fuses_residual) and the sum
@@ -220,7 +223,7 @@ class ConvPattern(GraphToTilePattern):
         try:
             # the memory primitives (im2col, Winograd transforms) get the machine's whole LDM in
             # tile-to-loop (ldm_free_bytes), the GEMM plans the pass budget (plan_machine)
-            plan = choose_conv(shape, mach, algorithm, mem_budget=self.state.machine.ldm_user_bytes).plan
+            plan: Plan | UnfoldPlan = choose_conv(shape, mach, algorithm, mem_budget=self.state.machine.ldm_user_bytes).plan
             if algorithm in ("auto", "implicit") and unfold_applicability(shape) is None:
                 try:
                     alt = plan_unfold(shape, mach)
@@ -300,7 +303,7 @@ class ConvPattern(GraphToTilePattern):
             w_np = constant_array(op.weight)
             assert w_np is not None
             wt = np.ascontiguousarray(w_np.reshape(s.group, s.mg, kk).transpose(0, 2, 1))
-            wv = self.state.new_global(rewriter, wt, f"{name}_wt").memref
+            wv: SSAValue = self.state.new_global(rewriter, wt, f"{name}_wt").memref
         else:
             wv = self.view(rewriter, W, (s.group, s.mg, kk))
         if plan.batched:
@@ -566,7 +569,7 @@ class ConvPattern(GraphToTilePattern):
             u_np = winograd_filter_transform(w_np)
             if g.overlap:  # the overlapping-distribution GEMM reads U^T (16, C, M): M contiguous (vec n)
                 u_np = np.ascontiguousarray(u_np.transpose(0, 2, 1))
-            U = self.state.new_global(rewriter, u_np, f"{name}_u").memref
+            U: SSAValue = self.state.new_global(rewriter, u_np, f"{name}_u").memref
         else:
             W = self.buffer(rewriter, op.weight)
             U = self.alloc(rewriter, (16, s.m, s.c), el, f"{name}_u")

@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, f64
+from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType, f64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -225,10 +225,11 @@ def emit_gemm(
         kb.map(MapKind.FILL, [], beta_t, value=epi.beta if epi.c_init is None else scale_init)
 
     def load(o: str, acc: GemmAccess, ivs: Sequence[Idx], r: Idx, col: Idx) -> None:
-        target = stage[o] if stage[o] is not None else buf[o]
+        st = stage[o]
+        target = st if st is not None else buf[o]
         kb.load(acc.mem, acc.offsets(ivs, r, col), acc.sizes, target, strides=acc.strides)
-        if stage[o] is not None:
-            kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [stage[o]], buf[o])
+        if st is not None:
+            kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [st], buf[o])
 
     def a_pos(i: Idx, k: Idx) -> tuple[Idx, Idx]:
         return (k, i) if plan.trans_a else (i, k)
@@ -329,7 +330,11 @@ def gemm_attrs_shape(m: int, n: int, k: int, trans_a: bool, trans_b: bool, batch
 
 
 def _check_float(p: GraphToTilePattern, op, *values: SSAValue) -> Attribute:
-    elems = {v.type.get_element_type() for v in values}  # type: ignore[union-attr]
+    elems: set[Attribute] = set()
+    for v in values:
+        t = v.type
+        assert isinstance(t, (TensorType, MemRefType))  # graph operands: tensors
+        elems.add(t.get_element_type())
     if len(elems) != 1:
         raise p.fail(op, f"operands must share one element type, got {sorted(map(str, elems))}")
     el = elems.pop()
@@ -397,11 +402,11 @@ class GemmPattern(GraphToTilePattern):
                 c2 = (1,) * (2 - len(c_shape)) + tuple(c_shape)  # type: ignore[arg-type]
                 cv = kb.arg(self.view(rewriter, Cin, c2), "c")
                 bs = (plan.bm if c2[0] != 1 else 1, plan.bn if c2[1] != 1 else 1)
-                epi.bias = GemmAccess(
-                    cv,
-                    lambda ivs, r, col, c2=c2: [r if c2[0] != 1 else 0, col if c2[1] != 1 else 0],
-                    list(bs),
-                )
+
+                def c_offsets(ivs: Sequence[Idx], r: Idx, col: Idx) -> list[Idx]:
+                    return [r if c2[0] != 1 else 0, col if c2[1] != 1 else 0]
+
+                epi.bias = GemmAccess(cv, c_offsets, list(bs))
                 epi.bias_shape = bs
         emit_gemm(kb, plan, accA, accB, accC, epilogue=epi, elem=el)
         kb.finish(rewriter)
@@ -457,6 +462,7 @@ class MatMulPattern(GraphToTilePattern):
             outer: list[tuple[int, str]] = []
             a_out: tuple[bool, ...] = ()
             b_out: tuple[bool, ...] = ()
+            batch_eff: tuple[int, ...]
             m_eff, batch_eff = mm, ()
         else:
             av = self.view(rewriter, A, (*ab, m, k))
@@ -542,6 +548,7 @@ class LstmPattern(GraphToTilePattern):
         xw = kb.arg(XW, "xw")
         epi = GemmEpilogue()
         if op.b is not None:
+            bv: SSAValue
             if b_np is not None:  # Wb + Rb folded at compile time
                 bsum = (b_np[0, : 4 * H].astype(np.float64) + b_np[0, 4 * H :]).astype(b_np.dtype).reshape(1, 4 * H)
                 bv = self.state.new_global(rewriter, bsum, f"{name}_bias").memref
