@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import bufferization, func, memref
 from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -113,7 +113,7 @@ class ConvertGraphToTilePass(ModulePass):
         for f in funcs:
             _bufferize_signature(f)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(collect_patterns(state)),  # type: ignore[arg-type]
+            GreedyRewritePatternApplier(collect_patterns(state)),
             apply_recursively=False,
         ).rewrite_module(op)
         _fold_buffer_casts(op)
@@ -145,7 +145,7 @@ def _bufferize_signature(f: func.FuncOp) -> None:
     if f.body.blocks.first is None:
         return
     block = f.body.block
-    inputs = []
+    inputs: list[Attribute] = []
     for arg in list(block.args):
         t = arg.type
         if isinstance(t, TensorType):
@@ -154,7 +154,11 @@ def _bufferize_signature(f: func.FuncOp) -> None:
             new = Rewriter.replace_value_with_new_type(arg, mt)
             tt = bufferization.ToTensorOp(new, restrict=True)
             Rewriter.insert_op(tt, InsertPoint.at_start(block))
-            new.replace_uses_with_if(tt.tensor, lambda u, tt=tt: u.operation is not tt)
+
+            def not_the_cast(u: Use, tt: Operation = tt) -> bool:
+                return u.operation is not tt
+
+            new.replace_uses_with_if(tt.tensor, not_the_cast)
             inputs.append(mt)
         else:
             inputs.append(t)

@@ -221,7 +221,7 @@ class LoweringState:
         if insert_before is not None:
             Rewriter.insert_op(get, InsertPoint.before(insert_before))
         else:
-            assert rewriter is not None
+            assert isinstance(rewriter, PatternRewriter)  # the one with an insertion point
             rewriter.insert(get)
         return get
 
@@ -714,8 +714,10 @@ class KernelBuilder:
             try:
                 k.verify()
             except Exception as e:  # noqa: BLE001 - re-raised as a pass diagnostic
+                op_name = self.attrs["taihu.op"]
+                assert isinstance(op_name, StringAttr)  # set in __init__
                 raise PassFailedException(
-                    f"convert-graph-to-tile: generated kernel \"{self.name}\" ({self.attrs['taihu.op'].data}) "
+                    f"convert-graph-to-tile: generated kernel \"{self.name}\" ({op_name.data}) "
                     f"does not verify: {e}"
                 ) from e
         return k
