@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    ContainerType,
     IntegerType,
     ShapedType,
     Signedness,
@@ -84,10 +85,10 @@ class LazyBlobStorage(dict):
         """The stored object (hex string or numpy array), or None."""
         return dict.get(self, key)
 
-    def values(self):  # type: ignore[override]
+    def values(self):
         return [self[k] for k in self]
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         return [(k, self[k]) for k in self]
 
 
@@ -168,7 +169,9 @@ def declare_blob(name_hint: str, array: np.ndarray) -> str:
     key = interface.declare_resource(_sanitize_key(name_hint))
     value = np.array(array, copy=True, order="C")
     value.flags.writeable = False
-    interface._blob_storage[key] = value  # LazyBlobStorage: hex-encoded when printed
+    storage = interface._blob_storage
+    assert isinstance(storage, LazyBlobStorage)
+    storage[key] = value  # LazyBlobStorage: hex-encoded when printed
     return key
 
 
@@ -206,7 +209,7 @@ def resource_value(attr: DenseResourceAttr) -> np.ndarray:
     assert isinstance(storage, LazyBlobStorage)
     stored = storage.raw(key)
     ty = attr.type
-    assert isinstance(ty, ShapedType)
+    assert isinstance(ty, ShapedType) and isinstance(ty, ContainerType)  # (xDSL's shaped types all are)
     shape = tuple(ty.get_shape())
     element_type = ty.element_type if isinstance(ty, TensorType) else ty.get_element_type()
     dtype = element_dtype(element_type)
@@ -278,7 +281,7 @@ def _install_lexer_fix() -> None:
         pattern = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
     except re.error:  # Python 3.10: no possessive quantifiers; single-character steps
         pattern = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
-    MLIRLexer._unescaped_characters_regex = pattern  # type: ignore[attr-defined]
+    MLIRLexer._unescaped_characters_regex = pattern
 
 
 def _install_dense_type_fix() -> None:
@@ -290,9 +293,10 @@ def _install_dense_type_fix() -> None:
     from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, ComplexType, IndexType, RankedStructure
     from xdsl.irdl import base
 
-    constraint = base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])
+    # (the expression xDSL's parser uses; mypy cannot subscript the RankedStructure union alias)
+    constraint = base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])  # type: ignore[misc]
 
-    def _parse_dense_literal_type(self: AttrParser):  # type: ignore[no-untyped-def]
+    def _parse_dense_literal_type(self: AttrParser):
         type = self.expect(self.parse_optional_type, "Dense attribute must be typed!")
         if not constraint.verifies(type):
             self.raise_error(

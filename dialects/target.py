@@ -193,7 +193,8 @@ def machine_attr(m: Machine, name: str | None = None) -> MachineAttr:
         diff = _differences(m, resolve_machine(base_name))
         if diff is None:
             continue
-        size = len(diff) + len(diff["instructions"].data) if "instructions" in diff else len(diff)
+        rows = diff.get("instructions")
+        size = len(diff) + (len(rows.data) if isinstance(rows, DictionaryAttr) else 0)
         rank = (size, base_name != stem)
         if best is None or rank < best[0]:
             best = (rank, base_name, diff)
