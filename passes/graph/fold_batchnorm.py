@@ -42,6 +42,7 @@ Guards (spec §M4; a refused fold leaves the IR unchanged):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 from xdsl.context import Context
@@ -85,7 +86,7 @@ def channel_vector(param: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray 
     if rank < 2 or param.ndim > rank:
         return None
     channels = out_shape[1]
-    full = param.reshape((1,) * (rank - param.ndim) + param.shape)
+    full: np.ndarray = param.reshape((1,) * (rank - param.ndim) + param.shape)
     for d, n in enumerate(full.shape):
         if d == 1:
             if n not in (1, channels):
@@ -246,9 +247,11 @@ def match_affine(op: Operation) -> Affine | None:
         if len(shape) < 2:
             return None
         arrays = [constant_array(p) for p in params]
-        if any(a is None or a.shape != (shape[1],) for a in arrays):
+        present = [a for a in arrays if a is not None and a.shape == (shape[1],)]
+        if len(present) != len(arrays):
             return None
-        kt = batchnorm_affine(*arrays, epsilon=float(op.epsilon))  # type: ignore[misc]
+        gamma, beta, mean, var = present
+        kt = batchnorm_affine(gamma, beta, mean, var, epsilon=float(op.epsilon))
         if kt is None:
             return None
         return Affine(op, x, kt[0], kt[1], params)
@@ -279,8 +282,17 @@ def match_affine(op: Operation) -> Affine | None:
     return Affine(op, x, k, t, (p,))
 
 
-def _conv_attrs(conv: graph.Conv2dOp) -> dict[str, object]:
-    return dict(
+class _ConvAttrs(TypedDict):
+    """The keyword arguments of :class:`graph.Conv2dOp` besides its operands."""
+
+    strides: tuple[int, ...]
+    pads: tuple[int, ...]
+    dilations: tuple[int, ...]
+    group: int
+
+
+def _conv_attrs(conv: graph.Conv2dOp) -> _ConvAttrs:
+    return _ConvAttrs(
         strides=tuple(conv.strides),
         pads=tuple(conv.pads),
         dilations=tuple(conv.dilations),
@@ -333,7 +345,7 @@ class FoldAffineIntoPrecedingOp(RewritePattern):
                 return
             cw = make_constant(w_new, dtype, "folded_weight")
             cb = make_constant(b_new, dtype, "folded_bias")
-            new = graph.Conv2dOp(
+            new: graph.Conv2dOp | graph.GemmOp = graph.Conv2dOp(
                 producer.input, cw.results[0], cb.results[0], **_conv_attrs(producer)
             )
             old_consts = (producer.weight, producer.bias, *aff.params)

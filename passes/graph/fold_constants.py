@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import prod
+from typing import cast
 
 import numpy as np
 from xdsl.context import Context
@@ -73,7 +74,7 @@ class FoldConstantOperands(RewritePattern):
         new_ops: list[Operation] = []
         for r, dt, v in zip(op.results, dtypes, values, strict=True):
             arr = np.asarray(v)
-            if tuple(arr.shape) != tuple(r.type.get_shape()):  # type: ignore[union-attr]
+            if tuple(arr.shape) != tuple(cast(TensorType, r.type).get_shape()):  # (checked above)
                 return
             new_ops.append(make_constant(arr, dt, "folded"))
         old = tuple(op.operands)
