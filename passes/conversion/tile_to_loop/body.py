@@ -10,7 +10,7 @@ from typing import Any
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from taihu.dialects import loop, tile
@@ -112,6 +112,7 @@ def _remat(
         elif owner.dialect_name() == "arith" and not owner.regions:
             new = owner.clone(value_mapper={o: _remat(ctx, o, loop_op, subst, memo) for o in owner.operands})
             ctx.emit(new)
+            assert isinstance(v, OpResult)  # a value owned by an op
             res = new.results[list(owner.results).index(v)]
         else:
             raise fail(owner, "offset of a double-buffered move depends on an unsupported op")
@@ -239,7 +240,7 @@ def _hoistable_loads(ctx: LowerCtx, f: tile.ForOp) -> list[tile.MoveOp]:
             continue
         if any(
             isinstance(o.owner, Operation) and f.is_ancestor(o.owner) and not isinstance(o.owner, arith.ConstantOp)
-            or isinstance(o, BlockArgument) and f.is_ancestor(o.owner.parent_op())  # type: ignore[union-attr, arg-type]
+            or isinstance(o, BlockArgument) and f.is_ancestor(o.owner)  # its block lies inside f
             for o in m.offsets
         ):
             continue
@@ -395,7 +396,7 @@ def _double_buffered_for(
         L, inner_loads, _ = inner
         for m in inner_loads:
             move_prologue_checks(ctx, m)
-            subst = {f.iv: ctx.const(lb), L.iv: ctx.const(L.lb_value)}
+            subst: dict[SSAValue, SSAValue] = {f.iv: ctx.const(lb), L.iv: ctx.const(L.lb_value)}
             offs = [_remat(ctx, o, f, subst, {}) for o in m.offsets]
             inner_toks[m] = emit_move(ctx, m, offs, slot(m.tile, ctx.const(0)), sync=False)
         inner_c.append(ctx.const(0))
@@ -524,7 +525,7 @@ def _lower_inner_wrapped(
         wrap_next = None
         if wrap:
             def wrap_next(m: tile.MoveOp) -> list[SSAValue]:
-                subst = {f.iv: ctx.addc(iv, f.step_value), L.iv: ctx.const(L.lb_value)}
+                subst: dict[SSAValue, SSAValue] = {f.iv: ctx.addc(iv, f.step_value), L.iv: ctx.const(L.lb_value)}
                 return [_remat(ctx, o, f, subst, {}) for o in m.offsets]
         out, c_after = _double_buffered_for(
             ctx, L, loads_L, stores_L, L.lb_value, L.trip_count,

@@ -59,10 +59,16 @@ class LowerContext(Protocol):
     tilings on it).
     """
 
-    row: SSAValue
-    col: SSAValue
-    cpe_id: SSAValue
     machine: Machine
+
+    @property
+    def row(self) -> SSAValue: ...
+
+    @property
+    def col(self) -> SSAValue: ...
+
+    @property
+    def cpe_id(self) -> SSAValue: ...
 
     def value(self, v: SSAValue) -> SSAValue: ...
 

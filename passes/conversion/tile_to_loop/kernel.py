@@ -61,8 +61,8 @@ def clone_lowered(first: loop.SpmdOp, k: tile.KernelOp) -> loop.SpmdOp:
     renamed as :func:`lower_kernel` names them; value names stay those of ``first``."""
     spmd = loop.SpmdOp(k.kernel_name.data, list(k.args), first.body.clone())
     spmd.attributes |= dict(k.attributes)
-    for a, b in zip(k.body.block.args, spmd.memref_args):
-        b.name_hint = a.name_hint
+    for a, arg in zip(k.body.block.args, spmd.memref_args):
+        arg.name_hint = a.name_hint
     bufs = [o for o in spmd.body.block.ops if isinstance(o, loop.LdmBufferOp)]
     allocs = list(k.allocs())
     used: set[str] = set()

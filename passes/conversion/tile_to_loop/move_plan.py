@@ -119,11 +119,11 @@ def plan_move(
             starts = sorted({o + c * strides[d] for o in offs_vals[d] or [0] for c in cpe_offs})
             cases.append(dmaplan.clip_cases(starts, n[d], strides[d], shape[d]))
         out_classes.append((cls, tuple(n), cases))
-    eb = mt.get_element_type().bitwidth // 8  # type: ignore[attr-defined]
+    eb = mt.get_element_type().bitwidth // 8
     full_n = tuple(sizes[d] if tdims[d] is None else blocks[tdims[d]].n for d in range(r))  # type: ignore[index]
     plan = MovePlan(op, shape, strides, tdims, blocks, tuple(order), eb, out_classes, full_n)
     if rep_bcast and dist == Dist.REP and op.is_load and plan.uniform:
-        _, n, cases = out_classes[0]
+        _, _, cases = out_classes[0]
         lo = tuple(c[0].lo for c in cases)
         hi = tuple(c[0].hi for c in cases)
         if all(h > l for l, h in zip(lo, hi)):

@@ -75,7 +75,7 @@ def _emit_box(
     looped = [d for d in lead if d not in unrolled]
 
     def issue(idx_vals: dict[int, SSAValue]) -> list[SSAValue]:
-        toks = []
+        toks: list[SSAValue] = []
         for combo in dmaplan.product([range(lo[d], hi[d]) for d in unrolled]):
             idx: dict[int, int] = {d: lo[d] for d in range(r)}
             for d, i in zip(unrolled, combo):
@@ -201,7 +201,9 @@ def balanced_tokens(ctx: LowerCtx, plan: MovePlan) -> int | None:
     or more than ``max_unrolled_dmas``."""
     if plan.uniform or plan.bcast:
         return None
-    et = plan.op.memref.type.get_element_type()  # type: ignore[union-attr]
+    mt = plan.op.memref.type
+    assert isinstance(mt, MemRefType)  # checked by plan_move
+    et = mt.get_element_type()
     if ("f64" if isinstance(et, Float64Type) else "f32") not in ctx._scratch and ctx.ldm_free_bytes() < loop.LDM_ALIGN:
         return None  # no room for the scratch buffer of the dummy DMAs
     r = len(plan.shape)
@@ -226,7 +228,7 @@ def _dummy_dmas(ctx: LowerCtx, mem: SSAValue, n: int) -> list[SSAValue]:
     assert isinstance(mt, MemRefType)
     scratch = ctx.scratch(mt.get_element_type())
     zeros = [ctx.const(0)] * len(mt.get_shape())
-    toks = []
+    toks: list[SSAValue] = []
     for _ in range(n):
         d = dma_start(mem, scratch, zeros, [1] * len(zeros))
         ctx.emit(d)
