@@ -14,10 +14,12 @@ from __future__ import annotations
 import inspect
 import io
 import sys
-from typing import IO
+from collections.abc import Callable
+from typing import IO, cast
 
 from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from taihu.tools.atomic import write_atomically
@@ -36,8 +38,9 @@ class TaihuOptMain(xDSLOptMain):
         # xDSL builds the target from its spec only after the passes ran: a bad option would
         # then surface only after lowering a whole network.
         spec = parse_spec(self.args.target)
-        factory = self.available_targets[spec.name]
-        if not inspect.signature(factory).parameters:  # not a legacy (module, stream) printer
+        entry = self.available_targets[spec.name]
+        if not inspect.signature(entry).parameters:  # not a legacy (module, stream) printer
+            factory = cast("Callable[[], type[Target]]", entry)  # (as xDSL's own dispatch does)
             factory().from_spec(spec)
 
     def register_all_dialects(self) -> None:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # rich is imported where a table is made
+    from rich.console import JustifyMethod
 
 
 def _stream(file: IO[str] | None) -> IO[str]:
@@ -33,7 +36,7 @@ def console(file: IO[str] | None = None):
                    highlight=False), terminal
 
 
-def new_table(title: str | None, columns: list[tuple[str, str]], file: IO[str] | None = None):
+def new_table(title: str | None, columns: list[tuple[str, JustifyMethod]], file: IO[str] | None = None):
     """An empty rich ``Table`` with ``columns`` = [(header, justify)]; boxed and titled only
     when ``file`` is a terminal (plain text otherwise: :func:`print_titled` prints the title)."""
     from rich import box
@@ -132,9 +135,10 @@ def print_layer_table(report: Mapping[str, Any], title: str, file: IO[str] | Non
     On a terminal narrower than 120 columns the (long) shape column is left out."""
     out, terminal = console(file)
     shape = not terminal or out.width >= 120
-    cols = [("layer", "left"), ("algorithm", "left"), ("shape", "left"), ("cycles", "right"),
-            ("ms", "right"), ("GFLOPS", "right"), ("% peak", "right"), ("DMA GB/s", "right"),
-            ("bound", "left")]
+    cols: list[tuple[str, JustifyMethod]] = [
+        ("layer", "left"), ("algorithm", "left"), ("shape", "left"), ("cycles", "right"),
+        ("ms", "right"), ("GFLOPS", "right"), ("% peak", "right"), ("DMA GB/s", "right"),
+        ("bound", "left")]
     table = new_table(title, [c for c in cols if shape or c[0] != "shape"], file)
     if not shape:
         table.caption = "(widen the terminal to 120 columns for the shape column)"
