@@ -219,8 +219,6 @@ class _NodeCtx:
         """Name of input i, "" if absent (optional input omitted)."""
         return self.node.input[i] if i < len(self.node.input) else ""
 
-    consumed: frozenset[str] = frozenset()
-
     def output_used(self, i: int) -> bool:
         """Output i exists and is read by a later node or is a graph output."""
         return i < len(self.node.output) and self.node.output[i] in self.consumed
@@ -369,7 +367,8 @@ class _Importer:
                 raise OnnxImportError(
                     f"graph output '{vi.name}' is declared {declared} but computes {v.type}"
                 )
-        self.block.add_op(ReturnOp(*results))  # verified with the module below
+        ret = ReturnOp(*results)
+        self.block.add_op(ret)  # verified with the module below
 
         func = FuncOp(
             self.func_name,
@@ -384,7 +383,7 @@ class _Importer:
             # here only the module, the function and its return.
             module.verify(verify_nested_ops=False)
             func.verify(verify_nested_ops=False)
-            func.body.block.last_op.verify(verify_nested_ops=False)
+            ret.verify(verify_nested_ops=False)
         except VerifyException as e:
             raise OnnxImportError(f"imported module does not verify: {_one_line(e)}") from None
         return module
@@ -475,7 +474,7 @@ def _fmt(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
-def _hint(name: str) -> str | None:
+def _hint(name: str) -> str:
     """An SSA name hint from an ONNX value name (MLIR-legal characters only)."""
     h = re.sub(r"[^A-Za-z0-9_$.-]", "_", name)
     if not h or h[0].isdigit() or h[0] in "$.-":
