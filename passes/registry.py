@@ -34,6 +34,36 @@ def _simplify() -> type[ModulePass]:
     return GraphSimplifyPass
 
 
+def _tile_split() -> type[ModulePass]:
+    from taihu.passes.tile.split import TileSplitPass
+
+    return TileSplitPass
+
+
+def _tile_reorder() -> type[ModulePass]:
+    from taihu.passes.tile.reorder import TileReorderPass
+
+    return TileReorderPass
+
+
+def _tile_fuse() -> type[ModulePass]:
+    from taihu.passes.tile.fuse import TileFusePass
+
+    return TileFusePass
+
+
+def _tile_vectorize() -> type[ModulePass]:
+    from taihu.passes.tile.vectorize import TileVectorizePass
+
+    return TileVectorizePass
+
+
+def _tile_layout() -> type[ModulePass]:
+    from taihu.passes.tile.layout import TileLayoutPass
+
+    return TileLayoutPass
+
+
 def _graph_to_tile() -> type[ModulePass]:
     from taihu.passes.conversion.graph_to_tile import ConvertGraphToTilePass
 
@@ -83,4 +113,9 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "graph-fold-constants": _fold_constants,
         "graph-fold-batchnorm": _fold_batchnorm,
         "graph-simplify": _simplify,
+        "tile-split": _tile_split,
+        "tile-reorder": _tile_reorder,
+        "tile-fuse": _tile_fuse,
+        "tile-vectorize": _tile_vectorize,
+        "tile-layout": _tile_layout,
     }

@@ -141,8 +141,9 @@ def _compile_op(op: Operation):  # noqa: C901 - one branch per op
         def const(env):
             env[res] = val
         return const
-    if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
-        fn = {arith.AddiOp: int.__add__, arith.SubiOp: int.__sub__, arith.MuliOp: int.__mul__}[type(op)]
+    if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.DivUIOp, arith.RemUIOp)):
+        fn = {arith.AddiOp: int.__add__, arith.SubiOp: int.__sub__, arith.MuliOp: int.__mul__,
+              arith.DivUIOp: int.__floordiv__, arith.RemUIOp: int.__mod__}[type(op)]
         lhs, rhs, res = op.lhs, op.rhs, op.result
 
         def binop(env):
