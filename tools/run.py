@@ -5,7 +5,7 @@ Usage::
     taihu-run MODEL.onnx | IN.mlir | --example NAME
               [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N]
               [--report r.json] [--trace t.json] [--plot DIR] [--machine NAME|FILE.toml]
-              [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--verify]
+              [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--tuning RECORDS.json] [--verify]
               [--timing-only] [--quiet]
 
 Sources:
@@ -23,7 +23,9 @@ Levels (``graph`` and ONNX inputs):
 - ``swsim`` (default): lower with the ``taihu-lower`` pipeline (:mod:`taihu.passes.pipelines`;
   ``--option KEY=VALUE`` is handed to the stage passes declaring ``KEY``, e.g.
   ``--option conv-algorithm=winograd``; ``--machine`` goes to ``set-target``, so every stage
-  plans for that machine, and to ``sw-to-swsim``; ``--verify``
+  plans for that machine, and to ``sw-to-swsim``; ``--tuning RECORDS.json`` applies
+  ``taihu-tune``'s records (the ``tuning`` option: each conv/GEMM whose problem has a record
+  for the module's target is lowered with the recorded schedule); ``--verify``
   runs every verifier on the result, off by default for speed), then run the
   swsim program on the core-group simulator (:func:`taihu.backends.sim.runner.simulate`), print a
   per-layer table — layer, algorithm, shape, cycles, ms at ``f_clk`` (1.45 GHz), GFLOPS, % of the
@@ -605,6 +607,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--machine", metavar="NAME|FILE.toml", help="the machine to compile for and run on: "
                    "a shipped name (sw26010, sw26010pro) or a machine TOML file (default: the "
                    "module's target, else sw26010)")
+    p.add_argument("--tuning", metavar="RECORDS.json", help="apply taihu-tune's records: each conv/GEMM layer "
+                   "whose (signature, target) has a record gets its schedule (taihu-lower option tuning=FILE)")
     p.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
                    help="taihu-lower option for the passes declaring KEY (e.g. conv-algorithm=winograd)")
     p.add_argument("--verify", action="store_true",
@@ -664,6 +668,8 @@ def run(args: argparse.Namespace) -> int:
 
     progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
     options = _parse_options(args.option)
+    if args.tuning is not None:
+        options["tuning"] = args.tuning
     if args.timing_only and (args.output or args.check or args.level == "graph"):
         clash = "--output" if args.output else "--check" if args.check else "--level graph"
         raise RunError(f"--timing-only computes no outputs: it cannot be combined with {clash}")
@@ -682,8 +688,9 @@ def run(args: argparse.Namespace) -> int:
             if args.check:
                 raise RunError("--check compares a graph or ONNX model with its reference; "
                                f"{source.shown} is an sw/swsim program")
-            if args.option:
-                raise RunError("--option applies to the taihu-lower pipeline (graph or ONNX input)")
+            if args.option or args.tuning:
+                raise RunError(f"{'--option' if args.option else '--tuning'} applies to the taihu-lower "
+                               "pipeline (graph or ONNX input)")
             given = bind_program_inputs(module, load_inputs(args.inputs))
             t1 = time.perf_counter()
             res = simulate_module(module, given, machine=args.machine, trace=args.trace is not None,

@@ -165,15 +165,18 @@ class GreedyResult:
 
 def greedy_segments(extents: Sequence[int], cost: Callable[[tuple[int, ...]], float],
                     fits: Callable[[tuple[int, ...]], bool], start: Sequence[int] | None = None,
-                    grow: Callable[[int, int, int], int | None] | None = None) -> GreedyResult:
+                    grow: Callable[[int, int, int], int | None] | None = None,
+                    improve_only: bool = False) -> GreedyResult:
     """DLIR's greedy search (module docstring; 000 L1670-1676).
 
     ``extents``: the size of each dimension; ``start``: the minimum segment sizes (default all
     1); ``grow(dim, value, extent)``: the next size of a dimension or None when it cannot grow
     (default: doubling, capped at the extent); ``fits(point)``: the memory constraint;
     ``cost(point)``: the access cost ``M``. Each step evaluates every dimension that can grow to
-    a fitting point, and grows the one of smallest cost (ties: the lower dimension). Every cost
-    evaluation counts as one step."""
+    a fitting point, and grows the one of smallest cost (ties: the lower dimension); with
+    ``improve_only`` it stops instead when that cost is not below the current one (the seed's
+    rule grows while anything can: for its access-cost objective the two agree). Every cost
+    evaluation, the start point's included, counts as one step."""
     n = len(extents)
     x = tuple(int(v) for v in (start if start is not None else (1,) * n))
     step = grow or (lambda _dim, value, extent: min(2 * value, extent) if value < extent else None)
@@ -192,7 +195,7 @@ def greedy_segments(extents: Sequence[int], cost: Callable[[tuple[int, ...]], fl
             steps += 1
             if best is None or (c, i) < best[:2]:
                 best = (c, i, y)
-        if best is None:
+        if best is None or (improve_only and best[0] >= current):
             return GreedyResult(x, current, steps)
         current, _, x = best
 
