@@ -191,7 +191,8 @@ class Eq42:
         x = np.array([cls.features(m, n, k, vec_m) for m, n, k, _ in samples])
         y = np.array([t for *_, t in samples])
         coef, *_ = np.linalg.lstsq(x, y, rcond=None)
-        return cls(*map(float, coef), vec_m=vec_m)
+        a, b, c, d = (float(v) for v in coef)  # one per feature column
+        return cls(a, b, c, d, vec_m=vec_m)
 
 
 PrimitiveModel = Callable[[int, int, int, str], float]

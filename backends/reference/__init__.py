@@ -67,8 +67,9 @@ def _names(attrs, count: int, prefix: str) -> list[str]:
         name = f"{prefix}{i}"
         if attrs is not None and i < len(attrs.data):
             d = attrs.data[i]
-            if isinstance(d, DictionaryAttr) and isinstance(d.data.get(NAME_ATTR), StringAttr):
-                name = d.data[NAME_ATTR].data
+            given = d.data.get(NAME_ATTR) if isinstance(d, DictionaryAttr) else None
+            if isinstance(given, StringAttr):
+                name = given.data
         names.append(name)
     return names
 

@@ -410,6 +410,7 @@ class _PoolGeometry:
                 result = view.copy()
             else:
                 ufunc(result, view, out=result)
+        assert result is not None  # kernel dims are >= 1 (op verifiers): at least one tap
         return result
 
 
