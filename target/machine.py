@@ -533,12 +533,13 @@ def _parse_instructions(raw: Any, scalars: Mapping[str, Any], where: str) -> dic
                 raise MachineConfigError(f"{where}: key {key!r}: unknown field(s) {unknown}")
             if "pipes" not in entry or "latency" not in entry:
                 raise MachineConfigError(f"{where}: key {key!r}: needs both 'pipes' and 'latency'")
-            pipes = _PIPES.get(entry["pipes"]) if isinstance(entry["pipes"], str) else None
-            if pipes is None:
+            named = _PIPES.get(entry["pipes"]) if isinstance(entry["pipes"], str) else None
+            if named is None:
                 raise MachineConfigError(
                     f"{where}: key '{key}.pipes': expected 'P0', 'P1' or 'P0/P1', "
                     f"got {_show(entry['pipes'])}"
                 )
+            pipes = named
             lat = entry["latency"]
             param = lat if isinstance(lat, str) else None
             lat = _row_latency(key, lat, scalars, where)
