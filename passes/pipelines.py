@@ -268,13 +268,16 @@ class TaihuLowerPass(ModulePass):
             raise ValueError(f"Spec name mismatch: got '{spec.name}', expected '{cls.name}'.")
         params = dict(spec.normalize_parameter_names().parameters)
         stop = params.pop("stop_after", None)
-        if stop is not None and (len(stop) != 1 or not isinstance(stop[0], str)):
-            raise ValueError("taihu-lower: stop-after takes one stage name")
-        if stop is not None and stop[0] not in TAIHU_LOWER:
-            raise ValueError(f"taihu-lower: unknown stage '{stop[0]}' (stages: {', '.join(TAIHU_LOWER)})")
+        stage: str | None = None
+        if stop is not None:
+            if len(stop) != 1 or not isinstance(stop[0], str):
+                raise ValueError("taihu-lower: stop-after takes one stage name")
+            stage = stop[0]
+            if stage not in TAIHU_LOWER:
+                raise ValueError(f"taihu-lower: unknown stage '{stage}' (stages: {', '.join(TAIHU_LOWER)})")
         opts = tuple((k, v[0] if len(v) == 1 else (None if not v else tuple(v))) for k, v in params.items())
         check_options(dict(opts))
-        return cls(opts, None if stop is None else stop[0])
+        return cls(opts, stage)
 
     def spec(self, *, include_default: bool = False) -> ArgSpec:
         params: dict[str, ParameterListType] = {}
