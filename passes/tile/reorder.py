@@ -111,7 +111,7 @@ class TileReorderPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         names = list(self.loops)
         if len(names) < 2:
-            raise fail(NAME, "options", f"option 'loops' needs at least two loop names, got {names}")
+            raise fail(NAME, "options", f"option 'loops' needs at least two loop names, got '{','.join(names)}'")
         if len(set(names)) != len(names):
             raise fail(NAME, "options", f"option 'loops' names a loop twice: {', '.join(names)}")
         done = 0
