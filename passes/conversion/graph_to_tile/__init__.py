@@ -50,21 +50,19 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from taihu.dialects import graph
-from taihu.dialects.target import machine_of
-from taihu.target.machine import MachineConfigError
 from taihu.passes.conversion.graph_to_tile.common import (
+    LDM_RESERVE,
     LoweringState,
     check_element_type,
     constant_to_global,
+    lowering_state,
     memref_type,
 )
+from taihu.target.machine import MachineConfigError
 
-__all__ = ["ConvertGraphToTilePass", "CONV_ALGORITHMS"]
+__all__ = ["CONV_ALGORITHMS", "LDM_RESERVE", "ConvertGraphToTilePass"]
 
 CONV_ALGORITHMS = ("auto", "implicit", "im2col", "winograd")
-
-#: LDM bytes per CPE the tiling planners leave free (at most 1/16 of the budget)
-LDM_RESERVE = 512
 
 def collect_patterns(state: LoweringState) -> list[RewritePattern]:
     """The patterns of every lowering module: memory-bound ops and views, GEMMs, convolutions."""
@@ -96,19 +94,10 @@ class ConvertGraphToTilePass(ModulePass):
             raise PassFailedException(
                 f"convert-graph-to-tile: ldm-budget must be >= 0 bytes, got {self.ldm_budget}")
         try:
-            machine = machine_of(op)
+            state = lowering_state(op, conv_algorithm=self.conv_algorithm, fuse=self.fuse,
+                                   ldm_budget=self.ldm_budget)
         except MachineConfigError as e:
             raise PassFailedException(f"convert-graph-to-tile: {e}") from None
-        budget = self.ldm_budget or machine.ldm_user_bytes
-        # planners keep a reserve for what tile-to-loop adds per kernel: every LDM buffer rounded
-        # up to 32 B (x2 when double-buffered) and a 32-B DMA scratch buffer per element type
-        budget -= min(LDM_RESERVE, budget // 16)
-        state = LoweringState(
-            op,
-            machine,
-            budget,
-            {"conv_algorithm": self.conv_algorithm, "fuse": self.fuse, "ldm_budget": budget},
-        )
         funcs = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for f in funcs:
             _bufferize_signature(f)

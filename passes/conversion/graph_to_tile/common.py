@@ -65,6 +65,7 @@ from taihu.dialects import graph
 from taihu.dialects import tile
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.resources import declare_blob, element_dtype
+from taihu.dialects.target import machine_of
 from taihu.target.machine import Machine
 
 __all__ = [
@@ -224,6 +225,25 @@ class LoweringState:
             assert isinstance(rewriter, PatternRewriter)  # the one with an insertion point
             rewriter.insert(get)
         return get
+
+
+#: LDM bytes per CPE the tiling planners leave free (at most 1/16 of the budget) for what
+#: tile-to-loop adds per kernel: every LDM buffer rounded up to 32 B (x2 when double-buffered)
+#: and a 32-B DMA scratch buffer per element type
+LDM_RESERVE = 512
+
+
+def lowering_state(module: ModuleOp, *, conv_algorithm: str = "auto", fuse: bool = True,
+                   ldm_budget: int = 0) -> LoweringState:
+    """The :class:`LoweringState` ``convert-graph-to-tile`` (and ``graph-schedule``) plan with:
+    the module's machine (:func:`~taihu.dialects.target.machine_of`; ``MachineConfigError`` if
+    its description is invalid) and its ``ldm_user_bytes`` (or ``ldm_budget`` bytes) minus
+    :data:`LDM_RESERVE`."""
+    machine = machine_of(module)
+    budget = ldm_budget or machine.ldm_user_bytes
+    budget -= min(LDM_RESERVE, budget // 16)
+    return LoweringState(module, machine, budget,
+                         {"conv_algorithm": conv_algorithm, "fuse": fuse, "ldm_budget": budget})
 
 
 def _first_func(module: ModuleOp) -> Operation:
