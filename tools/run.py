@@ -90,10 +90,16 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+
+if TYPE_CHECKING:  # rich is imported when a bar is shown
+    from types import TracebackType
+
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 from taihu.tools.atomic import OutputFiles
 from taihu.tools.diagnostics import format_error, report
@@ -132,6 +138,9 @@ ATOL = 1e-5
 class RunError(Exception):
     """A user-facing ``taihu-run`` error (printed as one line, exit status 1)."""
 
+    #: set by :func:`lower` when a pass fails: (name, seconds) of the passes that completed
+    stages: list[tuple[str, float]]
+
 
 # --------------------------------------------------------------------------------------------
 # progress
@@ -142,7 +151,7 @@ class Progress:
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
-        self._bar = None
+        self._bar: RichProgress | None = None
 
     def __enter__(self) -> Progress:
         if self.enabled:
@@ -163,17 +172,18 @@ class Progress:
             self._bar.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if self._bar is not None:
-            self._bar.__exit__(*exc)
+            self._bar.__exit__(exc_type, exc, tb)
             self._bar = None
 
-    def add(self, stage: str, description: str, total: int) -> int | None:
+    def add(self, stage: str, description: str, total: int) -> TaskID | None:
         if self._bar is None:
             return None
         return self._bar.add_task(description, total=total, stage=stage)
 
-    def update(self, task: int | None, description: str | None = None, completed: int | None = None) -> None:
+    def update(self, task: TaskID | None, description: str | None = None, completed: int | None = None) -> None:
         if self._bar is None or task is None:
             return
         kw: dict[str, Any] = {}
@@ -384,13 +394,13 @@ def bind_program_inputs(module: ModuleOp, given: Mapping[str, np.ndarray]) -> di
             lookup[form(i, sym, user)] = sym
     out: dict[str, np.ndarray] = {}
     for key, value in given.items():
-        sym = lookup.get(key, lookup.get(_sanitise(key)))
-        if sym is None:
+        named = lookup.get(key, lookup.get(_sanitise(key)))
+        if named is None:
             known = ", ".join(repr(u) for u in globals_.values()) or "none"
             raise RunError(f"--inputs: '{key}' is not an input of the program (io inputs: {known})")
-        if sym in out:
-            raise RunError(f"--inputs: two arrays for input '{globals_[sym]}'")
-        out[sym] = value
+        if named in out:
+            raise RunError(f"--inputs: two arrays for input '{globals_[named]}'")
+        out[named] = value
     return out
 
 
@@ -475,8 +485,9 @@ def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machi
     task = progress.add("simulate", "", 1)
 
     def on_kernel(done: int, total: int, name: str) -> None:
-        if task is not None:
-            progress._bar.update(task, total=total, completed=done, description=name)
+        bar = progress._bar
+        if task is not None and bar is not None:  # (a task exists only while its bar does)
+            bar.update(task, total=total, completed=done, description=name)
 
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the machine's semantics, not warnings
         return simulate(module, machine_path=machine, inputs=inputs, trace=trace, seed=seed,
@@ -502,7 +513,7 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
         res = simulate_module(module, {in_map[n]: np.asarray(inputs[n]).reshape(in_shapes[n]) for n in in_names},
                               trace=trace, progress=progress, numerics=numerics)
     except Exception as e:
-        e.stages = [*stages, ("simulate (failed)", time.perf_counter() - t0)]  # for benchmarks
+        e.stages = [*stages, ("simulate (failed)", time.perf_counter() - t0)]  # type: ignore[attr-defined]  # for benchmarks, on whatever the simulator raised
         raise
     stages.append(("simulate", time.perf_counter() - t0))
     outputs = {n: res.outputs[out_map[n]] for n in out_names} if numerics else {}
@@ -641,7 +652,7 @@ def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
         raise RunError(f"--{sim_only[0]} needs a simulated run (--level swsim or an sw module)")
     files: list[tuple[str, Any]] = []
     if args.output is not None:
-        files.append((args.output, lambda f: np.savez(f, **result.outputs)))
+        files.append((args.output, lambda f: np.savez(f, **result.outputs)))  # type: ignore[arg-type]  # keys are output names
     if args.report is not None:
         files.append((args.report, _json_writer(result.report)))
     if args.trace is not None:
@@ -649,6 +660,7 @@ def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
     if args.plot is not None:
         from taihu.tools.plots import render_plots
 
+        assert result.report is not None  # (checked above: --plot needs a simulated run)
         pngs = render_plots(result.report, title=Path(args.shown).stem if hasattr(args, "shown") else "")
         files += [(os.path.join(args.plot, name), png) for name, png in pngs.items()]
     dest = args.plot
