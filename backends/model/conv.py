@@ -57,6 +57,7 @@ import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from taihu.backends.model.gemm_blocking import (
     K_UNIT,
@@ -71,6 +72,9 @@ from taihu.backends.model.gemm_blocking import (
 from taihu.backends.model import tasks
 from taihu.backends.model.tasks import Im2colTasks, WinogradTiling, winograd_tiles
 from taihu.target.machine import Machine
+
+if TYPE_CHECKING:  # (unfold_conv imports this module; choose_conv imports it when planning)
+    from taihu.backends.model.unfold_conv import UnfoldPlan
 
 __all__ = [
     "ALGORITHMS",
@@ -949,7 +953,7 @@ def residual_cost(s: ConvShape, machine: Machine) -> KernelCost:
     )
 
 
-def fuses_residual(plan: Plan) -> bool:
+def fuses_residual(plan: Plan | UnfoldPlan) -> bool:
     """Whether ``plan`` adds its shape's residual operand (``ConvShape.residual``) in the store
     of its output tiles (the lowering's ``store_fused``): the plans whose kernel stores the
     final NCHW tensor from LDM -- explicit per image / pointwise (the GEMM epilogue), the
@@ -1424,8 +1428,8 @@ def plan_winograd(s: ConvShape, machine: Machine, mem_budget: int | None = None)
 class ConvChoice:
     """The chosen plan and every candidate's cost (None = not applicable, with the reason)."""
 
-    plan: Plan
-    candidates: dict[str, Plan | str] = field(default_factory=dict)
+    plan: Plan | UnfoldPlan
+    candidates: dict[str, Plan | UnfoldPlan | str] = field(default_factory=dict)
 
     @property
     def algorithm(self) -> str:
@@ -1460,7 +1464,7 @@ def choose_conv(s: ConvShape, machine: Machine, algorithm: str = "auto", mem_bud
     and planning is most of ``convert-graph-to-tile``'s time."""
     if algorithm not in ("auto",) + ALGORITHMS:
         raise NotApplicable(applicability(s, algorithm) or algorithm)
-    cands: dict[str, Plan | str] = {}
+    cands: dict[str, Plan | UnfoldPlan | str] = {}
     for alg in ALGORITHMS:
         if algorithm != "auto" and alg != algorithm:
             continue
