@@ -65,21 +65,32 @@ __all__ = ["TileFusePass", "fuse_loops"]
 NAME = "tile-fuse"
 
 
-def _recover(fused: tile.ForOp, part: SSAValue, loop: tile.ForOp, anchor: tile.ForOp) -> SSAValue:
-    """``part * step + lb`` of ``loop`` inside ``fused`` (constants placed before ``anchor``)."""
-    block = anchor.parent_block()
-    assert block is not None
+class _Consts:
+    """``index`` constants placed before ``anchor``, one per value."""
+
+    def __init__(self, anchor: tile.ForOp):
+        self.anchor = anchor
+        self.made: dict[int, SSAValue] = {}
+
+    def __call__(self, value: int) -> SSAValue:
+        if value not in self.made:
+            c = index_const(value)
+            block = self.anchor.parent_block()
+            assert block is not None
+            block.insert_op_before(c, self.anchor)
+            self.made[value] = c.result
+        return self.made[value]
+
+
+def _recover(fused: tile.ForOp, part: SSAValue, loop: tile.ForOp, const: _Consts) -> SSAValue:
+    """``part * step + lb`` of ``loop`` inside ``fused``."""
     v = part
     if loop.step_value != 1:
-        c = index_const(loop.step_value)
-        block.insert_op_before(c, anchor)
-        mul = arith.MuliOp(v, c.result)
+        mul = arith.MuliOp(v, const(loop.step_value))
         fused.body.block.add_op(mul)
         v = mul.result
     if loop.lb_value != 0:
-        c = index_const(loop.lb_value)
-        block.insert_op_before(c, anchor)
-        add = arith.AddiOp(v, c.result)
+        add = arith.AddiOp(v, const(loop.lb_value))
         fused.body.block.add_op(add)
         v = add.result
     return v
@@ -93,13 +104,12 @@ def fuse_loops(outer: tile.ForOp, inner: tile.ForOp, name: str) -> tile.ForOp:
     fused.iv.name_hint = name if fused.iv.is_valid_name(name) else None
     block = outer.parent_block()
     assert block is not None
-    ctb = index_const(tb)
-    block.insert_op_before(ctb, outer)
-    q = arith.DivUIOp(fused.iv, ctb.result)
-    r = arith.RemUIOp(fused.iv, ctb.result)
+    const = _Consts(outer)
+    q = arith.DivUIOp(fused.iv, const(tb))
+    r = arith.RemUIOp(fused.iv, const(tb))
     fused.body.block.add_ops([q, r])
-    a = _recover(fused, q.result, outer, outer)
-    b = _recover(fused, r.result, inner, outer)
+    a = _recover(fused, q.result, outer, const)
+    b = _recover(fused, r.result, inner, const)
     a.name_hint = outer.iv.name_hint
     b.name_hint = inner.iv.name_hint
     for op in list(outer.body.block.ops) + list(inner.body.block.ops):
