@@ -246,6 +246,7 @@ class DMAEngine:
                 for c in self._targets(req):
                     ldm[c, req.ldm : req.ldm + size] = data
             else:
+                assert req.snapshot is not None  # a put's snapshot runs first (data queue order)
                 mem.write(req.mem, req.snapshot)
             return
         starts = block_starts(req.mem, size, bsize, req.stride)
@@ -255,6 +256,7 @@ class DMAEngine:
             for c in self._targets(req):
                 ldm[c, req.ldm : req.ldm + size] = data
         else:
+            assert req.snapshot is not None  # a put's snapshot runs first (data queue order)
             mem.scatter(index, req.snapshot)
 
     def _targets(self, req: DMARequest) -> list[int]:

@@ -54,7 +54,7 @@ class Batch:
         self.data = data
         self.n = int(put_rel.shape[0])
         self.consumed = 0
-        self.got_base: int | None = None
+        self.got_base = 0  # (read only when got_rel is set)
         self.got_rel: np.ndarray | None = None
         self.got: np.ndarray | None = None
         self.flow_id = 0
@@ -72,8 +72,8 @@ class Batch:
         """(n,) absolute cycles at which the messages are visible in the FIFO."""
         return self.arrival_base + self.put_rel
 
-    def got_cycles(self) -> np.ndarray:
-        """(n,) GET issue cycles (valid for consumed messages)."""
+    def got_cycles(self) -> np.ndarray | None:
+        """(n,) GET issue cycles (valid for consumed messages; None before the first GET)."""
         if self.got_rel is not None:
             return self.got_base + self.got_rel
         return self.got
