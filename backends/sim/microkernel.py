@@ -25,7 +25,9 @@ pointers, not by register arithmetic.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
@@ -217,7 +219,9 @@ def plan_body(body: tuple[Instr, ...], zero_reg: int = 31) -> BodyPlan:
     puts: list[int] = []
     for j, ins in enumerate(body):
         if ins.op in GETS:
-            gets.setdefault(rlc_direction(ins.op), []).append(j)
+            direction = rlc_direction(ins.op)
+            assert direction is not None  # a GET has a direction
+            gets.setdefault(direction, []).append(j)
         if ins.op in PUTS or ins.op in FUSED_SEND:
             puts.append(j)
     return BodyPlan(
@@ -358,6 +362,7 @@ def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[i
     acc = [(jj, ins) for jj, ins in enumerate(body) if _width(ins.op)]
     extent: dict[int, tuple[int, int]] = {}
     for _, ins in acc:
+        assert ins.ptr is not None  # a memory access (width > 0)
         lo, hi = extent.get(ins.ptr, (ins.offset, ins.offset + _width(ins.op)))
         extent[ins.ptr] = (min(lo, ins.offset), max(hi, ins.offset + _width(ins.op)))
     stores = [(jj, ins) for jj, ins in acc if ins.op in STORES]
@@ -377,6 +382,7 @@ def _hazard_pairs(body: tuple[Instr, ...], store_groups: tuple, strides: tuple[i
                 pairs.append((st, other, -(n - 1), n - 1, True))
     cross: dict[tuple[int, int], list] = {}
     for a, b, dmin, dmax, skip in pairs:
+        assert a.ptr is not None and b.ptr is not None  # loads and stores
         if a.ptr == b.ptr:
             if _overlaps(a.offset, b.offset, strides[a.ptr], strides[b.ptr], _width(a.op), _width(b.op),
                          n, dmin, dmax, skip):
@@ -806,15 +812,20 @@ class BatchNumerics:
     rounded to fp32 and held in float64 lanes). ``regs``: the engine's register files
     ``(64, 32, 4)``; ``ldm``: :class:`LDMArray`; ``bases``: ``(C, P)`` pointer start addresses;
     ``inputs``: direction -> ``(C, n, m, 4)`` payloads of the run's GETs (m per iteration, body
-    order). :meth:`run` returns ``{put instruction index: (C, n, 4)}``. Floating-point overflow
+    order), or ``(Y, rows)`` whose row ``c`` is ``Y[rows[c]]`` (``Engine._merged_inputs``).
+    :meth:`run` returns ``{put instruction index: (C, n, 4)}``. Floating-point overflow
     and invalid operations give IEEE inf/nan like the FPU: callers run it under
     ``np.errstate(over="ignore", invalid="ignore")`` as ``Engine.flush_numerics`` does (no
     per-run context switch here).
     """
 
+    #: vmad accumulators of :meth:`run` (set by ``_reduce_deferred``): (instructions, their
+    #: registers, ``(C, f, 4)`` final values), scattered at once; else None
+    acc_out: tuple[Sequence[int], Any, np.ndarray] | None
+
     def __init__(self, body: tuple[Instr, ...], plan: BodyPlan, cpes: np.ndarray, regs: np.ndarray,
                  ldm, n: int, bases: np.ndarray, strides: tuple[int, ...],
-                 inputs: dict[str, np.ndarray]) -> None:
+                 inputs: Mapping[str, np.ndarray | tuple[np.ndarray, np.ndarray]]) -> None:
         self.body, self.plan, self.cpes, self.regs, self.ldm, self.n = body, plan, cpes, regs, ldm, n
         self.bases = bases
         self.strides = strides
@@ -826,7 +837,8 @@ class BatchNumerics:
 
     def _addr(self, ins: Instr) -> np.ndarray:
         """(C, n) byte addresses of ``ins``."""
-        return (self.bases[:, ins.ptr] + ins.offset)[:, None] + self._it[None, :] * self.strides[ins.ptr]
+        ptr = cast(int, ins.ptr)  # a load or store: it has a pointer
+        return (self.bases[:, ptr] + ins.offset)[:, None] + self._it[None, :] * self.strides[ptr]
 
     def _load(self, ins: Instr) -> np.ndarray:
         op = ins.op
@@ -869,7 +881,8 @@ class BatchNumerics:
         a = self._addr(ins)
         n = self.n
         val = _bc(val, (len(self.cpes), n, 4))
-        if n > 1 and self.strides[ins.ptr] == 0:  # same address every iteration: last one wins
+        # same address every iteration: the last one wins (cast: a store has a pointer)
+        if n > 1 and self.strides[cast(int, ins.ptr)] == 0:
             a, val = a[:, -1:], val[:, -1:]
         if ins.op in STORES_SCALAR:  # lane 0
             c1 = self.cpes[:, None]
@@ -961,6 +974,7 @@ class BatchNumerics:
         """Does iteration i of ``a`` touch bytes of iteration i + d of ``b`` for some d in
         [dmin, dmax] (d != 0 if ``skip_zero``) and some i, on any CPE of the batch?"""
         n = self.n
+        assert a.ptr is not None and b.ptr is not None  # loads and stores
         ba = self.bases[:, a.ptr] + a.offset
         bb = self.bases[:, b.ptr] + b.offset
         sa, sb = self.strides[a.ptr], self.strides[b.ptr]
@@ -971,7 +985,6 @@ class BatchNumerics:
         if plan.unsupported:
             raise NumericsError(f"CPE {int(self.cpes[0])}: {plan.unsupported}")
         if not plan.order or self._memory_hazard():
-            self._materialize()
             return self.run_sequential()
         fast = plan.derived.get("fast", False)
         if fast is False:
@@ -979,7 +992,7 @@ class BatchNumerics:
         if fast is not None and (self.n == 1 or not fast.n1_only) and not (
                 fast.sends and self._indirect()):
             return self._run_fast(fast)
-        self._materialize()
+        gets = self._materialize()
         body, n = self.body, self.n
         C = len(self.cpes)
         regs = self.regs
@@ -1044,8 +1057,8 @@ class BatchNumerics:
                 val[j] = np.full((1, 1, 4), ins.imm)
             elif op in GETS:
                 d = "row" if op == "getr" else "col"
-                val[j] = self.inputs[d][:, :, get_pos[d][j]]
-                prov[j] = (self.inputs[d], get_pos[d][j])
+                val[j] = gets[d][:, :, get_pos[d][j]]
+                prov[j] = (gets[d], get_pos[d][j])
             elif op in PUTS:
                 sends[j] = _bc(operand(j, 0), (C, n, 4))
             elif j in plan.acc and j not in plan.acc_cumsum:
@@ -1055,7 +1068,8 @@ class BatchNumerics:
                 xs = [operand(j, k) for k in range(len(ins.src)) if k != ai]
                 inc = _bc(self._increment(op, xs), (C, n, 4))
                 sign = -1.0 if op.startswith(("vsub", "fsub")) else 1.0
-                val[j] = livein(ins.src[ai]) + sign * np.cumsum(inc, axis=1)
+                # (cast: an accumulating instruction has an addend)
+                val[j] = livein(ins.src[cast(int, ai)]) + sign * np.cumsum(inc, axis=1)
             else:
                 val[j] = _compute(op, [operand(j, k) for k in range(len(ins.src))], ins.offset)
         done: set[int] = set()
@@ -1078,11 +1092,11 @@ class BatchNumerics:
         for r, w in plan.last_writer.items():
             if w in skip:
                 continue
-            v = val.get(w)
-            if v is None:
+            last = val.get(w)
+            if last is None:
                 continue
-            v = _bc(v, (C, v.shape[1], 4))
-            regs[cpes, r] = v[:, -1]
+            last = _bc(last, (C, last.shape[1], 4))
+            regs[cpes, r] = last[:, -1]
         return sends
 
     def _run_fast(self, prog: _FastProgram) -> dict[int, np.ndarray]:
@@ -1123,11 +1137,11 @@ class BatchNumerics:
                     comp[si] = x
                 xs.append(x)
             elif src[0] is None:
-                x = self.inputs[src[1]]
-                if isinstance(x, tuple):
-                    rows[si] = x[1]
-                    x = x[0]
-                xs.append(x)
+                got = self.inputs[src[1]]
+                if isinstance(got, tuple):
+                    rows[si] = got[1]
+                    got = got[0]
+                xs.append(got)
             elif src[0] in _REP_LOADS:
                 op, ptr, offs = src
                 x1 = load_scalars(self.ldm, op, cpes, self.bases[:, ptr], self.strides[ptr], n,
@@ -1197,11 +1211,13 @@ class BatchNumerics:
     def _indirect(self) -> bool:
         return any(isinstance(x, tuple) for x in self.inputs.values())
 
-    def _materialize(self) -> None:
-        """Row-indirect GET payloads ``(Y, rows)`` (``Engine._merged_inputs``) as arrays."""
+    def _materialize(self) -> Mapping[str, np.ndarray]:
+        """Row-indirect GET payloads ``(Y, rows)`` (``Engine._merged_inputs``) as arrays; returns
+        the payloads."""
         if self._indirect():
             self.inputs = {d: (x[0][x[1]] if isinstance(x, tuple) else x)
                            for d, x in self.inputs.items()}
+        return cast(Mapping[str, np.ndarray], self.inputs)  # no (Y, rows) pair left
 
     def _trip1_loads(self, prog: _FastProgram) -> dict[int, np.ndarray] | None:
         """All load groups of a trip-1 fast program, one take per element size (a tile switch
@@ -1390,7 +1406,7 @@ class BatchNumerics:
             xs = [operand(j, k) for k in range(len(ins.src)) if k != ai]
             inc = _bc(self._increment(ins.op, xs), (C, n, 4)).sum(axis=1)
             sign = -1.0 if ins.op.startswith(("vsub", "fsub")) else 1.0
-            out = livein(ins.src[ai])[:, 0] + sign * inc
+            out = livein(ins.src[cast(int, ai)])[:, 0] + sign * inc  # (deferred: has an addend)
             if ins.op in ("vmas", "fmas") or (ins.op.endswith("s") and ins.op.startswith("v")):
                 out = out.astype(np.float32).astype(np.float64)
             val[j] = out[:, None, :]
@@ -1420,6 +1436,7 @@ class BatchNumerics:
 
     # -- exact iteration-by-iteration evaluation ------------------------------------------
     def run_sequential(self) -> dict[int, np.ndarray]:
+        gets = self._materialize()
         body, n = self.body, self.n
         C = len(self.cpes)
         sends: dict[int, np.ndarray] = {}
@@ -1431,7 +1448,9 @@ class BatchNumerics:
                 for j, ins in enumerate(body):
                     op = ins.op
                     if op in LOADS or op in STORES:
-                        a = int(self.bases[ci, ins.ptr]) + ins.offset + i * self.strides[ins.ptr]
+                        # (cast: a load or store has a pointer)
+                        a = int(self.bases[ci, ins.ptr]) + ins.offset + \
+                            i * self.strides[cast(int, ins.ptr)]
                     if op in LOADS:
                         if op in LOADS_F64_VEC:
                             v = self.ldm.f64[c, a // 8 : a // 8 + 4].copy()
@@ -1458,7 +1477,7 @@ class BatchNumerics:
                             self.ldm.f32[c, a // 4 : a // 4 + 4] = regs[ins.src[0]].astype(np.float32)
                     elif op in GETS:
                         d = "row" if op == "getr" else "col"
-                        regs[ins.dst[0]] = self.inputs[d][ci, i, get_pos[d][j]]
+                        regs[ins.dst[0]] = gets[d][ci, i, get_pos[d][j]]
                     elif op in PUTS:
                         sends.setdefault(j, np.zeros((C, n, 4)))[ci, i] = regs[ins.src[0]]
                     elif op in FMA or op in FP_BINARY or op in FP_OTHER:
