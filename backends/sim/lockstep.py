@@ -34,6 +34,8 @@ micro-kernel numerics are queued per CPE in the same order.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Generator
+from functools import partial
 from itertools import repeat
 from typing import TYPE_CHECKING
 
@@ -69,7 +71,9 @@ class Seq:
         self.pos = np.full(n_cpes, -1, dtype=np.int64)
         self.pos[lanes] = np.arange(len(lanes), dtype=np.int64)
         self.entries: list[tuple] = []
-        self.gen = None
+        #: the producer appending to ``entries`` (``runner.KernelProgram._produce``), None once
+        #: it returned
+        self.gen: Generator[None, None, list] | None = None
         self.parent = parent
         self.parent_idx = parent_idx
 
@@ -121,7 +125,7 @@ class Cohort:
         self.seq = seq
         self.idx = idx
         self.set_lanes(lanes, tl, floor)
-        self.key = None
+        self.key: tuple | None = None  # its key in Lockstep.ready while scheduled
         self.later: list[Cohort] | None = None  # cohorts to absorb before it runs (schedule)
 
     def set_lanes(self, lanes: np.ndarray, tl: np.ndarray, floor: np.ndarray | None) -> None:
@@ -279,7 +283,8 @@ class Lockstep:
         n = engine.machine.n_cpes
         # lockstep RLC FIFOs (persist across launches like the hardware's): per receiver the
         # posted (LinkSet, link) entries, the unconsumed message count, the waiting lanes
-        self.q = {d: [deque() for _ in range(n)] for d in ("row", "col")}
+        self.q: dict[str, list[deque[tuple[LinkSet, int]]]] = {
+            d: [deque() for _ in range(n)] for d in ("row", "col")}
         self.cnt = {d: np.zeros(n, dtype=np.int64) for d in ("row", "col")}
         self.qwait: dict[str, dict[int, list]] = {"row": {}, "col": {}}
         self.post_plans: dict[tuple, tuple] = {}
@@ -318,8 +323,10 @@ class Lockstep:
                           lambda: self._run(co))
 
     def _run(self, co: Cohort) -> None:
-        if self.ready.get(co.key) is co:
-            del self.ready[co.key]
+        key = co.key
+        assert key is not None  # set by schedule()
+        if self.ready.get(key) is co:
+            del self.ready[key]
         co.key = None
         if co.later is not None:
             co.absorb(co.later)
@@ -361,6 +368,7 @@ class Lockstep:
     def wake_lane(self, cpe: CPE, at: int | None) -> None:
         """A blocked lane is woken (the per-CPE agent would be re-scheduled at
         ``max(t, at or now)`` and re-check its condition there)."""
+        assert cpe.site is not None  # a blocked lane (Engine.wake checks)
         seq, idx, mode = cpe.site
         now = self.eng.now
         proc = max(cpe.t, now if at is None else at)
@@ -513,7 +521,7 @@ class Lockstep:
             dma.validate(req)
             if dma.channel_full(c):
                 cpe = eng.cpes[c]
-                dma.chan_waiters[c].append(lambda a=cpe: eng.wake(a))
+                dma.chan_waiters[c].append(partial(eng.wake, cpe))
                 self.block(cpe, co, i, co.idx, "chan",
                            f"DMA {kind} issue: channel buffer full "
                            f"({eng.machine.chan_buf_depth} requests waiting)")
@@ -626,16 +634,17 @@ class Lockstep:
                     trace.span(ll[i], 1, "rlc stall", int(t0[i]), int(start[i]))
                 trace.span(ll[i], 1, name, int(start[i]), int(end[i]), {"trip": rp.trip})
 
-    def _mk(self, co: Cohort, e: tuple) -> None:
+    def _mk(self, co: Cohort, e: tuple) -> bool | None:
         """Time one run of ``e``'s micro-kernel for every lane (spec §6: start = max(lane clock,
         register scoreboard, message arrivals); §5 back-pressure) and queue its numerics; lanes
         whose messages are not all posted yet block (re-run when woken), senders whose links
-        hold more than ``depth`` unconsumed messages wait for their receivers."""
+        hold more than ``depth`` unconsumed messages wait for their receivers. False: deferred
+        (retried later in this event, ``_drain``), else None."""
         eng = self.eng
         m = eng.machine
         _, mk, trip, bases_all, checked = e
         if trip <= 0:
-            return
+            return None
         if bases_all.shape[1] != len(mk.strides):
             raise SimError(f"CPEs {co.lane_list}: micro-kernel '{mk.name}' has "
                            f"{len(mk.strides)} pointers but {bases_all.shape[1]} bases were given")
@@ -697,7 +706,7 @@ class Lockstep:
                 co.keep(keep)
                 lanes = co.lanes
                 if not len(lanes):
-                    return
+                    return None
         self.progress += 1
         lane_list = co.lane_list
         G = len(lane_list)
@@ -705,6 +714,7 @@ class Lockstep:
         trace = eng.trace
         depth = eng.rlc.depth
         inputs: list[dict] | None = None
+        run_inputs: list[dict] | WholeLinks | None = None  # the numerics' inputs (queue_run)
         deps: set = set()
         if gets:
             start = t0.copy()
@@ -765,8 +775,8 @@ class Lockstep:
                         s_ = self._arrival(sl, rel)
                         if s_ > start[i]:
                             start[i] = s_
-                        for x in sl:
-                            deps.add(x[0].task)
+                        for piece in sl:
+                            deps.add(piece[0].task)
                 if by:
                     for ls, ii, kk in by.values():
                         if ls.n == rel.shape[0]:
@@ -778,12 +788,13 @@ class Lockstep:
                     whole.append((d, rel, list(by.values())))
             if num:
                 if inputs is None:
-                    inputs = WholeLinks(fast)
+                    run_inputs = WholeLinks(fast)
                 else:
                     for d, (ls0, kk0) in fast.items():
                         n0 = ls0.n
                         for inp, k in zip(inputs, kk0):
                             inp[d] = [(ls0, k, 0, n0)]
+                    run_inputs = inputs
             # GET issue cycles: traced; senders in back-pressure are notified (links consumed
             # whole need no per-link record: only _record's partial slices are read again)
             now = eng.now
@@ -791,8 +802,8 @@ class Lockstep:
                 for ls, ii, kk in groups:
                     if trace.enabled:
                         st = start[ii].tolist()
-                        for x, k in enumerate(kk):
-                            trace.flow(ls.link(k), lane_list[ii[x]], st[x])
+                        for xi, k in enumerate(kk):
+                            trace.flow(ls.link(k), lane_list[ii[xi]], st[xi])
                     if ls.bp is not None and ls.n > depth:
                         self._links_satisfied(ls, kk, start[ii], rel, now, depth)
             for i, d, sl in slow:
@@ -808,7 +819,7 @@ class Lockstep:
                 k_.rlc_messages += n_msgs
         if k_ is not None and rp.has_rlc:
             k_.uses_rlc = True
-        task = eng.queue_run(rp, lane_list, bases, inputs, None, links)
+        task = eng.queue_run(rp, lane_list, bases, run_inputs, None, links)
         if task is not None:
             task.deps = {d for d in deps if d is not None and not d.done} or None
         end = start + rp.cycles
@@ -838,12 +849,13 @@ class Lockstep:
             if co.floor is not None:
                 np.maximum(newt, co.floor[keep], out=newt)
             co.set_lanes(lanes[keep], newt, None)
-            return
+            return None
         self._account(lanes, start, end, rp, t0, rp.cycles)
         newt = np.maximum(co.tl, end)
         if co.floor is not None:
             np.maximum(newt, co.floor, out=newt)
         co.set_lanes(lanes, newt, None)
+        return None
 
     def _flat(self, rp, which: int, lanes: np.ndarray) -> np.ndarray:
         """``(lanes, regs)`` indices into the flattened register scoreboard of ``rp``'s
@@ -865,13 +877,13 @@ class Lockstep:
         plan = self.post_plans.get(key)
         if plan is None:
             groups: dict[tuple, list] = {}
-            order: list[tuple[int, int]] = []
+            link_order: list[tuple[int, int]] = []  # (group, link) in per-CPE order
             for i, c in enumerate(lane_list):
                 for d, tgt, js, put_rel in rp.targets(c, rlc):
                     g = groups.get((d, js))
                     if g is None:
                         g = groups[(d, js)] = [d, js, put_rel, [], [], [], len(groups)]
-                    order.append((g[6], len(g[3])))
+                    link_order.append((g[6], len(g[3])))
                     g[3].append(i)
                     g[4].append(c)
                     g[5].append(tgt)
@@ -881,14 +893,13 @@ class Lockstep:
             # the receivers' FIFOs themselves (self.q's deques live as long as the engine)
             # appended in stretches of consecutive links of one group (same order, C-level loop)
             runs: list[tuple[int, list, list]] = []
-            for gi, k in order:
+            for gi, k in link_order:
                 dq = self.q[glist[gi][0]][glist[gi][6][k]]
                 if not runs or runs[-1][0] != gi:
                     runs.append((gi, [], []))
                 runs[-1][1].append(dq)
                 runs[-1][2].append(k)
-            order = runs
-            plan = self.post_plans[key] = (rp, glist, order)
+            plan = self.post_plans[key] = (rp, glist, runs)
         _, glist, order = plan
         lat = eng.machine.rlc_latency
         lss = []
@@ -971,6 +982,7 @@ class Lockstep:
             return ls.got_base[k] + 1 - int(ls.put_base[k]) + self.eng._maxdiff(gr, ls.put_rel,
                                                                                depth)
         kk = ls.n - depth
+        assert ls.got is not None  # consumed in several slices: recorded per message
         return int((ls.got[k][:kk] + 1 - (ls.put_base[k] + ls.put_rel[depth:])).max())
 
     def _links_satisfied(self, ls: LinkSet, kk: list[int], got_base: np.ndarray,
@@ -978,6 +990,7 @@ class Lockstep:
         """Vectorised ``_link_satisfied`` for links ``kk`` consumed whole by one run (GET
         cycles ``got_base + rel``)."""
         run = ls.bp
+        assert run is not None  # the callers check
         karr = np.array(kk, dtype=np.int64)
         sidx = ls.sidx[karr]
         delta = got_base + 1 - ls.put_base[karr] + self.eng._maxdiff(rel, ls.put_rel, depth)
@@ -1026,7 +1039,7 @@ class Lockstep:
         due = self.bp_due.get(t)
         if due is None:  # one event per cycle finishes every lane released then
             due = self.bp_due[t] = []
-            self.eng.schedule(t, PH_AGENT, sender, lambda t=t: self._bp_finish(t))
+            self.eng.schedule(t, PH_AGENT, sender, partial(self._bp_finish, t))
         due.append((run, i))
 
     def _bp_finish(self, t: int) -> None:
