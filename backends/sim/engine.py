@@ -31,8 +31,10 @@ from __future__ import annotations
 import gc
 import heapq
 import itertools
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -60,6 +62,10 @@ from taihu.backends.sim.pipeline import (
 from taihu.backends.sim.rlc import Batch, RLCNetwork
 from taihu.backends.sim.lockstep import Lockstep, Seq, WholeLinks
 from taihu.backends.sim.trace import Trace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from taihu.backends.sim.lockstep import _BPRun
+    from taihu.backends.sim.memo import TimingMemo
 
 
 class DeadlockError(SimError):
@@ -145,7 +151,7 @@ class CPE(Agent):
         # lockstep mode (lockstep.py): where this lane is blocked, its clock floor, back-pressure
         self.site: tuple | None = None
         self.floor = -1
-        self.bp = None
+        self.bp: _BPRun | None = None
         self.barrier_done = False
 
     # -- DMA (spec §4.3) --------------------------------------------------------------
@@ -156,7 +162,7 @@ class CPE(Agent):
         eng.dma.validate(req)
         yield from self.sync()
         while eng.dma.channel_full(self.id):
-            eng.dma.chan_waiters[self.id].append(lambda a=self: eng.wake(a))
+            eng.dma.chan_waiters[self.id].append(partial(eng.wake, self))
             yield _Block(f"DMA {req.kind} issue: channel buffer full "
                          f"({eng.machine.chan_buf_depth} requests waiting)")
         eng.dma.issue(req, self.t)
@@ -235,6 +241,7 @@ class MPE(Agent):
         eng = self.engine
         yield from self.sync()
         if self.running:
+            assert self.current_kernel is not None  # CPEs run: a spawn set it
             raise SimError(f"spawn of '{name}' while kernel '{self.current_kernel.name}' runs "
                            f"(missing join)")
         m = eng.machine
@@ -267,6 +274,7 @@ class MPE(Agent):
         eng = self.engine
         yield from self.sync()
         while any(not c.done for c in self.running):
+            assert self.current_kernel is not None  # CPEs run: a spawn set it
             eng.join_waiter = self
             yield _Block("join: waiting for the CPEs of kernel "
                          f"'{self.current_kernel.name}'")
@@ -274,7 +282,9 @@ class MPE(Agent):
         if eng.memo is not None:
             eng.memo.before_flush()  # a recorded launch keeps its data-effect queue (memo.py)
         eng.flush_numerics()
-        ks.end = max(c.t for c in self.running)
+        end = max(c.t for c in self.running)
+        assert ks is not None  # CPEs ran (else max() raised): a spawn set it
+        ks.end = end
         self.t = max(self.t, ks.end)
         eng.trace.span("MPE", 0, ks.name, ks.start, ks.end, {"kernel": ks.name})
         self.running = []
@@ -310,11 +320,12 @@ class Engine:
         self.regs = np.zeros((m.n_cpes, m.n_regs, 4))
         self.reg_ready = np.zeros((m.n_cpes, m.n_regs), dtype=np.int64)
         self.lockstep = Lockstep(self)
-        self.memo = None  # the launch memo (memo.py), set by the runner
+        self.memo: TimingMemo | None = None  # the launch memo (memo.py), set by the runner
         #: queued data effects (micro-kernel numerics) in creation order, see flush_numerics
-        self.tasks: list[_Task] = []
+        self.tasks: list[_Task | _DataTask] = []
         #: (id(mk), trip) -> (mk, plan); (mk, trip) -> plan (structurally equal micro-kernels)
-        self._run_plans: dict[tuple, object] = {}
+        self._run_plans: dict[tuple[int, int], tuple[MicroKernel, _RunPlan]] = {}
+        self._run_plans_eq: dict[tuple[MicroKernel, int], _RunPlan] = {}
         self._families: dict[tuple, _Family] = {}
 
     # -- event queue ----------------------------------------------------------------------
@@ -344,9 +355,11 @@ class Engine:
         if agent.done or agent.blocked is not None:
             return
         self.current = agent
+        gen = agent.gen
+        assert gen is not None  # only agents running a generator are scheduled
         try:
             while True:
-                cmd = next(agent.gen)
+                cmd = next(gen)
                 if cmd is _SYNC:
                     if agent.t == self.now:
                         continue
@@ -421,6 +434,7 @@ class Engine:
         arrived CPE ids)`` when it is the last member (the barrier is then over), else
         ``(None, missing CPE ids)``."""
         m = self.machine
+        key: tuple  # ("array", mask) | ("row", row, mask) | ("col", col, mask)
         if scope == "array":
             members = [c.id for c in self.mpe.running] if self.mpe.running else list(range(m.n_cpes))
             if mask is not None and mask not in (0xFF, 0xFFFF, 0xFFFFFFFFFFFFFFFF):
@@ -512,7 +526,9 @@ class Engine:
         if b.got_rel is not None:
             return b.got_base + 1 - b.put_base + self._maxdiff(b.got_rel, b.put_rel, depth)
         k = b.n - depth
-        return int((b.got[:k] + 1 - (b.put_base + b.put_rel[depth:])).max())
+        got = b.got
+        assert got is not None  # consumed in several slices: recorded per message
+        return int((got[:k] + 1 - (b.put_base + b.put_rel[depth:])).max())
 
     # -- micro-kernels (timing + deferred, SPMD-batched numerics + RLC batches) ---------------
     def _run_plan(self, mk: MicroKernel, trip: int) -> _RunPlan:
@@ -521,9 +537,9 @@ class Engine:
         if hit is None or hit[0] is not mk:
             # equal micro-kernels of different kernels (not deduplicated) share one plan
             skey = (mk, trip)
-            rp = self._run_plans.get(skey)
+            rp = self._run_plans_eq.get(skey)
             if rp is None:
-                rp = self._run_plans[skey] = _RunPlan(mk, trip, self.machine)
+                rp = self._run_plans_eq[skey] = _RunPlan(mk, trip, self.machine)
             self._run_plans[key] = (mk, rp)
             return rp
         return hit[1]
@@ -652,6 +668,10 @@ class Engine:
         if not tasks:
             return
         self.tasks = []
+        # the same queue, seen through the indices of ready_dma (DMA effects) and of ready_run
+        # (micro-kernel runs): push() files every index by its kind
+        dmas = cast(list[_DataTask], tasks)
+        runs = cast(list[_Task], tasks)
         n = len(tasks)
         indeg = [0] * n
         succ: list[list[int]] = [[] for _ in range(n)]
@@ -717,7 +737,7 @@ class Engine:
         while True:
             while ready_dma:
                 i = heapq.heappop(ready_dma)
-                t = tasks[i]
+                t = dmas[i]
                 if t.snap:
                     dma.snapshot(t.req)
                 else:
@@ -732,12 +752,13 @@ class Engine:
                 break
             key = min(ready_run, key=lambda k: min(ready_run[k]))  # the oldest ready run
             idxs = sorted(ready_run.pop(key))
-            t0 = tasks[idxs[0]]
-            if t0.chain is not None or not t0.rp.fam.mergeable:
+            t0 = runs[idxs[0]]
+            fam = t0.rp.fam  # set by push() (family) unless the runs are chains
+            if t0.chain is not None or fam is None or not fam.mergeable:
                 if t0.chain is not None:
-                    self._execute_chains([tasks[i] for i in idxs])
+                    self._execute_chains([runs[i] for i in idxs])
                 else:
-                    self._execute([tasks[i] for i in idxs])
+                    self._execute([runs[i] for i in idxs])
                 done += len(idxs)
                 for i in idxs:
                     for s in succ[i]:
@@ -747,7 +768,6 @@ class Engine:
                 continue
             # the closure: runs of the family that only wait for runs of the batch (and use
             # other CPEs) join it, level by level; other successors are pushed after it ran
-            fam = t0.rp.fam
             levels = [idxs]
             later: list[int] = []
             busy: set[int] | None = None
@@ -772,9 +792,9 @@ class Engine:
                     levels.append(nxt)
                 frontier = nxt
             if len(levels) == 1 and all(tasks[i].rp is t0.rp for i in idxs):
-                self._execute([tasks[i] for i in idxs])
+                self._execute([runs[i] for i in idxs])
             else:
-                self._execute_merged([[tasks[i] for i in lv] for lv in levels])
+                self._execute_merged([[runs[i] for i in lv] for lv in levels])
             done += sum(len(lv) for lv in levels)
             for s in later:
                 push(s)
@@ -791,9 +811,10 @@ class Engine:
             key = (rp.trip, rp.mk.strides, tuple(
                 ("rlc", rlc_direction(ins.op), ins.dst) if ins.op in FUSED_SEND or ins.op in GETS
                 else ins for ins in body))
-            fam = self._families.get(key)
-            if fam is None:
-                fam = self._families[key] = _Family(key, rp)
+            hit = self._families.get(key)
+            if hit is None:
+                hit = self._families[key] = _Family(key, rp)
+            fam = hit
         rp.fam = fam
         return fam
 
@@ -883,22 +904,25 @@ class Engine:
         """Execute chain tasks (``_Task.chain``, one CPE each, all ready): position by
         position, the runs of the same plan at that position as one SPMD batch."""
         regs, ldm = self.regs, self.ldm
-        live = batch
+        live: list[tuple[int, list[tuple[_RunPlan, tuple]]]] = []  # (CPE, chain) per task
+        for t in batch:
+            assert t.chain is not None  # chain tasks (flush_numerics files them apart)
+            live.append((t.lanes[0], t.chain))
         pos = 0
         while live:
-            groups: dict[int, list[_Task]] = {}
-            for t in live:
-                groups.setdefault(id(t.chain[pos][0]), []).append(t)
+            groups: dict[int, list[tuple[int, list[tuple[_RunPlan, tuple]]]]] = {}
+            for x in live:
+                groups.setdefault(id(x[1][pos][0]), []).append(x)
             for g in groups.values():
-                rp = g[0].chain[pos][0]
+                rp = g[0][1][pos][0]
                 mk = rp.mk
                 P = len(mk.strides)
-                cpes = np.array([t.lanes[0] for t in g])
-                bases = np.array([t.chain[pos][1] for t in g], dtype=np.int64).reshape(len(g), P)
+                cpes = np.array([c for c, _ in g])
+                bases = np.array([ch[pos][1] for _, ch in g], dtype=np.int64).reshape(len(g), P)
                 BatchNumerics(mk.body, rp.plan, cpes, regs, ldm, rp.trip, bases, mk.strides,
                               {}).run()
             pos += 1
-            live = [t for t in live if len(t.chain) > pos]
+            live = [x for x in live if len(x[1]) > pos]
         for t in batch:
             t.done = True
             t.inputs = t.outputs = t.deps = t.links = t.chain = None
@@ -920,6 +944,7 @@ class Engine:
             self._execute(batch)
             return
         fam = rp0.fam
+        assert fam is not None  # the runs of a mergeable family (flush_numerics)
         mk, trip = rp0.mk, rp0.trip
         P = len(mk.strides)
         regs, ldm = self.regs, self.ldm
@@ -948,7 +973,8 @@ class Engine:
         cpes = np.array([c for p in parts for c in p[2]])
         bases = np.concatenate([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
         rep: set[str] = set()
-        ins = self._merged_inputs(parts, cplan, cpes, bases, C, trip, rep)
+        ins: Mapping[str, np.ndarray | tuple[np.ndarray, np.ndarray]] | None = \
+            self._merged_inputs(parts, cplan, cpes, bases, C, trip, rep)
         if ins is None:
             ins = self._merged_inputs_general(parts, cplan, trip)
         bn = BatchNumerics(cbody, cplan, cpes, regs, ldm, trip, bases, mk.strides, ins)
@@ -959,7 +985,8 @@ class Engine:
             t.inputs = t.outputs = t.deps = t.links = None
 
     def _merged_inputs(self, parts: list, cplan, cpes: np.ndarray, bases: np.ndarray, C: int,
-                       trip: int, rep: set[str]) -> dict[str, np.ndarray] | None:
+                       trip: int, rep: set[str]
+                       ) -> dict[str, np.ndarray | tuple[np.ndarray, np.ndarray]] | None:
         """Inputs of the all-GET body of a merged batch when, per direction, every body either
         GETs all of that direction's messages or fused-loads all of them as one load group
         (the SUMMA case): one ``(C, trip, m, 4)`` array per direction; the senders' rows loaded
@@ -989,11 +1016,12 @@ class Engine:
                 spec = sp
                 senders.append(part)
             work.append((d, m, spec, senders, receivers))
-        ins: dict[str, np.ndarray | tuple] = {}
+        ins: dict[str, np.ndarray | tuple[np.ndarray, np.ndarray]] = {}
         for d, m, spec, senders, _receivers in work:
             # the senders' rows: one gather into Y (S, trip, m, 4), posted to their links
             Y = Yf = None
             if senders:
+                assert spec is not None  # the senders' load group
                 op, ptr, offs = spec[:3]
                 srows = np.concatenate([np.arange(p[4], p[4] + len(p[2])) for p in senders]) \
                     if len(senders) > 1 else np.arange(senders[0][4], senders[0][4] + len(senders[0][2]))
@@ -1019,7 +1047,8 @@ class Engine:
             rowmap = None
             sid = {id(p) for p in senders}
             if Y is not None:
-                segs = []
+                segs: list[np.ndarray] = []
+                whole = True
                 r = 0
                 for p in parts:
                     if id(p) in sid:
@@ -1029,15 +1058,16 @@ class Engine:
                     for t in p[0]:
                         w = t.inputs
                         if not isinstance(w, WholeLinks) or w.by_dir[d][0].src is not Yf:
-                            segs = None
+                            whole = False
                             break
                         ls, kk = w.by_dir[d]
                         segs.append(ls.src_off + ls.sidx[kk])
-                    if segs is None:
+                    if not whole:
                         break
-                if segs is not None:
+                if whole:
                     rowmap = np.concatenate(segs) if len(segs) > 1 else segs[0]
             if rowmap is not None:
+                assert Y is not None and spec is not None  # the rows of the senders' gather
                 if spec[0] in _REP_LOADS:
                     rep.add(d)
                 ins[d] = (Y, rowmap)  # row c of the inputs = Y[rowmap[c]] (BatchNumerics)
@@ -1047,6 +1077,7 @@ class Engine:
             for p in parts:
                 G = len(p[2])
                 if id(p) in sid:
+                    assert Y is not None  # the senders' rows
                     X[p[4]:p[4] + G] = Y[sr:sr + G]
                     sr += G
                 else:
@@ -1058,7 +1089,8 @@ class Engine:
         """``_merged_inputs`` for any mix: per body, its fused loads (``fused_sends``) posted,
         then per direction the rows of every body (its GETs or its own fused loads)."""
         regs, ldm = self.regs, self.ldm
-        sent = []
+        # per part: its fused sends and their provenance (BatchNumerics.prov), None without
+        sent: list[tuple[dict[int, np.ndarray], dict[int, tuple[np.ndarray, int]]] | None] = []
         for g, rp, lanes, bases, _ in parts:
             if rp.plan.puts:
                 bn = BatchNumerics(rp.mk.body, rp.plan, np.array(lanes), regs, ldm, trip, bases,
@@ -1078,6 +1110,7 @@ class Engine:
                 if len(got) == m:
                     xs.append(self._inputs(g, d, G, trip, m))
                     continue
+                assert sends is not None  # not all GETs: a sender (fused loads)
                 sv, prov = sends
                 x = None
                 if not got:
@@ -1089,7 +1122,8 @@ class Engine:
                 if x is None:
                     gx = self._inputs(g, d, G, trip, len(got)) if got else None
                     gpos = {j: k for k, j in enumerate(got)}
-                    x = np.stack([gx[:, :, gpos[j]] if j in gpos else
+                    # (cast: gx is set when some j is in gpos)
+                    x = np.stack([cast(np.ndarray, gx)[:, :, gpos[j]] if j in gpos else
                                   np.broadcast_to(sv[j], (G, trip, 4)) for j in js], axis=2)
                 xs.append(x)
             ins[d] = xs[0] if len(xs) == 1 else np.concatenate(xs)
@@ -1116,6 +1150,7 @@ class Engine:
         r = rows[0] if len(rows) == 1 else np.concatenate(rows)
         if len(r) != C:  # pragma: no cover - one link per lane
             return None
+        assert arr0 is not None  # the first task's payload array
         return arr0[r].reshape(C, trip, m, 4)
 
     @staticmethod
@@ -1200,7 +1235,8 @@ class Engine:
         if len(self.tasks) > 200_000:  # bound the memory of long DMA-only stretches
             self.flush_numerics()
 
-    def queue_run(self, rp: _RunPlan, lanes: list[int], bases: np.ndarray, inputs: list | None,
+    def queue_run(self, rp: _RunPlan, lanes: list[int], bases: np.ndarray,
+                  inputs: list | WholeLinks | None,
                   outputs: list | None, links: list) -> _Task | None:
         """Queue the numerics of one lockstep run on ``lanes`` (``lockstep.py``): ``inputs``
         per lane {direction: [(LinkSet, link, lo, hi)]}, ``links``: the run's
@@ -1231,13 +1267,14 @@ class _Task:
         self.bases = bases
         self.inputs = inputs
         self.outputs = outputs
-        self.deps = None
+        self.deps: set[_Task] | None = None
         self.done = False
         self.idx = 0
-        self.links = None  # lockstep: [(LinkSet, put set)] posted by this run
+        #: lockstep: [(LinkSet, put set)] posted by this run (memo replays: stand-ins, memo.py)
+        self.links: list[tuple] | None = None
         #: per-CPE runs without RLC queued back to back on this task's CPE: [(run plan,
         #: bases)] in order (the first is ``rp``/``bases``), else None
-        self.chain: list | None = None
+        self.chain: list[tuple[_RunPlan, tuple]] | None = None
 
 
 class _DataTask:
@@ -1349,8 +1386,8 @@ class _RunPlan:
                 for tgt in rlc.targets(cpe, d, dst):
                     per.setdefault((d, tgt), []).append(j)
             t = []
-            for (d, tgt), js in per.items():
-                js = tuple(js)
+            for (d, tgt), jl in per.items():
+                js = tuple(jl)
                 rel = self._rels.get(js)  # one array per put set: shared by every sender
                 if rel is None:
                     rel = self._rels[js] = self._issue[:, list(js)].reshape(-1)
