@@ -54,6 +54,7 @@ simulation (``test/integration/test_sim_memo.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +131,7 @@ class _Template:
                 out.append((0, r, t.snap, t.lanes))
                 continue
             inp = t.inputs
+            inputs: tuple[str, tuple] | None  # ("W", whole links) | ("L", per-lane slices)
             if inp is None:
                 inputs = None
             elif isinstance(inp, WholeLinks):
@@ -246,7 +248,7 @@ class TimingMemo:
         groups: dict[int, int] = {}
         starts: list[tuple[int, int]] = []
         ranges: dict[int, tuple[int, int]] = {}
-        akey = []
+        akey: list[tuple | None] = []
         for i, v in enumerate(args):
             if i in exact:
                 akey.append(("x", v))
@@ -290,12 +292,14 @@ class TimingMemo:
 
     # -- recording ---------------------------------------------------------------------------
     def begin(self, kp: KernelProgram, key: tuple, ranges: dict,
-              groups: list[tuple[int, int]] = ()) -> list:
+              groups: Sequence[tuple[int, int]] = ()) -> list:
         """Start recording a launch (call before the spawn); ``groups``: the argument
         allocations (``key``'s second result), needed with numerics."""
         eng = self.eng
         state = [True]
-        kp.memo_check = (kp.memo_plan()[2], ranges, state)
+        plan = kp.memo_plan()
+        assert plan is not None  # key() gave the launch a key
+        kp.memo_check = (plan[2], ranges, state)
         rec = [kp, key, state, len(eng.trace.events), eng.rlc.messages, eng.rlc.next_flow,
                [b.busy_cycles for b in eng.dma.buses], eng.tasks, None, list(groups)]
         self._active = rec
