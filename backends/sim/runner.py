@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Data, Operation, SSAValue
 
 from taihu.backends.sim.engine import CPE, MPE, Engine
 from taihu.backends.sim.lockstep import Seq
@@ -108,7 +108,7 @@ def decode_microkernel(op: sw.MicrokernelOp) -> MicroKernel:
     return MicroKernel(tuple(body), op.pointer_strides(), label)
 
 
-_INT_BIN = {
+_INT_BIN: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.AddiOp: lambda a, b: a + b,
     arith.SubiOp: lambda a, b: a - b,
     arith.MuliOp: lambda a, b: a * b,
@@ -125,7 +125,7 @@ _INT_BIN = {
     arith.ShLIOp: lambda a, b: a << b,
     arith.ShRSIOp: lambda a, b: a >> b,
 }
-_INT_BIN_NP = {
+_INT_BIN_NP: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.AddiOp: np.add,
     arith.SubiOp: np.subtract,
     arith.MuliOp: np.multiply,
@@ -158,6 +158,8 @@ def _freeze(x):
     return x
 
 
+#: integer casts: the simulator's integers are unbounded (the value is copied)
+_INT_CASTS = (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)
 _ADD, _SUB = _INT_BIN[arith.AddiOp], _INT_BIN[arith.SubiOp]
 _RLC_OPS = GETS | PUTS | FUSED_SEND
 _CHUNK = 16  # tape entries produced per resumption of the producer (KernelProgram._produce)
@@ -261,21 +263,23 @@ def _taint(code: list[tuple], kinds: dict, exact: set, pointers: set, dma_base: 
 def _eval_pure(op: Operation, env: dict[SSAValue, Any]) -> bool:
     """Evaluate an arith op into ``env``; False if ``op`` is not a supported pure op."""
     t = type(op)
-    if t is arith.ConstantOp:
+    if type(op) is arith.ConstantOp:
         v = op.value
         env[op.result] = v.value.data if hasattr(v, "value") else v
         return True
     f = _INT_BIN.get(t)
     if f is not None:
+        assert isinstance(op, arith.SignlessIntegerBinaryOperation)  # the keys of _INT_BIN
         env[op.result] = f(env[op.lhs], env[op.rhs])
         return True
-    if t is arith.CmpiOp:
+    if type(op) is arith.CmpiOp:
         env[op.result] = bool(_CMP[op.predicate.value.data](env[op.lhs], env[op.rhs]))
         return True
-    if t is arith.SelectOp:
+    if type(op) is arith.SelectOp:
         env[op.result] = env[op.lhs] if env[op.cond] else env[op.rhs]
         return True
-    if t in (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp):
+    if t in _INT_CASTS:
+        assert isinstance(op, _INT_CASTS)
         env[op.result] = env[op.input]
         return True
     return False
@@ -301,8 +305,10 @@ class KernelProgram:
         self.n_slots = len(self._slot)
         self._reads_cache: dict[int, tuple[list, tuple[int, ...]]] = {}
         #: set while a launch is recorded for the timing memo (``memo.py``): DMA ranges are
-        #: checked against the allocations of their base arguments
-        self.memo_check = None
+        #: checked against the allocations of their base arguments: (DMA record id -> base
+        #: argument, argument -> (start, end) of its allocation, [still memoisable])
+        self.memo_check: tuple[dict[int, int], dict[int, tuple[int, int]], list[bool]] | None \
+            = None
         self._memo_plan: tuple | None = None
         #: some micro-kernel of the body sends or receives RLC messages
         self.uses_rlc = _code_uses(self.code, _RLC_OPS)
@@ -350,6 +356,7 @@ class KernelProgram:
     def _memo_dma(self, rec: tuple, mem) -> None:
         """Recording a launch: the DMA of ``rec`` at ``mem`` (scalar or per-lane array) must
         lie inside its base argument's allocation (else the launch is not memoised)."""
+        assert self.memo_check is not None  # the callers run this only while recording
         base, ranges, state = self.memo_check
         lo_a, hi_a = ranges[base[id(rec)]]
         kw = rec[4]
@@ -381,7 +388,7 @@ class KernelProgram:
         root.gen = self._produce(self.code, root, env)
         return root
 
-    def _produce(self, code: list[tuple], seq: Seq, env: list) -> Generator:
+    def _produce(self, code: list[tuple], seq: Seq, env: list) -> Generator[None, None, list]:
         """Append ``code``'s operations for ``seq``'s lanes to ``seq.entries`` (yields after
         every ``_CHUNK`` appends: production runs ahead of the replay by less than a chunk;
         returns the values of a terminating ``scf.yield``)."""
@@ -513,12 +520,12 @@ class KernelProgram:
         return res
 
     def _region(self, code: list[tuple], seq: Seq, env: list,
-                result_slots: tuple | None) -> Generator:
+                result_slots: tuple | None) -> Generator[None, None, list]:
         res = yield from self._produce(code, seq, env)
         return [env[r] for r in result_slots] if result_slots is not None else (res or [])
 
     def _branch(self, seq: Seq, env: list, parts: list[tuple[np.ndarray, list[tuple]]],
-                result_slots: tuple, from_slots: bool) -> Generator:
+                result_slots: tuple, from_slots: bool) -> Generator[None, None, None]:
         """A ``branch`` entry: ``code`` of each part runs on the lanes of its mask (child Seq).
         Children are produced lazily unless their results are needed to continue here (the
         ``result_slots`` of an ``scf.if``, yielded by the regions, or of a divergent ``scf.for``,
@@ -560,64 +567,68 @@ class KernelProgram:
         S = self._s
         for op in ops:
             t = type(op)
-            if t is arith.ConstantOp:
+            if type(op) is arith.ConstantOp:
                 v = op.value
                 code.append(("const", S(op.result), v.value.data if hasattr(v, "value") else v))
             elif t in _INT_BIN:
+                assert isinstance(op, arith.SignlessIntegerBinaryOperation)  # the keys of _INT_BIN
                 code.append(("bin", S(op.result), _INT_BIN[t], S(op.lhs), S(op.rhs), _INT_BIN_NP[t]))
-            elif t is arith.CmpiOp:
+            elif type(op) is arith.CmpiOp:
                 pr = op.predicate.value.data
                 code.append(("bin", S(op.result), _CMP[pr], S(op.lhs), S(op.rhs), _CMP_NP[pr]))
-            elif t is arith.SelectOp:
+            elif type(op) is arith.SelectOp:
                 code.append(("select", S(op.result), S(op.cond), S(op.lhs), S(op.rhs)))
-            elif t in (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp):
+            elif t in _INT_CASTS:
+                assert isinstance(op, _INT_CASTS)
                 code.append(("copy", S(op.result), S(op.input)))
-            elif t is sw.MicrokernelOp:
+            elif type(op) is sw.MicrokernelOp:
                 code.append(("mk", decode_microkernel(op), op.trip, tuple(S(p) for p in op.pointers)))
-            elif t is scf.ForOp:
+            elif type(op) is scf.ForOp:
                 body = op.body.block
                 code.append(("for", S(op.lb), S(op.ub), S(op.step), S(body.args[0]),
                              tuple(S(a) for a in op.iter_args), tuple(S(a) for a in body.args[1:]),
                              tuple(S(r) for r in op.results), self._compile(list(body.ops))))
-            elif t is scf.IfOp:
+            elif type(op) is scf.IfOp:
                 then = self._compile(list(op.true_region.block.ops)) if op.true_region.blocks else []
                 els = self._compile(list(op.false_region.block.ops)) if op.false_region.blocks else []
                 code.append(("if", S(op.cond), then, els, tuple(S(r) for r in op.results)))
-            elif t is scf.YieldOp:
+            elif type(op) is scf.YieldOp:
                 code.append(("yield", tuple(S(a) for a in op.arguments)))
-            elif t is sw.DmaGetOp or t is sw.DmaPutOp:
+            elif type(op) is sw.DmaGetOp or type(op) is sw.DmaPutOp:
                 owner = op.ldm.owner
                 limit = None
                 if isinstance(owner, LdmAddrOp):
                     limit = owner.address.value.data + owner.bytes.value.data
-                kw = dict(size=op.size.value.data, bsize=sw._int(op.bsize) or 0,
-                          stride=sw._int(op.stride) or 0, ldm_limit=limit)
+                kw: dict[str, int | str | None] = dict(
+                    size=op.size.value.data, bsize=sw._int(op.bsize) or 0,
+                    stride=sw._int(op.stride) or 0, ldm_limit=limit)
                 if t is sw.DmaGetOp:
                     kw["mode"] = str(op.dma_mode.value)
                     kw["mask"] = sw._int(op.mask) or 0xFF
                 code.append(("get" if t is sw.DmaGetOp else "put", S(op.mem), S(op.ldm), S(op.reply), kw))
-            elif t is sw.DmaWaitOp:
+            elif type(op) is sw.DmaWaitOp:
                 if op.count is not None:
                     code.append(("wait", S(op.reply), None, op.count.value.data))
                 else:
+                    assert op.count_val is not None  # the verifier: count or count_val
                     code.append(("wait", S(op.reply), S(op.count_val), 0))
-            elif t is LdmAddrOp:
+            elif type(op) is LdmAddrOp:
                 code.append(("const", S(op.result), op.address.value.data))
-            elif t is ReplySlotOp:
+            elif type(op) is ReplySlotOp:
                 code.append(("const", S(op.result), op.slot.value.data))
-            elif t is sw.ReplyResetOp:
+            elif type(op) is sw.ReplyResetOp:
                 code.append(("reset", S(op.reply)))
-            elif t is sw.CpeIdOp:
+            elif type(op) is sw.CpeIdOp:
                 code.append(("id", S(op.results[0]), "id"))
-            elif t is sw.RowIdOp:
+            elif type(op) is sw.RowIdOp:
                 code.append(("id", S(op.results[0]), "row"))
-            elif t is sw.ColIdOp:
+            elif type(op) is sw.ColIdOp:
                 code.append(("id", S(op.results[0]), "col"))
-            elif t is sw.BarrierOp:
+            elif type(op) is sw.BarrierOp:
                 code.append(("barrier", str(op.scope.data.value), sw._int(op.mask)))
-            elif t is sw.SynrOp or t is sw.SyncOp:
+            elif type(op) is sw.SynrOp or type(op) is sw.SyncOp:
                 code.append(("barrier", "row" if t is sw.SynrOp else "col", sw._int(op.mask)))
-            elif t is sw.LdmFreeOp:
+            elif type(op) is sw.LdmFreeOp:
                 continue
             else:
                 raise SimDecodeError(f"kernel @{self.name}: the simulator cannot execute '{op.name}'")
@@ -629,7 +640,7 @@ class KernelProgram:
             env[k] = v
         yield from self._exec(self.code, cpe, env)
 
-    def _exec(self, code: list[tuple], cpe: CPE, env: list) -> Generator:
+    def _exec(self, code: list[tuple], cpe: CPE, env: list) -> Generator[Any, None, list]:
         for rec in code:
             tag = rec[0]
             if tag == "bin":
@@ -757,7 +768,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     inputs = inputs or {}
     globals_: dict[str, tuple[int, sw.GlobalOp]] = {}
     kernels: dict[str, KernelProgram] = {}
-    main = None
+    main: func.FuncOp | None = None
     for op in module.body.block.ops:
         if isinstance(op, sw.GlobalOp):
             addr = eng.memory.alloc(op.nbytes, op.sym_name.data)
@@ -772,7 +783,6 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     if main is None:
         raise SimDecodeError("no func.func @main (the MPE host program)")
     n_spawns = sum(isinstance(o, sw.SpawnOp) for o in main.body.block.ops)
-    joined = [0, ""]
     tm = TimingMemo(eng) if memo is not False else None
     eng.memo = tm
     # a spawn is memoisable when the next non-pure op of @main is its join
@@ -791,14 +801,18 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
         tm.register(kernels.values())
         by_body: dict[tuple, list[int]] = {}
         for i in joins_next:
-            kp = kernels.get(host_ops[i].kernel.root_reference.data)
+            spawn = host_ops[i]
+            assert isinstance(spawn, sw.SpawnOp)  # joins_next holds indices of spawns
+            kp = kernels.get(spawn.kernel.root_reference.data)
             if kp is not None:
                 by_body.setdefault(tm.body_id(kp), []).append(i)
         joins_next = {i for ii in by_body.values() if len(ii) > 1 for i in ii}
 
     def host(mpe: MPE) -> Generator:
         env: dict[SSAValue, Any] = {}
-        recording = replayed = None
+        recording: tuple[list, list[tuple[int, int]]] | None = None
+        replayed: bool | None = None
+        n_joined, launch = 0, ""  # joins so far, the name of the last launch
         for i, op in enumerate(host_ops):
             if _eval_pure(op, env):
                 continue
@@ -810,7 +824,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                 kp = kernels[op.kernel.root_reference.data]
                 args = tuple(env[a] for a in op.args)
                 name = launch_name(op, kp.name)
-                joined[1] = name
+                launch = name
                 if tm is not None and i in joins_next:
                     yield from mpe.sync()  # global time catches up: the state the key reads
                     k = tm.key(kp, args)
@@ -828,11 +842,12 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                 else:
                     yield from mpe.join()
                     if recording is not None:
+                        assert tm is not None  # recording only with the memo
                         tm.end(recording[0], eng.kernels[-1], recording[1])
                         recording = None
-                joined[0] += 1
+                n_joined += 1
                 if progress is not None:
-                    progress(joined[0], n_spawns, joined[1])
+                    progress(n_joined, n_spawns, launch)
             elif isinstance(op, func.ReturnOp):
                 break
             else:
@@ -869,7 +884,7 @@ def _info_attrs(op: Operation) -> dict[str, str | None]:
     info = {}
     for key, attr in KERNEL_INFO_ATTRS.items():
         a = op.attributes.get(attr)
-        info[key] = a.data if a is not None and isinstance(getattr(a, "data", None), str) else None
+        info[key] = a.data if isinstance(a, Data) and isinstance(a.data, str) else None
     return info
 
 
