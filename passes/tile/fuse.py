@@ -46,6 +46,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
 
 from taihu.dialects import tile
 from taihu.passes.tile.common import (
@@ -176,5 +177,8 @@ class TileFusePass(ModulePass):
                 plan = plan_grow(lp)
             except Refusal as e:
                 raise fail(NAME, where, f"cannot fuse the loop into its primitives: {e}") from None
-            apply_grow(plan)
+            try:
+                apply_grow(plan)
+            except VerifyException as e:  # a grown buffer type itself
+                raise fail(NAME, where, f"the result is not a legal tile program: {e}") from None
             verify_kernel(NAME, k, where)

@@ -260,3 +260,54 @@ def test_simulated_numbers_preserved(name: str, spec: str) -> None:
         np.testing.assert_allclose(after[k], before[k], rtol=RTOL, atol=ATOL, err_msg=k)
         np.testing.assert_allclose(after[k].reshape(reference[k].shape), reference[k], rtol=1e-5, atol=1e-5,
                                    err_msg=k)
+
+
+# --------------------------------------------------------------------------------------------
+# Every permutation and every divisor of a small 3-deep nest
+# --------------------------------------------------------------------------------------------
+
+NEST = """
+func.func @main(%x: memref<2x3x4x64xf32> {graph.name = "x"}) -> (memref<2x3x4x64xf32> {graph.name = "y"}) {
+  %y = memref.alloc() : memref<2x3x4x64xf32>
+  tile.kernel "k" (%xa = %x : memref<2x3x4x64xf32>, %ya = %y : memref<2x3x4x64xf32>) {
+    %t = tile.alloc : !tile.buf<64xf32, cpe>
+    %u = tile.alloc : !tile.buf<64xf32, cpe>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    tile.for %a = 0 to 2 step 1 name "a" {
+      %a2 = arith.subi %c1, %a : index
+      tile.for %b = 0 to 3 step 1 name "b" {
+        tile.for %c = 0 to 4 step 1 name "c" {
+          %c2 = arith.subi %c3, %c : index
+          tile.move %xa[%a2, %b, %c2, %c0] sizes [1, 1, 1, 64] -> %t : memref<2x3x4x64xf32> -> !tile.buf<64xf32, cpe>
+          tile.map tanh ins(%t : !tile.buf<64xf32, cpe>) out(%u : !tile.buf<64xf32, cpe>)
+          tile.map mul ins(%u, %t : !tile.buf<64xf32, cpe>, !tile.buf<64xf32, cpe>) out(%u : !tile.buf<64xf32, cpe>)
+          tile.move %u -> %ya[%a, %b, %c, %c0] sizes [1, 1, 1, 64] : !tile.buf<64xf32, cpe> -> memref<2x3x4x64xf32>
+        }
+      }
+    }
+  }
+  func.return %y : memref<2x3x4x64xf32>
+}
+"""
+
+_ORDERS = [("a", "b", "c"), ("a", "c", "b"), ("b", "a", "c"), ("b", "c", "a"), ("c", "a", "b"), ("c", "b", "a")]
+_NEST_SPECS = (
+    [f"tile-reorder{{loops={','.join(o)}}}" for o in _ORDERS]
+    + [f"tile-split{{loop={n} factor={f}}}" for n, t in (("a", 2), ("b", 3), ("c", 4)) for f in range(1, t + 1)
+       if t % f == 0]
+    + ["tile-fuse{outer=a inner=b},tile-fuse{outer=a_b inner=c}", "tile-fuse{outer=b inner=c},tile-reorder{loops=b_c,a}",
+       "tile-split{loop=c factor=2},tile-reorder{loops=c_i,a,b,c_o},tile-fuse{outer=a inner=b}"]
+)
+
+
+@pytest.mark.parametrize("spec", _NEST_SPECS)
+def test_nest_every_schedule(spec: str) -> None:
+    """Each permutation (3! orders), each divisor factor, fusions of a 3-deep perfect nest whose
+    index arithmetic sits between the loops (reading x backwards along a and c, so loop c cannot
+    be fused into the moves): the same array."""
+    x = {"x": np.random.default_rng(9).standard_normal((2, 3, 4, 64)).astype(np.float32)}
+    want = run_tile_module(Parser(default_context(), NEST).parse_module(), x)["y"]
+    got = run_tile_module(run(Parser(default_context(), NEST).parse_module(), spec), x)["y"]
+    np.testing.assert_array_equal(got, want)

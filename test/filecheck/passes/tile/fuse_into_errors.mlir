@@ -155,3 +155,19 @@ func.func @ldm(%x: memref<802816xf32>, %y: memref<802816xf32>) {
   }
   func.return
 }
+
+// -----
+
+// The grown tile gains a leading dim of 4, which the rc distribution cannot split 8 ways.
+// CHECK: tile-fuse: tile.for "f" in tile.kernel "k": the result is not a legal tile program: !tile.buf: distribution rc needs a rank >= 2 shape with dims 0 and 1 multiples of 8, got [4, 8, 128]
+func.func @distribution(%x: memref<4x8x128xf32>, %y: memref<4x8x128xf32>) {
+  tile.kernel "k" (%xa = %x : memref<4x8x128xf32>, %ya = %y : memref<4x8x128xf32>) {
+    %t = tile.alloc : !tile.buf<8x128xf32, rc>
+    %c0 = arith.constant 0 : index
+    tile.for %f = 0 to 4 step 1 name "f" {
+      tile.move %xa[%f, %c0, %c0] sizes [1, 8, 128] -> %t : memref<4x8x128xf32> -> !tile.buf<8x128xf32, rc>
+      tile.move %t -> %ya[%f, %c0, %c0] sizes [1, 8, 128] : !tile.buf<8x128xf32, rc> -> memref<4x8x128xf32>
+    }
+  }
+  func.return
+}
