@@ -1,5 +1,5 @@
 """Tile-level schedule primitives: swAutoDNN's loop and primitive transformations (004 Ch.6,
-L1399-1468, IR mapping L1482-1484) and FlexTensor's split/fuse/reorder (001 Table 4.1, eq
+L1399-1468, IR mapping L1482-1489) and FlexTensor's split/fuse/reorder (001 Table 4.1, eq
 4.2-4.5, L1348-1379) as passes on ``tile.for`` nests, one pass per module:
 
 * ``tile-split{loop=NAME factor=F}`` (:mod:`.split`), ``tile-reorder{loops=A,B,...}``

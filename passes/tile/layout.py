@@ -2,7 +2,7 @@
 
 swAutoDNN's data-layout transformation (004 L1464: the layout of the data in LDM decides how the
 tensorised primitives are called, e.g. the transposition of the GEMM primitive's operands; the
-dims a primitive consumes may be permuted freely; L1484: layout and vectorisation are node
+dims a primitive consumes may be permuted freely; L1484-1489: layout and vectorisation are node
 attributes of the primitives in the IR). In taihu the layout is a parameter of the buffer type
 ``!tile.buf<..., dist, row|col>`` (storage order of each CPE's local block: ``row`` = last dim
 contiguous, ``col`` = first dim contiguous; rank-2 tiles only): the pass re-types the

@@ -4,7 +4,7 @@
 // RUN: not %taihu-opt %s --split-input-file -p 'tile-layout{buffer=c_s layout=diag}' 2>&1 | filecheck %s --check-prefix=OPT
 // RUN: not %taihu-opt %s --split-input-file -p 'tile-layout{layout=col}' 2>&1 | filecheck %s --check-prefix=NOBUF
 
-// tile-layout (004 L1464, L1484): the LDM layout of a named buffer, for every op using it; the
+// tile-layout (004 L1464, L1484-1489): the LDM layout of a named buffer, for every op using it; the
 // verifiers decide.
 
 // OPT: tile-layout: options: layout must be row or col, got 'diag'
