@@ -84,6 +84,8 @@ def lowered(name: str) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     module, inputs = build()
     ConvertGraphToTilePass(**options).apply(Context(), module)  # type: ignore[arg-type]
     module.verify()
+    want = {"relu": {"i0"}, "gemm": {"cM", "cK"}, "conv": {"cRo", "cKr", "cKc"}}[name]
+    assert want <= loops(module).keys(), f"{name}: the schedules below name the loops {sorted(want)}"
     return module, inputs
 
 
