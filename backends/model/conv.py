@@ -47,6 +47,12 @@ one and raises :class:`NotApplicable` (with the reason) when it cannot run the l
   primitive needs them, 004 L1266);
 * ``winograd`` (§C4, Algorithm 5): 3x3 kernels, stride 1, dilation 1, ``group == 1``.
 
+Every planner is a lazily enumerated space of its candidates (:mod:`taihu.backends.model.choice`:
+``gemm_candidates``, ``implicit_candidates``, ``explicit_space``, ``winograd_space``), each
+candidate a complete plan with its cost, and the planner returns the space's pick;
+:mod:`taihu.backends.model.schedule` names every candidate's free decisions (a ``Schedule``) and
+builds the plan of any legal schedule (``*_plan`` builders here).
+
 Winograd performance is reported in "effective" GFLOPS = direct-convolution flops / time
 (004 L1268-1270), so it may exceed the machine peak.
 """
@@ -55,7 +61,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -70,6 +76,7 @@ from taihu.backends.model.gemm_blocking import (
     tile_moved_bytes,
 )
 from taihu.backends.model import tasks
+from taihu.backends.model.choice import Cheapest, Conditional, Enumerated, Mapped, Preferred, Space
 from taihu.backends.model.tasks import Im2colTasks, WinogradTiling, winograd_tiles
 from taihu.target.machine import Machine
 
@@ -80,6 +87,7 @@ __all__ = [
     "ALGORITHMS",
     "ConvChoice",
     "ConvShape",
+    "EXPLICIT_FORMS",
     "ExplicitPlan",
     "GemmBlocking",
     "GemmPlan",
@@ -89,24 +97,46 @@ __all__ = [
     "NotApplicable",
     "WinogradPlan",
     "applicability",
+    "check_gemm_shape",
     "choose_conv",
+    "explicit_forms",
+    "explicit_gemm_shape",
+    "explicit_needs_im2col",
+    "explicit_plan",
+    "explicit_residual_apart",
+    "explicit_space",
     "flat_blocks",
     "fuses_residual",
-    "n_border_clean",
+    "gemm_blocking",
+    "gemm_candidates",
+    "gemm_epilogue_bytes",
     "gemm_operand_layouts",
+    "gemm_plan",
+    "gemm_storages",
     "im2col_cost",
-    "winograd_input_cost",
-    "winograd_input_tasks",
-    "winograd_output_cost",
-    "winograd_output_tasks",
     "im2col_tasks",
+    "implicit_candidates",
+    "implicit_group_shapes",
+    "implicit_plan",
+    "implicit_space",
+    "is_pointwise",
+    "n_border_clean",
     "parallel_tasks_cost",
     "plan_explicit",
     "plan_gemm",
     "plan_implicit",
     "plan_winograd",
     "residual_cost",
+    "winograd_gemm_shapes",
+    "winograd_input_cost",
+    "winograd_input_tasks",
+    "winograd_output_cost",
+    "winograd_output_tasks",
+    "winograd_plan",
+    "winograd_space",
     "winograd_tiles",
+    "winograd_tiles_per_cpe",
+    "winograd_transforms_fit",
 ]
 
 MESH = 8
@@ -624,6 +654,121 @@ def _gemm_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name
     return KernelCost(name, total, t_dma, t_comp, moved, min(useful, moved) if moved else useful, 2 * m * n * k * batch)
 
 
+def gemm_storages(p: GemmShape) -> list[GemmShape]:
+    """``p`` with its storage orders and leading dims resolved, as :func:`plan_gemm` tries them:
+    the given order and, for a constant operand (``p.const_a/b``), also the other one (the caller
+    then stores the constant transposed, densely); ``lda/ldb/ldc`` filled in (dense when None)."""
+    m, n, k = p.m, p.n, p.k
+    trans_a, trans_b = bool(p.trans_a), bool(p.trans_b)
+    tas = (trans_a, not trans_a) if p.const_a else (trans_a,)
+    tbs = (trans_b, not trans_b) if p.const_b else (trans_b,)
+    out = []
+    for ta in tas:
+        for tb in tbs:
+            la = (p.lda if ta == trans_a else None) or (m if ta else k)
+            lb = (p.ldb if tb == trans_b else None) or (k if tb else n)
+            out.append(replace(p, trans_a=ta, trans_b=tb, lda=la, ldb=lb, ldc=p.ldc or n))
+    return out
+
+
+def check_gemm_shape(p: GemmShape) -> None:
+    """Raise ValueError when a dim or ``batch`` of ``p`` is not positive or ``dtype`` is not
+    f32/f64."""
+    if min(p.m, p.n, p.k) <= 0 or p.batch <= 0:
+        raise ValueError(f"GEMM dims must be positive, got m={p.m} n={p.n} k={p.k} batch={p.batch}")
+    if p.dtype not in ("f32", "f64"):
+        raise ValueError(f"dtype must be f32 or f64, got {p.dtype}")
+
+
+def gemm_blocking(p: GemmShape, vec: str, bm: int, bn: int, bk: int, double_c: bool) -> GemmBlocking:
+    """The :class:`GemmBlocking` of the SUMMA GEMM kernel of ``p`` (storage resolved,
+    :func:`gemm_storages`) with vector dim ``vec`` and blocks (bm, bn, bk): the staged operands
+    follow from the element type and the LDM layouts; an operand whose block is invariant in the
+    block loops (one K step, a single N resp. M block) is hoisted."""
+    nm, nn, nk = _ceil(p.m, bm), _ceil(p.n, bn), _ceil(p.k, bk)
+    staged = _staged_operands(p.dtype, vec, p.trans_a, p.trans_b)
+    return GemmBlocking(bm, bn, bk, staged, nk == 1 and nm == 1 and nn > 1, nk == 1 and nn == 1 and nm > 1, double_c)
+
+
+def gemm_epilogue_bytes(p: GemmShape, bm: int, bn: int) -> int:
+    """Per-CPE LDM bytes of the C epilogue's buffers for blocks (bm, bn): the bias row/column
+    (memory type + fp64), the (1, 1) scalar tiles, a fused residual window (double-buffered like
+    the stored tile)."""
+    e = p.elem
+    bias_elems = {"n": bn, "m": bm}.get(p.bias_along or "", 0)
+    epi_bytes = 0
+    if bias_elems:
+        epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
+    epi_bytes += p.scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
+    if p.residual:  # the residual window: a double-buffered tile like the stored one
+        epi_bytes += 2 * _rnd(e * _local(bm * bn))
+    return epi_bytes
+
+
+def _summa_plan(p: GemmShape, machine: Machine, vec: str, blk: GemmBlocking, ldm_bytes: int, name: str) -> GemmPlan:
+    cost = _gemm_cost(p, vec, blk, machine, name)
+    return GemmPlan(p.m, p.n, p.k, p.dtype, p.trans_a, p.trans_b, vec, blk.bm, blk.bn, blk.bk, p.batch, blk.hoist_a,
+                    blk.hoist_b, frozenset(blk.staged), ldm_bytes, cost, blk.double_c)
+
+
+def gemm_plan(p: GemmShape, machine: Machine, vec: str, bm: int, bn: int, bk: int, double_c: bool,
+              name: str = "gemm") -> GemmPlan:
+    """The SUMMA GEMM plan of ``p`` (storage resolved, :func:`gemm_storages`) with exactly these
+    parameters, costed on ``machine``; no legality check (``plan.ldm_bytes`` is its footprint,
+    compare with ``machine.ldm_user_bytes``; :mod:`taihu.backends.model.schedule` checks)."""
+    blk = gemm_blocking(p, vec, bm, bn, bk, double_c)
+    fp = gemm_footprint(blk, p.dtype, 1, gemm_epilogue_bytes(p, bm, bn))
+    return _summa_plan(p, machine, vec, blk, fp, name)
+
+
+def gemm_candidates(
+    p: GemmShape,
+    machine: Machine,
+    *,
+    vec: str | None = None,
+    blocking: tuple[int, int, int] | None = None,
+    n_clean: bool = False,
+    name: str = "gemm",
+) -> Iterator[tuple[tuple, GemmPlan]]:
+    """Every SUMMA GEMM plan :func:`plan_gemm` considers for ``p`` on ``machine``, lazily, with
+    its key ``(t_total, -bm*bn*bk, not double_c)`` (smaller is better; :func:`plan_gemm` = the
+    first minimum): for every storage order (:func:`gemm_storages`), vec in {n, m} (or ``vec``),
+    (bm, bn, bk) from :func:`~taihu.backends.model.gemm_blocking.candidate_sizes` (or
+    ``blocking``; ``n_clean``: only border-clean N blocks, :func:`n_border_clean`) and a
+    double-buffered stored C tile or not (not with ``c_full``), those whose :func:`gemm_footprint`
+    fits ``machine.ldm_user_bytes``. Raises ValueError (:func:`check_gemm_shape`)."""
+    check_gemm_shape(p)
+    for fixed in gemm_storages(p):
+        m, n, k, dtype = fixed.m, fixed.n, fixed.k, fixed.dtype
+        for v in ([vec] if vec else ["n", "m"]):
+            um, un = (VEC_UNIT, OTHER_UNIT) if v == "m" else (OTHER_UNIT, VEC_UNIT)
+            if blocking is not None:
+                bms, bns, bks = [blocking[0]], [blocking[1]], [blocking[2]]
+                if blocking[0] % um or blocking[1] % un or blocking[2] % K_UNIT:
+                    continue
+            else:
+                bms, bns, bks = candidate_sizes(m, um), candidate_sizes(n, un), candidate_sizes(k, K_UNIT)
+            if n_clean:
+                bns = [b for b in bns if n_border_clean(n, b)]
+            for bm in bms:
+                for bn in bns:
+                    epi_bytes = gemm_epilogue_bytes(fixed, bm, bn)
+                    for bk in bks:
+                        # (staged operands, double-buffered C): the put of a block overlaps the
+                        # next block when the tile it is stored from is double-buffered (the
+                        # staging tile, or the fp64 C tile itself when C is not staged: no copy, 2
+                        # instead of 3 C blocks of LDM). A full C operand is loaded into that
+                        # tile, which then cannot be a delayed store (tile-to-loop):
+                        # single-buffered.
+                        for double_c in ((False,) if fixed.c_full else (True, False)):
+                            blk = gemm_blocking(fixed, v, bm, bn, bk, double_c)
+                            fp = gemm_footprint(blk, dtype, 1, epi_bytes)
+                            if fp > machine.ldm_user_bytes:
+                                continue
+                            plan = _summa_plan(fixed, machine, v, blk, fp, name)
+                            yield (plan.cost.t_total, -bm * bn * bk, not double_c), plan
+
+
 def plan_gemm(
     p: GemmShape,
     machine: Machine,
@@ -642,82 +787,14 @@ def plan_gemm(
     or a vec-n B lands in its LDM layout with a plain conversion instead of a transposing one
     (:data:`TRANSPOSE_CYCLES_PER_ELEM`); the plan's ``trans_a/b`` says which order won.
     ``n_clean``: only N blocks whose border block splits at a CPE piece boundary
-    (:func:`n_border_clean`). ``name``: the :class:`KernelCost` name. Raises ValueError when a
-    dim or ``batch`` is not positive, ``dtype`` is not f32/f64, or nothing fits in LDM."""
-    m, n, k = p.m, p.n, p.k
-    if min(m, n, k) <= 0 or p.batch <= 0:
-        raise ValueError(f"GEMM dims must be positive, got m={m} n={n} k={k} batch={p.batch}")
-    if p.dtype not in ("f32", "f64"):
-        raise ValueError(f"dtype must be f32 or f64, got {p.dtype}")
-    best: GemmPlan | None = None
-    best_key: tuple = ()
-    trans_a, trans_b = bool(p.trans_a), bool(p.trans_b)
-    tas = (trans_a, not trans_a) if p.const_a else (trans_a,)
-    tbs = (trans_b, not trans_b) if p.const_b else (trans_b,)
-    for ta in tas:
-        for tb in tbs:
-            la = (p.lda if ta == trans_a else None) or (m if ta else k)
-            lb = (p.ldb if tb == trans_b else None) or (k if tb else n)
-            fixed = replace(p, trans_a=ta, trans_b=tb, lda=la, ldb=lb, ldc=p.ldc or n)
-            cand = _plan_gemm_fixed(fixed, machine, vec, blocking, n_clean, name)
-            if cand is not None and (best is None or cand[0] < best_key):
-                best, best_key = cand[1], cand[0]
+    (:func:`n_border_clean`). ``name``: the :class:`KernelCost` name. The candidates:
+    :func:`gemm_candidates`. Raises ValueError when a dim or ``batch`` is not positive,
+    ``dtype`` is not f32/f64, or nothing fits in LDM."""
+    best = Enumerated(lambda: gemm_candidates(p, machine, vec=vec, blocking=blocking, n_clean=n_clean,
+                                              name=name)).best()
     if best is None:
-        raise ValueError(f"no GEMM blocking fits in LDM for m={m} n={n} k={k} {p.dtype} (blocking={blocking})")
+        raise ValueError(f"no GEMM blocking fits in LDM for m={p.m} n={p.n} k={p.k} {p.dtype} (blocking={blocking})")
     return best
-
-
-def _plan_gemm_fixed(
-    p: GemmShape, machine: Machine, vec: str | None, blocking: tuple[int, int, int] | None, n_clean: bool,
-    name: str,
-) -> tuple[tuple, GemmPlan] | None:
-    """(key, plan) of the best blocking of ``p`` with its operand storage orders and leading
-    dims fixed (:func:`plan_gemm`)."""
-    m, n, k, dtype = p.m, p.n, p.k, p.dtype
-    e = p.elem
-    best: GemmPlan | None = None
-    best_key: tuple = ()
-    for v in ([vec] if vec else ["n", "m"]):
-        um, un = (VEC_UNIT, OTHER_UNIT) if v == "m" else (OTHER_UNIT, VEC_UNIT)
-        staged = _staged_operands(dtype, v, p.trans_a, p.trans_b)
-        if blocking is not None:
-            bms, bns, bks = [blocking[0]], [blocking[1]], [blocking[2]]
-            if blocking[0] % um or blocking[1] % un or blocking[2] % K_UNIT:
-                continue
-        else:
-            bms, bns, bks = candidate_sizes(m, um), candidate_sizes(n, un), candidate_sizes(k, K_UNIT)
-        if n_clean:
-            bns = [b for b in bns if n_border_clean(n, b)]
-        for bm in bms:
-            for bn in bns:
-                for bk in bks:
-                    nm, nn, nk = _ceil(m, bm), _ceil(n, bn), _ceil(k, bk)
-                    hoist_b = nk == 1 and nn == 1 and nm > 1
-                    hoist_a = nk == 1 and nm == 1 and nn > 1
-                    bias_elems = {"n": bn, "m": bm}.get(p.bias_along or "", 0)
-                    epi_bytes = 0
-                    if bias_elems:
-                        epi_bytes += _rnd(e * bias_elems) + _rnd(8 * bias_elems)
-                    epi_bytes += p.scalars * _rnd(8)  # alpha / beta (1, 1) rep tiles
-                    if p.residual:  # the residual window: a double-buffered tile like the stored one
-                        epi_bytes += 2 * _rnd(e * _local(bm * bn))
-                    # (staged operands, double-buffered C): the put of a block overlaps the next
-                    # block when the tile it is stored from is double-buffered (the staging tile,
-                    # or the fp64 C tile itself when C is not staged: no copy, 2 instead of 3 C
-                    # blocks of LDM). A full C operand is loaded into that tile, which then cannot
-                    # be a delayed store (tile-to-loop): single-buffered.
-                    for double_c in ((False,) if p.c_full else (True, False)):
-                        blk = GemmBlocking(bm, bn, bk, staged, hoist_a, hoist_b, double_c)
-                        fp = gemm_footprint(blk, dtype, 1, epi_bytes)
-                        if fp > machine.ldm_user_bytes:
-                            continue
-                        cost = _gemm_cost(p, v, blk, machine, name)
-                        plan = GemmPlan(m, n, k, dtype, p.trans_a, p.trans_b, v, bm, bn, bk, p.batch, hoist_a,
-                                        hoist_b, frozenset(staged), fp, cost, double_c)
-                        key = (cost.t_total, -bm * bn * bk, not double_c)
-                        if best is None or key < best_key:
-                            best, best_key = plan, key
-    return None if best is None else (best_key, best)
 
 
 def gemm_sweep(p: GemmShape, machine: Machine, min_bk: int = 32) -> list[GemmPlan]:
@@ -1083,115 +1160,184 @@ def _im2col_planes_cost(s: ConvShape, pl: tasks.Im2colPlanes, how: int, mach: Ma
     return parallel_tasks_cost("im2col", [gets], [puts], n_tasks * (pl.q + 1), comp, n_tasks, mach)
 
 
-def plan_explicit(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> ExplicitPlan:
-    """:func:`_plan_explicit` of ``s`` on ``machine``; with a residual sum (``s.residual``), the
-    cheaper of adding it in the per-image GEMM's C store and of a separate :func:`residual_cost`
-    kernel. ``mem_budget``: LDM bytes per CPE tile-to-loop gives a memory primitive alone in its
-    kernel (the im2col; ``ldm_free_bytes()``, the whole ``ldm_user_bytes`` of the machine it
-    lowers for, while the GEMM plans keep ``convert-graph-to-tile``'s reserve: its
-    ``plan_machine``); default ``machine.ldm_user_bytes``."""
+#: The forms of the explicit convolution's GEMM (:func:`explicit_space`): ``image`` per-image
+#: GEMMs on col (image columns padded to bn); ``direct`` pointwise, the GEMM reads x; ``copy``
+#: pointwise, x copied by a 1x1 im2col into a col padded to bn; ``overlap`` the overlapping
+#: distribution on col (on x itself for pointwise layers); ``overlap_pad`` the overlapping
+#: distribution, vec n, on a col whose image columns are padded to 4; ``batched`` one GEMM per
+#: group over all N*Ho*Wo columns + a relayout kernel.
+EXPLICIT_FORMS = ("image", "direct", "copy", "overlap", "overlap_pad", "batched")
+
+
+def explicit_forms(s: ConvShape) -> tuple[str, ...]:
+    """The :data:`EXPLICIT_FORMS` that apply to ``s``, in the planner's order (pointwise layers:
+    direct, copy, overlap[, overlap_pad]; the others: image, overlap[, overlap_pad][, batched])."""
+    hw = s.ho * s.wo
+    pad = ("overlap_pad",) if hw % 4 else ()
+    if is_pointwise(s):
+        return ("direct", "copy", "overlap") + pad
+    return ("image", "overlap") + pad + (("batched",) if s.n > 1 else ())
+
+
+def explicit_needs_im2col(s: ConvShape, form: str) -> bool:
+    """Does ``form`` of ``s`` run an im2col kernel (every form but the pointwise ones reading x)?"""
+    return not (is_pointwise(s) and form in ("direct", "overlap"))
+
+
+def explicit_gemm_shape(s: ConvShape, form: str) -> GemmShape:
+    """The memory-level GEMM of ``form`` (:data:`EXPLICIT_FORMS`) for ``s``: per image / group
+    (M/g, Ho*Wo, C/g*kh*kw) with the bias column, the activation and a fused residual add in its
+    epilogue, or, ``batched``, (M/g, N*Ho*Wo, C/g*kh*kw) per group without the residual."""
+    kk = s.cg * s.kh * s.kw
+    hw = s.ho * s.wo
+    ncol = s.n * hw
+    maps = 1 if s.relu else 0
+    bias_along = "m" if s.bias else None
+    if form == "batched":
+        return GemmShape(s.mg, ncol, kk, s.dtype, lda=kk, ldb=ncol, ldc=ncol, batch=s.group, bias_along=bias_along,
+                         maps=maps)
+    if form in ("overlap", "overlap_pad"):
+        # vec m needs the constant weights, stored (K, M) by the lowering; overlap_pad: vec n on
+        # B columns padded to 4
+        hw4 = _ceil(hw, 4) * 4
+        ldb = {(False, False): ncol, (False, True): s.n * hw4, (True, False): hw, (True, True): hw4}[
+            (is_pointwise(s), form == "overlap_pad")]
+        return GemmShape(s.mg, hw, kk, s.dtype, ldb=ldb, ldc=hw, batch=s.group * s.n, bias_along=bias_along, maps=maps,
+                         residual=s.residual, const_a=s.const_weights, pad_n=form == "overlap_pad")
+    per_image = GemmShape(s.mg, hw, kk, s.dtype, lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along,
+                          maps=maps, residual=s.residual)
+    if form == "image":  # col's image columns are padded to bn by the lowering (image_columns)
+        return replace(per_image, ldb=ncol, b_clean=True)
+    if form == "direct":
+        return replace(per_image, ldb=hw)
+    if form == "copy":
+        return replace(per_image, ldb=hw, b_clean=True)
+    raise ValueError(f"unknown explicit convolution form {form!r} (expected one of {', '.join(EXPLICIT_FORMS)})")
+
+
+def explicit_plan(s: ConvShape, machine: Machine, mem_budget: int, form: str, gemm: GemmPlan,
+                  im2col: Callable[[int], KernelCost] | None = None) -> ExplicitPlan:
+    """The :class:`ExplicitPlan` of ``form`` for ``s`` with the GEMM plan ``gemm`` (of
+    :func:`explicit_gemm_shape`; a residual sum of ``s`` is fused in the per-image GEMMs' store,
+    the batched form pays :func:`residual_cost`): the kernels and their summed cost.
+    ``im2col(how)``: the im2col kernel's cost with ``how`` col columns per image (default
+    :func:`im2col_cost` with ``mem_budget``)."""
+    hw = s.ho * s.wo
+    ic = im2col or (lambda how: im2col_cost(s, machine, mem_budget, how=how))
+    if form == "batched":
+        rel = relayout_cost("relayout", relayout_rows(hw, s.elem, machine.ldm_user_bytes), s.m * s.n, hw, s.elem,
+                            machine)
+        parts = [ic(hw), gemm.cost, rel] + ([residual_cost(s, machine)] if s.residual else [])
+        return ExplicitPlan(s, gemm, tuple(parts), _sum_costs("im2col", parts, s.flops), batched=True)
+    pointwise = not explicit_needs_im2col(s, form)
+    if pointwise:
+        kernels: tuple[KernelCost, ...] = (gemm.cost,)
+    else:
+        # per image (and the pointwise copy): col's image columns padded to the GEMM's N block
+        how = {"overlap": hw, "overlap_pad": _ceil(hw, 4) * 4}.get(form, _ceil(hw, gemm.bn) * gemm.bn)
+        kernels = (ic(how), gemm.cost)
+    return ExplicitPlan(s, gemm, kernels, _sum_costs("im2col", kernels, s.flops), pointwise=pointwise,
+                        residual_fused=s.residual)
+
+
+def _explicit_world(s: ConvShape, mach: Machine, mem_budget: int, batched: bool = True) -> Space[ExplicitPlan]:
+    """:func:`explicit_space` of ``s`` with the residual (if any) fused where the form can: the
+    cheapest form, each form's GEMM blocking chosen by the GEMM's own cost (its key); forms with
+    an im2col kernel are left out when the im2col does not fit ``mem_budget``."""
+    from taihu.backends.model.overlap_gemm import overlap_candidates
+
+    costs: dict[int, KernelCost] = {}
+
+    def im2col(how: int) -> KernelCost:
+        if how not in costs:
+            costs[how] = im2col_cost(s, mach, mem_budget, how=how)
+        return costs[how]
+
+    try:
+        im2col(s.ho * s.wo)
+        im2col_fits = True
+    except NotApplicable:
+        im2col_fits = False
+
+    def leaf(form: str) -> Space[ExplicitPlan]:
+        p = explicit_gemm_shape(s, form)
+
+        def make() -> Iterator[tuple[tuple, GemmPlan]]:
+            if form in ("overlap", "overlap_pad"):
+                return overlap_candidates(p, mach)
+            return gemm_candidates(p, mach, n_clean=form == "direct")
+
+        return Enumerated(make, lambda g: explicit_plan(s, mach, mem_budget, form, g, im2col))
+
+    forms = [f for f in explicit_forms(s)
+             if (batched or f != "batched") and (im2col_fits or not explicit_needs_im2col(s, f))]
+    return Cheapest([leaf(f) for f in forms])
+
+
+def explicit_space(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> Space[ExplicitPlan]:
+    """Every im2col + GEMM plan of ``s`` on ``machine`` (:data:`EXPLICIT_FORMS` x their GEMM
+    blockings, :func:`~taihu.backends.model.conv.gemm_candidates` /
+    :func:`~taihu.backends.model.overlap_gemm.overlap_candidates`; with a residual sum, also the
+    forms that leave it to a separate :func:`residual_cost` kernel), lazily; its pick is
+    :func:`plan_explicit`'s. ``mem_budget``: the im2col's LDM bytes (default
+    ``machine.ldm_user_bytes``)."""
     bud = machine.ldm_user_bytes if mem_budget is None else mem_budget
-    best = _plan_explicit(s, machine, bud)
-    if s.residual and best.residual_fused:
-        sep = _plan_explicit(replace(s, residual=False), machine, bud)
-        parts = sep.kernels + (residual_cost(s, machine),)
-        if _sum_costs("im2col", parts, s.flops).t_total < best.cost.t_total:
-            best = replace(sep, shape=s, kernels=parts, cost=_sum_costs("im2col", parts, s.flops))
-    return best
+    world = _explicit_world(s, machine, bud)
+    if not s.residual:
+        return world
+    # the batched form never fuses the sum: it is the same plan in both worlds
+    sep = Mapped(_explicit_world(replace(s, residual=False), machine, bud, batched=False),
+                 explicit_residual_apart(s, machine))
+    return Conditional(world, sep, when=lambda p: p.residual_fused)
 
 
-def _plan_explicit(s: ConvShape, mach: Machine, mem_budget: int) -> ExplicitPlan:
-    """Cost of im2col + GEMM (+ relayout) for ``s`` (model of the lowering's kernels); the
-    cheaper of the two GEMM forms:
+def explicit_residual_apart(s: ConvShape, machine: Machine) -> Callable[[ExplicitPlan], ExplicitPlan]:
+    """A plan of ``s`` without its residual sum -> the plan of ``s`` (``s.residual``) adding the
+    sum in a separate :func:`residual_cost` kernel."""
+    res = residual_cost(s, machine)
+
+    def separate(p: ExplicitPlan) -> ExplicitPlan:
+        parts = p.kernels + (res,)
+        return replace(p, shape=s, kernels=parts, cost=_sum_costs("im2col", parts, s.flops))
+
+    return separate
+
+
+def plan_explicit(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> ExplicitPlan:
+    """im2col + GEMM (+ relayout) for ``s`` on ``machine`` (model of the lowering's kernels):
+    the cheapest of the GEMM forms (:data:`EXPLICIT_FORMS`):
 
     * per image (``batched = False``): group x N GEMMs (M/g, Ho*Wo, C/g*kh*kw) writing the NCHW
       output directly; for pointwise layers (:func:`is_pointwise`) the GEMM reads the input
-      itself and there is no im2col kernel;
+      itself and there is no im2col kernel -- when its N border block splits at a CPE piece
+      boundary (:func:`n_border_clean`); otherwise the lowering copies x with a 1x1 im2col into a
+      col whose image columns are padded to bn (004 L865), so B loads never clip inside a piece;
+    * the same GEMMs with the overlapping distribution
+      (:func:`~taihu.backends.model.overlap_gemm.plan_overlap_gemm`; on x itself for pointwise
+      layers; or vec n on a col whose image columns are padded to 4);
     * batched (N > 1, not pointwise): group GEMMs (M/g, N*Ho*Wo, C/g*kh*kw) over col's
       contiguous (N, Ho*Wo) columns into an (M, N, Ho*Wo) buffer, then a ``relayout`` copy
       kernel to NCHW: no per-image padding of Ho*Wo to the block multiple and long DMA blocks
       for small images, for one extra pass over the output.
 
-    im2col (§C2 tensorised form, L1045-1049): tile-to-loop's task decomposition
-    (:func:`im2col_tasks`: batches of input rows of one channel, one DMA in, one DMA of
-    kw x (rows*Wo) out per kernel row), costed by :func:`parallel_tasks_cost`. A residual sum
-    (``s.residual``) is added in the per-image GEMMs' C store (the NCHW output); the batched
-    form pays a separate kernel. ``mem_budget``: the im2col's LDM bytes (:func:`plan_explicit`)."""
-    e = s.elem
-    kk = s.cg * s.kh * s.kw
-    ncol = s.n * s.ho * s.wo
-    hw = s.ho * s.wo
-    maps = 1 if s.relu else 0
-    bias_along = "m" if s.bias else None
-    res = s.residual  # per-image GEMMs store the NCHW output: the residual sum is fused there
-    per_image = GemmShape(s.mg, hw, kk, s.dtype, lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along,
-                          maps=maps, residual=res)
-    if is_pointwise(s):
-        # the GEMM reads x itself when its N border block splits at a CPE piece boundary
-        # (n_border_clean); otherwise the lowering copies x with a 1x1 im2col into a col whose
-        # image columns are padded to bn (004 L865), so B loads never clip inside a piece
-        cands: list[ExplicitPlan] = []
-        try:
-            direct = plan_gemm(replace(per_image, ldb=hw), mach, n_clean=True)
-            cands.append(ExplicitPlan(s, direct, (direct.cost,), _sum_costs("im2col", [direct.cost], s.flops),
-                                      pointwise=True, residual_fused=res))
-        except ValueError:
-            pass
-        copy = plan_gemm(replace(per_image, ldb=hw, b_clean=True), mach)
-        if not n_border_clean(hw, copy.bn):
-            im2col = im2col_cost(s, mach, mem_budget, how=_ceil(hw, copy.bn) * copy.bn)
-            cands.append(ExplicitPlan(s, copy, (im2col, copy.cost), _sum_costs("im2col", [im2col, copy.cost], s.flops),
-                                      residual_fused=res))
-        ov = _overlap_plan(s, hw, mach)
-        if ov is not None:  # overlapping distribution on x itself (one broadcast DMA per K block)
-            cands.append(ExplicitPlan(s, ov, (ov.cost,), _sum_costs("im2col", [ov.cost], s.flops), pointwise=True,
-                                      residual_fused=res))
-        if hw % 4:  # ... or vec n on a copy of x whose image columns are padded to 4
-            ov = _overlap_plan(s, _ceil(hw, 4) * 4, mach, pad_n=True)
-            im2col = im2col_cost(s, mach, mem_budget, how=_ceil(hw, 4) * 4)
-            if ov is not None:
-                cands.append(ExplicitPlan(s, ov, (im2col, ov.cost), _sum_costs("im2col", [im2col, ov.cost], s.flops),
-                                          residual_fused=res))
-        return min(cands, key=lambda p: p.cost.t_total)
-    im2col = im2col_cost(s, mach, mem_budget)  # col columns per image = Ho*Wo (not padded)
-    # per image: col's image columns are padded to bn by the lowering (image_columns) -> b_clean
-    pi = plan_gemm(replace(per_image, ldb=ncol, b_clean=True), mach)
-    im2col_pi = im2col if hw % pi.bn == 0 else im2col_cost(s, mach, mem_budget, how=_ceil(hw, pi.bn) * pi.bn)
-    best = ExplicitPlan(s, pi, (im2col_pi, pi.cost), _sum_costs("im2col", [im2col_pi, pi.cost], s.flops),
-                        residual_fused=res)
-    for how, ov in ((hw, _overlap_plan(s, ncol, mach)),
-                    (_ceil(hw, 4) * 4, _overlap_plan(s, s.n * _ceil(hw, 4) * 4, mach, pad_n=True))):
-        if ov is not None:  # overlapping distribution on col (image columns padded to bn)
-            ic = im2col if how == hw else im2col_cost(s, mach, mem_budget, how=how)
-            cand = ExplicitPlan(s, ov, (ic, ov.cost), _sum_costs("im2col", [ic, ov.cost], s.flops),
-                                residual_fused=res)
-            if cand.cost.t_total < best.cost.t_total:
-                best = cand
-    if s.n > 1:
-        big = plan_gemm(GemmShape(s.mg, ncol, kk, s.dtype, lda=kk, ldb=ncol, ldc=ncol, batch=s.group,
-                                  bias_along=bias_along, maps=maps), mach)
-        rel = relayout_cost("relayout", relayout_rows(hw, e, mach.ldm_user_bytes), s.m * s.n, hw, e, mach)
-        parts = [im2col, big.cost, rel] + ([residual_cost(s, mach)] if res else [])
-        cand = ExplicitPlan(s, big, tuple(parts), _sum_costs("im2col", parts, s.flops), batched=True)
-        if cand.cost.t_total < best.cost.t_total:
-            best = cand
+    Each form's GEMM blocking is its planner's (by the GEMM's cost). im2col (§C2 tensorised form,
+    L1045-1049): tile-to-loop's task decomposition (:func:`im2col_tasks`: batches of input rows of
+    one channel, one DMA in, one DMA of kw x (rows*Wo) out per kernel row), costed by
+    :func:`parallel_tasks_cost`. With a residual sum (``s.residual``), the cheaper of adding it in
+    the per-image GEMM's C store and of a separate :func:`residual_cost` kernel (the batched form
+    always pays the kernel). ``mem_budget``: LDM bytes per CPE tile-to-loop gives a memory
+    primitive alone in its kernel (the im2col; ``ldm_free_bytes()``, the whole
+    ``ldm_user_bytes`` of the machine it lowers for, while the GEMM plans keep
+    ``convert-graph-to-tile``'s reserve: its ``plan_machine``); default
+    ``machine.ldm_user_bytes``. The candidates: :func:`explicit_space`. Raises
+    :class:`NotApplicable` when the im2col does not fit and no form reads x itself, ValueError
+    when no GEMM blocking fits."""
+    best = explicit_space(s, machine, mem_budget).best()
+    if best is None:
+        if not is_pointwise(s):
+            im2col_cost(s, machine, machine.ldm_user_bytes if mem_budget is None else mem_budget)  # NotApplicable
+        raise ValueError(f"no GEMM blocking of the explicit convolution {s.describe()} fits in LDM")
     return best
-
-
-def _overlap_plan(s: ConvShape, ldb: int, mach: Machine, pad_n: bool = False) -> GemmPlan | None:
-    """The per-image GEMM of ``s`` with the overlapping distribution
-    (:func:`~taihu.backends.model.overlap_gemm.plan_overlap_gemm`; vec m needs the constant
-    weights, stored (K, M) by the lowering; ``pad_n``: vec n on B columns padded to 4), or None
-    when it does not apply / fit."""
-    from taihu.backends.model.overlap_gemm import plan_overlap_gemm
-
-    hw = s.ho * s.wo
-    if pad_n and hw % 4 == 0:
-        return None
-    p = GemmShape(s.mg, hw, s.cg * s.kh * s.kw, s.dtype, ldb=ldb, ldc=hw, batch=s.group * s.n,
-                  bias_along="m" if s.bias else None, maps=1 if s.relu else 0, residual=s.residual,
-                  const_a=s.const_weights, pad_n=pad_n)
-    return plan_overlap_gemm(p, mach)
 
 
 def relayout_rows(hw: int, elem: int, budget: int) -> int:
@@ -1253,14 +1399,10 @@ def implicit_footprint(s: ConvShape, bm: int, bn: int, bk: int, groups: int) -> 
     return gemm_footprint(GemmBlocking(bm, bn, bk, staged, double_c=True), s.dtype, groups, bias)
 
 
-def plan_implicit(s: ConvShape, machine: Machine) -> ImplicitPlan:
-    """Choose (vec, bm, bn, bk, b_b, b_ro) of the implicit convolution of ``s`` on ``machine``
-    by the model (E7: minimum modelled time under ``machine.ldm_user_bytes``). Raises
-    :class:`NotApplicable`."""
-    why = applicability(s, "implicit")
-    if why:
-        raise NotApplicable(why)
-    best: tuple | None = None
+def implicit_group_shapes(s: ConvShape) -> list[tuple[int, int]]:
+    """The (b_b, b_ro) the implicit planner tries for ``s``: b_b images x b_ro output rows of C
+    tiles sharing a weight tile, b_b * b_ro in (1, 2, 4, 8) (<= :data:`MAX_GROUP`), b_b <= N,
+    b_ro <= Ho."""
     group_shapes = []
     for g in (1, 2, 4, 8):
         if g > MAX_GROUP:
@@ -1270,6 +1412,46 @@ def plan_implicit(s: ConvShape, machine: Machine) -> ImplicitPlan:
             if b_b * b_ro != g or b_b > s.n or b_ro > s.ho:
                 continue
             group_shapes.append((b_b, b_ro))
+    return group_shapes
+
+
+def _implicit_plan(s: ConvShape, machine: Machine, vec: str, bm: int, bn: int, bk: int, b_b: int, b_ro: int,
+                   fp: int, relayout: KernelCost | None, residual: KernelCost | None) -> ImplicitPlan:
+    kernels = [_implicit_cost(s, vec, bm, bn, bk, b_b, b_ro, machine)]
+    if relayout is not None:
+        kernels.insert(0, relayout)
+    if residual is not None:
+        kernels.append(residual)
+    return ImplicitPlan(s, vec, bm, bn, bk, b_b, b_ro, fp, tuple(kernels), _sum_costs("implicit", kernels, s.flops))
+
+
+def _implicit_extras(s: ConvShape, machine: Machine) -> tuple[KernelCost | None, KernelCost | None]:
+    """(weight relayout kernel when the weights are not constants and kh*kw > 1, the separate
+    residual add kernel when ``s.residual``) of every implicit plan of ``s``."""
+    relayout = _weight_relayout_cost(s, machine) if s.kh * s.kw > 1 and not s.const_weights else None
+    return relayout, (residual_cost(s, machine) if s.residual else None)
+
+
+def implicit_plan(s: ConvShape, machine: Machine, vec: str, bm: int, bn: int, bk: int, b_b: int,
+                  b_ro: int) -> ImplicitPlan:
+    """The implicit convolution plan of ``s`` with exactly these parameters, costed on
+    ``machine``; no legality check (``plan.ldm_bytes`` is its footprint;
+    :mod:`taihu.backends.model.schedule` checks)."""
+    fp = implicit_footprint(s, bm, bn, bk, b_b * b_ro)
+    return _implicit_plan(s, machine, vec, bm, bn, bk, b_b, b_ro, fp, *_implicit_extras(s, machine))
+
+
+def implicit_candidates(s: ConvShape, machine: Machine) -> Iterator[tuple[tuple, ImplicitPlan]]:
+    """Every implicit convolution plan :func:`plan_implicit` considers for ``s`` on ``machine``,
+    lazily, with its key ``(t_conv, -bm*bn*bk, -b_b*b_ro)`` (``t_conv``: the conv kernel's
+    modelled time): vec in {m, n}, (bm, bn, bk) from
+    :func:`~taihu.backends.model.gemm_blocking.candidate_sizes` of (M, Wo, C),
+    :func:`implicit_group_shapes`, those whose :func:`implicit_footprint` fits
+    ``machine.ldm_user_bytes``. Nothing when the algorithm does not apply."""
+    if applicability(s, "implicit"):
+        return
+    group_shapes = implicit_group_shapes(s)
+    relayout, residual = _implicit_extras(s, machine)
     for vec in ("m", "n"):
         um, un = (VEC_UNIT, OTHER_UNIT) if vec == "m" else (OTHER_UNIT, VEC_UNIT)
         for bm in candidate_sizes(s.m, um):
@@ -1279,20 +1461,29 @@ def plan_implicit(s: ConvShape, machine: Machine) -> ImplicitPlan:
                         fp = implicit_footprint(s, bm, bn, bk, b_b * b_ro)
                         if fp > machine.ldm_user_bytes:
                             continue
-                        cost = _implicit_cost(s, vec, bm, bn, bk, b_b, b_ro, machine)
-                        key = (cost.t_total, -bm * bn * bk, -b_b * b_ro)
-                        if best is None or key < best[0]:
-                            best = (key, vec, bm, bn, bk, b_b, b_ro, fp, cost)
+                        plan = _implicit_plan(s, machine, vec, bm, bn, bk, b_b, b_ro, fp, relayout, residual)
+                        conv = plan.kernels[1 if relayout is not None else 0]
+                        yield (conv.t_total, -bm * bn * bk, -b_b * b_ro), plan
+
+
+def implicit_space(s: ConvShape, machine: Machine) -> Space[ImplicitPlan]:
+    """:func:`implicit_candidates` as a :class:`~taihu.backends.model.choice.Space` (its pick is
+    :func:`plan_implicit`'s)."""
+    return Enumerated(lambda: implicit_candidates(s, machine))
+
+
+def plan_implicit(s: ConvShape, machine: Machine) -> ImplicitPlan:
+    """Choose (vec, bm, bn, bk, b_b, b_ro) of the implicit convolution of ``s`` on ``machine``
+    by the model (E7: minimum modelled time of the conv kernel under ``machine.ldm_user_bytes``;
+    ties: larger blocks, then more C tiles per weight tile; :func:`implicit_candidates`). Raises
+    :class:`NotApplicable`."""
+    why = applicability(s, "implicit")
+    if why:
+        raise NotApplicable(why)
+    best = implicit_space(s, machine).best()
     if best is None:
         raise NotApplicable(f"implicit GEMM convolution: no blocking of {s.describe()} fits in LDM")
-    _, vec, bm, bn, bk, b_b, b_ro, fp, conv = best
-    kernels = [conv]
-    if s.kh * s.kw > 1 and not s.const_weights:
-        kernels.insert(0, _weight_relayout_cost(s, machine))
-    if s.residual:
-        kernels.append(residual_cost(s, machine))
-    total = _sum_costs("implicit", kernels, s.flops)
-    return ImplicitPlan(s, vec, bm, bn, bk, b_b, b_ro, fp, tuple(kernels), total)
+    return best
 
 
 def winograd_input_tiles_per_cpe(c: int, tiles: int, elem: int = 4, ldm_bytes: int = 57344) -> int:
@@ -1388,40 +1579,127 @@ def winograd_filter_cost(s: ConvShape, machine: Machine, budget: int) -> KernelC
                                WINOGRAD_FILTER_CYCLES_PER_FILTER * s.m * s.cg, q, machine)
 
 
-def plan_winograd(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> WinogradPlan:
-    """Cost of the four Winograd kernels for ``s`` on ``machine`` (model of the lowering);
-    ``mem_budget``: LDM bytes of the transform kernels (as :func:`plan_explicit`'s, default
-    ``machine.ldm_user_bytes``). Raises :class:`NotApplicable`."""
+def winograd_gemm_shapes(s: ConvShape) -> tuple[GemmShape, GemmShape | None]:
+    """(SUMMA, overlapping-distribution) shapes of the 16 Winograd GEMMs of ``s``: (P, C) x
+    (C, M) with U read transposed (16, M, C) by the SUMMA, or (16, C, M) with the overlapping
+    distribution (vec n on U^T, stored so by the lowering; constant weights only, else None). No
+    bias in the GEMM: bias and activation are applied by the output transform."""
+    tr, tc = winograd_tiles(s.ho, s.wo)
+    p = s.n * tr * tc
+    summa = GemmShape(p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m)
+    ov = GemmShape(p, s.m, s.c, s.dtype, batch=16, lda=s.c, ldb=s.m, ldc=s.m) if s.const_weights else None
+    return summa, ov
+
+
+def winograd_tiles_per_cpe(s: ConvShape, machine: Machine) -> int:
+    """The planner's m' (consecutive 4x4 tiles per input-transform task wanted,
+    :func:`winograd_input_tiles_per_cpe` within ``machine.ldm_user_bytes``)."""
+    return winograd_input_tiles_per_cpe(s.c, winograd_tiles(s.ho, s.wo)[1], s.elem, machine.ldm_user_bytes)
+
+
+class _WinogradKernels:
+    """The transform kernels' costs of ``s`` (per P padding and m'), computed once each."""
+
+    def __init__(self, s: ConvShape, machine: Machine, budget: int) -> None:
+        self.s, self.machine, self.budget = s, machine, budget
+        self._inp: dict[tuple[int, int], KernelCost] = {}
+        self._out: dict[int, KernelCost] = {}
+        self._filt: KernelCost | None = None
+        self._res = residual_cost(s, machine) if s.residual else None
+
+    def plan(self, gemm: GemmPlan, tiles_per_cpe: int) -> WinogradPlan:
+        s, machine, bud = self.s, self.machine, self.budget
+        p = gemm.m
+        p_pad = _ceil(p, gemm.bm) * gemm.bm  # the P padding is chosen with the GEMM block (L1194-1196)
+        # input / output transforms: tile-to-loop's task decompositions (WinogradTasks), each
+        # task synchronous (DMA in, transform + channels-first <-> channels-last transposes in
+        # LDM, DMA out)
+        if (p_pad, tiles_per_cpe) not in self._inp:
+            self._inp[p_pad, tiles_per_cpe] = winograd_input_cost(s, p_pad, tiles_per_cpe, machine, bud)
+        inp = self._inp[p_pad, tiles_per_cpe]
+        # bias + one parameter-less activation are applied by the output transform in LDM (no
+        # NAME_bias kernel): ConvShape carries at most a relu
+        if p_pad not in self._out:
+            self._out[p_pad] = winograd_output_cost(s, p_pad, machine, bud,
+                                                    epilogue_maps=(1 if s.bias else 0) + (1 if s.relu else 0))
+        out = self._out[p_pad]
+        if s.const_weights:
+            kernels: tuple[KernelCost, ...] = (inp, gemm.cost, out)
+        else:
+            if self._filt is None:
+                self._filt = winograd_filter_cost(s, machine, bud)
+            kernels = (self._filt, inp, gemm.cost, out)
+        if self._res is not None:  # the output transform stores y: the residual sum stays a separate kernel
+            kernels += (self._res,)
+        return WinogradPlan(s, p, p_pad, tiles_per_cpe, gemm, kernels, _sum_costs("winograd", kernels, s.flops))
+
+
+def winograd_plan(s: ConvShape, machine: Machine, gemm: GemmPlan, tiles_per_cpe: int,
+                  mem_budget: int | None = None) -> WinogradPlan:
+    """The Winograd plan of ``s`` with the GEMM plan ``gemm`` (of :func:`winograd_gemm_shapes`)
+    and ``tiles_per_cpe`` (m'), costed on ``machine``; ``mem_budget``: LDM bytes of the
+    transform kernels (default ``machine.ldm_user_bytes``). No legality check of the GEMM;
+    raises :class:`NotApplicable` when a transform does not fit ``mem_budget``."""
+    return _WinogradKernels(s, machine, machine.ldm_user_bytes if mem_budget is None else mem_budget).plan(
+        gemm, tiles_per_cpe)
+
+
+def winograd_transforms_fit(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> str | None:
+    """None when the input and output transform kernels of ``s`` have a task decomposition within
+    ``mem_budget`` (default ``machine.ldm_user_bytes``), whatever the P padding and m', else the
+    reason."""
+    bud = machine.ldm_user_bytes if mem_budget is None else mem_budget
+    p = winograd_gemm_shapes(s)[0].m
+    try:
+        winograd_input_tasks(s, p, winograd_tiles_per_cpe(s, machine), bud, machine)
+        winograd_output_tasks(s, p, bud, machine)
+    except NotApplicable as e:
+        return str(e)
+    return None
+
+
+def winograd_space(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> Space[WinogradPlan]:
+    """Every Winograd plan of ``s`` on ``machine``, lazily: the 16 GEMMs' SUMMA blockings
+    (:func:`gemm_candidates`) and, with constant weights, their overlapping-distribution ones
+    (:func:`~taihu.backends.model.overlap_gemm.overlap_candidates`), each with m' = the planner's
+    :func:`winograd_tiles_per_cpe` and every smaller power of two. The pick (:func:`plan_winograd`)
+    takes the planner's m', the GEMM with the smaller GEMM time (SUMMA on ties), each GEMM's
+    blocking by its own key; P is padded to that GEMM's M block. ``mem_budget``: LDM bytes of the
+    transform kernels (default ``machine.ldm_user_bytes``). Raises :class:`NotApplicable` when the
+    algorithm does not apply to ``s``; building a plan raises it when a transform does not fit
+    ``mem_budget`` (:func:`winograd_transforms_fit`)."""
+    from taihu.backends.model.overlap_gemm import overlap_candidates
+
     why = applicability(s, "winograd")
     if why:
         raise NotApplicable(why)
     bud = machine.ldm_user_bytes if mem_budget is None else mem_budget
-    e = s.elem
-    tr, tc = winograd_tiles(s.ho, s.wo)
-    p = s.n * tr * tc
-    # 16 GEMMs (P, C) x (C, M)^T; the P padding is chosen with the GEMM block (L1194-1196).
-    # No bias in the GEMM: bias and activation are the NAME_bias kernel over y.
-    gemm = plan_gemm(GemmShape(p, s.m, s.c, s.dtype, trans_b=True, batch=16, lda=s.c, ldb=s.c, ldc=s.m), machine)
-    if s.const_weights:  # or the overlapping distribution (vec n on U^T, stored (16, C, M) by the lowering)
-        from taihu.backends.model.overlap_gemm import plan_overlap_gemm
+    summa, ov = winograd_gemm_shapes(s)
+    mp = winograd_tiles_per_cpe(s, machine)
+    kernels = _WinogradKernels(s, machine, bud)
 
-        ov = plan_overlap_gemm(GemmShape(p, s.m, s.c, s.dtype, batch=16, lda=s.c, ldb=s.m, ldc=s.m), machine)
-        if ov is not None and ov.cost.t_total < gemm.cost.t_total:
-            gemm = ov
-    p_pad = _ceil(p, gemm.bm) * gemm.bm
-    filt = winograd_filter_cost(s, machine, bud)
-    mp = winograd_input_tiles_per_cpe(s.c, tc, e, machine.ldm_user_bytes)
-    # input / output transforms: tile-to-loop's task decompositions (WinogradTasks), each task
-    # synchronous (DMA in, transform + channels-first <-> channels-last transposes in LDM, DMA out)
-    inp = winograd_input_cost(s, p_pad, mp, machine, bud)
-    # bias + one parameter-less activation are applied by the output transform in LDM (no
-    # NAME_bias kernel): ConvShape carries at most a relu
-    out = winograd_output_cost(s, p_pad, machine, bud, epilogue_maps=(1 if s.bias else 0) + (1 if s.relu else 0))
-    kernels = (inp, gemm.cost, out) if s.const_weights else (filt, inp, gemm.cost, out)
-    if s.residual:  # the output transform stores y: the residual sum stays a separate kernel
-        kernels += (residual_cost(s, machine),)
-    total = _sum_costs("winograd", kernels, s.flops)
-    return WinogradPlan(s, p, p_pad, mp, gemm, kernels, total)
+    def leaf(cands: Callable[[], Iterator[tuple[tuple, GemmPlan]]], t: int) -> Space[WinogradPlan]:
+        return Enumerated(cands, lambda g: kernels.plan(g, t))
+
+    def with_tiles(t: int) -> Space[WinogradPlan]:
+        gemms = [leaf(lambda: gemm_candidates(summa, machine), t)]
+        if ov is not None:
+            gemms.append(leaf(lambda: overlap_candidates(ov, machine), t))
+        return Cheapest(gemms, by=lambda pl: pl.gemm.cost.t_total)
+
+    smaller = [1 << i for i in range(mp.bit_length()) if 1 << i < mp]
+    return Preferred([with_tiles(mp)] + [with_tiles(t) for t in reversed(smaller)])
+
+
+def plan_winograd(s: ConvShape, machine: Machine, mem_budget: int | None = None) -> WinogradPlan:
+    """Cost of the four Winograd kernels for ``s`` on ``machine`` (model of the lowering): the
+    pick of :func:`winograd_space`; ``mem_budget``: LDM bytes of the transform kernels (as
+    :func:`plan_explicit`'s, default ``machine.ldm_user_bytes``). Raises :class:`NotApplicable`,
+    ValueError when no GEMM blocking fits."""
+    best = winograd_space(s, machine, mem_budget).best()
+    if best is None:
+        raise ValueError(f"no GEMM blocking of the Winograd convolution {s.describe()} fits in LDM")
+    return best
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ after a put costs max(compute, put + step DMA). Model vs simulator on ResNet-50 
 from __future__ import annotations
 
 import math
-
+from collections.abc import Iterator
 from dataclasses import replace
 
 from taihu.backends.model.conv import (
@@ -52,6 +52,7 @@ from taihu.backends.model.conv import (
     GemmShape,
     KernelCost,
 )
+from taihu.backends.model.choice import Enumerated
 from taihu.backends.model.unfold_conv import BIAS_CYCLES_PER_ELEM
 from taihu.target.machine import Machine
 
@@ -60,7 +61,12 @@ __all__ = [
     "block_cycles",
     "overlap_blocking",
     "overlap_cost",
+    "overlap_applicability",
+    "overlap_candidates",
     "overlap_footprint",
+    "overlap_plan",
+    "overlap_storage",
+    "overlap_vecs",
     "plan_overlap_gemm",
 ]
 
@@ -244,30 +250,60 @@ def _divisors(n: int, unit: int, lo: int) -> list[int]:
     return [d for d in range(lo, n + 1) if n % d == 0 and d % unit == 0]
 
 
-def plan_overlap_gemm(p: GemmShape, machine: Machine, name: str = "gemm") -> GemmPlan | None:
-    """The cheapest overlapping-distribution GEMM plan of ``p`` on ``machine`` (a
-    :class:`~taihu.backends.model.conv.GemmPlan` with ``overlap=True``) or None when the
-    distribution does not apply to ``p`` or nothing fits ``machine.ldm_user_bytes``. ``p`` must
-    have A stored (M, K) and B (K, N) (``trans_a/b`` False), no full C operand and no scalars;
-    vec m needs ``p.const_a`` (A is stored (K, M): the caller stores the constant transposed)
-    and mloc % 4 == 0; vec n needs ``bn % 4 == 0`` (B's rows vector-loaded), or ``p.pad_n``: B's
-    rows are padded in memory to ``bn`` = n rounded up to 4 (``ldb`` = bn; one N block) and only
-    vec n plans are returned. ``p.bias_along`` must be None or "m" (a per-output-channel bias,
-    loaded ``cpe`` like C). Blockings: mloc = bm/64 rows per CPE (powers of two and the whole
-    M), bk a multiple of 8 dividing K, bn dividing N (no border blocks; >= 16) or N itself.
-    ``name``: the :class:`~taihu.backends.model.conv.KernelCost` name."""
-    if p.bias_along not in (None, "m") or p.trans_a or p.trans_b or p.c_full or p.scalars:
-        return None
+def overlap_applicability(p: GemmShape) -> str | None:
+    """None when the overlapping distribution can run ``p`` (:func:`plan_overlap_gemm`), else
+    the reason (one line)."""
+    if p.bias_along not in (None, "m"):
+        return f"a bias along {p.bias_along} (only a per-row bias, along m, is loaded like C)"
+    if p.trans_a or p.trans_b:
+        return "A must be stored (M, K) and B (K, N) (trans_a/trans_b)"
+    if p.c_full or p.scalars:
+        return "no full C operand or scalar operands"
+    return None
+
+
+def overlap_vecs(p: GemmShape) -> list[str]:
+    """The vector dims of the overlapping distribution for ``p``: vec m needs the constant A
+    (stored (K, M) by the caller); padded B rows (``p.pad_n``): vec n only."""
+    return ["n"] if p.pad_n else [v for v in ("m", "n") if v == "n" or p.const_a]
+
+
+def overlap_storage(p: GemmShape, vec: str, bn: int) -> GemmShape:
+    """``p`` with the storage the overlapping plan with vector dim ``vec`` and N block ``bn``
+    reads: A stored (K, M) densely with vec m (the caller's transposed copy of the constant),
+    ``ldb`` = ``bn`` when not given, ``ldc`` dense when not given."""
+    trans_a = vec == "m"
+    la = (None if trans_a else p.lda) or (p.m if trans_a else p.k)
+    return replace(p, trans_a=trans_a, lda=la, ldb=p.ldb or bn, ldc=p.ldc or p.n)
+
+
+def _overlap_plan(fixed: GemmShape, machine: Machine, vec: str, blk: GemmBlocking, fp: int, name: str) -> GemmPlan:
+    cost = overlap_cost(fixed, vec, blk, machine, name)
+    return GemmPlan(fixed.m, fixed.n, fixed.k, fixed.dtype, fixed.trans_a, False, vec, blk.bm, blk.bn, blk.bk,
+                    fixed.batch, blk.hoist_a, blk.hoist_b, blk.staged, fp, cost, blk.double_c, overlap=True)
+
+
+def overlap_plan(p: GemmShape, machine: Machine, vec: str, bm: int, bn: int, bk: int, double_c: bool,
+                 name: str = "gemm") -> GemmPlan:
+    """The overlapping-distribution plan of ``p`` with exactly these parameters (bm = 64 x rows
+    per CPE), costed on ``machine``; no legality check (``plan.ldm_bytes`` is its footprint;
+    :mod:`taihu.backends.model.schedule` checks)."""
+    fixed = overlap_storage(p, vec, bn)
+    blk = overlap_blocking(fixed, vec, bm, bn, bk, double_c)
+    return _overlap_plan(fixed, machine, vec, blk, overlap_footprint(fixed, blk), name)
+
+
+def overlap_candidates(p: GemmShape, machine: Machine, name: str = "gemm") -> Iterator[tuple[tuple, GemmPlan]]:
+    """Every overlapping-distribution plan :func:`plan_overlap_gemm` considers for ``p`` on
+    ``machine``, lazily, with its key ``(t_total, -bk, -bm)`` (the plan = the first minimum);
+    nothing when the distribution does not apply (:func:`overlap_applicability`)."""
+    if overlap_applicability(p) is not None:
+        return
     m, n, k = p.m, p.n, p.k
-    ldc = p.ldc or n
-    best = None
     whole_m = _ceil(m, N_CPE)
     mlocs = sorted({q for q in (1, 2, 4, 8, 16, 32, 64) if q < whole_m} | {whole_m})
     bks = _divisors(k, 8, 8)
-    vecs = ["n"] if p.pad_n else [v for v in ("m", "n") if v == "n" or p.const_a]
-    for vec in vecs:
-        trans_a = vec == "m"
-        la = (None if trans_a else p.lda) or (m if trans_a else k)  # vec m: the caller's dense (K, M) copy
+    for vec in overlap_vecs(p):
         if p.pad_n:
             bns = [_ceil(n, 4) * 4]
         else:
@@ -275,7 +311,7 @@ def plan_overlap_gemm(p: GemmShape, machine: Machine, name: str = "gemm") -> Gem
             if vec == "n":
                 bns = [b for b in bns if b % 4 == 0]
         for bn in bns:
-            fixed = replace(p, trans_a=trans_a, lda=la, ldb=p.ldb or bn, ldc=ldc)
+            fixed = overlap_storage(p, vec, bn)
             for mloc in mlocs:
                 if vec == "m" and mloc % 4:
                     continue
@@ -288,10 +324,21 @@ def plan_overlap_gemm(p: GemmShape, machine: Machine, name: str = "gemm") -> Gem
                         fp = overlap_footprint(fixed, blk)
                         if fp > machine.ldm_user_bytes:
                             continue
-                        cost = overlap_cost(fixed, vec, blk, machine, name)
-                        plan = GemmPlan(m, n, k, p.dtype, trans_a, False, vec, bm, bn, bk, p.batch, blk.hoist_a,
-                                        blk.hoist_b, blk.staged, fp, cost, double_c, overlap=True)
-                        key = (cost.t_total, -bk, -bm)
-                        if best is None or key < best[0]:
-                            best = (key, plan)
-    return None if best is None else best[1]
+                        plan = _overlap_plan(fixed, machine, vec, blk, fp, name)
+                        yield (plan.cost.t_total, -bk, -bm), plan
+
+
+def plan_overlap_gemm(p: GemmShape, machine: Machine, name: str = "gemm") -> GemmPlan | None:
+    """The cheapest overlapping-distribution GEMM plan of ``p`` on ``machine`` (a
+    :class:`~taihu.backends.model.conv.GemmPlan` with ``overlap=True``) or None when the
+    distribution does not apply to ``p`` or nothing fits ``machine.ldm_user_bytes``. ``p`` must
+    have A stored (M, K) and B (K, N) (``trans_a/b`` False), no full C operand and no scalars;
+    vec m needs ``p.const_a`` (A is stored (K, M): the caller stores the constant transposed)
+    and mloc % 4 == 0; vec n needs ``bn % 4 == 0`` (B's rows vector-loaded), or ``p.pad_n``: B's
+    rows are padded in memory to ``bn`` = n rounded up to 4 (``ldb`` = bn; one N block) and only
+    vec n plans are returned. ``p.bias_along`` must be None or "m" (a per-output-channel bias,
+    loaded ``cpe`` like C). Blockings: mloc = bm/64 rows per CPE (powers of two and the whole
+    M), bk a multiple of 8 dividing K, bn dividing N (no border blocks; >= 16) or N itself.
+    ``name``: the :class:`~taihu.backends.model.conv.KernelCost` name. The candidates:
+    :func:`overlap_candidates` (minimum modelled time; ties: larger bk, then larger bm)."""
+    return Enumerated(lambda: overlap_candidates(p, machine, name)).best()

@@ -41,6 +41,7 @@ Cost (seconds), per SUMMA step (max of DMA and compute, double-buffered, 004 L67
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from taihu.backends.model.conv import (
@@ -55,10 +56,21 @@ from taihu.backends.model.conv import (
     gemm_scheme,
     residual_cost,
 )
+from taihu.backends.model.choice import Conditional, Enumerated, Mapped, Space
 from taihu.backends.model.gemm_blocking import t_dma_tiles
 from taihu.target.machine import Machine
 
-__all__ = ["UnfoldPlan", "plan_unfold", "unfold_applicability", "unfold_weights"]
+__all__ = [
+    "UnfoldPlan",
+    "plan_unfold",
+    "unfold_applicability",
+    "unfold_bms",
+    "unfold_candidates",
+    "unfold_plan",
+    "unfold_row_length",
+    "unfold_space",
+    "unfold_weights",
+]
 
 MESH = 8
 N_CPE = 64
@@ -252,58 +264,117 @@ def relayout_padded_cost(s: ConvShape, wo_p: int, machine: Machine) -> KernelCos
         dmas_per_cpe=2 * math.ceil(tasks / N_CPE), machine=machine)
 
 
+def unfold_row_length(s: ConvShape, vec: str) -> int:
+    """Wo_p: the output row length in LDM for ``vec``, Wo rounded up to the register tile along
+    the pixel dim (4 with vec m, 16 with vec n)."""
+    r = 4 if vec == "m" else 16
+    return -(-s.wo // r) * r
+
+
+def unfold_bms(s: ConvShape, vec: str) -> list[int]:
+    """The bm the planner tries with ``vec``: the unit (128 with vec m, 32 with vec n) times 1,
+    2, 4, 8, 16 up to max(unit, M), and M itself when a unit multiple <= 512."""
+    unit = 128 if vec == "m" else 32
+    return sorted({b for b in (unit, 2 * unit, 4 * unit, 8 * unit, 16 * unit) if b <= max(unit, s.m)}
+                  | ({s.m} if s.m % unit == 0 and s.m <= 512 else set()))
+
+
+def _unfold_plan(s: ConvShape, m: Machine, vec: str, bm: int, cb: int, fp: int, wo_p: int,
+                 rel: KernelCost | None, extra: tuple[KernelCost, ...]) -> UnfoldPlan:
+    conv = _cost(s, vec, bm, cb, m, wo_p)
+    kernels = ((conv,) if rel is None else (conv, rel)) + extra
+    cost = conv if len(kernels) == 1 else _sum("implicit", kernels, s.flops)
+    return UnfoldPlan(s, vec, bm, cb, fp, cost, wo_p=wo_p, kernels=kernels,
+                      residual_fused=s.residual and wo_p == s.wo)
+
+
+def _unfold_extras(s: ConvShape, m: Machine, wo_p: int) -> tuple[KernelCost | None, tuple[KernelCost, ...]]:
+    """(the relayout kernel of padded rows, the separate residual kernel when the rows are
+    padded: the C blocks do not hold the final tensor's rows, the sum stays a kernel)."""
+    rel = relayout_padded_cost(s, wo_p, m) if wo_p != s.wo else None
+    return rel, ((residual_cost(s, m),) if s.residual and wo_p != s.wo else ())
+
+
+def _separate(s: ConvShape, m: Machine) -> Callable[[UnfoldPlan], UnfoldPlan]:
+    """A plan of ``s`` without its residual sum -> the plan of ``s`` adding it in a separate
+    kernel (:func:`~taihu.backends.model.conv.residual_cost`)."""
+    res = residual_cost(s, m)
+
+    def separate(p: UnfoldPlan) -> UnfoldPlan:
+        kernels = p.kernels + (res,)
+        return replace(p, shape=s, kernels=kernels, cost=_sum("implicit", kernels, s.flops))
+
+    return separate
+
+
+def unfold_plan(s: ConvShape, machine: Machine, vec: str, bm: int, cb: int, residual_fused: bool) -> UnfoldPlan:
+    """The unfolded implicit convolution plan of ``s`` with exactly these parameters, costed on
+    ``machine`` (``residual_fused``: ``s``'s residual sum is added in the C store -- else, with
+    a residual sum, a separate kernel); no legality check (``plan.ldm_bytes`` is its footprint;
+    :mod:`taihu.backends.model.schedule` checks)."""
+    wo_p = unfold_row_length(s, vec)
+    if s.residual and wo_p == s.wo and not residual_fused:
+        return _separate(s, machine)(unfold_plan(replace(s, residual=False), machine, vec, bm, cb, False))
+    fp = footprint(s, vec, bm, cb, cb == s.c, wo_p)
+    return _unfold_plan(s, machine, vec, bm, cb, fp, wo_p, *_unfold_extras(s, machine, wo_p))
+
+
+def unfold_candidates(s: ConvShape, m: Machine, padded: bool = True) -> Iterator[tuple[tuple, UnfoldPlan]]:
+    """Every blocking :func:`plan_unfold` considers for ``s`` on ``m`` (the residual sum, if
+    any, fused where the rows are not padded), lazily, with its key ``(t_total, -bm, -cb)``:
+    vec in {m (M >= 128), n}, :func:`unfold_bms`, cb multiples of 8 dividing C, whose
+    :func:`footprint` fits ``m.ldm_user_bytes``; ``padded=False``: only the vecs whose rows are
+    not padded. Nothing when the unfolded convolution does not apply."""
+    if unfold_applicability(s):
+        return
+    for vec in ("m", "n"):
+        if vec == "m" and s.m < 128:
+            continue
+        wo_p = unfold_row_length(s, vec)
+        if wo_p != s.wo and not padded:
+            continue
+        rel, extra = _unfold_extras(s, m, wo_p)
+        for bm in unfold_bms(s, vec):
+            for cb in range(MESH, s.c + 1, MESH):
+                if s.c % cb:
+                    continue
+                fp = footprint(s, vec, bm, cb, cb == s.c, wo_p)
+                if fp > m.ldm_user_bytes:
+                    continue
+                plan = _unfold_plan(s, m, vec, bm, cb, fp, wo_p, rel, extra)
+                yield (plan.cost.t_total, -bm, -cb), plan
+
+
+def unfold_space(s: ConvShape, machine: Machine) -> Space[UnfoldPlan]:
+    """Every unfolded implicit convolution plan of ``s`` on ``machine``, lazily
+    (:func:`unfold_candidates`; with a residual sum, also the unpadded blockings that leave it to
+    a separate kernel); its pick is :func:`plan_unfold`'s."""
+    world: Space[UnfoldPlan] = Enumerated(lambda: unfold_candidates(s, machine))
+    if not s.residual:
+        return world
+    s0 = replace(s, residual=False)
+    # padded rows never fuse the sum: those plans are the same in both worlds
+    unpadded: Space[UnfoldPlan] = Enumerated(lambda: unfold_candidates(s0, machine, padded=False))
+    sep: Space[UnfoldPlan] = Mapped(unpadded, _separate(s, machine))
+    return Conditional(world, sep, when=lambda p: p.residual_fused)
+
+
 def plan_unfold(s: ConvShape, machine: Machine) -> UnfoldPlan:
     """Minimum modelled time on ``machine`` over vec in {m, n} (output row length Wo_p = Wo
     rounded up to the register tile: 4 output pixels with vec m, 16 with vec n; padded rows add
     the ``relayout`` kernel), bm (multiples of 128 resp. 32 up to 512, <= M rounded up) and cb
-    (multiples of 8 dividing C) under ``machine.ldm_user_bytes``. A residual sum
-    (``s.residual``) is added in the C store when the rows are not padded and that is cheaper
-    than a separate kernel
+    (multiples of 8 dividing C) under ``machine.ldm_user_bytes``; ties: larger bm, then larger
+    cb. A residual sum (``s.residual``) is added in the C store when the rows are not padded and
+    that is cheaper than a separate kernel
     (:func:`~taihu.backends.model.conv.residual_cost`; its tile takes LDM from the blocking).
-    Raises :class:`~taihu.backends.model.conv.NotApplicable`."""
+    The candidates: :func:`unfold_space`. Raises :class:`~taihu.backends.model.conv.NotApplicable`."""
     why = unfold_applicability(s)
     if why:
         raise NotApplicable(why)
-    best = _plan_unfold(s, machine)
-    if best.residual_fused:
-        sep = _plan_unfold(replace(s, residual=False), machine)
-        kernels = sep.kernels + (residual_cost(s, machine),)
-        cost = _sum("implicit", kernels, s.flops)
-        if cost.t_total < best.cost.t_total:
-            best = replace(sep, shape=s, kernels=kernels, cost=cost)
-    return best
-
-
-def _plan_unfold(s: ConvShape, m: Machine) -> UnfoldPlan:
-    best = None
-    for vec in ("m", "n"):
-        unit = 128 if vec == "m" else 32
-        if vec == "m" and s.m < 128:
-            continue
-        wo_p = -(-s.wo // (4 if vec == "m" else 16)) * (4 if vec == "m" else 16)
-        rel = relayout_padded_cost(s, wo_p, m) if wo_p != s.wo else None
-        # padded rows: the C blocks do not hold the final tensor's rows, the sum stays a kernel
-        extra = (residual_cost(s, m),) if s.residual and wo_p != s.wo else ()
-        bms = sorted({b for b in (unit, 2 * unit, 4 * unit, 8 * unit, 16 * unit) if b <= max(unit, s.m)}
-                     | ({s.m} if s.m % unit == 0 and s.m <= 512 else set()))
-        for bm in bms:
-            for cb in range(MESH, s.c + 1, MESH):
-                if s.c % cb:
-                    continue
-                hoist = cb == s.c
-                fp = footprint(s, vec, bm, cb, hoist, wo_p)
-                if fp > m.ldm_user_bytes:
-                    continue
-                conv = _cost(s, vec, bm, cb, m, wo_p)
-                kernels = ((conv,) if rel is None else (conv, rel)) + extra
-                cost = conv if len(kernels) == 1 else _sum("implicit", kernels, s.flops)
-                key = (cost.t_total, -bm, -cb)
-                if best is None or key < best[0]:
-                    best = (key, UnfoldPlan(s, vec, bm, cb, fp, cost, wo_p=wo_p, kernels=kernels,
-                                            residual_fused=s.residual and wo_p == s.wo))
+    best = unfold_space(s, machine).best()
     if best is None:
         raise NotApplicable(f"unfolded implicit convolution: no blocking of {s.describe()} fits in LDM")
-    return best[1]
+    return best
 
 
 def _sum(name: str, parts: tuple[KernelCost, ...], flops: int) -> KernelCost:
