@@ -1,7 +1,7 @@
 """``graph.conv2d`` -> ``tile.kernel``s: implicit GEMM, explicit im2col + GEMM, Winograd F(2x2,3x3).
 
 The algorithm is chosen per layer by the analytic model
-(:func:`taihu.backends.model.conv.choose_conv`, algorithms.md §C5, 004 L1320/L1674) unless the
+(:func:`taihu.backends.model.schedule.choose_conv_schedule`, algorithms.md §C5, 004 L1320/L1674) unless the
 pass option ``conv-algorithm`` forces one; forcing an algorithm that cannot run the layer is a
 diagnostic naming the op and the reason (e.g. "implicit GEMM convolution needs >= 64 input and
 output channels ... 004 L1266"). Layouts are the graph's: NCHW activations, (M, C/g, kh, kw)
@@ -110,16 +110,14 @@ from taihu.backends.model.conv import (
     NotApplicable,
     Plan,
     WinogradPlan,
-    choose_conv,
     fuses_residual,
     gemm_operand_layouts,
     relayout_rows,
 )
+from taihu.backends.model.schedule import choose_conv_schedule
 from taihu.backends.model.unfold_conv import (
     UnfoldPlan,
     crop_rows_per_task,
-    plan_unfold,
-    unfold_applicability,
     unfold_weights,
 )
 from taihu.dialects import graph, tile
@@ -223,14 +221,8 @@ class ConvPattern(GraphToTilePattern):
         try:
             # the memory primitives (im2col, Winograd transforms) get the machine's whole LDM in
             # tile-to-loop (ldm_free_bytes), the GEMM plans the pass budget (plan_machine)
-            plan: Plan | UnfoldPlan = choose_conv(shape, mach, algorithm, mem_budget=self.state.machine.ldm_user_bytes).plan
-            if algorithm in ("auto", "implicit") and unfold_applicability(shape) is None:
-                try:
-                    alt = plan_unfold(shape, mach)
-                except NotApplicable:
-                    alt = None
-                if alt is not None and (algorithm == "implicit" or alt.cost.t_total < plan.cost.t_total):
-                    plan = alt
+            plan: Plan | UnfoldPlan = choose_conv_schedule(shape, mach, algorithm,
+                                                           mem_budget=self.state.machine.ldm_user_bytes)
         except NotApplicable as e:
             raise self.fail(op, f"conv-algorithm={algorithm}: {e}") from e
         if not fuses_residual(plan):
