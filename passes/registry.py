@@ -16,6 +16,12 @@ def _set_target() -> type[ModulePass]:
     return SetTargetPass
 
 
+def _graph_schedule() -> type[ModulePass]:
+    from taihu.passes.graph_schedule import GraphSchedulePass
+
+    return GraphSchedulePass
+
+
 def _fold_constants() -> type[ModulePass]:
     from taihu.passes.graph.fold_constants import GraphFoldConstantsPass
 
@@ -113,6 +119,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "graph-fold-constants": _fold_constants,
         "graph-fold-batchnorm": _fold_batchnorm,
         "graph-simplify": _simplify,
+        "graph-schedule": _graph_schedule,
         "tile-split": _tile_split,
         "tile-reorder": _tile_reorder,
         "tile-fuse": _tile_fuse,

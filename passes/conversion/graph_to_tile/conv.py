@@ -114,7 +114,7 @@ from taihu.backends.model.conv import (
     gemm_operand_layouts,
     relayout_rows,
 )
-from taihu.backends.model.schedule import choose_conv_schedule
+from taihu.backends.model.schedule import IllegalSchedule, choose_conv_schedule, conv_plan_for
 from taihu.backends.model.unfold_conv import (
     UnfoldPlan,
     crop_rows_per_task,
@@ -133,6 +133,7 @@ from taihu.passes.conversion.graph_to_tile.common import (
     shape_of,
 )
 from taihu.passes.conversion.graph_to_tile.gemm import GemmAccess, GemmEpilogue, emit_gemm, plan_machine
+from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
 
 __all__ = ["ConvPattern", "patterns", "winograd_filter_transform"]
 
@@ -193,15 +194,34 @@ def _elem(mem: SSAValue) -> Attribute:
     return t.get_element_type()
 
 
+def conv_op_shape(op: graph.Conv2dOp, fused: Sequence[FusedMap]) -> ConvShape:
+    """The convolution problem of ``op`` whose trailing element-wise ``fused`` ops (and a
+    residual sum) are absorbed (:func:`absorb_elementwise_consumers`): NCHW input, weights,
+    strides/pads/dilations/groups, bias, relu, residual, element type, constant weights."""
+    xs, ws = shape_of(op.input), shape_of(op.weight)
+    t_in = op.input.type
+    assert isinstance(t_in, (TensorType, MemRefType))  # shape_of checked it
+    el = t_in.get_element_type()
+    r0 = next((i for i, f in enumerate(fused) if f.is_residual), len(fused))
+    return ConvShape(
+        xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3],
+        strides=tuple(op.strides), pads=tuple(op.pads), dilations=tuple(op.dilations),  # type: ignore[arg-type]
+        group=op.group, bias=op.bias is not None, relu=any(not f.is_residual for f in fused),
+        dtype="f64" if isinstance(el, Float64Type) else "f32", const_weights=constant_array(op.weight) is not None,
+        residual=r0 < len(fused),
+    )
+
+
+def _family(algorithm: str) -> str:
+    """The ``conv-algorithm`` a schedule's algorithm belongs to (``unfold`` is an implicit one)."""
+    return "implicit" if algorithm == "unfold" else algorithm
+
+
 class ConvPattern(GraphToTilePattern):
     """``graph.conv2d`` -> the kernels of the chosen algorithm (module docstring)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.Conv2dOp, rewriter: PatternRewriter) -> None:
-        xs, ws = shape_of(op.input), shape_of(op.weight)
-        t_in = op.input.type
-        assert isinstance(t_in, (TensorType, MemRefType))  # shape_of checked it
-        el = t_in.get_element_type()
         name = self.state.layer_name(op)
         # a residual sum (ResNet's shortcut) + what follows is absorbed too; plans that cannot
         # add it in the store of the final NCHW tile drop it again (fuses_residual) and the sum
@@ -209,20 +229,22 @@ class ConvPattern(GraphToTilePattern):
         fused = absorb_elementwise_consumers(self.state, op.result, residual=True)
         r0 = next((i for i, f in enumerate(fused) if f.is_residual), len(fused))
         w_np = constant_array(op.weight)
-        shape = ConvShape(
-            xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3],
-            strides=tuple(op.strides), pads=tuple(op.pads), dilations=tuple(op.dilations),  # type: ignore[arg-type]
-            group=op.group, bias=op.bias is not None, relu=any(not f.is_residual for f in fused),
-            dtype="f64" if isinstance(el, Float64Type) else "f32", const_weights=w_np is not None,
-            residual=r0 < len(fused),
-        )
+        shape = conv_op_shape(op, fused)
         algorithm = str(self.state.options.get("conv_algorithm", "auto"))
         mach = plan_machine(self.state)
+        schedule = op_schedule(op)
         try:
             # the memory primitives (im2col, Winograd transforms) get the machine's whole LDM in
             # tile-to-loop (ldm_free_bytes), the GEMM plans the pass budget (plan_machine)
-            plan: Plan | UnfoldPlan = choose_conv_schedule(shape, mach, algorithm,
-                                                           mem_budget=self.state.machine.ldm_user_bytes)
+            plan: Plan | UnfoldPlan
+            if schedule is not None:
+                if algorithm != "auto" and _family(schedule.algorithm) != algorithm:
+                    raise self.fail(op, f"the tile.schedule is {schedule.algorithm} but conv-algorithm={algorithm}")
+                plan = conv_plan_for(shape, mach, schedule, mem_budget=self.state.machine.ldm_user_bytes)
+            else:
+                plan = choose_conv_schedule(shape, mach, algorithm, mem_budget=self.state.machine.ldm_user_bytes)
+        except IllegalSchedule as e:
+            raise self.fail(op, f"illegal tile.schedule: {e}") from e
         except NotApplicable as e:
             raise self.fail(op, f"conv-algorithm={algorithm}: {e}") from e
         if not fuses_residual(plan):

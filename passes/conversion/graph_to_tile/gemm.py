@@ -78,13 +78,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType, f64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from taihu.backends.model.conv import GemmPlan, GemmShape, gemm_operand_layouts, plan_gemm
+from taihu.backends.model.schedule import gemm_plan_for
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.target.machine import Machine
+from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
 from taihu.passes.conversion.graph_to_tile.common import (
     FusedMap,
     GraphToTilePattern,
@@ -343,40 +345,64 @@ def _check_float(p: GraphToTilePattern, op, *values: SSAValue) -> Attribute:
     return el
 
 
+def plan_gemm_op(p: GraphToTilePattern, op: Operation, shape: GemmShape, name: str) -> GemmPlan:
+    """The plan of the GEMM of ``op``: the one its ``tile.schedule`` annotation names
+    (:func:`~taihu.backends.model.schedule.gemm_plan_for`), else the model's choice
+    (:func:`~taihu.backends.model.conv.plan_gemm`) for the module's machine. An illegal
+    annotation or a problem nothing fits is a diagnostic at ``op``."""
+    machine = plan_machine(p.state)
+    try:
+        schedule = op_schedule(op)
+        if schedule is not None:
+            return gemm_plan_for(shape, machine, schedule, name=name)
+        return plan_gemm(shape, machine, name=name)
+    except ValueError as e:  # IllegalSchedule is a ValueError
+        raise p.fail(op, str(e)) from e
+
+
+def gemm_op_problem(op: graph.GemmOp, fused: Sequence[FusedMap]) -> GemmShape:
+    """The GEMM problem of a ``graph.gemm`` whose trailing element-wise ``fused`` ops are
+    absorbed (:func:`absorb_elementwise_consumers`): dims, element type, operand storage, the C
+    epilogue (full C, a bias row/column, maps, alpha/beta scalars, a residual sum), constant
+    operands. Raises ``ValueError`` for an element type other than f32/f64."""
+    sa, sb = shape_of(op.a), shape_of(op.b)
+    m, k = (sa[1], sa[0]) if op.trans_a else sa
+    n = sb[0] if op.trans_b else sb[1]
+    c_shape = shape_of(op.c) if op.c is not None else None
+    c_full = c_shape is not None and tuple(c_shape) == (m, n)
+    bias_along = None
+    if c_shape is not None and not c_full:
+        c2 = (1,) * (2 - len(c_shape)) + tuple(c_shape)
+        bias_along = "n" if c2 == (1, n) and n > 1 else ("m" if c2 == (m, 1) and m > 1 else "scalar")
+    maps = len(fused) + (1 if op.alpha != 1.0 else 0)
+    has_c = op.c is not None and op.beta != 0.0
+    scale_init = op.beta / op.alpha if op.alpha != 0.0 else op.beta
+    scalars = (1 if op.alpha != 1.0 else 0) + (
+        1 if has_c and ((not c_full and op.beta != 1.0) or (c_full and scale_init != 1.0)) else 0)
+    el = op.a.type.get_element_type()  # type: ignore[attr-defined]
+    return GemmShape(m, n, k, _dtype(el), bool(op.trans_a), bool(op.trans_b), c_full=c_full,
+                     bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
+                     scalars=scalars, residual=any(f.is_residual for f in fused),
+                     const_a=constant_array(op.a) is not None, const_b=constant_array(op.b) is not None)
+
+
 class GemmPattern(GraphToTilePattern):
     """``graph.gemm`` (ONNX Gemm, the FC layer, 004 §5.2 / Table 4.2 row 6) -> one GEMM kernel."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.GemmOp, rewriter: PatternRewriter) -> None:
         el = _check_float(self, op, op.a, op.b, *([op.c] if op.c is not None else []))
-        sa, sb = shape_of(op.a), shape_of(op.b)
-        m, k = (sa[1], sa[0]) if op.trans_a else sa
-        n = sb[0] if op.trans_b else sb[1]
         name = self.state.layer_name(op)
         fused = absorb_elementwise_consumers(self.state, op.result, residual=True)
-        residual = any(f.is_residual for f in fused)
+        shape = gemm_op_problem(op, fused)
+        m, n, k = shape.m, shape.n, shape.k
+        c_full = shape.c_full
+        c_shape = shape_of(op.c) if op.c is not None else None
         # constant operands (FC weights) may be stored in either order: the planner picks the one
         # whose LDM layout needs no transposing conversion; a flipped one becomes a new global
         a_np, b_np = constant_array(op.a), constant_array(op.b)
         Y = self.alloc_like(rewriter, op.result, name)
-        c_shape = shape_of(op.c) if op.c is not None else None
-        c_full = c_shape is not None and tuple(c_shape) == (m, n)
-        bias_along = None
-        if c_shape is not None and not c_full:
-            c2 = (1,) * (2 - len(c_shape)) + tuple(c_shape)
-            bias_along = "n" if c2 == (1, n) and n > 1 else ("m" if c2 == (m, 1) and m > 1 else "scalar")
-        maps = len(fused) + (1 if op.alpha != 1.0 else 0)
-        has_c = op.c is not None and op.beta != 0.0
-        scale_init = op.beta / op.alpha if op.alpha != 0.0 else op.beta
-        scalars = (1 if op.alpha != 1.0 else 0) + (
-            1 if has_c and ((not c_full and op.beta != 1.0) or (c_full and scale_init != 1.0)) else 0)
-        try:
-            shape = GemmShape(m, n, k, _dtype(el), bool(op.trans_a), bool(op.trans_b), c_full=c_full,
-                              bias_along=bias_along if bias_along in ("m", "n") else None, maps=maps,
-                              scalars=scalars, residual=residual, const_a=a_np is not None, const_b=b_np is not None)
-            plan = plan_gemm(shape, plan_machine(self.state), name=name)
-        except ValueError as e:
-            raise self.fail(op, str(e)) from e
+        plan = plan_gemm_op(self, op, shape, name)
         A = _gemm_operand(self, rewriter, op.a, a_np, plan.trans_a != bool(op.trans_a), f"{name}_at")
         B = _gemm_operand(self, rewriter, op.b, b_np, plan.trans_b != bool(op.trans_b), f"{name}_wt")
         Cin = self.buffer(rewriter, op.c) if op.c is not None else None
@@ -432,6 +458,48 @@ def _blocking_attr(plan: GemmPlan):
     )
 
 
+@dataclass(frozen=True)
+class MatMulGeometry:
+    """A ``graph.matmul`` seen as GEMMs: (m, k) x (k, n) per ``batch`` index (the result's batch
+    dims), A's / B's batch dims ``ab`` / ``bb`` broadcast to ``batch`` (1 = broadcast); ``fold``:
+    only A has batch dims, which fold into M (one GEMM of ``prod(ab) * m`` rows)."""
+
+    m: int
+    k: int
+    n: int
+    batch: tuple[int, ...]
+    ab: tuple[int, ...]
+    bb: tuple[int, ...]
+
+    @property
+    def fold(self) -> bool:
+        return len(self.batch) > 0 and all(d == 1 for d in self.bb)
+
+
+def matmul_geometry(op: graph.MatMulOp) -> MatMulGeometry:
+    """:class:`MatMulGeometry` of ``op`` (numpy matmul semantics: a 1-D A is (1, K), a 1-D B (K, 1))."""
+    sa, sb, so = shape_of(op.lhs), shape_of(op.rhs), shape_of(op.result)
+    a2 = (1, *sa) if len(sa) == 1 else sa
+    b2 = (*sb, 1) if len(sb) == 1 else sb
+    batch = tuple(so[: len(so) - (len(sa) > 1) - (len(sb) > 1)])
+    nb = len(batch)
+    ab = (1,) * (nb - len(a2[:-2])) + tuple(a2[:-2])
+    bb = (1,) * (nb - len(b2[:-2])) + tuple(b2[:-2])
+    return MatMulGeometry(a2[-2], a2[-1], b2[-1], batch, ab, bb)
+
+
+def matmul_op_problem(op: graph.MatMulOp, fused: Sequence[FusedMap]) -> GemmShape:
+    """The GEMM problem of a ``graph.matmul`` with its absorbed element-wise ``fused`` ops:
+    folded batch dims multiply M, the others are ``batch`` independent GEMMs; a constant 2-D B
+    may be stored transposed."""
+    g = matmul_geometry(op)
+    m_eff, batch_eff = (math.prod(g.ab) * g.m, ()) if g.fold else (g.m, g.batch)
+    el = op.lhs.type.get_element_type()  # type: ignore[attr-defined]
+    const_b = len(shape_of(op.rhs)) == 2 and constant_array(op.rhs) is not None
+    return GemmShape(m_eff, g.n, g.k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)),
+                     const_b=const_b)
+
+
 class MatMulPattern(GraphToTilePattern):
     """``graph.matmul`` (numpy semantics) -> one GEMM kernel: 1-D operands are viewed as
     (1, K) / (K, 1); batch dims become outer loops (broadcast operands keep index 0), or fold
@@ -440,21 +508,14 @@ class MatMulPattern(GraphToTilePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatMulOp, rewriter: PatternRewriter) -> None:
         el = _check_float(self, op, op.lhs, op.rhs)
-        sa, sb, so = shape_of(op.lhs), shape_of(op.rhs), shape_of(op.result)
-        a2 = (1, *sa) if len(sa) == 1 else sa
-        b2 = (*sb, 1) if len(sb) == 1 else sb
-        m, k, n = a2[-2], a2[-1], b2[-1]
-        batch = tuple(so[: len(so) - (len(sa) > 1) - (len(sb) > 1)])
-        nb = len(batch)
-        ab = (1,) * (nb - len(a2[:-2])) + tuple(a2[:-2])
-        bb = (1,) * (nb - len(b2[:-2])) + tuple(b2[:-2])
+        g = matmul_geometry(op)
+        m, k, n, batch, ab, bb, fold = g.m, g.k, g.n, g.batch, g.ab, g.bb, g.fold
         name = self.state.layer_name(op)
         fused = absorb_elementwise_consumers(self.state, op.result)
         A = self.buffer(rewriter, op.lhs)
         # a constant 2-D B (weights) may be stored transposed (see GemmPattern)
-        b_np = constant_array(op.rhs) if len(sb) == 2 else None
+        b_np = constant_array(op.rhs) if len(shape_of(op.rhs)) == 2 else None
         Y = self.alloc_like(rewriter, op.result, name)
-        fold = nb > 0 and all(d == 1 for d in bb)
         if fold:  # (..., M, K) x (K, N): one GEMM with M' = prod(batch) * M
             mm = math.prod(ab) * m
             av = self.view(rewriter, A, (mm, k))
@@ -462,21 +523,16 @@ class MatMulPattern(GraphToTilePattern):
             outer: list[tuple[int, str]] = []
             a_out: tuple[bool, ...] = ()
             b_out: tuple[bool, ...] = ()
-            batch_eff: tuple[int, ...]
-            m_eff, batch_eff = mm, ()
         else:
             av = self.view(rewriter, A, (*ab, m, k))
             yv = self.view(rewriter, Y, (*batch, m, n))
             outer = [(d, f"g{i}") for i, d in enumerate(batch)]
             a_out = tuple(d != 1 for d in ab)
             b_out = tuple(d != 1 for d in bb)
-            m_eff, batch_eff = m, batch
-        try:
-            shape = GemmShape(m_eff, n, k, _dtype(el), maps=len(fused), batch=max(1, math.prod(batch_eff)),
-                              const_b=b_np is not None)
-            plan = plan_gemm(shape, plan_machine(self.state), name=name)
-        except ValueError as e:
-            raise self.fail(op, str(e)) from e
+        shape = matmul_op_problem(op, fused)
+        batch_eff: tuple[int, ...] = () if fold else batch
+        m_eff = shape.m
+        plan = plan_gemm_op(self, op, shape, name)
         if plan.trans_b:  # the constant weights stored (N, K)
             bv = _gemm_operand(self, rewriter, op.rhs, b_np, True, f"{name}_wt")
             if not fold:
