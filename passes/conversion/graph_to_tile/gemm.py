@@ -351,13 +351,13 @@ def plan_gemm_op(p: GraphToTilePattern, op: Operation, shape: GemmShape, name: s
     (:func:`~taihu.backends.model.conv.plan_gemm`) for the module's machine. An illegal
     annotation or a problem nothing fits is a diagnostic at ``op``."""
     machine = plan_machine(p.state)
+    schedule = op_schedule(op)
     try:
-        schedule = op_schedule(op)
         if schedule is not None:
             return gemm_plan_for(shape, machine, schedule, name=name)
         return plan_gemm(shape, machine, name=name)
     except ValueError as e:  # IllegalSchedule is a ValueError
-        raise p.fail(op, str(e)) from e
+        raise p.fail(op, f"illegal tile.schedule: {e}" if schedule is not None else str(e)) from e
 
 
 def gemm_op_problem(op: graph.GemmOp, fused: Sequence[FusedMap]) -> GemmShape:
