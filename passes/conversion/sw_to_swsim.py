@@ -65,19 +65,19 @@ class _ConcretizeKernel(RewritePattern):
                 f"ldm_user_bytes = {self.machine.ldm_user_bytes}: {listing}"
             )
         for s in slots:
-            new = LdmAddrOp.build(
+            new: Operation = LdmAddrOp.build(
                 properties={"address": IntegerAttr(s.offset, i64), "bytes": IntegerAttr(s.bytes, i64)},
                 result_types=[i64],
             )
-            new.result.name_hint = s.op.result.name_hint
+            new.results[0].name_hint = s.op.result.name_hint
             rewriter.replace(s.op, new)
         n_reply = 0
         for o in list(_walk_control(op)):
             if isinstance(o, sw.ReplyAllocOp):
-                new = ReplySlotOp.build(properties={"slot": IntegerAttr(n_reply, i64)},
+                slot: Operation = ReplySlotOp.build(properties={"slot": IntegerAttr(n_reply, i64)},
                                         result_types=[sw.ReplyType()])
-                new.result.name_hint = o.result.name_hint
-                rewriter.replace(o, new)
+                slot.results[0].name_hint = o.result.name_hint
+                rewriter.replace(o, slot)
                 n_reply += 1
             elif isinstance(o, sw.LdmFreeOp):
                 rewriter.erase_op(o)

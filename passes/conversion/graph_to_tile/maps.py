@@ -565,7 +565,7 @@ class ConcatPattern(_EwPattern):
             alloc = memref.AllocOp.get(t.element_type, ALIGNMENT, list(out_shape))
             alloc.memref.name_hint = sanitize(name)
             rewriter.insert(alloc, InsertPoint.before(first))
-            out_mem = alloc.memref
+            out_mem: SSAValue = alloc.memref
         else:
             out_mem = self.alloc_like(rewriter, op.result, name)
         off = 0

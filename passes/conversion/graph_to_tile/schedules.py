@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from taihu.backends.model.conv import ConvShape, GemmPlan, GemmShape, Plan, plan_gemm
+from taihu.backends.model.conv import ConvShape, GemmPlan, GemmShape, plan_gemm
 from taihu.backends.model.schedule import (
+    ConvPlan,
     Schedule,
     choose_conv_schedule,
     conv_plan_for,
@@ -35,8 +36,9 @@ from taihu.dialects import graph
 from taihu.passes.conversion.graph_to_tile.common import LoweringState, absorb_elementwise_consumers, lowering_state
 from taihu.passes.conversion.graph_to_tile.conv import conv_op_shape
 from taihu.passes.conversion.graph_to_tile.gemm import gemm_op_problem, matmul_op_problem, plan_machine
+from taihu.passes.conversion.graph_to_tile.schedule_attr import SCHEDULE_ATTR, from_attr, to_attr
 
-__all__ = ["Problem", "lowering_state", "model_plan", "op_problem", "plan_cycles", "plan_for", "schedule_of",
+__all__ = ["SCHEDULE_ATTR", "Problem", "from_attr", "lowering_state", "to_attr", "model_plan", "op_problem", "plan_cycles", "plan_for", "schedule_of",
            "space"]
 
 #: planned ops -> problem kind
@@ -70,7 +72,7 @@ def op_problem(state: LoweringState, op: Operation) -> Problem | None:
     return Problem(kind, shape, layer)
 
 
-def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") -> Plan | GemmPlan:
+def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") -> ConvPlan | GemmPlan:
     """The model's choice (today's lowering); ``algorithm`` forces a convolution algorithm."""
     machine = plan_machine(state)
     if isinstance(problem.shape, ConvShape):
@@ -78,7 +80,7 @@ def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") 
     return plan_gemm(problem.shape, machine, name=problem.layer)
 
 
-def space(state: LoweringState, problem: Problem) -> Iterator[Plan | GemmPlan]:
+def space(state: LoweringState, problem: Problem) -> Iterator[ConvPlan | GemmPlan]:
     """Every legal plan of ``problem`` on the state's machine, lazily, each with its model cost."""
     machine = plan_machine(state)
     if isinstance(problem.shape, ConvShape):
@@ -86,7 +88,7 @@ def space(state: LoweringState, problem: Problem) -> Iterator[Plan | GemmPlan]:
     return gemm_space(problem.shape, machine)
 
 
-def plan_for(state: LoweringState, problem: Problem, schedule: Schedule) -> Plan | GemmPlan:
+def plan_for(state: LoweringState, problem: Problem, schedule: Schedule) -> ConvPlan | GemmPlan:
     """Exactly the plan ``schedule`` names; ``IllegalSchedule`` (a ``ValueError``) saying why not."""
     machine = plan_machine(state)
     if isinstance(problem.shape, ConvShape):
@@ -94,7 +96,7 @@ def plan_for(state: LoweringState, problem: Problem, schedule: Schedule) -> Plan
     return gemm_plan_for(problem.shape, machine, schedule)
 
 
-def schedule_of(problem: Problem, plan: Plan | GemmPlan) -> Schedule:
+def schedule_of(problem: Problem, plan: ConvPlan | GemmPlan) -> Schedule:
     """The schedule of one of ``problem``'s plans."""
     if isinstance(problem.shape, ConvShape):
         assert not isinstance(plan, GemmPlan)
@@ -103,6 +105,6 @@ def schedule_of(problem: Problem, plan: Plan | GemmPlan) -> Schedule:
     return gemm_schedule_of(plan)
 
 
-def plan_cycles(state: LoweringState, plan: Plan | GemmPlan) -> int:
+def plan_cycles(state: LoweringState, plan: ConvPlan | GemmPlan) -> int:
     """The model's time of ``plan`` in cycles of the state's machine."""
     return round(plan.cost.t_total * state.machine.f_clk_ghz * 1e9)

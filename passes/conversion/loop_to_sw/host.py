@@ -240,8 +240,8 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
         rt = ret.arguments[i].type
         assert isinstance(rt, MemRefType)  # checked with the io names
         io_globals.append(_io_global(n, _tensor_type(rt), sw.IoKind.OUTPUT, _graph_name(fn.res_attrs, i)))
-    for g in io_globals:
-        mod_block.insert_op_before(g, anchor)
+    for io in io_globals:
+        mod_block.insert_op_before(io, anchor)
 
     # the new host program
     main = func.FuncOp("main", ((), ()))
@@ -267,15 +267,16 @@ def lower_module(module: ModuleOp, dedup: bool = True) -> None:
             t = op.memref.type
             if op.dynamic_sizes or any(d < 0 for d in t.get_shape()):
                 raise fail(op, "dynamic allocation sizes are not supported")
+            buf: Operation
             if op.memref in out_root:
                 _, n, _ = out_root[op.memref]
-                new = sw.GlobalAddrOp.build(properties={"global_name": _symref(n)}, result_types=[i64])
+                buf = sw.GlobalAddrOp.build(properties={"global_name": _symref(n)}, result_types=[i64])
             else:
-                new = sw.MemAllocOp.build(properties={"bytes": IntegerAttr(max(_memref_bytes(t), 1), i64)},
+                buf = sw.MemAllocOp.build(properties={"bytes": IntegerAttr(max(_memref_bytes(t), 1), i64)},
                                           result_types=[i64])
-            new.results[0].name_hint = op.memref.name_hint
-            mb.add_op(new)
-            vmap[op.memref] = new.results[0]
+            buf.results[0].name_hint = op.memref.name_hint
+            mb.add_op(buf)
+            vmap[op.memref] = buf.results[0]
         elif isinstance(op, _VIEW_OPS):
             off = _view_offset_bytes(op)
             src = vmap.get(op.operands[0])
