@@ -465,11 +465,43 @@ class TuneOptions:
     scheduler: str | None = None
 
 
-def plan_layer(state: Any, layer: LayerResult, opts: TuneOptions) -> None:
+def check_layer_module(layer: LayerResult, target: str) -> None:
+    """``TuneError`` unless the single-layer module that simulates ``layer``'s candidates
+    (:func:`taihu.tools.layers.layer_module`) plans as the same problem (signature) on its own."""
+    from xdsl.parser import Parser
+
+    from taihu.backends.model.records import problem_signature
+    from taihu.dialects.target import MODULE_ATTR
+    from taihu.passes.conversion.graph_to_tile.schedules import lowering_state, op_problem
+    from taihu.passes.pipelines import default_context
+    from taihu.tools.layers import LayerBuildError, declared_blobs_released, layer_module
+
+    with declared_blobs_released():
+        try:
+            built = layer_module(layer.kind, layer.problem.shape)
+        except LayerBuildError as e:
+            raise TuneError(f"cannot simulate it alone: {e}") from e
+        built.module.attributes[MODULE_ATTR] = Parser(default_context(), target).parse_attribute()
+        graph_stages(built.module, None)
+        state = lowering_state(built.module)
+        sigs = [problem_signature(p.shape) for op in built.module.walk() if (p := op_problem(state, op)) is not None]
+    if sigs != [layer.signature]:
+        raise TuneError(f"cannot simulate it alone: the single-layer module plans as {sigs or 'nothing'}")
+
+
+def plan_layer(state: Any, layer: LayerResult, opts: TuneOptions, target: str | None = None) -> None:
     """Enumerate the layer's space and run the strategy's model search (sets ``space_size``,
-    ``default``, ``selection``, ``seconds``; ``error`` when the space cannot be built)."""
+    ``default``, ``selection``, ``seconds``; ``error`` when the space cannot be built, or --
+    with ``target``, for strategies that simulate -- when the layer cannot be simulated alone:
+    then the record is the model's choice)."""
     t0 = time.perf_counter()
     try:
+        if target is not None and opts.strategy != "model":
+            try:
+                check_layer_module(layer, target)
+            except TuneError as e:
+                layer.error = str(e)
+                opts = TuneOptions("model", opts.top_k, opts.steps, opts.seed)
         cands = list(enumerate_space(state, layer))
         layer.default = default_candidate(state, layer)
         layer.space_size = len(cands)
@@ -477,6 +509,7 @@ def plan_layer(state: Any, layer: LayerResult, opts: TuneOptions) -> None:
                                  seed=opts.seed)
     except (ValueError, TuneError) as e:
         layer.error = _one_line(e)
+        layer.selection = None
     layer.seconds += time.perf_counter() - t0
 
 
@@ -491,7 +524,7 @@ def tune(problems: Problems, layers: list[LayerResult], opts: TuneOptions,
     for i, layer in enumerate(layers):
         if progress:
             progress.update(task, layer.shown, i)
-        plan_layer(problems.state, layer, opts)
+        plan_layer(problems.state, layer, opts, problems.target)
         if layer.error:
             warn(f"{layer.shown}: {layer.error}")
     if progress:

@@ -154,3 +154,75 @@ def test_declared_blobs_released():
         conv_module(ConvShape(1, 8, 6, 6, 16, 3, 3, const_weights=True, bias=True))
         assert len(set(storage.keys()) - before) >= 1
     assert set(storage.keys()) == before
+
+
+# --------------------------------------------------------------------------------------------
+# strategies on a synthetic space (pure: schedules and model cycles)
+
+
+def _space():
+    from taihu.backends.model.schedule import Schedule
+    from taihu.tools.tune import Candidate
+
+    cands = []
+    for bm, bn, bk in itertools.product([32, 64, 128, 256], [32, 64, 128], [8, 16, 32, 64]):
+        if bm * bn > 16384:  # "LDM": not every blocking is legal
+            continue
+        for dc in (False, True):
+            cost = int(1e6 / math.sqrt(bm * bn) + 100 * abs(bk - 32) + (500 if dc else 0) + (bm * 7 + bn * 3 + bk) % 97)
+            cands.append(Candidate(Schedule.make("gemm", bm=bm, bn=bn, bk=bk, double_c=dc), cost))
+    for t in (1, 2, 4, 8):
+        cands.append(Candidate(Schedule.make("winograd", tiles_per_cpe=t), 200_000 + 1000 * t))
+    return cands
+
+
+def test_select_strategies():
+    from taihu.tools.tune import select
+
+    cands = _space()
+    best = min(cands, key=lambda c: c.model_key)
+    default = sorted(cands, key=lambda c: c.model_key)[5]  # a default that is not the model's best
+    assert select("model", cands, default).simulate == []
+    assert select("model", cands, default).best_model == best
+    sim = select("sim", cands, default, top_k=3)
+    assert sim.simulate == sorted(cands, key=lambda c: c.model_key)[:3] + [default]
+    ex = select("exhaustive", cands, default)
+    assert len(ex.simulate) == len(cands) and ex.steps == len(cands)
+    a1 = select("anneal", cands, default, top_k=3, steps=30, seed=4)
+    a2 = select("anneal", cands, default, top_k=3, steps=30, seed=4)
+    assert a1.simulate == a2.simulate and a1.steps == a2.steps <= 30
+    assert default in a1.simulate and len(a1.simulate) <= 4
+    assert a1.best_model == best  # the model's best point of each algorithm is a start point
+    g = select("greedy", cands, default, top_k=3)
+    assert g.steps < len(cands) and default in g.simulate and all(c in cands for c in g.simulate)
+    with pytest.raises(Exception, match="unknown strategy"):
+        select("random", cands, default)
+
+
+def test_schedule_lattice_neighbours():
+    from taihu.tools.tune import ScheduleLattice
+
+    cands = _space()
+    lat = ScheduleLattice(cands)
+    c = next(c for c in cands if c.schedule.as_dict() == {"bm": 64, "bn": 64, "bk": 16, "double_c": False})
+    nb = {tuple(sorted(n.schedule.as_dict().items())) for n in lat.neighbours(c)}
+    d = dict
+    assert tuple(sorted(d(bm=128, bn=64, bk=16, double_c=False).items())) in nb  # one parameter one step up
+    assert tuple(sorted(d(bm=32, bn=64, bk=16, double_c=False).items())) in nb  # ... down
+    assert tuple(sorted(d(bm=128, bn=32, bk=16, double_c=False).items())) in nb  # two in opposite senses
+    assert tuple(sorted(d(bm=64, bn=64, bk=16, double_c=True).items())) in nb  # a flag flipped
+    assert tuple(sorted(d(tiles_per_cpe=1).items())) in nb  # the other algorithm's model-best point
+    assert tuple(sorted(d(bm=256, bn=64, bk=16, double_c=False).items())) not in nb  # two steps away
+
+
+def test_executor_in_process_order_and_errors():
+    from taihu.tools.executor import Executor, ExecutorError, JobError
+
+    seen = []
+    with Executor(workers=0) as ex:
+        assert ex.map(math.factorial, [5, 3, 4], on_result=lambda i, r: seen.append(i)) == [120, 6, 24]
+        assert seen == [0, 1, 2] and ex.where == "in-process"
+        with pytest.raises(JobError, match="item -1: ValueError"):
+            ex.map(math.factorial, [3, -1], describe=lambda x: f"item {x}")
+    with pytest.raises(ExecutorError, match="--workers -1"):
+        Executor(workers=-1)
