@@ -18,6 +18,7 @@ repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 config.substitutions.append(("%taihu-opt", "taihu-opt"))
 config.substitutions.append(("%taihu-run", "taihu-run"))
 config.substitutions.append(("%taihu-import", "taihu-import"))
+config.substitutions.append(("%taihu-tune", "taihu-tune"))
 config.substitutions.append(("%examples", os.path.join(repo, "examples")))
 # Print generic, parse again, print custom: the custom and generic forms agree.
 config.substitutions.append(
