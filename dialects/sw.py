@@ -37,7 +37,7 @@ Python API used by the simulator (documented in the contract, ``RegInstr``): ``m
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeVar, cast
 
@@ -208,6 +208,17 @@ def enclosing_kernel(op: Operation) -> KernelOp | None:
             return parent
         parent = parent.parent_op()
     return None
+
+
+def walk_control(op: Operation) -> Iterator[Operation]:
+    """Pre-order walk of the ops nested in ``op`` without entering ``sw.microkernel`` bodies
+    (their register instructions hold no reply words, LDM allocations or control flow)."""
+    for region in op.regions:
+        for block in region.blocks:
+            for o in block.ops:
+                yield o
+                if o.regions and not isinstance(o, MicrokernelOp):
+                    yield from walk_control(o)
 
 
 def _require_kernel(op: Operation) -> KernelOp:

@@ -17,7 +17,6 @@ Example: ``taihu-opt prog.mlir -p 'sw-to-swsim{machine=sw26010pro}'``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -35,17 +34,6 @@ from taihu.dialects import sw
 from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp
 from taihu.dialects.target import MODULE_ATTR, machine_attr, machine_of
 from taihu.target.machine import Machine, MachineConfigError, resolve_machine
-
-
-def _walk_control(op: Operation) -> Iterator[Operation]:
-    """Pre-order walk of the ops nested in ``op`` without entering ``sw.microkernel`` bodies
-    (register instructions only: no reply words, no LDM frees)."""
-    for region in op.regions:
-        for block in region.blocks:
-            for o in block.ops:
-                yield o
-                if o.regions and not isinstance(o, sw.MicrokernelOp):
-                    yield from _walk_control(o)
 
 
 class _ConcretizeKernel(RewritePattern):
@@ -72,7 +60,7 @@ class _ConcretizeKernel(RewritePattern):
             new.results[0].name_hint = s.op.result.name_hint
             rewriter.replace(s.op, new)
         n_reply = 0
-        for o in list(_walk_control(op)):
+        for o in list(sw.walk_control(op)):
             if isinstance(o, sw.ReplyAllocOp):
                 slot: Operation = ReplySlotOp.build(properties={"slot": IntegerAttr(n_reply, i64)},
                                         result_types=[sw.ReplyType()])

@@ -49,7 +49,8 @@ from taihu.backends.model.schedule import (
 from taihu.backends.model.unfold_conv import unfold_applicability
 from taihu.benchmarks import kernels as K
 from taihu.passes import pipelines
-from taihu.passes.conversion.graph_to_tile import conv as g2t_conv
+from taihu.dialects import graph
+from taihu.passes.conversion.graph_to_tile.schedule_attr import set_op_schedule
 from taihu.tools.layers import conv_module
 
 MODELS = ("resnet50", "vgg19", "bvlc_alexnet", "squeezenet", "inception_v1")
@@ -231,13 +232,13 @@ def _lowering_cases() -> list[tuple[ConvShape, Schedule]]:
 
 
 @pytest.mark.parametrize("case", _lowering_cases(), ids=lambda c: f"{c[0].describe()} {c[1].describe()}")
-def test_space_plans_lower(case, monkeypatch) -> None:
+def test_space_plans_lower(case) -> None:
     """The first and last plan of every algorithm / form of the space lowers to sw (the loop
-    level checks every kernel's LDM) following its schedule."""
+    level checks every kernel's LDM) following its schedule (the conv's tile.schedule)."""
     s, sc = case
-    monkeypatch.setattr(g2t_conv, "choose_conv_schedule",
-                        lambda shape, mach, algorithm, mem_budget=None: conv_plan_for(shape, mach, sc, mem_budget))
     module = conv_module(s).module
+    conv = next(o for o in module.walk() if isinstance(o, graph.Conv2dOp))
+    set_op_schedule(conv, sc)
     pipelines.run_pipeline(pipelines.build_pipeline({}, stop_after=pipelines.SW_STAGE), module)
     d = sc.as_dict()
     blocking = [str(o.attributes["taihu.blocking"]) for o in module.walk() if "taihu.blocking" in o.attributes]

@@ -122,7 +122,7 @@ class KernelLowering(SwKernelBuilder):
         """Drop pure ops (arith, mesh ids) whose results are unused (e.g. index constants
         folded into addresses)."""
         # one backward walk: every user comes after its definition in pre-order
-        for op in reversed(list(_walk_control(self.kernel))):
+        for op in reversed(list(sw.walk_control(self.kernel))):
             if op.regions or not op.results:
                 continue
             pure = op.dialect_name() == "arith" or isinstance(op, (sw.RowIdOp, sw.ColIdOp, sw.CpeIdOp))
@@ -386,16 +386,6 @@ class KernelLowering(SwKernelBuilder):
 
     def _lower_gemm(self, op: Operation) -> None:
         lower_gemm(self, op)
-
-
-def _walk_control(op: Operation):
-    """Pre-order walk of ``op``'s nested ops without entering micro-kernel bodies."""
-    for region in op.regions:
-        for block in region.blocks:
-            for o in block.ops:
-                yield o
-                if o.regions and not isinstance(o, sw.MicrokernelOp):
-                    yield from _walk_control(o)
 
 
 #: each handler takes the op class it is keyed by (dispatch on the exact class)
