@@ -68,6 +68,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -145,6 +146,25 @@ def _group_key(c: Candidate, int_keys: Sequence[str]) -> tuple:
             tuple(k for k, _ in c.schedule.params if k in ints))
 
 
+def _items(d: dict[str, Any]) -> tuple:
+    return tuple(sorted(d.items()))
+
+
+def _distance(a: Candidate, b: Candidate) -> float:
+    """How far two schedules' integer parameters are apart: ``|log2 a - log2 b|`` summed over
+    the keys both have, 1 for a key only one has."""
+    da, db = a.schedule.as_dict(), b.schedule.as_dict()
+    ints = {k for k, v in [*da.items(), *db.items()] if isinstance(v, int) and not isinstance(v, bool)}
+    dist = 0.0
+    for k in sorted(ints):
+        va, vb = da.get(k), db.get(k)
+        if isinstance(va, int) and isinstance(vb, int) and va > 0 and vb > 0:
+            dist += abs(math.log2(va) - math.log2(vb))
+        else:
+            dist += 1.0
+    return dist
+
+
 class ScheduleLattice:
     """The neighbourhood structure of a space (module docstring, ``anneal``/``greedy``): per
     group (algorithm + non-integer parameters), each integer parameter's sorted legal values."""
@@ -163,6 +183,15 @@ class ScheduleLattice:
             dims = g[2]
             self.values[g] = [sorted({c.schedule.as_dict()[k] for c in cs}) for k in dims]
         self.group_of = {c: _group_key(c, self.int_keys) for c in self.cands}
+        self.by_params = {(c.schedule.algorithm, _items(c.schedule.as_dict())): c for c in self.cands}
+        self.by_algorithm: dict[str, list[Candidate]] = {}
+        self.choices: dict[tuple[str, str], list[Any]] = {}
+        for c in self.cands:
+            self.by_algorithm.setdefault(c.schedule.algorithm, []).append(c)
+            for k, v in c.schedule.params:
+                vals = self.choices.setdefault((c.schedule.algorithm, k), [])
+                if v not in vals:
+                    vals.append(v)
 
     def ints(self, c: Candidate) -> tuple[int, ...]:
         d = c.schedule.as_dict()
@@ -178,8 +207,8 @@ class ScheduleLattice:
 
     def neighbours(self, c: Candidate) -> list[Candidate]:
         """Single steps of one integer parameter, opposite steps of two (FT-2's directions),
-        the same integers with a boolean/string parameter changed, and each other algorithm's
-        model-best point."""
+        one boolean/string parameter changed, and the nearest point of each other algorithm
+        (:func:`_distance`); no neighbour needs a cost evaluation to be found."""
         g = self.group_of[c]
         x = self.ints(c)
         out: list[Candidate] = []
@@ -202,15 +231,18 @@ class ScheduleLattice:
                     q = self.at(g, tuple(y))
                     if q is not None:
                         out.append(q)
-        for other in self.groups:
-            if other == g:
+        params = c.schedule.as_dict()
+        for k, v in c.schedule.params:  # a boolean / string parameter changed, the rest kept
+            if isinstance(v, int) and not isinstance(v, bool):
                 continue
-            q = self.at(other, x)
-            if q is not None and other[0] == g[0]:
-                out.append(q)  # same blocking, another categorical choice
-        for alg in sorted({k[0] for k in self.groups} - {g[0]}):
-            out.append(min((cc for k, cs in self.groups.items() if k[0] == alg for cc in cs),
-                           key=lambda cc: cc.model_key))
+            for w in self.choices.get((c.schedule.algorithm, k), ()):
+                if w != v:
+                    q = self.by_params.get((c.schedule.algorithm, _items({**params, k: w})))
+                    if q is not None:
+                        out.append(q)
+        for alg in sorted(self.by_algorithm):  # the nearest point of each other algorithm
+            if alg != c.schedule.algorithm:
+                out.append(min(self.by_algorithm[alg], key=lambda cc: (_distance(c, cc), cc.text)))
         return out
 
 
@@ -231,9 +263,13 @@ def select(strategy: str, cands: Sequence[Candidate], default: Candidate, *, top
         return Selection(_with_default(ranked, default), ranked[0], len(ranked))
     lattice = ScheduleLattice(ranked)
     if strategy == "anneal":
-        starts = [min(cs, key=lambda c: c.model_key) for cs in lattice.groups.values()]
-        starts = sorted({s.schedule.algorithm: s for s in sorted(starts, key=lambda c: c.model_key, reverse=True)}
-                        .values(), key=lambda c: c.model_key)
+        # FlexTensor samples its start points: the default and, per other algorithm, a point
+        # drawn with the seed (no cost needed to pick them)
+        rng = random.Random(seed)
+        starts = [default] if default in lattice.group_of else []
+        for alg in sorted(lattice.by_algorithm):
+            if alg != default.schedule.algorithm:
+                starts.append(rng.choice(sorted(lattice.by_algorithm[alg], key=lambda c: c.text)))
         res = anneal(starts, lattice.neighbours, lambda c: float(c.model_cycles) or 1.0,
                      steps=max(steps, len(starts)), seed=seed, order=lambda c: c.text)
         visited = sorted(res.costs, key=lambda c: c.model_key)
