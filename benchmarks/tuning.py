@@ -233,7 +233,7 @@ def gemm_summary(case: Case) -> list[str]:
         lines.append(f"     the seed's scheme (vec n, bk >= 32): {len(seed_like)} schedules, model {gs[0]:.1f} .. {gs[-1]:.1f} GFLOPS")
     best = case.best_of(case.exhaustive_set)
     pc = case.cycles(pick)
-    if best and pc:
+    if best and pc and pick is not None:
         lines.append(f"GM-2: model's pick ({compact(pick.schedule)}) simulated {gflops(case.flops, pc):.1f} GFLOPS vs the "
                      f"best of the model's top {len(case.exhaustive_set)} simulated ({compact(best[0].schedule)}) "
                      f"{gflops(case.flops, best[1]):.1f} GFLOPS: "

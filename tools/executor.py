@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["Executor", "ExecutorError", "JobError", "default_workers"]
 
@@ -54,7 +54,7 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class Executor(Generic[T, R]):
+class Executor:
     """Map picklable jobs over a Dask cluster (module docstring). Use as a context manager;
     the embedded cluster is shut down on exit."""
 
@@ -75,7 +75,7 @@ class Executor(Generic[T, R]):
             return "in-process"
         return f"{self.workers} local worker{'s' if self.workers != 1 else ''}"
 
-    def __enter__(self) -> Executor[T, R]:
+    def __enter__(self) -> Executor:
         return self
 
     def __exit__(self, *exc: object) -> None:

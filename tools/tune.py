@@ -292,8 +292,10 @@ def select(strategy: str, cands: Sequence[Candidate], default: Candidate, *, top
 
             # the smallest legal blocking of the group (least product, then lexicographic)
             start = min((lattice.ints(c) for c in cs), key=lambda x: (math.prod(x), x))
-            r = greedy_segments([v[-1] for v in vals], cost, lambda x, g=g: lattice.at(g, x) is not None,
-                                start=start, grow=grow, improve_only=True)
+            def fits(x: tuple[int, ...], g=g) -> bool:
+                return lattice.at(g, x) is not None
+
+            r = greedy_segments([v[-1] for v in vals], cost, fits, start=start, grow=grow, improve_only=True)
             total += r.steps
             found = lattice.at(g, r.point)
             assert found is not None  # the search starts at and moves to legal points only
