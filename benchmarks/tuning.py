@@ -58,6 +58,7 @@ from taihu.tools.tune import (
     default_candidate,
     enumerate_space,
     graph_stages,
+    lost_job,
     select,
     compact,
     simulate_candidate,
@@ -137,7 +138,8 @@ def simulate_cases(cases: list[Case], ex: Executor, what: str) -> None:
         if done[0] % 10 == 0 or done[0] == len(items):
             print(f"  {what}: {done[0]}/{len(items)} simulations, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
-    for (case, c), o in zip(jobs, ex.map(simulate_candidate, items, on_result=tick, describe=lambda j: j.describe())):
+    outcomes = ex.map(simulate_candidate, items, on_result=tick, describe=lambda j: j.describe(), on_error=lost_job)
+    for (case, c), o in zip(jobs, outcomes):
         case.outcomes[c] = o
         if o.error:
             print(f"  {case.label} [{c.text}]: {o.error}", file=sys.stderr)

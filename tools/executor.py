@@ -113,13 +113,16 @@ class Executor:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T],
             on_result: Callable[[int, R], None] | None = None,
-            describe: Callable[[T], str] = str) -> list[R]:
+            describe: Callable[[T], str] = str,
+            on_error: Callable[[T, BaseException], R] | None = None) -> list[R]:
         """``[fn(item) for item in items]`` on the cluster, in the order of ``items``.
 
         ``fn`` must be a module-level function (workers import it by name); ``items`` and the
         results must pickle. ``on_result(index, result)`` is called in this process as each job
-        finishes (completion order), e.g. to advance a progress bar. A raising job:
-        :class:`JobError` naming ``describe(item)``; the other jobs are cancelled."""
+        finishes (completion order), e.g. to advance a progress bar. A raising job (or one
+        whose worker died, e.g. killed by the nanny for exceeding its memory limit): its result
+        is ``on_error(item, exception)`` when given, else :class:`JobError` naming
+        ``describe(item)`` and the other jobs are cancelled."""
         if not items:
             return []
         if self.workers == 0 and not self.scheduler:
@@ -128,7 +131,9 @@ class Executor:
                 try:
                     r = fn(item)
                 except Exception as e:
-                    raise JobError(f"{describe(item)}: {type(e).__name__}: {e}") from e
+                    if on_error is None:
+                        raise JobError(f"{describe(item)}: {type(e).__name__}: {e}") from e
+                    r = on_error(item, e)
                 if on_result is not None:
                     on_result(i, r)
                 out.append(r)
@@ -144,8 +149,11 @@ class Executor:
                 i = index[fut.key]
                 if fut.status == "error":
                     err = fut.exception()
-                    raise JobError(f"{describe(items[i])}: {type(err).__name__}: {err}")
-                results[i] = fut.result()
+                    if on_error is None:
+                        raise JobError(f"{describe(items[i])}: {type(err).__name__}: {err}")
+                    results[i] = on_error(items[i], err)
+                else:
+                    results[i] = fut.result()
                 if on_result is not None:
                     on_result(i, results[i])
         except BaseException:

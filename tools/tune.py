@@ -339,6 +339,12 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
+def lost_job(job: SimJob, e: BaseException) -> SimOutcome:
+    """The outcome of a candidate whose simulation did not return (its worker died: e.g. out of
+    memory): an error like any other failed candidate."""
+    return SimOutcome(None, 0.0, f"the simulation did not return ({_one_line(e)})")
+
+
 def simulate_candidate(job: SimJob) -> SimOutcome:
     """Build, annotate, lower (``taihu-lower``) and simulate (timing only) one candidate; errors
     are returned as data (one line)."""
@@ -582,7 +588,8 @@ def tune(problems: Problems, layers: list[LayerResult], opts: TuneOptions,
 
     try:
         with Executor(opts.workers, opts.scheduler) as ex:
-            outcomes = ex.map(simulate_candidate, items, on_result=on_result, describe=lambda j: j.describe())
+            outcomes = ex.map(simulate_candidate, items, on_result=on_result, describe=lambda j: j.describe(),
+                              on_error=lost_job)
     except (ExecutorError, JobError) as e:
         raise TuneError(str(e)) from e
     for (layer, c), outcome in zip(jobs, outcomes):

@@ -225,5 +225,6 @@ def test_executor_in_process_order_and_errors():
         assert seen == [0, 1, 2] and ex.where == "in-process"
         with pytest.raises(JobError, match="item -1: ValueError"):
             ex.map(math.factorial, [3, -1], describe=lambda x: f"item {x}")
+        assert ex.map(math.factorial, [3, -1], on_error=lambda x, e: -type(e).__name__.__len__()) == [6, -10]
     with pytest.raises(ExecutorError, match="--workers -1"):
         Executor(workers=-1)
