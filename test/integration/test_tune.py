@@ -181,3 +181,26 @@ def test_errors_are_one_line(tmp_path, capsys):
     assert tune.main([str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "r.json")]) == 1
     assert "no such file" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_tuning_benchmark_on_a_tiny_layer(capsys):
+    """benchmarks/tuning.py's pipeline (space, default / tuned / capped exhaustive sets, one
+    simulation batch, the side-by-side rows) on a tiny conv layer, in-process."""
+    from taihu.backends.model.conv import ConvShape
+    from taihu.benchmarks import tuning as bench
+    from taihu.tools.executor import Executor
+    from taihu.tools.layers import conv_module
+
+    s = ConvShape(1, 8, 8, 8, 16, 3, 3, pads=(1, 1, 1, 1), bias=True, relu=True, const_weights=True)
+    case = bench._case("tiny B=1", "L1", conv_module(s).module, s.flops, False, top_k=2, cap=3)
+    assert len(case.exhaustive_set) == 3 and case.capped and case.default in case.tuned_set
+    with Executor(workers=0) as ex:
+        bench.simulate_cases([case], ex, "conv")
+    rows, summary = bench.conv_table([case])
+    (row,) = rows
+    assert row["space"] == len(case.cands) and row["default_cycles"] and row["tuned_cycles"] <= row["default_cycles"]
+    assert set(case.tuned_set) <= set(case.exhaustive_set)  # top-2 + default within top-3 + default
+    assert row["exhaustive_cycles"] <= row["tuned_cycles"] and row["loss_pct"] >= 0
+    assert "tuned slower than default: 0" in summary[0]
+    bench.render(rows, summary)
+    assert "default vs tuned" in capsys.readouterr().out
