@@ -117,6 +117,8 @@ def _case(group: str, label: str, module, flops: int, channels_ok: bool, top_k: 
     ranked = sorted(set(case.cands) | {case.default}, key=lambda c: c.model_key)
     case.capped = cap is not None and len(ranked) > cap
     case.exhaustive_set = ranked[:cap] if case.capped else ranked
+    if case.default not in case.exhaustive_set:  # the capped reference always holds the default
+        case.exhaustive_set.append(case.default)
     case.model_seconds = time.perf_counter() - t0
     case._target = problems.target  # type: ignore[attr-defined]
     return case
