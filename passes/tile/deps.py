@@ -103,15 +103,21 @@ def body_accesses(block: Block) -> tuple[list[Access], Operation | None]:
     return out, None
 
 
+def _kernel_operand(arg: BlockArgument) -> SSAValue | None:
+    """The ``tile.kernel`` operand bound to ``arg`` (None: ``arg`` is not a kernel argument)."""
+    parent = arg.owner.parent_op() if isinstance(arg.owner, Block) else None
+    return parent.args[arg.index] if isinstance(parent, tile.KernelOp) else None
+
+
 def memref_root(v: SSAValue) -> SSAValue:
     """The main-memory allocation a memref value views (kernel argument -> operand -> host views)."""
     while True:
         if isinstance(v, BlockArgument):
-            parent = v.owner.parent_op() if isinstance(v.owner, Block) else None
-            if isinstance(parent, tile.KernelOp):
-                v = parent.args[v.index]
-                continue
-            return v
+            bound = _kernel_operand(v)
+            if bound is None:
+                return v
+            v = bound
+            continue
         if isinstance(v.owner, _VIEWS):
             v = v.owner.operands[0]
             continue
@@ -123,11 +129,11 @@ def _root_offset(v: SSAValue) -> int | None:
     off = 0
     while True:
         if isinstance(v, BlockArgument):
-            parent = v.owner.parent_op() if isinstance(v.owner, Block) else None
-            if isinstance(parent, tile.KernelOp):
-                v = parent.args[v.index]
-                continue
-            return off
+            bound = _kernel_operand(v)
+            if bound is None:
+                return off
+            v = bound
+            continue
         o = v.owner
         if isinstance(o, memref.ReinterpretCastOp):
             offs = [int(x) for x in o.static_offsets.get_values()]
