@@ -9,6 +9,16 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TypeVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, OpResult, SSAValue
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Span
+
+AttributeInvT = TypeVar("AttributeInvT", bound=Attribute)
 
 CONTEXT_LINES = 2
 
@@ -45,3 +55,69 @@ def report(tool: str, error: BaseException) -> int:
     """Print ``tool: error: ...`` on stderr and return the exit status 1."""
     print(f"{tool}: error: {format_error(error)}", file=sys.stderr)
     return 1
+
+
+def parse_mlir(ctx: Context, text: str, name: str, implicit_module: bool = True) -> ModuleOp:
+    """Parse MLIR ``text`` (named ``name`` in diagnostics) into a module.
+
+    Every error is a ``ParseError`` at a ``name:line:col`` position: besides xDSL's own parse
+    errors,
+
+    - the ``ValueError`` / ``OverflowError`` that xDSL's attribute constructors raise while
+      parsing (an integer out of range of its type, e.g. ``2^64`` in an i64 array, or a float too
+      large for f16) and a ``RecursionError`` on absurdly nested input, which would otherwise
+      surface without a position (an "internal error"); the position is the parser's when the
+      constructor failed, i.e. just past the offending literal;
+    - a value used before its definition in the same block (``%v = graph.reshape %r`` above
+      ``%r = ...``): xDSL resolves such forward references silently, so the interpreter or a
+      pass would later meet a value that does not dominate its use; the position is the use.
+    """
+    parser = _RecordingParser(ctx, text, name)
+    try:
+        module = parser.parse_module(implicit_module)
+    except (ValueError, OverflowError, RecursionError) as e:
+        msg = "input nested too deeply" if isinstance(e, RecursionError) else f"invalid value: {e}"
+        pos = min(parser.pos, len(text))
+        raise ParseError(Span(pos, pos, parser.lexer.input), msg) from None
+    if parser.forward_uses:
+        _check_dominance(module, parser.forward_uses)
+    return module
+
+
+class _RecordingParser(Parser):
+    """xDSL's parser, recording where each value is first used before its definition."""
+
+    def __init__(self, ctx: Context, text: str, name: str) -> None:
+        super().__init__(ctx, text, name)
+        self.forward_uses: dict[str, Span] = {}
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
+        name = operand.operand_name
+        if name not in self.ssa_values:
+            self.forward_uses.setdefault(name, operand.span)
+        return super().resolve_operand(operand, type)
+
+
+def _check_dominance(module: ModuleOp, forward_uses: dict[str, Span]) -> None:
+    """``ParseError`` at the use of the first op operand defined later in its block (or in an
+    enclosing block, later than the op holding the use). Uses in other blocks of a multi-block
+    region are not checked (branches may jump forward)."""
+    for op in module.walk():
+        for operand in op.operands:
+            if not isinstance(operand, OpResult):
+                continue
+            definer = operand.op
+            block = definer.parent_block()
+            user = op
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            if user is None or block is None:
+                continue
+            if user is definer or block.get_operation_index(user) < block.get_operation_index(definer):
+                hint = operand.name_hint
+                span = forward_uses.get(hint) if hint is not None else None
+                if span is None:
+                    span = next(iter(forward_uses.values()))
+                shown = f"%{hint}" if hint is not None else "an operand"
+                raise ParseError(span, f"{shown} of '{op.name}' is used before its definition "
+                                       f"(by '{definer.name}')")

@@ -17,13 +17,14 @@ import sys
 from collections.abc import Callable
 from typing import IO, cast
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.arg_spec import parse_spec
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from taihu.tools.atomic import write_atomically
-from taihu.tools.diagnostics import report
+from taihu.tools.diagnostics import parse_mlir, report
 from taihu.tools.universe import get_all_dialects, get_all_passes, get_all_targets
 
 
@@ -51,6 +52,20 @@ class TaihuOptMain(xDSLOptMain):
         # Passes may create dense_resource constants even in a file that never mentions a
         # builtin attribute; the printer needs the builtin dialect loaded to print their blobs.
         self.ctx.get_dialect("builtin")
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+
+        def parse(io: IO[bytes]) -> ModuleOp:  # (as xDSL's, every error located: parse_mlir)
+            name = self.get_input_name()
+            data = io.read()
+            try:
+                text = data.decode() if isinstance(data, bytes) else data
+            except UnicodeDecodeError as e:
+                raise DiagnosticException(f"{name}: not a text MLIR file ({e.reason} at byte {e.start})") from None
+            return parse_mlir(self.ctx, text, name, not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

@@ -243,9 +243,8 @@ def load_onnx(path: str | os.PathLike[str], random_weights: int | None = None) -
 
 def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
     """Parse (and verify) an MLIR file (any taihu or xDSL dialect)."""
-    from xdsl.parser import Parser
-
     from taihu.passes.pipelines import default_context, gc_paused
+    from taihu.tools.diagnostics import parse_mlir
 
     try:
         text = Path(path).read_text()
@@ -254,7 +253,7 @@ def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
     except UnicodeDecodeError as e:
         raise RunError(f"{path}: not a text MLIR file ({e.reason})") from e
     with gc_paused():  # a lowered network is ~10^5 ops: the cyclic GC would re-scan them repeatedly
-        module = Parser(default_context(), text, str(path)).parse_module()
+        module = parse_mlir(default_context(), text, str(path))
         module.verify()
     return module
 

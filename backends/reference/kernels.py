@@ -481,12 +481,14 @@ def lrn(x: np.ndarray, *, size: int, alpha: float = 1e-4, beta: float = 0.75, bi
     """
     cdt = _compute_dtype(x.dtype)
     xc = x.astype(cdt, copy=False)
-    lo = (size - 1) // 2
-    hi = size - 1 - lo
-    sq = _pad_spatial(xc * xc, (lo,) + (0,) * (x.ndim - 2), (hi,) + (0,) * (x.ndim - 2), 0.0)
     c = x.shape[1]
+    # window offsets more than c - 1 channels away only add zeros: clipped (a huge size would
+    # otherwise pad by size channels and loop size times)
+    lo = min((size - 1) // 2, max(c - 1, 0))
+    hi = min(size - 1 - (size - 1) // 2, max(c - 1, 0))
+    sq = _pad_spatial(xc * xc, (lo,) + (0,) * (x.ndim - 2), (hi,) + (0,) * (x.ndim - 2), 0.0)
     square_sum = sq[:, 0:c].copy()
-    for j in range(1, size):  # loop over the window offsets, vectorized over the tensor
+    for j in range(1, lo + hi + 1):  # loop over the window offsets, vectorized over the tensor
         square_sum += sq[:, j : j + c]
     y = xc / (cdt.type(bias) + cdt.type(alpha / size) * square_sum) ** cdt.type(beta)
     return y.astype(x.dtype, copy=False)
