@@ -93,6 +93,43 @@ def _normalize(options: Mapping[str, Any]) -> dict[str, Any]:
     return {k.replace("-", "_"): v for k, v in options.items()}
 
 
+class PassOptionError(DiagnosticException):
+    """A pass option with a value of the wrong type (``double-buffer=banana``) or a name the
+    pass does not declare."""
+
+
+def _expected(annotation: Any) -> str:
+    text = str(annotation)
+    for word, shown in (("bool", "true or false"), ("int", "an integer"), ("float", "a number"),
+                        ("str", "a string")):
+        if text.startswith((word, f"<class '{word}'>")):
+            return shown + (" (or nothing)" if "None" in text else "")
+    return text
+
+
+def pass_from_spec(cls: type[ModulePass], spec: ArgSpec) -> ModulePass:
+    """``cls.from_spec(spec)``, with xDSL's bare ``ValueError`` for a bad option (``Incompatible
+    types: given ('banana',), expected <class 'bool'>``) turned into a :class:`PassOptionError`
+    naming the pass, the option, the expected type and the value given."""
+    try:
+        return cls.from_spec(spec)
+    except PassOptionError:
+        raise
+    except (ValueError, TypeError) as e:
+        fields = {f.name: f.type for f in dataclasses.fields(cls)}
+        for key, value in spec.normalize_parameter_names().parameters.items():
+            if key not in fields:
+                continue
+            try:
+                cls.from_spec(ArgSpec(spec.name, {key: value}))
+            except (ValueError, TypeError):
+                given = " ".join(str(v) for v in value) if value else "no value"
+                raise PassOptionError(f"{spec.name}: option {key.replace('_', '-')}: expected "
+                                      f"{_expected(fields[key])}, got {given}") from None
+        msg = str(e)
+        raise PassOptionError(msg if msg.startswith(f"{spec.name}: ") else f"{spec.name}: {msg}") from None
+
+
 def _stage_instance(cls: type[ModulePass], name: str, options: Mapping[str, Any]) -> ModulePass:
     mine = {k: v for k, v in options.items() if k in _field_names(cls)}
     if not mine:
@@ -101,7 +138,7 @@ def _stage_instance(cls: type[ModulePass], name: str, options: Mapping[str, Any]
     params: dict[str, ParameterListType] = {}
     for k, v in mine.items():
         params[k] = tuple(v) if isinstance(v, (tuple, list)) else (() if v is None else (v,))
-    return cls.from_spec(ArgSpec(name, params))
+    return pass_from_spec(cls, ArgSpec(name, params))
 
 
 def check_options(options: Mapping[str, Any], stages: Sequence[str] = TAIHU_LOWER,
@@ -278,6 +315,7 @@ class TaihuLowerPass(ModulePass):
                 raise ValueError(f"taihu-lower: unknown stage '{stage}' (stages: {', '.join(TAIHU_LOWER)})")
         opts = tuple((k, v[0] if len(v) == 1 else (None if not v else tuple(v))) for k, v in params.items())
         check_options(dict(opts))
+        build_pipeline(dict(opts), stop_after=stage)  # every stage's option values checked now (PassOptionError)
         return cls(opts, stage)
 
     def spec(self, *, include_default: bool = False) -> ArgSpec:
@@ -297,6 +335,7 @@ class TaihuLowerPass(ModulePass):
 
 __all__ = [
     "TAIHU_LOWER",
+    "PassOptionError",
     "PipelineUnavailableError",
     "StageTimer",
     "TaihuLowerPass",
@@ -306,6 +345,7 @@ __all__ = [
     "gc_paused",
     "lower_to_sw",
     "lower_to_swsim",
+    "pass_from_spec",
     "resolve_stage",
     "run_pipeline",
 ]

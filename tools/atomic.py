@@ -12,16 +12,21 @@ file is removed and an existing destination is left untouched. A file gets the u
   is renamed, the temporary files and the folders the group created are removed.
 
 Clean-up runs in ``finally`` / ``except BaseException`` blocks, so it also happens on
-``KeyboardInterrupt`` (Ctrl-C) and ``SystemExit``. No signal handler is installed: a SIGTERM
-that Python does not turn into an exception ends the process without any clean-up, which can
-leave a stale ``.taihu-*.tmp`` behind, but never a partially written destination.
+``KeyboardInterrupt`` (Ctrl-C, SIGINT) and ``SystemExit``. While an :class:`OutputFiles` group
+is open in the main thread, SIGTERM and SIGHUP (which would end the process without any
+clean-up) are turned into an exception too: the temporary files are removed, the previous
+handlers restored and the signal raised again, so the process still ends the way the signal
+asks (status 128 + signal number for a shell). Only SIGKILL, which no process can catch, can
+leave a stale ``.taihu-*.tmp`` behind; never a partially written destination.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import signal
 import tempfile
+import threading
 from collections.abc import Callable
 from typing import BinaryIO
 
@@ -68,6 +73,23 @@ def _write_temporary(path: str | os.PathLike[str], content: Content) -> str:
     return tmp
 
 
+#: signals that end a process without an exception; caught while an output group is open
+CAUGHT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Signalled(BaseException):
+    """A SIGTERM / SIGHUP arrived while an :class:`OutputFiles` group was open (not an
+    ``Exception``: the tools' error nets let it through to the group's clean-up)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _raise_signalled(signum: int, frame: object) -> None:
+    raise Signalled(signum)
+
+
 class OutputFiles:
     """The output files of one run, written all or nothing (see the module docstring).
 
@@ -83,6 +105,7 @@ class OutputFiles:
     def __init__(self) -> None:
         self._staged: list[tuple[str, str]] = []  # (temporary file, destination)
         self._created: list[str] = []  # folders made by makedirs, outermost first
+        self._handlers: dict[int, object] = {}  # signal -> handler replaced by __enter__
 
     def add(self, path: str | os.PathLike[str], content: Content) -> None:
         """Write ``content`` to a temporary file for ``path`` (renamed on :meth:`commit`).
@@ -133,13 +156,50 @@ class OutputFiles:
                 pass
 
     def __enter__(self) -> OutputFiles:
+        if threading.current_thread() is threading.main_thread():  # (handlers: main thread only)
+            for signum in CAUGHT_SIGNALS:
+                previous = signal.getsignal(signum)
+                if previous == signal.SIG_IGN:
+                    continue  # (e.g. nohup: the signal is meant to be ignored)
+                self._handlers[signum] = previous
+                signal.signal(signum, _raise_signalled)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.discard()
+        signalled = exc if isinstance(exc, Signalled) else None
+        try:
+            if exc_type is None:
+                self.commit()
+            else:
+                self.discard()
+        except Signalled as e:  # during commit (which discarded what it had not renamed)
+            signalled = e
+        finally:
+            self._restore_handlers()
+        if signalled is not None:
+            signal.raise_signal(signalled.signum)  # end as the signal asks (the previous handler)
+            raise signalled  # (a previous Python handler returned: the write still failed)
+
+    def _restore_handlers(self) -> None:
+        while self._handlers:
+            signum, handler = self._handlers.popitem()
+            signal.signal(signum, handler)  # type: ignore[arg-type]  # (a getsignal() result)
+
+
+def unwritable(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be written (``os.strerror`` text: a directory, a missing or
+    unwritable folder), or ``None``. A check before a run, so that a tool does not do the work
+    (and write its other outputs) only to fail on this one; writing can still fail later
+    (e.g. a full disk), then atomically."""
+    dest = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(dest))
+    if os.path.isdir(dest):
+        return os.strerror(errno.EISDIR)
+    if not os.path.isdir(folder):
+        return os.strerror(errno.ENOENT if not os.path.exists(folder) else errno.ENOTDIR)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return os.strerror(errno.EACCES)
+    return None
 
 
 def write_atomically(path: str | os.PathLike[str], content: Content) -> None:

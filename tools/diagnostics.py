@@ -51,6 +51,21 @@ def format_error(error: BaseException) -> str:
     return text
 
 
+def seed_value(text: str) -> int:
+    """``argparse`` type of a seed option (``--seed``, ``--random-weights``): an integer in
+    [0, 2^64) (numpy's seed sequences take no negative entropy); ``argparse.ArgumentTypeError``
+    otherwise, so the tool prints its usage and the reason."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {text}")
+    return value
+
+
 def report(tool: str, error: BaseException) -> int:
     """Print ``tool: error: ...`` on stderr and return the exit status 1."""
     print(f"{tool}: error: {format_error(error)}", file=sys.stderr)

@@ -16,7 +16,7 @@ import argparse
 import io
 import sys
 
-from taihu.tools.diagnostics import report
+from taihu.tools.diagnostics import report, seed_value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default="main", help="name of the generated func.func (default: main)")
     p.add_argument(
         "--randomize-weights",
-        type=int,
+        type=seed_value,
         metavar="SEED",
         default=None,
         help="re-initialize every weight tensor with seeded random values before importing",

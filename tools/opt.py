@@ -18,12 +18,13 @@ from collections.abc import Callable
 from typing import IO, cast
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.arg_spec import parse_spec
+from xdsl.utils.arg_spec import parse_pipeline, parse_spec
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from taihu.tools.atomic import write_atomically
+from taihu.passes.pipelines import pass_from_spec
+from taihu.tools.atomic import unwritable, write_atomically
 from taihu.tools.diagnostics import parse_mlir, report
 from taihu.tools.universe import get_all_dialects, get_all_passes, get_all_targets
 
@@ -43,6 +44,15 @@ class TaihuOptMain(xDSLOptMain):
         if not inspect.signature(entry).parameters:  # not a legacy (module, stream) printer
             factory = cast("Callable[[], type[Target]]", entry)  # (as xDSL's own dispatch does)
             factory().from_spec(spec)
+
+    def setup_pipeline(self) -> None:
+        # every pass built once from its spec first: a bad option value is a diagnostic naming
+        # the pass and the option (PassOptionError), not xDSL's bare ValueError
+        for spec in parse_pipeline(self.args.passes):
+            factory = self.available_passes.get(spec.name)
+            if factory is not None:
+                pass_from_spec(factory(), spec)
+        super().setup_pipeline()
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
@@ -98,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         opt = TaihuOptMain(description="taihu modular optimizer driver", args=argv)
     except (ValueError, ArgSpecParseError, DiagnosticException) as e:  # unknown pass/target, bad options
         return report("taihu-opt", e)
+    if opt.args.output_file is not None:
+        # checked before anything runs: a target writing files of its own (swsim-run{report=...})
+        # must not leave them behind when -o then fails (all or nothing)
+        problem = unwritable(opt.args.output_file)
+        if problem is not None:
+            return report("taihu-opt", OSError(f"cannot write {opt.args.output_file}: {problem}"))
     try:
         opt.run()
     except (ParseError, DiagnosticException) as e:

@@ -102,7 +102,7 @@ if TYPE_CHECKING:  # rich is imported when a bar is shown
     from rich.progress import TaskID
 
 from taihu.tools.atomic import OutputFiles
-from taihu.tools.diagnostics import format_error, report
+from taihu.tools.diagnostics import format_error, report, seed_value
 from taihu.tools.ort import MISSING as ONNXRUNTIME_MISSING
 from taihu.tools.ort import onnxruntime_available, onnxruntime_outputs
 from taihu.tools.tables import (  # noqa: F401  (checksums, layer_rows: re-exported)
@@ -383,7 +383,9 @@ def bind_program_inputs(module: ModuleOp, given: Mapping[str, np.ndarray]) -> di
     """``--inputs`` arrays of an sw/swsim program keyed by io input global. A key names a global
     by its symbol, its ``graph.name`` (ONNX name), its sanitised form ([A-Za-z0-9_.]) or
     position (``argN``). ``RunError`` for a key that names no io input (the simulator would
-    otherwise silently fill that global with random numbers) or two keys naming one global."""
+    otherwise silently fill that global with random numbers), two keys naming one global or an
+    array that does not hold real numbers (strings, complex numbers: the simulator would fail or
+    drop the imaginary part)."""
     globals_ = io_global_names(module, "input")
     lookup: dict[str, str] = {}
     items = list(globals_.items())
@@ -399,6 +401,9 @@ def bind_program_inputs(module: ModuleOp, given: Mapping[str, np.ndarray]) -> di
             raise RunError(f"--inputs: '{key}' is not an input of the program (io inputs: {known})")
         if named in out:
             raise RunError(f"--inputs: two arrays for input '{globals_[named]}'")
+        if np.asarray(value).dtype.kind not in "biuf":  # strings, complex, dates, objects
+            raise RunError(f"--inputs: input '{globals_[named]}' has dtype {np.asarray(value).dtype}, "
+                           "expected booleans, integers or floats")
         out[named] = value
     return out
 
@@ -606,8 +611,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"graph/ONNX inputs: execution level (default: {DEFAULT_LEVEL})")
     p.add_argument("--inputs", metavar="X.npz", help="input arrays keyed by ONNX input name or argN")
     p.add_argument("--output", metavar="Y.npz", help="write the outputs, keyed by ONNX output name")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs not given by --inputs (default: 0)")
-    p.add_argument("--random-weights", type=int, metavar="SEED", default=None,
+    p.add_argument("--seed", type=seed_value, default=0, help="seed of the random inputs not given by --inputs (default: 0)")
+    p.add_argument("--random-weights", type=seed_value, metavar="SEED", default=None,
                    help="re-initialize the ONNX model's weights with seeded random values")
     p.add_argument("--check", action="store_true",
                    help=f"compare with the graph reference and onnxruntime (rtol {RTOL:g}, atol {ATOL:g})")

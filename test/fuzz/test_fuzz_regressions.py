@@ -110,3 +110,82 @@ def test_lrn_with_a_huge_size_runs_on_the_reference(tmp_path: Path) -> None:
             [np.sum(x[:, max(0, c - (size - 1) // 2): c + size // 2 + 1] ** 2, axis=1) for c in range(4)],
             axis=1)) ** 0.75
         np.testing.assert_allclose(lrn(x, size=size), ref, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# options
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAPH = ROOT / "examples" / "graph" / "small_cnn.mlir"
+SW = ROOT / "examples" / "sw" / "rlc_p2p.mlir"
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("convert-tile-to-loop{double-buffer=banana}", "convert-tile-to-loop: option double-buffer: expected true or false, got banana"),
+    ("taihu-lower{double-buffer=banana}", "convert-tile-to-loop: option double-buffer: expected true or false, got banana"),
+    ("taihu-lower{ldm-budget=-1}", "graph-schedule: ldm-budget must be >= 0 bytes, got -1"),
+    ("tile-split{loop=1}", "tile-split: option loop: expected a string, got 1"),
+    ("set-target{machine=1}", "set-target: option machine: expected a string, got 1"),
+    ("convert-graph-to-tile{ldm-budget=banana}", "convert-graph-to-tile: option ldm-budget: expected an integer, got banana"),
+])
+def test_bad_pass_option_values(tmp_path: Path, spec: str, expected: str) -> None:
+    out = tmp_path / "out.mlir"
+    outcome = run_main(tool_mains()["taihu-opt"], [GRAPH, "-p", spec, "-o", out], [out])
+    assert_ok(outcome)
+    assert outcome.status == 1 and f"taihu-opt: error: {expected}" in outcome.err, outcome.err
+
+
+def test_bad_option_value_through_taihu_run(tmp_path: Path) -> None:
+    out = tmp_path / "y.npz"
+    outcome = run_main(tool_mains()["taihu-run"], [GRAPH, "--option", "double-buffer=banana", "--output", out], [out])
+    assert_ok(outcome)
+    assert "option double-buffer: expected true or false, got banana" in outcome.err
+
+
+@pytest.mark.parametrize("tool", ["taihu-run", "taihu-import"])
+@pytest.mark.parametrize("value", ["-1", "18446744073709551616", "x"])
+def test_negative_or_huge_seeds_are_usage_errors(tmp_path: Path, tool: str, value: str) -> None:
+    from taihu.test.fuzz.mutate import base_model
+
+    model = tmp_path / "m.onnx"
+    model.write_bytes(base_model().SerializeToString())
+    flag = "--randomize-weights" if tool == "taihu-import" else "--seed"
+    outcome = run_main(tool_mains()[tool], [model, flag, value])
+    assert_ok(outcome)
+    assert outcome.status == 2 and f"argument {flag}: expected an integer" in outcome.err, outcome.err
+
+
+@pytest.mark.parametrize("array", ["str", "complex"])
+def test_non_numeric_inputs_of_an_sw_program(tmp_path: Path, array: str) -> None:
+    import numpy as np
+
+    inputs = tmp_path / "x.npz"
+    np.savez(inputs, IN=np.array(["a", "b", "c", "d"]) if array == "str" else np.ones(4, np.complex64))
+    out = tmp_path / "y.npz"
+    outcome = run_main(tool_mains()["taihu-run"], [SW, "--inputs", inputs, "--output", out], [out])
+    assert_ok(outcome)
+    assert "--inputs: input 'IN' has dtype" in outcome.err and "expected booleans, integers or floats" in outcome.err
+
+
+# --------------------------------------------------------------------------------------------
+# outputs all or nothing (item 5)
+
+
+def test_a_run_failing_on_report_writes_no_output(tmp_path: Path) -> None:
+    (tmp_path / "r.json").mkdir()
+    out = tmp_path / "y.npz"
+    outcome = run_main(tool_mains()["taihu-run"], [SW, "--quiet", "--output", out, "--report", tmp_path / "r.json"],
+                       [out])
+    assert_ok(outcome)
+    assert outcome.status == 1 and "cannot write" in outcome.err and not out.exists()
+
+
+def test_opt_checks_its_output_before_a_target_writes_files(tmp_path: Path) -> None:
+    """``taihu-opt -t swsim-run{report=R} -o DIR``: -o was found unwritable only after the
+    target had written R."""
+    (tmp_path / "out").mkdir()
+    report_path = tmp_path / "r.json"
+    outcome = run_main(tool_mains()["taihu-opt"],
+                       [SW, "-t", f'swsim-run{{report="{report_path}"}}', "-o", tmp_path / "out"], [report_path])
+    assert_ok(outcome)
+    assert outcome.status == 1 and "Is a directory" in outcome.err and not report_path.exists()

@@ -132,3 +132,55 @@ def test_unwritable_second_output_discards_the_first(tmp_path) -> None:
         write_atomically(tmp_path / "folder", b"x")
     assert info.value.filename == str(tmp_path / "folder")
     assert [p.name for p in tmp_path.iterdir()] == ["folder"] and not any((tmp_path / "folder").iterdir())
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_sigterm_in_a_real_process_leaves_no_temporary(tmp_path, signame) -> None:
+    """SIGTERM / SIGHUP (no Python exception by default) delivered while an output group is
+    being written: the temporary files are removed and the process still ends by the signal
+    (issue 15: a SIGTERM during -o left a hidden partial temporary file)."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    target = tmp_path / "out.txt"
+    target.write_text("previous")
+    code = textwrap.dedent(f"""
+        import time
+        from taihu.tools.atomic import OutputFiles
+
+        def slow(f):
+            f.write(b"partial")
+            f.flush()
+            print("writing", flush=True)
+            time.sleep(60)
+
+        with OutputFiles() as out:
+            out.add({str(tmp_path / 'first.txt')!r}, "complete")
+            out.add({str(target)!r}, slow)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        assert len([p for p in tmp_path.iterdir() if p.name.startswith(".taihu-")]) == 2
+        proc.send_signal(getattr(signal, signame))
+        assert proc.wait(timeout=30) == -getattr(signal, signame)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert target.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_handlers_are_restored_after_a_group(tmp_path) -> None:
+    import signal
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    with OutputFiles() as out:
+        out.add(tmp_path / "a.txt", "a")
+        assert signal.getsignal(signal.SIGTERM) is not before[signal.SIGTERM]
+    assert {s: signal.getsignal(s) for s in before} == before
+    with pytest.raises(ValueError), OutputFiles() as out:
+        raise ValueError("boom")
+    assert {s: signal.getsignal(s) for s in before} == before
