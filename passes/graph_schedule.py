@@ -3,7 +3,11 @@
 ``taihu-opt net.mlir -p 'set-target,graph-schedule'`` annotates every ``graph.conv2d``,
 ``graph.gemm`` and ``graph.matmul`` with ``tile.schedule = #tile.schedule<"ALG" {...}>``
 (:class:`~taihu.dialects.tile.ScheduleAttr`): the algorithm and every decision of its plan
-(blocks, vector dimension, distribution, double buffering, fusion, ...).
+(blocks, vector dimension, distribution, double buffering, fusion, ...); and every memory-bound
+op (element-wise maps, batch_norm, pad, transpose, pools, global_avg_pool, softmax, lrn) with its
+tile (:mod:`taihu.backends.model.map_plans`: ``#tile.schedule<"map" {rows = 64, split = 1, ...}>``).
+Ops fused into their producer's kernel (a relu after a conv, a residual sum) have no kernel and
+no schedule of their own.
 ``convert-graph-to-tile`` then follows the annotation exactly, so a user can print the schedules
 (``taihu-lower{stop-after=graph-schedule}``), edit one in the ``.mlir`` and lower the rest of
 the pipeline with it; an illegal edit is a diagnostic at the op. ``taihu-lower`` runs this pass
@@ -39,7 +43,7 @@ from taihu.backends.model.records import TuningRecord, problem_signature, read_r
 from taihu.dialects.target import MODULE_ATTR, MachineAttr
 from taihu.passes.conversion.graph_to_tile.common import lowering_state
 from taihu.passes.conversion.graph_to_tile.schedule_attr import SCHEDULE_ATTR, set_op_schedule
-from taihu.passes.conversion.graph_to_tile.schedules import model_plan, op_problem, plan_for, schedule_of
+from taihu.passes.conversion.graph_to_tile.schedules import absorbed_ops, model_plan, op_problem, plan_for, schedule_of
 from taihu.target.machine import DEFAULT_MACHINE_NAME, MachineConfigError
 
 __all__ = ["GraphSchedulePass", "STRATEGIES", "load_records", "target_key"]
@@ -95,8 +99,9 @@ class GraphSchedulePass(ModulePass):
         except MachineConfigError as e:
             raise DiagnosticException(f"graph-schedule: {e}") from None
         target = target_key(op)
+        fused = absorbed_ops(state, op)
         for o in list(op.walk()):
-            if SCHEDULE_ATTR in o.attributes:
+            if SCHEDULE_ATTR in o.attributes or o in fused:
                 continue
             problem = None
             try:

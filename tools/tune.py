@@ -438,17 +438,19 @@ def graph_stages(module: Any, machine: str | None) -> None:
 
 
 def collect_problems(module: Any) -> Problems:
-    """Every op with a problem, deduplicated by (signature, target), in program order."""
+    """Every conv / GEMM / MatMul op (:data:`~taihu.tools.layers.LAYER_KINDS`: the ops whose
+    candidates can be simulated alone), deduplicated by (signature, target), in program order."""
     from taihu.backends.model.records import problem_signature
     from taihu.dialects.target import MODULE_ATTR
     from taihu.passes.conversion.graph_to_tile.schedules import lowering_state, op_problem
+    from taihu.tools.layers import LAYER_KINDS
 
     target = str(module.attributes[MODULE_ATTR])
     state = lowering_state(module)
     by_sig: dict[str, LayerResult] = {}
     for op in module.walk():
         p = op_problem(state, op)
-        if p is None:
+        if p is None or p.kind not in LAYER_KINDS:
             continue
         sig = problem_signature(p.shape)
         r = by_sig.get(sig)
@@ -482,7 +484,7 @@ def enumerate_space(state: Any, layer: LayerResult) -> Iterable[Candidate]:
     from taihu.passes.conversion.graph_to_tile.schedules import plan_cycles, schedule_of, space
 
     for plan in space(state, layer.problem):
-        yield Candidate(schedule_of(layer.problem, plan), int(plan_cycles(state, plan)))
+        yield Candidate(schedule_of(layer.problem, plan), int(plan_cycles(state, layer.problem, plan)))
 
 
 def default_candidate(state: Any, layer: LayerResult) -> Candidate:
@@ -490,7 +492,7 @@ def default_candidate(state: Any, layer: LayerResult) -> Candidate:
     from taihu.passes.conversion.graph_to_tile.schedules import model_plan, plan_cycles, schedule_of
 
     plan = model_plan(state, layer.problem)
-    return Candidate(schedule_of(layer.problem, plan), int(plan_cycles(state, plan)))
+    return Candidate(schedule_of(layer.problem, plan), int(plan_cycles(state, layer.problem, plan)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -518,7 +520,7 @@ def check_layer_module(layer: LayerResult, target: str) -> None:
     from taihu.dialects.target import MODULE_ATTR
     from taihu.passes.conversion.graph_to_tile.schedules import lowering_state, op_problem
     from taihu.passes.pipelines import default_context
-    from taihu.tools.layers import LayerBuildError, declared_blobs_released, layer_module
+    from taihu.tools.layers import LAYER_KINDS, LayerBuildError, declared_blobs_released, layer_module
 
     with declared_blobs_released():
         try:
@@ -528,7 +530,8 @@ def check_layer_module(layer: LayerResult, target: str) -> None:
         built.module.attributes[MODULE_ATTR] = Parser(default_context(), target).parse_attribute()
         graph_stages(built.module, None)
         state = lowering_state(built.module)
-        sigs = [problem_signature(p.shape) for op in built.module.walk() if (p := op_problem(state, op)) is not None]
+        sigs = [problem_signature(p.shape) for op in built.module.walk()
+                if (p := op_problem(state, op)) is not None and p.kind in LAYER_KINDS]
     if sigs != [layer.signature]:
         raise TuneError(f"cannot simulate it alone: the single-layer module plans as {sigs or 'nothing'}")
 

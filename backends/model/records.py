@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from taihu.backends.model.conv import ConvShape, GemmShape
+from taihu.backends.model.map_plans import MapShape
 from taihu.backends.model.schedule import Schedule
 
 __all__ = ["TuningRecord", "problem_signature", "read_records", "records_text"]
@@ -28,17 +29,18 @@ __all__ = ["TuningRecord", "problem_signature", "read_records", "records_text"]
 _KEYS = ("op", "signature", "target", "schedule", "model_cycles", "sim_cycles")
 
 
-def problem_signature(shape: ConvShape | GemmShape) -> str:
+def problem_signature(shape: ConvShape | GemmShape | MapShape) -> str:
     """The canonical text of a problem: the class name and every field, in declaration order
-    (``ConvShape n=1 c=64 h=56 ...``). Two ops share records exactly when their signatures are
-    equal."""
+    (``ConvShape n=1 c=64 h=56 ...``; nested tuples in parentheses,
+    ``ElementwiseShape dims=64,3136 operands=(True,True),(True,False) ...``). Two ops share records
+    exactly when their signatures are equal."""
     fields = " ".join(f"{f.name}={_canon(getattr(shape, f.name))}" for f in dataclasses.fields(shape))
     return f"{type(shape).__name__} {fields}"
 
 
 def _canon(v: object) -> str:
     if isinstance(v, tuple):
-        return ",".join(map(str, v))
+        return ",".join(f"({_canon(x)})" if isinstance(x, tuple) else str(x) for x in v)
     return str(v)
 
 

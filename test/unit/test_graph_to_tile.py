@@ -24,7 +24,6 @@ from taihu.passes.conversion.graph_to_tile.maps import (
     canonicalize_broadcast,
     canonicalize_pad,
     canonicalize_perm,
-    plan_elementwise,
     pool_counts,
 )
 from taihu.test.unit.graph_builder import G
@@ -172,21 +171,6 @@ def test_canonicalize_pad_and_perm() -> None:
     assert canonicalize_pad((2, 3, 4), (0, 1, 0, 0, 2, 0)) == ((2, 12), (0, 4), (2, 24))
     assert canonicalize_perm((1, 64, 56, 56), (0, 2, 3, 1)) == ((64, 3136), (1, 0))
     assert canonicalize_perm((2, 3, 4), (0, 1, 2)) == ((24,), (0,))
-
-
-def test_plan_same_shape_is_one_contiguous_run_per_cpe() -> None:
-    budget = default_machine().ldm_user_bytes
-    p = plan_elementwise((802816,), [(True,), (True,)], 0, 4, budget)
-    assert p.s == 0
-    q = p.tiles[0] // 64
-    assert p.tiles[0] % 64 == 0 and q % 32 == 0  # 128-B aligned per-CPE runs
-    assert 2 * 2 * 4 * q <= budget
-
-
-def test_plan_channel_bias_splits_channels_and_chunks_planes() -> None:
-    budget = default_machine().ldm_user_bytes
-    p = plan_elementwise((64, 12544), [(True, True), (True, False)], 0, 4, budget)
-    assert p.s == 0 and p.tiles[0] == 64 and p.tiles[1] < 12544  # one channel per CPE
 
 
 def test_pool_counts_match_reference_divisor() -> None:

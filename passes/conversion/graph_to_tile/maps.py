@@ -51,6 +51,22 @@ from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from taihu.backends.model.map_plans import (
+    AxisPlan,
+    AxisShape,
+    ElementwisePlan,
+    ElementwiseShape,
+    MapPlan,
+    MapShape,
+    PoolPlan,
+    PoolShape,
+    ReducePlan,
+    ReduceShape,
+    TransposePlan,
+    TransposeShape,
+    map_model_plan,
+    map_plan_for,
+)
 from taihu.dialects import graph
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects import tile
@@ -69,13 +85,11 @@ from taihu.passes.conversion.graph_to_tile.common import (
     shape_of,
     unary_map_of,
 )
+from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
 
-__all__ = ["emit_copy_kernel", "emit_elementwise", "patterns", "Access", "Step"]
+__all__ = ["Access", "Step", "elementwise_shape", "emit_copy_kernel", "emit_elementwise", "map_problem", "patterns",
+           "plan_map_op"]
 
-N_CPE = 64
-#: per-iteration overhead of a tile, in element-equivalents (a DMA start-up is 200 cycles,
-#: model §4 / 004 L460 ff.; ~2 B/cycle per CPE at full bandwidth)
-_TILE_OVERHEAD = 512
 
 
 def _x(shape: Sequence[int]) -> str:
@@ -126,14 +140,14 @@ _IDENTITY_INIT = {
 }
 
 
-def _rewrite_all_broadcast(steps: list[Step], inputs: Sequence[Access]) -> list[Step]:
+def _rewrite_all_broadcast(steps: list[Step], inputs_full: Sequence[Sequence[bool]]) -> list[Step]:
     """``tile.map`` needs one input with the output shape; when the first binary step has
     none (``(A,1) + (1,B)``), start from ``fill`` with the identity and fold in the inputs."""
     if not steps:
         return steps
     first = steps[0]
     def is_full(a: int | str) -> bool:
-        return a == "acc" or all(inputs[a].full)  # type: ignore[index]
+        return a == "acc" or all(inputs_full[a])  # type: ignore[index]
     if any(is_full(a) for a in first.args):
         return steps
     if first.kind not in _IDENTITY_INIT or len(first.args) != 2:
@@ -147,87 +161,31 @@ def _rewrite_all_broadcast(steps: list[Step], inputs: Sequence[Access]) -> list[
     ]
 
 
-@dataclass
-class _Plan:
-    s: int  # the dim split over the CPEs (tile dim 0)
-    tiles: tuple[int, ...]  # tile size per dim (1 for dims < s, whole or chunked after s)
+def _ew_operands(inputs_full: Sequence[Sequence[bool]], steps: Sequence[Step]
+                 ) -> tuple[list[Step], int | None, list[int]]:
+    """(steps, the input the accumulator aliases or None, the inputs with an LDM tile) of an
+    element-wise kernel: the accumulator aliases a full input not read after the first step;
+    an input used twice is loaded once."""
+    steps = _rewrite_all_broadcast(list(steps), inputs_full)
+    later = {a for st in steps[1:] for a in st.args if isinstance(a, int)}
+    acc_in: int | None = None
+    if not steps:
+        acc_in = 0
+    elif steps[0].kind != MapKind.FILL:
+        for a in steps[0].args:
+            if isinstance(a, int) and all(inputs_full[a]) and a not in later:
+                acc_in = a
+                break
+    used = sorted({a for st in steps for a in st.args if isinstance(a, int)} | ({acc_in} if acc_in is not None else set()))
+    return steps, acc_in, used
 
 
-def _footprint(tiles: Sequence[int], s: int, operands: Sequence[Sequence[bool]], n_out_bufs: int,
-               elem_bytes: int) -> int:
-    """Per-CPE LDM bytes of the double-buffered operand tiles + ``n_out_bufs`` output tiles."""
-    total = sum(_local_elems(p, tiles, s) for p in operands)
-    total += n_out_bufs * _local_elems([True] * len(tiles), tiles, s)
-    return 2 * elem_bytes * total
-
-
-def _local_elems(full: Sequence[bool], tiles: Sequence[int], s: int) -> int:
-    """Per-CPE elements of an operand's tile (cpe when full along s, else rep)."""
-    shp = [t if f else 1 for t, f in zip(tiles[s:], full[s:])]
-    if full[s]:
-        shp[0] = math.ceil(shp[0] / N_CPE)
-    return math.prod(shp)
-
-
-def plan_elementwise(D: Sequence[int], operands: Sequence[Sequence[bool]], n_out_bufs: int,
-                     elem_bytes: int, budget: int) -> _Plan:
-    """Choose the split dim ``s`` and the tile (module docstring): for every s, either the inner
-    dims whole and ``q`` rows per CPE as large as fits, or (inner dims too large) one row per
-    CPE with dim s+1 chunked; the cheapest by ``iterations * (512 + per-CPE elements)``.
-    ``operands``: the full/broadcast pattern of every double-buffered LDM operand tile besides
-    the ``n_out_bufs`` output tiles."""
-    k = len(D)
-
-    def fits(tiles: Sequence[int], s: int) -> bool:
-        return _footprint(tiles, s, operands, n_out_bufs, elem_bytes) <= budget
-
-    def cost(tiles: Sequence[int], s: int) -> float:
-        iters = math.prod(math.ceil(d / t) for d, t in zip(D, tiles))
-        return (iters + 1) * (_TILE_OVERHEAD + _local_elems([True] * k, tiles, s))
-
-    best: tuple[float, _Plan] | None = None
-
-    def consider(tiles: list[int], s: int) -> None:
-        nonlocal best
-        c = cost(tiles, s)
-        if best is None or c < best[0]:
-            best = (c, _Plan(s, tuple(tiles)))
-
-    for s in range(k):
-        q_need = math.ceil(D[s] / N_CPE)
-        base = [1] * s + [0] + list(D[s + 1 :])
-        n_fit = None
-        for n in range(1, q_need + 1):  # n tiles along s, balanced
-            q = math.ceil(q_need / n)
-            if n > 1 and q == math.ceil(q_need / (n - 1)):
-                continue
-            if n_fit is not None and n > 8 * n_fit:
-                break  # smaller tiles only add overhead beyond this
-            ts = D[s] if n == 1 else N_CPE * q
-            if s == k - 1 and n > 1 and q >= 32:
-                ts = N_CPE * (math.ceil(q / 32) * 32)  # 128-B aligned per-CPE runs (R1)
-                if ts >= D[s]:
-                    ts = D[s]
-            tiles = list(base)
-            tiles[s] = ts
-            if fits(tiles, s):
-                n_fit = n_fit or n
-                consider(tiles, s)
-        if n_fit is None and s + 1 < k:
-            # one row per CPE, chunk dim s+1 (balanced chunks)
-            for n in range(2, D[s + 1] + 1):
-                c = math.ceil(D[s + 1] / n)
-                if c == math.ceil(D[s + 1] / (n - 1)):
-                    continue
-                tiles = list(base)
-                tiles[s] = min(D[s], N_CPE)
-                tiles[s + 1] = c
-                if fits(tiles, s):
-                    consider(tiles, s)
-                    break
-    if best is None:
-        raise ValueError(f"no tile of {list(D)} fits {budget} B of LDM")
-    return best[1]
+def elementwise_shape(D: Sequence[int], inputs_full: Sequence[Sequence[bool]], steps: Sequence[Step],
+                      fused: Sequence[FusedMap], elem_bytes: int) -> ElementwiseShape:
+    """The schedule problem of an element-wise kernel (:func:`emit_elementwise`'s arguments)."""
+    _, acc_in, used = _ew_operands(inputs_full, steps)
+    pats = [tuple(inputs_full[i]) for i in used] + [(True,) * len(D) for f in fused if f.is_residual]
+    return ElementwiseShape(tuple(D), tuple(pats), 0 if acc_in is not None else 1, elem_bytes)
 
 
 def emit_elementwise(
@@ -238,35 +196,27 @@ def emit_elementwise(
     out: Access,
     steps: Sequence[Step],
     fused: Sequence[FusedMap] = (),
+    plan: ElementwisePlan | None = None,
 ) -> None:
     """Emit the tile loops of an element-wise kernel into ``kb``.
 
     ``D``: iteration space (rank k >= 1); ``inputs``: the operands (:class:`Access`);
     ``out``: the output access (``full`` all true); ``steps``: the computation into the output
     tile (``acc``); an empty step list copies input 0. ``fused`` maps run in place last.
+    ``plan``: the tile (a plan of :func:`elementwise_shape`'s problem; default: the model's).
     """
     k = len(D)
     assert k >= 1 and all(len(a.full) == k for a in (*inputs, out))
-    steps = _rewrite_all_broadcast(list(steps), inputs)
     mt = out.mem.type
     assert isinstance(mt, MemRefType)
     elem = mt.get_element_type()
-    eb = _elem_bytes(elem)
-    # the accumulator aliases a full input when that input is not read after the first step
-    later = {a for st in steps[1:] for a in st.args if isinstance(a, int)}
-    acc_in: int | None = None
-    if not steps:
-        acc_in = 0
-    elif steps[0].kind != MapKind.FILL:
-        for a in steps[0].args:
-            if isinstance(a, int) and all(inputs[a].full) and a not in later:
-                acc_in = a
-                break
-    # distinct operand buffers (an input used twice is loaded once)
-    used = sorted({a for st in steps for a in st.args if isinstance(a, int)} | ({acc_in} if acc_in is not None else set()))
-    pats = [inputs[i].full for i in used] + [(True,) * k for f in fused if f.is_residual]
-    plan = plan_elementwise(D, pats, 0 if acc_in is not None else 1, eb, state.ldm_budget)
-    s, tiles = plan.s, plan.tiles
+    full = [a.full for a in inputs]
+    steps, acc_in, used = _ew_operands(full, steps)
+    if plan is None:
+        model = map_model_plan(elementwise_shape(D, full, steps, fused, _elem_bytes(elem)), state.ldm_budget)
+        assert isinstance(model, ElementwisePlan)
+        plan = model
+    s, tiles = plan.split, plan.tiles
 
     def tile_shape(full: Sequence[bool]) -> list[int]:
         return [t if f else 1 for t, f in zip(tiles[s:], full[s:])]
@@ -370,17 +320,72 @@ def canonical_shape(D: Sequence[int], full: Sequence[bool]) -> tuple[int, ...]:
 # --------------------------------------------------------------------------------------------
 
 
+def _unary_steps(op: Operation) -> tuple[list[SSAValue], list[Step]] | None:
+    m = unary_map_of(op)
+    if m is None or isinstance(op, graph.DropoutOp):
+        return None
+    return [op.operands[0]], [Step(m[0], (0,), m[1])]
+
+
+_BINARY = {graph.AddOp: MapKind.ADD, graph.SubOp: MapKind.SUB, graph.MulOp: MapKind.MUL, graph.DivOp: MapKind.DIV}
+
+
+def _binary_steps(op: Operation) -> tuple[list[SSAValue], list[Step]] | None:
+    kind = _BINARY.get(type(op))  # type: ignore[arg-type]
+    if kind is None:
+        return None
+    lhs, rhs = op.operands
+    if lhs is rhs:
+        return [lhs], [Step(kind, (0, 0))]
+    return [lhs, rhs], [Step(kind, (0, 1))]
+
+
+def _sum_steps(op: Operation) -> tuple[list[SSAValue], list[Step]] | None:
+    if not isinstance(op, graph.SumOp):
+        return None
+    uniq: list[SSAValue] = []
+    idx = []
+    for v in op.inputs:
+        if v not in uniq:
+            uniq.append(v)
+        idx.append(uniq.index(v))
+    if len(idx) == 1:
+        return uniq, [Step(MapKind.COPY, (0,))]
+    return uniq, [Step(MapKind.ADD, (idx[0], idx[1]))] + [Step(MapKind.ADD, ("acc", i)) for i in idx[2:]]
+
+
+_BATCH_NORM_STEPS = [Step(MapKind.AFFINE, (0, 1, 2))]
+
+
+def _batch_norm_param_shape(op: graph.BatchNormOp) -> tuple[int, ...]:
+    """(C, 1, ...): the per-channel scale / shift operands of the ``affine`` map."""
+    xs = shape_of(op.input)
+    return (xs[1],) + (1,) * (len(xs) - 2)
+
+
+def _ew_problem(state: LoweringState, op: Operation, in_shapes: Sequence[Sequence[int]],
+                steps: Sequence[Step]) -> ElementwiseShape:
+    """The schedule problem of the element-wise kernel of ``op`` (with the consumers it absorbs)."""
+    out_v = op.results[0]
+    D, pats = canonicalize_broadcast(shape_of(out_v), in_shapes)
+    fused = absorb_elementwise_consumers(state, out_v, residual=True)
+    t = out_v.type
+    assert isinstance(t, TensorType)
+    return elementwise_shape(D, pats, steps, fused, _elem_bytes(t.element_type))
+
+
 class _EwPattern(GraphToTilePattern):
     """Shared lowering of element-wise graph ops through :func:`emit_elementwise`."""
 
     def lower_ew(self, rewriter: PatternRewriter, op: Operation, operands: Sequence[SSAValue],
-                 steps: Sequence[Step], *, const_arrays: Sequence[np.ndarray | None] = (),
-                 algorithm: str = "map") -> None:
+                 steps: Sequence[Step], *, algorithm: str = "map") -> None:
         out_v = op.results[0]
         out_shape = shape_of(out_v)
+        in_shapes = [shape_of(v) for v in operands]
+        plan = plan_map_op(self, op, _ew_problem(self.state, op, in_shapes, steps))
+        assert isinstance(plan, ElementwisePlan)
         fused = absorb_elementwise_consumers(self.state, out_v, residual=True)
         name = self.state.layer_name(op)
-        in_shapes = [shape_of(v) for v in operands]
         D, patterns = canonicalize_broadcast(out_shape, in_shapes)
         mems = [self.buffer(rewriter, v) for v in operands]
         out_mem = self.alloc_like(rewriter, out_v, name)
@@ -393,7 +398,7 @@ class _EwPattern(GraphToTilePattern):
         out_view = self.view(rewriter, out_mem, D)
         out_acc = Access(kb.arg(out_view, "y"), (True,) * len(D))
         fused = self.bind_fused(rewriter, kb, fused, out_acc.mem)
-        emit_elementwise(self.state, kb, D, accs, out_acc, steps, fused)
+        emit_elementwise(self.state, kb, D, accs, out_acc, steps, fused, plan)
         kb.finish(rewriter)
         self.replace(rewriter, op, [out_mem], fused)
 
@@ -402,47 +407,27 @@ class UnaryPattern(_EwPattern):
     """relu, sigmoid, tanh, clip, leaky_relu (+ absorbed consumers) -> one ``map`` kernel."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        m = unary_map_of(op)
-        if m is None or isinstance(op, graph.DropoutOp):
-            return
-        kind, params = m
-        self.lower_ew(rewriter, op, [op.operands[0]], [Step(kind, (0,), params)])
-
-
-_BINARY = {graph.AddOp: MapKind.ADD, graph.SubOp: MapKind.SUB, graph.MulOp: MapKind.MUL, graph.DivOp: MapKind.DIV}
+        parts = _unary_steps(op)
+        if parts is not None:
+            self.lower_ew(rewriter, op, *parts)
 
 
 class BinaryPattern(_EwPattern):
     """add/sub/mul/div with numpy broadcasting -> one ``map`` kernel."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        kind = _BINARY.get(type(op))  # type: ignore[arg-type]
-        if kind is None:
-            return
-        lhs, rhs = op.operands
-        if lhs is rhs:
-            self.lower_ew(rewriter, op, [lhs], [Step(kind, (0, 0))])
-        else:
-            self.lower_ew(rewriter, op, [lhs, rhs], [Step(kind, (0, 1))])
+        parts = _binary_steps(op)
+        if parts is not None:
+            self.lower_ew(rewriter, op, *parts)
 
 
 class SumPattern(_EwPattern):
     """``graph.sum`` of n inputs -> a chain of in-place ``add`` maps in one kernel."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.SumOp, rewriter: PatternRewriter) -> None:
-        vals = list(op.inputs)
-        uniq: list[SSAValue] = []
-        idx = []
-        for v in vals:
-            if v not in uniq:
-                uniq.append(v)
-            idx.append(uniq.index(v))
-        if len(idx) == 1:
-            steps = [Step(MapKind.COPY, (0,))]
-        else:
-            steps = [Step(MapKind.ADD, (idx[0], idx[1]))] + [Step(MapKind.ADD, ("acc", i)) for i in idx[2:]]
-        self.lower_ew(rewriter, op, uniq, steps)
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        parts = _sum_steps(op)
+        if parts is not None:
+            self.lower_ew(rewriter, op, *parts)
 
 
 class BatchNormPattern(_EwPattern):
@@ -457,18 +442,17 @@ class BatchNormPattern(_EwPattern):
         gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
         a = gamma / np.sqrt(var + float(op.epsilon))
         shift = beta - mean * a
-        xs = shape_of(op.input)
         t = op.input.type
         assert isinstance(t, TensorType)
         dt = np.float32 if t.element_type.bitwidth == 32 else np.float64
-        cshape = (xs[1],) + (1,) * (len(xs) - 2)
+        cshape = _batch_norm_param_shape(op)
         name = self.state.layer_name(op)
         g_scale = self.state.new_global(rewriter, a.astype(dt).reshape(cshape), f"{name}_scale")
         g_shift = self.state.new_global(rewriter, shift.astype(dt).reshape(cshape), f"{name}_shift")
         ts = [bufferization.ToTensorOp(g.memref, restrict=True) for g in (g_scale, g_shift)]
         for tt in ts:
             rewriter.insert(tt)
-        self.lower_ew(rewriter, op, [op.input, ts[0].tensor, ts[1].tensor], [Step(MapKind.AFFINE, (0, 1, 2))])
+        self.lower_ew(rewriter, op, [op.input, ts[0].tensor, ts[1].tensor], _BATCH_NORM_STEPS)
 
 
 class ViewPattern(GraphToTilePattern):
@@ -637,6 +621,8 @@ class PadPattern(_EwPattern):
             self.replace(rewriter, op, [self.alloc_like(rewriter, op.result, self.state.layer_name(op))])
             return
         ins, begin, outs = canonicalize_pad(shape_of(op.input), op.pads)
+        plan = plan_map_op(self, op, pad_shape(self.state, op))
+        assert isinstance(plan, ElementwisePlan)
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
         mem = self.buffer(rewriter, op.input)
@@ -646,7 +632,7 @@ class PadPattern(_EwPattern):
         x = Access(kb.arg(self.view(rewriter, mem, ins), "x"), (True,) * len(ins),
                    tuple(-b for b in begin), pad=op.value)
         y = Access(kb.arg(self.view(rewriter, out_mem, outs), "y"), (True,) * len(outs))
-        emit_elementwise(self.state, kb, outs, [x], y, [], fused)
+        emit_elementwise(self.state, kb, outs, [x], y, [], fused, plan)
         kb.finish(rewriter)
         self.replace(rewriter, op, [out_mem], fused)
 
@@ -678,70 +664,9 @@ def canonicalize_perm(in_shape: Sequence[int], perm: Sequence[int]
     return dims, cperm
 
 
-@dataclass
-class _TransposePlan:
-    d: int  # the input dim split over the CPEs
-    window: list[int]  # input dims in the tile (input order); the others are loops (tile 1)
-    tile_d: int  # tile extent along d (64*q, or dims[d])
-
-
-def plan_transpose(dims: Sequence[int], perm: Sequence[int], elem_bytes: int, budget: int) -> _TransposePlan:
-    """Choose the tile of a transpose (module docstring): a window of input dims (the other
-    dims are loops) and the dim ``d`` of it split over the CPEs (``cpe<i>`` at its position in
-    either order: a CPE's piece is the window with ``d`` cut to ``q``), the cheapest by
-    ``iterations x (512 + per-CPE elements x (in + out run penalties))`` + the exposed transpose
-    of the last tile (a transpose is DMA-bound): the runs are the contiguous bytes of a piece on
-    the input and the output side."""
-    k = len(dims)
-    best: tuple[float, _TransposePlan] | None = None
-
-    def run(order: Sequence[int], win: set[int], d: int, q: int) -> int:
-        """Contiguous elements of a piece in a memref of dim ``order`` (innermost last)."""
-        r = 1
-        for j in reversed(order):
-            if j not in win:
-                return r
-            if j == d:
-                return r * q
-            r *= dims[j]
-        return r
-
-    for mask in range(1, 1 << k):
-        win = {j for j in range(k) if mask >> j & 1}
-        for d in win:
-            others = math.prod(dims[j] for j in win if j != d)
-            q_max = budget // (2 * 2 * elem_bytes * others)
-            if q_max < 1:
-                continue
-            q_need = math.ceil(dims[d] / N_CPE)
-            n_min = math.ceil(q_need / min(q_need, q_max))
-            qs = {_balanced(q_need, n) for n in range(n_min, min(q_need, 8 * n_min) + 1)}
-            # with d not the outermost tile dim on a side, a partial piece is not contiguous in
-            # LDM (per-row DMAs): q dividing dims[d] leaves only full / empty pieces (the tile
-            # then runs past the end: pad / clip)
-            inner_split = sorted(win).index(d) > 0 or [j for j in perm if j in win].index(d) > 0
-            if inner_split:
-                qs |= {x for x in range(1, min(q_max, 2 * q_need) + 1) if dims[d] % x == 0}
-            for q in sorted(qs):
-                tile_d = dims[d] if q == q_need else N_CPE * q
-                iters = math.prod(dims[j] for j in range(k) if j not in win) * math.ceil(dims[d] / tile_d)
-                local = q * others
-                r_in = run(range(k), win, d, q) * elem_bytes
-                r_out = run(perm, win, d, q) * elem_bytes
-                # DMA-bound: every tile's transfers + its overhead; the in-LDM transpose of the
-                # last tile (~3 cycles per element, ~1/4 of an element's DMA time) is exposed
-                cost = iters * (_TILE_OVERHEAD + local * (_run_penalty(r_in) + _run_penalty(r_out))) + local / 4
-                if inner_split and dims[d] % q:
-                    cost *= 1.5
-                if best is None or cost < best[0]:
-                    best = (cost, _TransposePlan(d, sorted(win), tile_d))
-    assert best is not None, "a 1-element window always fits"
-    return best[1]
-
-
 class TransposePattern(GraphToTilePattern):
     """``graph.transpose`` / ``graph.layout_transform`` -> loads of tiles over a window of dims
-    (:func:`plan_transpose`; one dim split over the CPEs, ``cpe<i>`` at its position in the
+    (:func:`~taihu.backends.model.map_plans.transpose_space`; one dim split over the CPEs, ``cpe<i>`` at its position in the
     input and in the output order), ``tile.map transpose`` (when the order changes inside the
     tile), stores into the permuted window. NCHW -> NHWC at batch 1 = (C, HW) -> (HW, C): CPE
     p loads C runs of its HW columns (``cpe1``) and stores one contiguous block (``cpe``)."""
@@ -752,6 +677,7 @@ class TransposePattern(GraphToTilePattern):
         in_shape = shape_of(op.input)
         out_shape = shape_of(op.result)
         dims, perm = canonicalize_perm(in_shape, op.perm)
+        plan = plan_map_op(self, op, transpose_shape(op))
         mem = self.buffer(rewriter, op.input)
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
@@ -765,15 +691,15 @@ class TransposePattern(GraphToTilePattern):
         x = kb.arg(self.view(rewriter, mem, dims), "x")
         out_dims = tuple(dims[j] for j in perm)
         y = kb.arg(self.view(rewriter, out_mem, out_dims), "y")
-        if perm == tuple(range(k)):
-            emit_elementwise(self.state, kb, dims, [Access(x, (True,) * k)], Access(y, (True,) * k), [], fused)
+        if isinstance(plan, ElementwisePlan):  # the identity permutation: a copy
+            emit_elementwise(self.state, kb, dims, [Access(x, (True,) * k)], Access(y, (True,) * k), [], fused, plan)
             kb.finish(rewriter)
             self.replace(rewriter, op, [out_mem], fused)
             return
-        plan = plan_transpose(dims, perm, _elem_bytes(elem), self.state.ldm_budget)
-        d, win = plan.d, plan.window
+        assert isinstance(plan, TransposePlan)
+        d, win = plan.split, list(plan.window)
         tiles = [dims[j] if j in win else 1 for j in range(k)]
-        tiles[d] = plan.tile_d
+        tiles[d] = plan.rows
         in_tile = [tiles[j] for j in win]  # input order
         out_win = [j for j in perm if j in win]  # output order
         out_tile = [tiles[j] for j in out_win]
@@ -811,16 +737,65 @@ class TransposePattern(GraphToTilePattern):
 # --------------------------------------------------------------------------------------------
 
 
-def _balanced(n: int, parts: int) -> int:
-    return math.ceil(n / parts)
-
-
 def pool_counts(size: int, k: int, s: int, pb: int, pe: int, out: int, include_pad: bool) -> np.ndarray:
     """Taps of each output position inside [0, size) (or [-pb, size+pe) with include_pad)
     along one dim: the avg_pool divisor is the product over the dims (reference semantics)."""
     pos = np.arange(out)[:, None] * s + np.arange(k)[None, :] - pb
     lo, hi = (-pb, size + pe) if include_pad else (0, size)
     return ((pos >= lo) & (pos < hi)).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class _PoolGeometry:
+    """A 1-D / 2-D pool as planes (N*C) of h x w (1 x L for 1-D) -> ho x wo; ``inv_count`` =
+    the avg divisor per output position when it varies (None: kh*kw everywhere, or max)."""
+
+    planes: int
+    h: int
+    w: int
+    ho: int
+    wo: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    pt: int
+    pl: int
+    pb: int
+    pr: int
+    inv_count: np.ndarray | None
+
+    @staticmethod
+    def of(op: graph.MaxPoolOp | graph.AvgPoolOp) -> _PoolGeometry:
+        """The geometry of ``op``; ``ValueError`` for pools the lowering does not support."""
+        xs, ys = shape_of(op.input), shape_of(op.result)
+        nk = len(op.kernel_shape)
+        if nk not in (1, 2):
+            raise ValueError(f"{nk}-D pooling is not supported (1-D or 2-D)")
+        if any(dl != 1 for dl in op.dilations):
+            raise ValueError("dilated pooling is not supported")
+        if nk == 1:
+            kh, kw, sh, sw = 1, op.kernel_shape[0], 1, op.strides[0]
+            pt, pl, pb, pr = 0, op.pads[0], 0, op.pads[1]
+            H, W, Ho, Wo = 1, xs[2], 1, ys[2]
+        else:
+            (kh, kw), (sh, sw) = op.kernel_shape, op.strides
+            pt, pl, pb, pr = op.pads
+            H, W, Ho, Wo = xs[2], xs[3], ys[2], ys[3]
+        inv = None
+        if isinstance(op, graph.AvgPoolOp):
+            inc = op.count_include_pad
+            counts = np.multiply.outer(pool_counts(H, kh, sh, pt, pb, Ho, inc), pool_counts(W, kw, sw, pl, pr, Wo, inc))
+            if not np.all(counts == kh * kw):
+                inv = (1.0 / counts).astype(np.float32 if _elem_bytes(op.input.type.element_type) == 4 else np.float64)  # type: ignore[attr-defined]
+        return _PoolGeometry(xs[0] * xs[1], H, W, Ho, Wo, kh, kw, sh, sw, pt, pl, pb, pr, inv)
+
+    def shape(self, elem_bytes: int) -> PoolShape:
+        """The schedule problem: whole input rows are loaded (contiguous DMAs) and the column
+        pads / ceil_mode tail are the map's ``pads`` when the window allows it; with one row
+        tile (whole planes) the row pads too (one DMA of q planes per CPE)."""
+        return PoolShape(self.planes, self.h, self.w, self.ho, self.wo, self.kh, self.kw, self.sh, self.sw,
+                         self.pt, self.pl, elem_bytes, self.inv_count is not None)
 
 
 class PoolPattern(GraphToTilePattern):
@@ -832,75 +807,23 @@ class PoolPattern(GraphToTilePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (graph.MaxPoolOp, graph.AvgPoolOp)):
             return
+        try:
+            g = _PoolGeometry.of(op)
+        except ValueError as e:
+            raise self.fail(op, str(e)) from None
         xs, ys = shape_of(op.input), shape_of(op.result)
-        nk = len(op.kernel_shape)
-        if nk not in (1, 2):
-            raise self.fail(op, f"{nk}-D pooling is not supported (1-D or 2-D)")
-        if any(dl != 1 for dl in op.dilations):
-            raise self.fail(op, "dilated pooling is not supported")
-        if nk == 1:
-            kh, kw, sh, sw = 1, op.kernel_shape[0], 1, op.strides[0]
-            pt, pl, pb, pr = 0, op.pads[0], 0, op.pads[1]
-            H, W, Ho, Wo = 1, xs[2], 1, ys[2]
-        else:
-            (kh, kw), (sh, sw) = op.kernel_shape, op.strides
-            pt, pl, pb, pr = op.pads
-            H, W, Ho, Wo = xs[2], xs[3], ys[2], ys[3]
-        P = xs[0] * xs[1]
+        P, H, W, Ho, Wo, kh, kw, sh, sw, pt, pl = g.planes, g.h, g.w, g.ho, g.wo, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl
+        ps = g.shape(_elem_bytes(op.input.type.element_type))  # type: ignore[attr-defined]
+        plan = plan_map_op(self, op, ps)
+        assert isinstance(plan, PoolPlan)
         is_max = isinstance(op, graph.MaxPoolOp)
-        inv = None
-        if not is_max:
-            assert isinstance(op, graph.AvgPoolOp)
-            inc = op.count_include_pad
-            ch = pool_counts(H, kh, sh, pt, pb, Ho, inc)
-            cw = pool_counts(W, kw, sw, pl, pr, Wo, inc)
-            counts = np.multiply.outer(ch, cw)
-            if not np.all(counts == kh * kw):
-                inv = (1.0 / counts).astype(np.float32 if _elem_bytes(op.input.type.element_type) == 4 else np.float64)  # type: ignore[attr-defined]
+        inv = g.inv_count
         t = op.input.type
         assert isinstance(t, TensorType)
         elem = t.element_type
-        eb = _elem_bytes(elem)
-        Wi = (Wo - 1) * sw + kw
-        Hi = (Ho - 1) * sh + kh
-        # whole input rows (contiguous DMAs): the column pads / ceil_mode tail become the map's
-        # `pads` (taps outside the row skipped) instead of padded DMA windows (one DMA per row);
-        # with one row tile (whole planes) the row pads too (one DMA of q planes per CPE)
-        pr_m = max(0, Wi - pl - W)
-        map_pads = pl < kw and pr_m < kw
-        Wt = W if map_pads else Wi
-        pb_m = max(0, Hi - pt - H)
-        row_pads_ok = map_pads and pt < kh and pb_m < kh
-        budget = self.state.ldm_budget
-        q_need = math.ceil(P / N_CPE)
-        best = None
-        for m in range(1, q_need + 1):
-            q = _balanced(q_need, m)
-            if m > 1 and q == _balanced(q_need, m - 1):
-                continue
-            for n in range(1, Ho + 1):
-                tho = _balanced(Ho, n)
-                if n > 1 and tho == _balanced(Ho, n - 1):
-                    continue
-                whole = n == 1 and row_pads_ok
-                thi = H if whole else (tho - 1) * sh + kh
-                byts = 2 * eb * (q * thi * Wt + q * tho * Wo + (tho * Wo if inv is not None else 0))
-                if byts > budget:
-                    continue
-                tp = P if q == q_need else N_CPE * q
-                iters = math.ceil(P / tp) * math.ceil(Ho / tho)
-                # DMA runs: a CPE's q planes are one run when whole rows of whole planes move
-                run_in = (q if thi == H and Wt == W else 1) * thi * Wt * eb
-                run_out = (q if tho == Ho else 1) * tho * Wo * eb
-                cost = (iters + 1) * (_TILE_OVERHEAD + q * (thi * Wt * _run_penalty(run_in)
-                                                            + tho * Wo * _run_penalty(run_out)))
-                if best is None or cost < best[0]:
-                    best = (cost, tp, tho, whole)
-        if best is None:
-            raise self.fail(op, f"one output row of a {W}-wide plane does not fit {budget} B of LDM")
-        _, tp, tho, whole = best
-        thi = H if whole else (tho - 1) * sh + kh
-        mpt, mpb = (pt, pb_m) if whole else (0, 0)
+        tp, tho, whole = plan.planes, plan.rows, plan.whole
+        thi, Wt, map_pads, pr_m = ps.in_rows(tho), ps.row_width, ps.map_pads, ps.pr_map
+        mpt, mpb = (pt, ps.pb_map) if whole else (0, 0)
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
         mem = self.buffer(rewriter, op.input)
@@ -944,11 +867,9 @@ class GlobalAvgPoolPattern(GraphToTilePattern):
         t = op.input.type
         assert isinstance(t, TensorType)
         elem = t.element_type
-        eb = _elem_bytes(elem)
-        budget = self.state.ldm_budget
-        q_need = math.ceil(P / N_CPE)
-        # whole planes: in (q, HW) double + out (q, 1) double
-        q_fit = budget // (2 * eb * (HW + 1))
+        plan = plan_map_op(self, op, reduce_shape(op))
+        assert isinstance(plan, ReducePlan)
+        tp = plan.planes
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
         mem = self.buffer(rewriter, op.input)
@@ -957,17 +878,7 @@ class GlobalAvgPoolPattern(GraphToTilePattern):
                            shape=f"{_x(shape_of(op.result))} <- {_x(xs)}")
         x = kb.arg(self.view(rewriter, mem, (P, HW)), "x")
         y = kb.arg(self.view(rewriter, out_mem, (P, 1)), "y")
-        if q_fit >= 1:
-            # planes per CPE per tile: the cheapest by (iterations + 1) x tile (double buffering
-            # overlaps all but the first load and the last reduction + store)
-            def cost(n: int) -> float:
-                q = _balanced(q_need, n)
-                return (math.ceil(q_need / q) + 1) * (_TILE_OVERHEAD + q * (HW + 1))
-
-            n_min = math.ceil(q_need / q_fit)
-            n = min(range(n_min, max(n_min, q_need) + 1), key=cost)
-            q = _balanced(q_need, n)
-            tp = P if q == q_need else N_CPE * q
+        if plan.chunk == HW:
             tin = kb.alloc([tp, HW], elem, Dist.CPE, double=True, name="tin")
             tout = kb.alloc([tp, 1], elem, Dist.CPE, double=True, name="tout")
             with kb.loop(0, P, tp, "p") as p:
@@ -976,11 +887,7 @@ class GlobalAvgPoolPattern(GraphToTilePattern):
                 kb.apply_fused(fused, tout)
                 kb.store(tout, y, [p, 0], [tp, 1])
         else:
-            q = 1
-            tp = min(P, N_CPE)
-            # in (1, hc) double + part, acc (1, 1) + inv (1, 1) rep
-            hc = max(1, (budget - 2 * eb * 4) // (2 * eb))
-            hc = _balanced(HW, math.ceil(HW / hc))
+            hc = plan.chunk
             tin = kb.alloc([tp, hc], elem, Dist.CPE, double=True, name="tin")
             part = kb.alloc([tp, 1], elem, Dist.CPE, name="part")
             acc = kb.alloc([tp, 1], elem, Dist.CPE, name="acc")
@@ -999,96 +906,6 @@ class GlobalAvgPoolPattern(GraphToTilePattern):
         self.replace(rewriter, op, [out_mem], fused)
 
 
-def _run_penalty(run_bytes: int) -> float:
-    """Expected 128-B transactions moved per requested byte of a DMA run of ``run_bytes`` at an
-    arbitrary alignment (spec §4.4: whole transactions; a run touches ~``(r + 127) / 128``)."""
-    return (run_bytes + 127) / run_bytes if run_bytes < 4096 else 1.0
-
-
-@dataclass
-class _AxisPlan:
-    """Tiling of an axis op on the ``(outer, A, inner)`` view: tile ``(to, ca, ti)``; ``split``
-    = the tile dim split over the CPEs (0: rows of ``outer``; 2: ``inner``, dist ``cpe2``);
-    ``halo``: the LRN input tile carries ``size - 1`` more channels (halo form, ``ca < A``)."""
-
-    to: int
-    ca: int
-    ti: int
-    split: int
-    halo: int = 0
-
-
-def plan_axis(outer: int, A: int, inner: int, eb: int, budget: int, halo: int | None) -> _AxisPlan | None:
-    """Cheapest tiling (module docstring of :class:`AxisPattern`) by ``(iterations + 1) x
-    (512 + per-CPE elements x run penalty)``; ``halo`` = LRN size - 1 (channel chunks allowed),
-    None for softmax (the whole axis in every tile). None when nothing fits."""
-    best: tuple[float, _AxisPlan] | None = None
-
-    def consider(p: _AxisPlan) -> bool:
-        """Record plan p if it is the cheapest so far; False when it does not fit."""
-        nonlocal best
-        in_rows = p.ca + p.halo
-        if p.split == 0:
-            q = math.ceil(p.to / N_CPE)
-            local_in, local_out = q * in_rows * p.ti, q * p.ca * p.ti
-            run = (q * in_rows * p.ti if p.ti == inner else p.ti) * eb
-        elif p.split == 1:  # channel blocks of q (+ the halo) per CPE
-            q = math.ceil(p.ca / N_CPE)
-            local_in, local_out = p.to * (q + p.halo) * p.ti, p.to * q * p.ti
-            run = ((q + p.halo) * p.ti if p.ti == inner else p.ti) * eb
-        else:
-            w = math.ceil(p.ti / N_CPE)
-            local_in, local_out = p.to * in_rows * w, p.to * p.ca * w
-            run = w * eb
-        if 2 * eb * (local_in + local_out) > budget:
-            return False
-        iters = math.ceil(outer / p.to) * math.ceil(A / p.ca) * math.ceil(inner / p.ti)
-        cost = (iters + 1) * (_TILE_OVERHEAD + (local_in + local_out) * _run_penalty(run))
-        if p.split == 2 and inner % w:
-            # a CPE holding part of its w columns: its piece is not contiguous in LDM (one DMA
-            # per row, synchronous dispatch); w dividing `inner` leaves only full / empty pieces
-            cost *= 1.5
-        if best is None or cost < best[0]:
-            best = (cost, p)
-        return True
-
-    # rows of `outer` over the CPEs, the whole axis, `inner` chunked when needed
-    per = 2 * 2 * eb * A
-    if per <= budget:
-        ti_max = budget // per
-        q_need = math.ceil(outer / N_CPE)
-        if inner <= ti_max:
-            q = _balanced(q_need, math.ceil(q_need / max(1, ti_max // inner)))
-            consider(_AxisPlan(outer if q == q_need else N_CPE * q, A, inner, 0))
-        else:
-            consider(_AxisPlan(min(outer, N_CPE), A, _balanced(inner, math.ceil(inner / ti_max)), 0))
-    # `inner` over the CPEs (cpe2): runs of w elements per channel row
-    if outer < N_CPE and inner > 1:
-        w_full = math.ceil(inner / N_CPE)
-        # balanced chunks of w_full, and the divisors of `inner` up to 2*w_full (fewer CPEs,
-        # no partial piece: the tile then extends past `inner`, pad / clip)
-        ws = {_balanced(w_full, n) for n in range(1, w_full + 1)}
-        ws |= {w for w in range(1, 2 * w_full + 1) if inner % w == 0}
-        for w in sorted(ws, reverse=True):
-            ti = inner if w == w_full else N_CPE * w
-            chunks = [A] if halo is None else sorted({_balanced(A, n) for n in range(1, A + 1)}, reverse=True)
-            for ca in chunks:
-                h = halo if (halo and ca < A) else 0
-                for to in sorted({_balanced(outer, n) for n in range(1, outer + 1)}, reverse=True):
-                    if consider(_AxisPlan(to, ca, ti, 2, h)):
-                        break  # the largest `to` that fits
-    # LRN: channel blocks over the CPEs (cpe1), the input tile with the window's neighbours as
-    # a halo (cpe1+<size-1>): whole H*W rows per CPE, contiguous DMAs, halo rows read twice
-    if halo and outer < N_CPE:
-        qa = math.ceil(A / N_CPE)
-        for q in sorted({_balanced(qa, n) for n in range(1, qa + 1)}):
-            ca = A if q == qa else N_CPE * q
-            for ti in sorted({_balanced(inner, n) for n in range(1, min(inner, 64) + 1)}, reverse=True):
-                if consider(_AxisPlan(1, ca, ti, 1, halo)):
-                    break  # the longest rows that fit
-    return best[1] if best is not None else None
-
-
 class AxisPattern(GraphToTilePattern):
     """softmax (any axis) and lrn (channels) -> ``(outer, A, inner)`` views, tiled by
     :func:`plan_axis`: either rows of ``outer`` split over the CPEs with the whole axis A in each
@@ -1104,27 +921,20 @@ class AxisPattern(GraphToTilePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, graph.SoftmaxOp):
             kind = MapKind.SOFTMAX
-            shape = shape_of(op.input)
-            ax = op.axis % len(shape)
             params: dict[str, object] = {}
-            halo = None
         elif isinstance(op, graph.LRNOp):
             kind = MapKind.LRN
-            shape = shape_of(op.input)
-            ax = 1
             params = {"size": op.size, "alpha": op.alpha, "beta": op.beta, "bias": op.bias}
-            halo = op.size - 1
         else:
             return
+        shape = shape_of(op.input)
+        ax = _axis_of(op)
         outer, A, inner = math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1 :])
         t = op.input.type
         assert isinstance(t, TensorType)
         elem = t.element_type
-        eb = _elem_bytes(elem)
-        budget = self.state.ldm_budget
-        plan = plan_axis(outer, A, inner, eb, budget, halo)
-        if plan is None:
-            raise self.fail(op, f"axis of {A} elements does not fit {budget} B of LDM per CPE")
+        plan = plan_map_op(self, op, axis_shape(op))
+        assert isinstance(plan, AxisPlan)
         fused = absorb_elementwise_consumers(self.state, op.result)
         name = self.state.layer_name(op)
         mem = self.buffer(rewriter, op.input)
@@ -1139,15 +949,16 @@ class AxisPattern(GraphToTilePattern):
             assert isinstance(op, graph.LRNOp)  # only LRN has a window halo
             lo = (op.size - 1) // 2
         in_dist = f"{dist}+{plan.halo}" if plan.split == 1 else dist  # channel blocks: halo rows
-        tin = kb.alloc([plan.to, plan.ca + plan.halo, plan.ti], elem, in_dist, double=True, name="tin")
-        tout = kb.alloc([plan.to, plan.ca, plan.ti], elem, dist, double=True, name="tout")
-        with kb.loop(0, outer, plan.to, "o") as o:
-            with kb.loop(0, A, plan.ca, "c") as c:
-                with kb.loop(0, inner, plan.ti, "i") as i:
-                    kb.load(x, [o, kb.affine(c, 1, -lo), i], [plan.to, plan.ca + plan.halo, plan.ti], tin, pad=0.0)
+        tin = kb.alloc([plan.rows, plan.channels + plan.halo, plan.cols], elem, in_dist, double=True, name="tin")
+        tout = kb.alloc([plan.rows, plan.channels, plan.cols], elem, dist, double=True, name="tout")
+        with kb.loop(0, outer, plan.rows, "o") as o:
+            with kb.loop(0, A, plan.channels, "c") as c:
+                with kb.loop(0, inner, plan.cols, "i") as i:
+                    kb.load(x, [o, kb.affine(c, 1, -lo), i], [plan.rows, plan.channels + plan.halo, plan.cols], tin,
+                            pad=0.0)
                     kb.map(kind, [tin], tout, axis=1, **params)
                     kb.apply_fused(fused, tout)
-                    kb.store(tout, y, [o, c, i], [plan.to, plan.ca, plan.ti])
+                    kb.store(tout, y, [o, c, i], [plan.rows, plan.channels, plan.cols])
         kb.finish(rewriter)
         self.replace(rewriter, op, [out_mem], fused)
 
@@ -1173,6 +984,85 @@ def emit_copy_kernel(state: LoweringState, src: SSAValue, insert: InsertPoint, n
     emit_elementwise(state, kb, (n,), [Access(kb.arg(src_v, "x"), (True,))], Access(kb.arg(dst_v, "y"), (True,)), [])
     kb.finish(insert=insert)
     return new.memref
+
+
+# --------------------------------------------------------------------------------------------
+# Schedule problems (graph-schedule, taihu-tune; the patterns plan with the same functions)
+# --------------------------------------------------------------------------------------------
+
+
+def pad_shape(state: LoweringState, op: graph.PadOp) -> ElementwiseShape | None:
+    """The problem of a constant-mode pad's shifted copy (None: everything cropped, no kernel)."""
+    if math.prod(shape_of(op.result)) == 0:
+        return None
+    _, _, outs = canonicalize_pad(shape_of(op.input), op.pads)
+    fused = absorb_elementwise_consumers(state, op.result)
+    return elementwise_shape(outs, [(True,) * len(outs)], [], fused, _elem_bytes(op.input.type.element_type))  # type: ignore[attr-defined]
+
+
+def transpose_shape(op: graph.TransposeOp | graph.LayoutTransformOp) -> TransposeShape | ElementwiseShape:
+    """The problem of a transpose: a copy (:class:`ElementwiseShape`) when the canonical
+    permutation is the identity."""
+    dims, perm = canonicalize_perm(shape_of(op.input), op.perm)
+    eb = _elem_bytes(op.input.type.element_type)  # type: ignore[attr-defined]
+    if perm == tuple(range(len(dims))):
+        return elementwise_shape(dims, [(True,) * len(dims)], [], (), eb)
+    return TransposeShape(dims, perm, eb)
+
+
+def reduce_shape(op: graph.GlobalAvgPoolOp) -> ReduceShape:
+    xs = shape_of(op.input)
+    return ReduceShape(xs[0] * xs[1], math.prod(xs[2:]), _elem_bytes(op.input.type.element_type))  # type: ignore[attr-defined]
+
+
+def _axis_of(op: graph.SoftmaxOp | graph.LRNOp) -> int:
+    return op.axis % len(shape_of(op.input)) if isinstance(op, graph.SoftmaxOp) else 1
+
+
+def axis_shape(op: graph.SoftmaxOp | graph.LRNOp) -> AxisShape:
+    shape = shape_of(op.input)
+    ax = _axis_of(op)
+    halo = op.size - 1 if isinstance(op, graph.LRNOp) else -1
+    return AxisShape(math.prod(shape[:ax]), shape[ax], math.prod(shape[ax + 1 :]),
+                     _elem_bytes(op.input.type.element_type), halo)  # type: ignore[attr-defined]
+
+
+def map_problem(state: LoweringState, op: Operation) -> MapShape | None:
+    """The schedule problem of a memory-bound op (:mod:`taihu.backends.model.map_plans`), as its
+    pattern plans it; None for ops without one (views, concat, ops of other families).
+    ``ValueError`` for an op the lowering does not support."""
+    for steps_of in (_unary_steps, _binary_steps, _sum_steps):
+        parts = steps_of(op)
+        if parts is not None:
+            return _ew_problem(state, op, [shape_of(v) for v in parts[0]], parts[1])
+    if isinstance(op, graph.BatchNormOp):
+        c = _batch_norm_param_shape(op)
+        return _ew_problem(state, op, [shape_of(op.input), c, c], _BATCH_NORM_STEPS)
+    if isinstance(op, graph.PadOp):
+        return pad_shape(state, op)
+    if isinstance(op, (graph.TransposeOp, graph.LayoutTransformOp)):
+        return transpose_shape(op)
+    if isinstance(op, (graph.MaxPoolOp, graph.AvgPoolOp)):
+        return _PoolGeometry.of(op).shape(_elem_bytes(op.input.type.element_type))  # type: ignore[attr-defined]
+    if isinstance(op, graph.GlobalAvgPoolOp):
+        return reduce_shape(op)
+    if isinstance(op, (graph.SoftmaxOp, graph.LRNOp)):
+        return axis_shape(op)
+    return None
+
+
+def plan_map_op(p: GraphToTilePattern, op: Operation, shape: MapShape | None) -> MapPlan:
+    """The plan of ``op``'s kernel: the one its ``tile.schedule`` names
+    (:func:`~taihu.backends.model.map_plans.map_plan_for`), else the planner's pick, with the
+    pass's LDM budget. An illegal annotation or a problem no tile fits is a diagnostic at ``op``."""
+    assert shape is not None
+    schedule = op_schedule(op)
+    try:
+        if schedule is not None:
+            return map_plan_for(shape, p.state.ldm_budget, schedule)
+        return map_model_plan(shape, p.state.ldm_budget)
+    except ValueError as e:  # IllegalSchedule is a ValueError
+        raise p.fail(op, f"illegal tile.schedule: {e}" if schedule is not None else str(e)) from e
 
 
 def patterns(state: LoweringState) -> list[RewritePattern]:

@@ -9,8 +9,14 @@ carries a ``tile.schedule`` (:func:`plan_for`). The plans are made for the modul
 the pass's LDM budget (:func:`lowering_state`, :func:`~.gemm.plan_machine`), exactly as
 ``convert-graph-to-tile`` makes them, so a schedule chosen here lowers unchanged.
 
-Not covered yet: LSTM, pools, element-wise maps and the memory primitives keep the model's choice
-inside ``convert-graph-to-tile``.
+The memory-bound ops -- element-wise maps (unary, binary, sum, batch_norm, pad), transposes,
+pools, global average pools, softmax / lrn -- are problems too (:func:`~.maps.map_problem`,
+:mod:`taihu.backends.model.map_plans`): their schedule is the tile (split dim, rows, chunks),
+made with the pass's LDM budget.
+
+Not covered yet: LSTM, concat copies and the memory primitives inside a convolution's plan
+(im2col task sizes, Winograd transforms, relayouts) keep the model's choice inside
+``convert-graph-to-tile``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,18 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from taihu.backends.model.conv import ConvShape, GemmPlan, GemmShape, plan_gemm
+from taihu.backends.model.map_plans import (
+    MAP_PLANS,
+    MAP_SHAPES,
+    MapPlan,
+    MapShape,
+    map_algorithm,
+    map_cycles,
+    map_model_plan,
+    map_plan_for,
+    map_schedule_of,
+    map_space,
+)
 from taihu.backends.model.schedule import (
     ConvPlan,
     Schedule,
@@ -36,31 +54,42 @@ from taihu.dialects import graph
 from taihu.passes.conversion.graph_to_tile.common import LoweringState, absorb_elementwise_consumers, lowering_state
 from taihu.passes.conversion.graph_to_tile.conv import conv_op_shape
 from taihu.passes.conversion.graph_to_tile.gemm import gemm_op_problem, matmul_op_problem, plan_machine
+from taihu.passes.conversion.graph_to_tile.maps import map_problem
 from taihu.passes.conversion.graph_to_tile.schedule_attr import SCHEDULE_ATTR, from_attr, to_attr
 
-__all__ = ["SCHEDULE_ATTR", "Problem", "from_attr", "lowering_state", "to_attr", "model_plan", "op_problem", "plan_cycles", "plan_for", "schedule_of",
+__all__ = ["MAP_KINDS", "SCHEDULE_ATTR", "Problem", "absorbed_ops", "from_attr", "lowering_state", "to_attr", "model_plan", "op_problem", "plan_cycles", "plan_for", "schedule_of",
            "space"]
 
-#: planned ops -> problem kind
+#: planned compute ops -> problem kind
 KINDS: dict[type[Operation], str] = {graph.Conv2dOp: "conv2d", graph.GemmOp: "gemm", graph.MatMulOp: "matmul"}
+#: the problem kind of a memory-bound op: its schedule's algorithm family
+MAP_KINDS = ("map", "transpose", "window", "reduce", "axis")
+
+Shape = ConvShape | GemmShape | MapShape
+Plan = ConvPlan | GemmPlan | MapPlan
+
 
 @dataclass(frozen=True)
 class Problem:
-    """One planned op: ``kind`` ("conv2d", "gemm", "matmul"), its ``shape`` as the model plans
-    it, and ``layer`` (the op's result name, for tables and kernel names)."""
+    """One planned op: ``kind`` ("conv2d", "gemm", "matmul", or a memory-bound family of
+    :data:`MAP_KINDS`), its ``shape`` as the model plans it, and ``layer`` (the op's result
+    name, for tables and kernel names)."""
 
     kind: str
-    shape: ConvShape | GemmShape
+    shape: Shape
     layer: str
 
 
 def op_problem(state: LoweringState, op: Operation) -> Problem | None:
     """The problem of ``op`` (None for ops without a schedule). Raises ``ValueError`` for an
-    op the model cannot plan (element type)."""
+    op the model cannot plan (element type, unsupported form)."""
     kind = KINDS.get(type(op))
+    layer = op.results[0].name_hint or op.name if op.results else op.name
     if kind is None:
-        return None
-    layer = op.results[0].name_hint or op.name
+        mshape = map_problem(state, op)
+        if mshape is None:
+            return None
+        return Problem(map_algorithm(mshape), mshape, layer)
     shape: ConvShape | GemmShape
     if isinstance(op, graph.Conv2dOp):
         shape = conv_op_shape(op, absorb_elementwise_consumers(state, op.result, residual=True))
@@ -72,39 +101,76 @@ def op_problem(state: LoweringState, op: Operation) -> Problem | None:
     return Problem(kind, shape, layer)
 
 
-def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") -> ConvPlan | GemmPlan:
+#: producers that absorb their trailing element-wise consumers (value: a residual sum too), as
+#: their convert-graph-to-tile patterns do (:func:`~.common.absorb_elementwise_consumers`)
+_ABSORBING: dict[type[Operation], bool] = {
+    graph.Conv2dOp: True, graph.GemmOp: True, graph.MatMulOp: False,
+    graph.AddOp: True, graph.SubOp: True, graph.MulOp: True, graph.DivOp: True, graph.SumOp: True,
+    graph.BatchNormOp: True, graph.ReluOp: True, graph.LeakyReluOp: True, graph.ClipOp: True,
+    graph.SigmoidOp: True, graph.TanhOp: True,
+    graph.PadOp: False, graph.ConcatOp: False, graph.TransposeOp: False, graph.LayoutTransformOp: False,
+    graph.MaxPoolOp: False, graph.AvgPoolOp: False, graph.GlobalAvgPoolOp: False, graph.SoftmaxOp: False,
+    graph.LRNOp: False,
+}
+
+
+def absorbed_ops(state: LoweringState, root: Operation) -> set[Operation]:
+    """The ops under ``root`` that ``convert-graph-to-tile`` fuses into their producer's kernel
+    (a relu after a conv, ResNet's shortcut sum, ...): they have no kernel, hence no schedule, of
+    their own. (A convolution plan that cannot add a residual in its store leaves the sum to a
+    kernel of its own, planned by the model.)"""
+    out: set[Operation] = set()
+    for op in root.walk():
+        residual = _ABSORBING.get(type(op))
+        if residual is None or op in out or not op.results:
+            continue
+        out.update(f.op for f in absorb_elementwise_consumers(state, op.results[0], residual=residual))
+    return out
+
+
+def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") -> Plan:
     """The model's choice (today's lowering); ``algorithm`` forces a convolution algorithm."""
+    if not isinstance(problem.shape, (ConvShape, GemmShape)):
+        return map_model_plan(problem.shape, state.ldm_budget)
     machine = plan_machine(state)
     if isinstance(problem.shape, ConvShape):
         return choose_conv_schedule(problem.shape, machine, algorithm, mem_budget=state.machine.ldm_user_bytes)
     return plan_gemm(problem.shape, machine, name=problem.layer)
 
 
-def space(state: LoweringState, problem: Problem) -> Iterator[ConvPlan | GemmPlan]:
+def space(state: LoweringState, problem: Problem) -> Iterator[Plan]:
     """Every legal plan of ``problem`` on the state's machine, lazily, each with its model cost."""
+    if not isinstance(problem.shape, (ConvShape, GemmShape)):
+        return map_space(problem.shape, state.ldm_budget)
     machine = plan_machine(state)
     if isinstance(problem.shape, ConvShape):
         return conv_space(problem.shape, machine, mem_budget=state.machine.ldm_user_bytes)
     return gemm_space(problem.shape, machine)
 
 
-def plan_for(state: LoweringState, problem: Problem, schedule: Schedule) -> ConvPlan | GemmPlan:
+def plan_for(state: LoweringState, problem: Problem, schedule: Schedule) -> Plan:
     """Exactly the plan ``schedule`` names; ``IllegalSchedule`` (a ``ValueError``) saying why not."""
+    if not isinstance(problem.shape, (ConvShape, GemmShape)):
+        return map_plan_for(problem.shape, state.ldm_budget, schedule)
     machine = plan_machine(state)
     if isinstance(problem.shape, ConvShape):
         return conv_plan_for(problem.shape, machine, schedule, mem_budget=state.machine.ldm_user_bytes)
     return gemm_plan_for(problem.shape, machine, schedule)
 
 
-def schedule_of(problem: Problem, plan: ConvPlan | GemmPlan) -> Schedule:
+def schedule_of(problem: Problem, plan: Plan) -> Schedule:
     """The schedule of one of ``problem``'s plans."""
-    if isinstance(problem.shape, ConvShape):
-        assert not isinstance(plan, GemmPlan)
-        return conv_schedule_of(plan)
-    assert isinstance(plan, GemmPlan)
-    return gemm_schedule_of(plan)
+    if isinstance(plan, MAP_PLANS):
+        return map_schedule_of(plan)
+    if isinstance(plan, GemmPlan):
+        return gemm_schedule_of(plan)
+    return conv_schedule_of(plan)
 
 
-def plan_cycles(state: LoweringState, plan: ConvPlan | GemmPlan) -> int:
-    """The model's time of ``plan`` in cycles of the state's machine."""
+def plan_cycles(state: LoweringState, problem: Problem, plan: Plan) -> int:
+    """The model's time of ``plan`` in cycles of the state's machine (for a memory-bound op the
+    DMA-bound estimate :func:`~taihu.backends.model.map_plans.map_cycles`)."""
+    if isinstance(plan, MAP_PLANS):
+        assert isinstance(problem.shape, MAP_SHAPES)
+        return map_cycles(plan, problem.shape, state.machine)
     return round(plan.cost.t_total * state.machine.f_clk_ghz * 1e9)
