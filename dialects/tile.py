@@ -1772,6 +1772,13 @@ class ScheduleAttr(ParametrizedAttribute):
     ``tiles_per_cpe`` (Winograd input tiles per CPE); the model's documentation
     (:mod:`taihu.backends.model.schedule`) lists each algorithm's parameters and their legality
     (units, LDM footprint against the target's ``ldm_user_bytes``).
+
+    The memory-bound ops carry their tile (:mod:`taihu.backends.model.map_plans`): ``map``
+    (element-wise ops, batch_norm, pad: ``split`` = the dim split over the 64 CPEs, ``rows`` its
+    extent, ``chunk`` the next dim's), ``transpose`` (``window`` = the input dims in the tile,
+    ``split``, ``rows``), ``window`` (pools: ``planes``, output ``rows``), ``reduce``
+    (global_avg_pool: ``planes``, ``chunk``), ``axis`` (softmax / lrn: ``split``, ``rows``,
+    ``channels``, ``cols``), e.g. ``#tile.schedule<"window" {planes = 64 : i64, rows = 14 : i64}>``.
     """
 
     name = "tile.schedule"
