@@ -272,6 +272,19 @@ class GraphOperation(IRDLOperation):
         names = _result_names(self)
         for name, res, exp in zip(names, results, expected):
             _check_result(self.name, name, res.type, exp)
+        _check_not_empty(self)
+
+
+def _check_not_empty(op: Operation) -> None:
+    """``VerifyException`` for an operand or result tensor with a zero dimension (e.g. a zero
+    batch): zero-size tensors are not supported (the ONNX importer refuses zero-size shapes;
+    the planners would divide by the empty extent)."""
+    for kind, values in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(values):
+            t = v.type
+            if isinstance(t, TensorType) and 0 in t.get_shape():
+                raise VerifyException(f"{op.name}: {kind} #{i} has the zero-size shape "
+                                      f"{list(t.get_shape())}: zero-size tensors are not supported")
 
 
 def _result_names(op: Operation) -> list[str]:

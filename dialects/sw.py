@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeVar, cast
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
@@ -396,6 +396,22 @@ class JoinOp(IRDLOperation):
 
     def verify_(self) -> None:
         _require_host(self)
+        if not _spawn_precedes(self):
+            raise VerifyException("sw.join: no sw.spawn before it in the host program (nothing to wait for)")
+
+
+def _spawn_precedes(op: Operation) -> bool:
+    """Some ``sw.spawn`` comes before ``op`` in program order within its function: earlier in
+    its block or inside an earlier op, or before one of its enclosing ops."""
+    cur: Operation | None = op
+    while cur is not None and not isinstance(cur, func.FuncOp):
+        prev = cur.prev_op
+        while prev is not None:
+            if isinstance(prev, SpawnOp) or any(isinstance(o, SpawnOp) for o in prev.walk()):
+                return True
+            prev = prev.prev_op
+        cur = cur.parent_op()
+    return False
 
 
 # --------------------------------------------------------------------------------------------

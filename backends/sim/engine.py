@@ -270,8 +270,10 @@ class MPE(Agent):
                 eng.schedule_agent(c)
 
     def join(self) -> Generator:
-        """Wait until every CPE finished (athread_join)."""
+        """Wait until every CPE finished (athread_join); ``SimError`` without a kernel running."""
         eng = self.engine
+        if not self.running:
+            raise SimError("sw.join: no kernel is running (no sw.spawn since the last join)")
         yield from self.sync()
         while any(not c.done for c in self.running):
             assert self.current_kernel is not None  # CPEs run: a spawn set it

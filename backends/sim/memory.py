@@ -29,6 +29,11 @@ class MemoryBoundsError(SimError):
 MAIN_MEMORY_BASE = 0x10000
 """Byte address of the first main-memory allocation (any multiple of 128 would do)."""
 
+MAIN_MEMORY_BYTES = 32 << 30
+"""Main memory a program may allocate, bytes: the chip's 4 x 8 GB DDR3, one address space that
+every MPE and CPE can access (004 L451, L464). A larger allocation is refused up front (a
+``MemoryBoundsError`` naming the buffer) instead of failing inside numpy."""
+
 
 @dataclass(frozen=True)
 class Allocation:
@@ -64,7 +69,17 @@ class MainMemory:
         align = align or self.txn_bytes
         addr = -(-self._top // align) * align
         end = addr + nbytes
-        self._ensure(end)
+        if end - MAIN_MEMORY_BASE > MAIN_MEMORY_BYTES:
+            used = self._top - MAIN_MEMORY_BASE
+            raise MemoryBoundsError(
+                f"allocation '{name}' of {nbytes} bytes does not fit in main memory: "
+                f"{used} bytes allocated before it, {MAIN_MEMORY_BYTES} in all (32 GB, 004 L451)")
+        try:
+            self._ensure(end)
+        except MemoryError:
+            raise MemoryBoundsError(
+                f"allocation '{name}' of {nbytes} bytes: this host cannot hold the {end - MAIN_MEMORY_BASE} "
+                "bytes of simulated main memory (simulate with --timing-only)") from None
         self._top = end
         self._starts.append(addr)
         self._allocs.append(Allocation(addr, nbytes, name or f"buf{len(self._allocs)}"))

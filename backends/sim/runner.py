@@ -108,45 +108,93 @@ def decode_microkernel(op: sw.MicrokernelOp) -> MicroKernel:
     return MicroKernel(tuple(body), op.pointer_strides(), label)
 
 
+def _int_div(name: str, f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``f`` (an integer division or remainder) refusing a zero divisor: a ``SimError``
+    naming the op (the hardware result is undefined; Python would raise ZeroDivisionError,
+    numpy return garbage)."""
+
+    def checked(a: Any, b: Any) -> Any:
+        if (b == 0).any() if isinstance(b, np.ndarray) else b == 0:
+            raise SimError(f"{name}: integer division by zero")
+        return f(a, b)
+
+    return checked
+
+
+def _shift(name: str, f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``f`` (a shift) refusing a shift amount outside [0, 64) (poison in MLIR's arith; Python
+    raises on a negative count and builds a huge integer for a large one)."""
+
+    def checked(a: Any, b: Any) -> Any:
+        if ((b < 0) | (b >= 64)).any() if isinstance(b, np.ndarray) else not 0 <= b < 64:
+            shown = b.tolist() if isinstance(b, np.ndarray) else b
+            raise SimError(f"{name}: shift amount {shown} outside [0, 64)")
+        return f(a, b)
+
+    return checked
+
+
 _INT_BIN: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.AddiOp: lambda a, b: a + b,
     arith.SubiOp: lambda a, b: a - b,
     arith.MuliOp: lambda a, b: a * b,
-    arith.DivSIOp: lambda a, b: int(a / b),
-    arith.DivUIOp: lambda a, b: a // b,
-    arith.RemSIOp: lambda a, b: a - b * int(a / b),
-    arith.RemUIOp: lambda a, b: a % b,
-    arith.FloorDivSIOp: lambda a, b: a // b,
+    arith.DivSIOp: _int_div("arith.divsi", lambda a, b: int(a / b)),
+    arith.DivUIOp: _int_div("arith.divui", lambda a, b: a // b),
+    arith.RemSIOp: _int_div("arith.remsi", lambda a, b: a - b * int(a / b)),
+    arith.RemUIOp: _int_div("arith.remui", lambda a, b: a % b),
+    arith.FloorDivSIOp: _int_div("arith.floordivsi", lambda a, b: a // b),
     arith.MinSIOp: min,
     arith.MaxSIOp: max,
     arith.AndIOp: lambda a, b: a & b,
     arith.OrIOp: lambda a, b: a | b,
     arith.XOrIOp: lambda a, b: a ^ b,
-    arith.ShLIOp: lambda a, b: a << b,
-    arith.ShRSIOp: lambda a, b: a >> b,
+    arith.ShLIOp: _shift("arith.shli", lambda a, b: a << b),
+    arith.ShRSIOp: _shift("arith.shrsi", lambda a, b: a >> b),
 }
 _INT_BIN_NP: dict[type[Operation], Callable[[Any, Any], Any]] = {
     arith.AddiOp: np.add,
     arith.SubiOp: np.subtract,
     arith.MuliOp: np.multiply,
-    arith.DivSIOp: lambda a, b: np.fix(np.true_divide(a, b)).astype(np.int64),
-    arith.DivUIOp: np.floor_divide,
-    arith.RemSIOp: np.fmod,
-    arith.RemUIOp: np.mod,
-    arith.FloorDivSIOp: np.floor_divide,
+    arith.DivSIOp: _int_div("arith.divsi", lambda a, b: np.fix(np.true_divide(a, b)).astype(np.int64)),
+    arith.DivUIOp: _int_div("arith.divui", np.floor_divide),
+    arith.RemSIOp: _int_div("arith.remsi", np.fmod),
+    arith.RemUIOp: _int_div("arith.remui", np.mod),
+    arith.FloorDivSIOp: _int_div("arith.floordivsi", np.floor_divide),
     arith.MinSIOp: np.minimum,
     arith.MaxSIOp: np.maximum,
     arith.AndIOp: np.bitwise_and,
     arith.OrIOp: np.bitwise_or,
     arith.XOrIOp: np.bitwise_xor,
-    arith.ShLIOp: np.left_shift,
-    arith.ShRSIOp: np.right_shift,
+    arith.ShLIOp: _shift("arith.shli", np.left_shift),
+    arith.ShRSIOp: _shift("arith.shrsi", np.right_shift),
 }
 _CMP_NP = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
            np.less, np.less_equal, np.greater, np.greater_equal]
 _CMP = [lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, b: a <= b,
         lambda a, b: a > b, lambda a, b: a >= b, lambda a, b: a < b, lambda a, b: a <= b,
         lambda a, b: a > b, lambda a, b: a >= b]
+
+
+#: most iterations one ``scf.for`` of a kernel may run (per CPE, per entry): the simulator
+#: interprets every iteration (an event per op and CPE), so a longer loop would not finish in
+#: any useful time; refused with a diagnostic instead (issue 15: a 10^9-trip loop hung)
+MAX_LOOP_TRIPS = 1 << 20
+
+#: most instruction issues one micro-kernel run may have (trip count x body length, per CPE):
+#: the run's timing plan holds one issue time per issue (8 B each, 128 MiB at the bound)
+MAX_MICROKERNEL_ISSUES = 1 << 24
+
+
+def _loop_range(kernel: str, lb: int, ub: int, step: int) -> range:
+    """The iterations of an ``scf.for`` of kernel ``kernel``; ``SimError`` for a step <= 0
+    (an endless loop on the machine) or more than :data:`MAX_LOOP_TRIPS` iterations."""
+    if step <= 0:
+        raise SimError(f"kernel @{kernel}: scf.for with step {step}: the step must be > 0")
+    r = range(lb, ub, step)
+    if len(r) > MAX_LOOP_TRIPS:
+        raise SimError(f"kernel @{kernel}: scf.for from {lb} to {ub} step {step} runs {len(r)} "
+                       f"iterations, more than the simulator's bound of {MAX_LOOP_TRIPS}")
+    return r
 
 
 def _freeze(x):
@@ -445,7 +493,7 @@ class KernelProgram:
                         yield from self._branch(seq, env, parts, results, True)
                         continue
                 carried = [env[a] for a in inits]
-                for i in range(bounds[0], bounds[1], bounds[2]):
+                for i in _loop_range(self.name, bounds[0], bounds[1], bounds[2]):
                     env[iv] = i
                     for a, v in zip(bargs, carried):
                         env[a] = v
@@ -582,6 +630,11 @@ class KernelProgram:
                 assert isinstance(op, _INT_CASTS)
                 code.append(("copy", S(op.result), S(op.input)))
             elif type(op) is sw.MicrokernelOp:
+                if op.trip * len(op.body.block.ops) > MAX_MICROKERNEL_ISSUES:
+                    raise SimDecodeError(
+                        f"kernel @{self.name}: sw.microkernel trip {op.trip} x {len(op.body.block.ops)} "
+                        f"instructions exceeds the simulator's bound of {MAX_MICROKERNEL_ISSUES} issues "
+                        "per run (split the trip count with an scf.for)")
                 code.append(("mk", decode_microkernel(op), op.trip, tuple(S(p) for p in op.pointers)))
             elif type(op) is scf.ForOp:
                 body = op.body.block
@@ -652,7 +705,7 @@ class KernelProgram:
             elif tag == "for":
                 _, lb, ub, st, iv, inits, bargs, results, body = rec
                 carried = [env[a] for a in inits]
-                for i in range(env[lb], env[ub], env[st]):
+                for i in _loop_range(self.name, env[lb], env[ub], env[st]):
                     env[iv] = i
                     for a, v in zip(bargs, carried):
                         env[a] = v

@@ -189,3 +189,83 @@ def test_opt_checks_its_output_before_a_target_writes_files(tmp_path: Path) -> N
                        [SW, "-t", f'swsim-run{{report="{report_path}"}}', "-o", tmp_path / "out"], [report_path])
     assert_ok(outcome)
     assert outcome.status == 1 and "Is a directory" in outcome.err and not report_path.exists()
+
+
+# --------------------------------------------------------------------------------------------
+# graph: a zero batch (ZeroDivisionError in the model's planners)
+
+
+def test_zero_batch_is_a_verifier_diagnostic(tmp_path: Path) -> None:
+    from taihu.test.fuzz.mutate import base_model
+
+    model = tmp_path / "m.onnx"
+    model.write_bytes(base_model(0).SerializeToString())
+    report_path = tmp_path / "r.json"
+    outcome = run_main(tool_mains()["taihu-run"], [model, "--timing-only", "--report", report_path], [report_path])
+    assert_ok(outcome)
+    assert "graph.conv2d: operand #0 has the zero-size shape [0, 3, 8, 8]: zero-size tensors are not supported" \
+        in outcome.err
+    text = GRAPH.read_text().replace("tensor<1x", "tensor<0x")
+    outcome = run_text(tmp_path, "taihu-opt", text, "-p", "taihu-lower", outputs=("out.mlir",))
+    assert "zero-size tensors are not supported" in outcome.err
+
+
+# --------------------------------------------------------------------------------------------
+# the simulator: refused up front or at the op, never an exception or a hang
+
+HOST = """
+func.func @main() {{
+  %in = sw.global_addr @IN
+  {host}
+  func.return
+}}
+"""
+
+
+def sim_program(kernel_body: str, host: str = "sw.spawn @k(%in)\n  sw.join", global_type: str = "tensor<64xf64>") -> str:
+    return (f"sw.global @IN : {global_type} io input\n"
+            f"sw.kernel @k(%in: i64) {{\n{kernel_body}\n}}\n" + HOST.format(host=host))
+
+
+SIM_CASES = {
+    "join without spawn": (sim_program("  %id = sw.cpe_id", host="sw.join"),
+                           "sw.join: no sw.spawn before it in the host program"),
+    "a second join": (sim_program("  %id = sw.cpe_id", host="sw.spawn @k(%in)\n  sw.join\n  sw.join"),
+                      "sw.join: no kernel is running (no sw.spawn since the last join)"),
+    "integer division by zero": (sim_program("""  %id = sw.cpe_id
+  %c0 = arith.constant 0 : i64
+  %q = arith.divsi %id, %c0 : i64"""), "arith.divsi: integer division by zero"),
+    "remainder by zero": (sim_program("""  %id = sw.cpe_id
+  %c0 = arith.constant 0 : i64
+  %q = arith.remui %id, %c0 : i64"""), "arith.remui: integer division by zero"),
+    "a shift by 2^40": (sim_program("""  %id = sw.cpe_id
+  %c = arith.constant 1099511627776 : i64
+  %q = arith.shli %id, %c : i64"""), "arith.shli: shift amount 1099511627776 outside [0, 64)"),
+    "a huge sw.global": (sim_program("  %id = sw.cpe_id", global_type="tensor<1000000000000xf64>"),
+                         "allocation 'IN' of 8000000000000 bytes does not fit in main memory"),
+    "a 10^9-trip micro-kernel": (sim_program("""  %buf = sw.ldm_alloc 4096
+  sw.microkernel trip 1000000000 (%buf step 0) {
+    sw.vldd r0, 0(p0)
+    sw.vmad r0, r0, r1
+  }"""), "kernel @k: sw.microkernel trip 1000000000 x 2 instructions exceeds the simulator's bound"),
+    "an scf.for of 10^9 iterations": (sim_program("""  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000000000 : index
+  scf.for %i = %c0 to %n step %c1 {
+    sw.sync
+  }"""), "kernel @k: scf.for from 0 to 1000000000 step 1 runs 1000000000 iterations"),
+    "an scf.for with step 0": (sim_program("""  %c0 = arith.constant 0 : index
+  %n = arith.constant 4 : index
+  scf.for %i = %c0 to %n step %c0 {
+    sw.sync
+  }"""), "kernel @k: scf.for with step 0: the step must be > 0"),
+}
+
+
+@pytest.mark.parametrize("timing_only", [False, True])
+@pytest.mark.parametrize("case", sorted(SIM_CASES))
+def test_simulator_refuses_with_a_diagnostic(tmp_path: Path, case: str, timing_only: bool) -> None:
+    text, expected = SIM_CASES[case]
+    flags = ["--timing-only"] if timing_only else []
+    outcome = run_text(tmp_path, "taihu-run", text, "--quiet", *flags, outputs=("r.json",))
+    assert outcome.status == 1 and expected in outcome.err, outcome.err
