@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, OpResult, SSAValue
+from xdsl.ir import Attribute, BlockArgument, OpResult, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Span
@@ -119,6 +119,15 @@ def _check_dominance(module: ModuleOp, forward_uses: dict[str, Span]) -> None:
     region are not checked (branches may jump forward)."""
     for op in module.walk():
         for operand in op.operands:
+            if isinstance(operand, BlockArgument):  # usable only inside its block
+                user: Operation | None = op
+                while user is not None and user.parent_block() is not operand.block:
+                    user = user.parent_op()
+                if user is None:
+                    owner = operand.block.parent_op()
+                    _raise_undominated(op, operand, owner.name if owner is not None else "a block", forward_uses,
+                                       "outside the region that defines it")
+                continue
             if not isinstance(operand, OpResult):
                 continue
             definer = operand.op
@@ -129,10 +138,14 @@ def _check_dominance(module: ModuleOp, forward_uses: dict[str, Span]) -> None:
             if user is None or block is None:
                 continue
             if user is definer or block.get_operation_index(user) < block.get_operation_index(definer):
-                hint = operand.name_hint
-                span = forward_uses.get(hint) if hint is not None else None
-                if span is None:
-                    span = next(iter(forward_uses.values()))
-                shown = f"%{hint}" if hint is not None else "an operand"
-                raise ParseError(span, f"{shown} of '{op.name}' is used before its definition "
-                                       f"(by '{definer.name}')")
+                _raise_undominated(op, operand, definer.name, forward_uses, "before its definition")
+
+
+def _raise_undominated(op: Operation, value: SSAValue, definer: str, forward_uses: dict[str, Span],
+                       how: str) -> None:
+    hint = value.name_hint
+    span = forward_uses.get(hint) if hint is not None else None
+    if span is None:
+        span = next(iter(forward_uses.values()))
+    shown = f"%{hint}" if hint is not None else "an operand"
+    raise ParseError(span, f"{shown} of '{op.name}' is used {how} (by '{definer}')")

@@ -6,7 +6,7 @@ Seeds are real inputs of the test suite: every ``.mlir`` under ``test/filecheck`
 (``target/configs``) and small ONNX graphs built with ``onnx.helper``. A mutant applies one to
 three textual mutations to a seed:
 
-- integers replaced by a boundary value (0, -1, 1, 3, 7, 4096, 65536, 2^31, 2^63 - 1, 2^63,
+- integers replaced by a nearby value (n +- 1, 2n, n / 2, -n, n^2) or a boundary value (0, -1, 1, 3, 7, 4096, 65536, 2^31, 2^63 - 1, 2^63,
   2^64, 10^9, 10^12, 10^30);
 - floats replaced by inf / nan / -0.0 / 1e308;
 - element types swapped (i64 -> i8, f32 -> f64, index -> i1, ...);
@@ -108,7 +108,7 @@ def _line_op(draw, text: str, kind: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-MUTATIONS = ("int", "int", "int", "float", "type", "type", "drop_line", "duplicate_line", "swap_lines",
+MUTATIONS = ("int", "int", "int", "int_near", "int_near", "float", "type", "type", "drop_line", "duplicate_line", "swap_lines",
              "drop_operand", "drop_attribute", "duplicate_attribute")
 
 
@@ -120,6 +120,13 @@ def mutated_text(draw, text: str, max_mutations: int = 3) -> tuple[str, list[str
         kind = draw(st.sampled_from(MUTATIONS))
         if kind == "int":
             text = _replace_match(draw, text, _INT, BOUNDARY_INTS)
+        elif kind == "int_near":  # a nearby value: more mutants stay well-formed
+            matches = list(_INT.finditer(text))
+            if matches:
+                m = matches[draw(st.integers(0, len(matches) - 1))]
+                v = int(m[0])
+                new = draw(st.sampled_from((v + 1, v - 1, 2 * v, v // 2, -v, v * v)))
+                text = text[:m.start()] + str(new) + text[m.end():]
         elif kind == "float":
             text = _replace_match(draw, text, _FLOAT, BOUNDARY_FLOATS)
         elif kind == "type":
@@ -248,10 +255,11 @@ def onnx_mutants(draw) -> tuple[bytes, list[str]]:
     initializers or nodes, an unknown op, a truncated file."""
     from onnx import helper
 
-    model = base_model(draw(st.sampled_from((1, 1, 2, 0))))
+    batch = draw(st.sampled_from((1, 1, 2, 0)))
+    model = base_model(batch)
     g = model.graph
-    applied = []
-    for _ in range(draw(st.integers(1, 3))):
+    applied = [f"batch {batch}"]
+    for _ in range(draw(st.sampled_from((0, 1, 1, 1, 2, 3)))):
         kind = draw(st.sampled_from(("input_dim", "init_dims", "attr", "attr", "dtype", "drop_input",
                                      "rename_input", "drop_init", "drop_node", "op_type", "output_dim",
                                      "symbolic")))

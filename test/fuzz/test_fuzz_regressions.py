@@ -61,6 +61,18 @@ PARSE_CASES = {
   func.return %v : tensor<6xf32>
 }
 """, "in.mlir:2:22", "%r of 'graph.reshape' is used before its definition (by 'graph.relu')"),
+    "a loop variable used outside its loop": (
+        """func.func @f(%x: memref<64x64xf32>) {
+  tile.kernel "k" (%a = %x : memref<64x64xf32>) {
+    %t = tile.alloc : !tile.buf<64x64xf32, cpe>
+    tile.move %a[%k, %k] sizes [64, 64] -> %t : memref<64x64xf32> -> !tile.buf<64x64xf32, cpe>
+    tile.for %k = 0 to 64 step 64 {
+      tile.map relu ins(%t : !tile.buf<64x64xf32, cpe>) out(%t : !tile.buf<64x64xf32, cpe>)
+    }
+  }
+  func.return
+}
+""", "in.mlir:4:18", "%k of 'tile.move' is used outside the region that defines it (by 'tile.for')"),
     "a binary file": (b"\xff\xfe\x00 func.func", "in.mlir", "not a text MLIR file"),
 }
 
