@@ -1,7 +1,7 @@
 """``graph-schedule``: put an explicit schedule on every op whose lowering has a plan.
 
 ``taihu-opt net.mlir -p 'set-target,graph-schedule'`` annotates every ``graph.conv2d``,
-``graph.gemm`` and ``graph.matmul`` with ``tile.schedule = #tile.schedule<"ALG" {...}>``
+``graph.gemm``, ``graph.matmul`` and ``graph.lstm`` with ``tile.schedule = #tile.schedule<"ALG" {...}>``
 (:class:`~taihu.dialects.tile.ScheduleAttr`): the algorithm and every decision of its plan
 (blocks, vector dimension, distribution, double buffering, fusion, ...); and every memory-bound
 op (element-wise maps, batch_norm, pad, transpose, pools, global_avg_pool, softmax, lrn) with its

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from taihu.backends.model.conv import ConvShape, GemmShape
+from taihu.backends.model.lstm_plan import LstmShape
 from taihu.backends.model.map_plans import MapShape
 from taihu.backends.model.schedule import Schedule
 
@@ -29,7 +30,7 @@ __all__ = ["TuningRecord", "problem_signature", "read_records", "records_text"]
 _KEYS = ("op", "signature", "target", "schedule", "model_cycles", "sim_cycles")
 
 
-def problem_signature(shape: ConvShape | GemmShape | MapShape) -> str:
+def problem_signature(shape: ConvShape | GemmShape | LstmShape | MapShape) -> str:
     """The canonical text of a problem: the class name and every field, in declaration order
     (``ConvShape n=1 c=64 h=56 ...``; nested tuples in parentheses,
     ``ElementwiseShape dims=64,3136 operands=(True,True),(True,False) ...``). Two ops share records

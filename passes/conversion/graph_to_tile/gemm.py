@@ -82,6 +82,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from taihu.backends.model.conv import GemmPlan, GemmShape, gemm_operand_layouts, plan_gemm
+from taihu.backends.model.lstm_plan import LstmPlan, LstmShape, lstm_model_plan, lstm_plan_for
 from taihu.backends.model.schedule import gemm_plan_for
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
@@ -560,6 +561,27 @@ class MatMulPattern(GraphToTilePattern):
         self.replace(rewriter, op, [Y], fused)
 
 
+def lstm_op_shape(op: graph.LSTMOp) -> LstmShape:
+    """The schedule problem of ``op`` (:mod:`taihu.backends.model.lstm_plan`)."""
+    seq, batch, inp = shape_of(op.x)
+    t = op.x.type
+    assert isinstance(t, TensorType)
+    return LstmShape(seq, batch, inp, op.hidden_size, _dtype(t.element_type), op.b is not None)
+
+
+def plan_lstm_op(p: GraphToTilePattern, op: graph.LSTMOp, shape: LstmShape, name: str) -> LstmPlan:
+    """The plan of ``op``: the one its ``tile.schedule`` names, else the model's (XW planned for
+    the module's machine, the recurrence within the pass's LDM budget); a diagnostic at ``op``
+    when illegal or when the recurrence does not fit."""
+    schedule = op_schedule(op)
+    try:
+        if schedule is not None:
+            return lstm_plan_for(shape, plan_machine(p.state), p.state.ldm_budget, schedule, name=f"{name}_x")
+        return lstm_model_plan(shape, plan_machine(p.state), p.state.ldm_budget, name=f"{name}_x")
+    except ValueError as e:  # IllegalSchedule is a ValueError
+        raise p.fail(op, f"illegal tile.schedule: {e}" if schedule is not None else str(e)) from e
+
+
 class LstmPattern(GraphToTilePattern):
     """``graph.lstm`` (ONNX, forward, i/o/f/c gates) -> two kernels, Algorithm 6 (004 L1229-1244,
     algorithms.md §D):
@@ -592,9 +614,9 @@ class LstmPattern(GraphToTilePattern):
         dt = _dtype(el)
         # -- 1. XW = X W^T + Wb (+ Rb when b is a constant: folded at compile time) -----------------
         b_np = constant_array(op.b) if op.b is not None else None
+        lplan = plan_lstm_op(self, op, lstm_op_shape(op), name)
+        plan, hoist_r = lplan.xw, lplan.hoist_r
         XW = self.alloc(rewriter, (seq * batch, 4 * H), el, f"{name}_xw")
-        xw_shape = GemmShape(seq * batch, 4 * H, inp, dt, trans_b=True, bias_along="n" if op.b is not None else None)
-        plan = plan_gemm(xw_shape, plan_machine(self.state), name=f"{name}_x")
         kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
                            shape=gemm_attrs_shape(seq * batch, 4 * H, inp, False, True) + f" ({plan.shape_class})",
                            layer=name)
@@ -640,16 +662,6 @@ class LstmPattern(GraphToTilePattern):
         c0 = kb.arg(self.view(rewriter, self.buffer(rewriter, op.initial_c), (batch, H)), "c0") if op.initial_c is not None else None
         lay = gemm_operand_layouts("n", False, True)
         conv = MapKind.CONVERT if dt == "f32" else MapKind.COPY
-        e8 = 8
-        per = lambda r, c: -(-(r * c * e8 // 64) // 32) * 32  # noqa: E731 - per-CPE fp64 bytes
-        eb = 4 if dt == "f32" else 8
-        state_bytes = 7 * per(Bp, Hp) + 2 * per(Bp, Hp) * eb // 8  # h, c, 4 gates, tmp, staging x2
-        r_bytes = per(Hp, Hp)
-        r_stage = r_bytes * eb // 8
-        hoist_r = state_bytes + 4 * r_bytes + r_stage <= self.state.ldm_budget
-        if not hoist_r and state_bytes + r_bytes + r_stage > self.state.ldm_budget:
-            raise self.fail(op, f"hidden_size {H}: the LDM-resident recurrence (h, c, gates and one R_j of "
-                                f"{Hp}x{Hp}) needs {state_bytes + r_bytes + r_stage} B per CPE > {self.state.ldm_budget}")
         h = kb.alloc((Bp, Hp), f64, lay["A"][0], name="h")
         c = kb.alloc((Bp, Hp), f64, lay["C"][0], name="c")
         gates = [kb.alloc((Bp, Hp), f64, lay["C"][0], name=f"g{j}") for j in range(4)]

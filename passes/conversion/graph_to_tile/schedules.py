@@ -14,7 +14,10 @@ pools, global average pools, softmax / lrn -- are problems too (:func:`~.maps.ma
 :mod:`taihu.backends.model.map_plans`): their schedule is the tile (split dim, rows, chunks),
 made with the pass's LDM budget.
 
-Not covered yet: LSTM, concat copies and the memory primitives inside a convolution's plan
+An LSTM is a problem too (:mod:`taihu.backends.model.lstm_plan`): its input projection's GEMM
+schedule and whether the recurrence keeps R in LDM.
+
+Not covered yet: concat copies and the memory primitives inside a convolution's plan
 (im2col task sizes, Winograd transforms, relayouts) keep the model's choice inside
 ``convert-graph-to-tile``.
 """
@@ -27,6 +30,15 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from taihu.backends.model.conv import ConvShape, GemmPlan, GemmShape, plan_gemm
+from taihu.backends.model.lstm_plan import (
+    LstmPlan,
+    LstmShape,
+    lstm_cycles,
+    lstm_model_plan,
+    lstm_plan_for,
+    lstm_schedule_of,
+    lstm_space,
+)
 from taihu.backends.model.map_plans import (
     MAP_PLANS,
     MAP_SHAPES,
@@ -53,7 +65,7 @@ from taihu.backends.model.schedule import (
 from taihu.dialects import graph
 from taihu.passes.conversion.graph_to_tile.common import LoweringState, absorb_elementwise_consumers, lowering_state
 from taihu.passes.conversion.graph_to_tile.conv import conv_op_shape
-from taihu.passes.conversion.graph_to_tile.gemm import gemm_op_problem, matmul_op_problem, plan_machine
+from taihu.passes.conversion.graph_to_tile.gemm import gemm_op_problem, lstm_op_shape, matmul_op_problem, plan_machine
 from taihu.passes.conversion.graph_to_tile.maps import map_problem
 from taihu.passes.conversion.graph_to_tile.schedule_attr import SCHEDULE_ATTR, from_attr, to_attr
 
@@ -65,13 +77,13 @@ KINDS: dict[type[Operation], str] = {graph.Conv2dOp: "conv2d", graph.GemmOp: "ge
 #: the problem kind of a memory-bound op: its schedule's algorithm family
 MAP_KINDS = ("map", "transpose", "window", "reduce", "axis")
 
-Shape = ConvShape | GemmShape | MapShape
-Plan = ConvPlan | GemmPlan | MapPlan
+Shape = ConvShape | GemmShape | LstmShape | MapShape
+Plan = ConvPlan | GemmPlan | LstmPlan | MapPlan
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One planned op: ``kind`` ("conv2d", "gemm", "matmul", or a memory-bound family of
+    """One planned op: ``kind`` ("conv2d", "gemm", "matmul", "lstm", or a memory-bound family of
     :data:`MAP_KINDS`), its ``shape`` as the model plans it, and ``layer`` (the op's result
     name, for tables and kernel names)."""
 
@@ -85,6 +97,8 @@ def op_problem(state: LoweringState, op: Operation) -> Problem | None:
     op the model cannot plan (element type, unsupported form)."""
     kind = KINDS.get(type(op))
     layer = op.results[0].name_hint or op.name if op.results else op.name
+    if isinstance(op, graph.LSTMOp):
+        return Problem("lstm", lstm_op_shape(op), layer)
     if kind is None:
         mshape = map_problem(state, op)
         if mshape is None:
@@ -130,6 +144,8 @@ def absorbed_ops(state: LoweringState, root: Operation) -> set[Operation]:
 
 def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") -> Plan:
     """The model's choice (today's lowering); ``algorithm`` forces a convolution algorithm."""
+    if isinstance(problem.shape, LstmShape):
+        return lstm_model_plan(problem.shape, plan_machine(state), state.ldm_budget, name=f"{problem.layer}_x")
     if not isinstance(problem.shape, (ConvShape, GemmShape)):
         return map_model_plan(problem.shape, state.ldm_budget)
     machine = plan_machine(state)
@@ -140,6 +156,8 @@ def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") 
 
 def space(state: LoweringState, problem: Problem) -> Iterator[Plan]:
     """Every legal plan of ``problem`` on the state's machine, lazily, each with its model cost."""
+    if isinstance(problem.shape, LstmShape):
+        return lstm_space(problem.shape, plan_machine(state), state.ldm_budget, name=f"{problem.layer}_x")
     if not isinstance(problem.shape, (ConvShape, GemmShape)):
         return map_space(problem.shape, state.ldm_budget)
     machine = plan_machine(state)
@@ -150,6 +168,8 @@ def space(state: LoweringState, problem: Problem) -> Iterator[Plan]:
 
 def plan_for(state: LoweringState, problem: Problem, schedule: Schedule) -> Plan:
     """Exactly the plan ``schedule`` names; ``IllegalSchedule`` (a ``ValueError``) saying why not."""
+    if isinstance(problem.shape, LstmShape):
+        return lstm_plan_for(problem.shape, plan_machine(state), state.ldm_budget, schedule, name=f"{problem.layer}_x")
     if not isinstance(problem.shape, (ConvShape, GemmShape)):
         return map_plan_for(problem.shape, state.ldm_budget, schedule)
     machine = plan_machine(state)
@@ -162,6 +182,8 @@ def schedule_of(problem: Problem, plan: Plan) -> Schedule:
     """The schedule of one of ``problem``'s plans."""
     if isinstance(plan, MAP_PLANS):
         return map_schedule_of(plan)
+    if isinstance(plan, LstmPlan):
+        return lstm_schedule_of(plan)
     if isinstance(plan, GemmPlan):
         return gemm_schedule_of(plan)
     return conv_schedule_of(plan)
@@ -173,4 +195,7 @@ def plan_cycles(state: LoweringState, problem: Problem, plan: Plan) -> int:
     if isinstance(plan, MAP_PLANS):
         assert isinstance(problem.shape, MAP_SHAPES)
         return map_cycles(plan, problem.shape, state.machine)
+    if isinstance(plan, LstmPlan):
+        assert isinstance(problem.shape, LstmShape)
+        return lstm_cycles(plan, problem.shape, plan_machine(state))
     return round(plan.cost.t_total * state.machine.f_clk_ghz * 1e9)
