@@ -31,6 +31,7 @@ remembers the renaming per parser.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
@@ -53,11 +54,13 @@ from xdsl.utils.mlir_lexer import MLIRLexer
 __all__ = [
     "decode_blob",
     "blob_nbytes",
+    "blob_storage",
     "declare_blob",
     "element_dtype",
     "encode_blob",
     "LazyBlobStorage",
     "lookup_blob",
+    "release_blobs",
     "resource_interface",
     "resource_value",
 ]
@@ -99,6 +102,24 @@ def resource_interface() -> OpAsmDialectInterface:
     if not isinstance(interface._blob_storage, LazyBlobStorage):
         interface._blob_storage = LazyBlobStorage(interface._blob_storage)
     return interface
+
+
+def blob_storage() -> LazyBlobStorage:
+    """The process-wide ``key -> blob`` table itself (installed by :func:`resource_interface`:
+    the one place that touches xDSL's private ``_blob_storage``). xDSL has no public way to
+    remove a blob; :func:`release_blobs` is ours."""
+    storage = resource_interface()._blob_storage
+    assert isinstance(storage, LazyBlobStorage)
+    return storage
+
+
+def release_blobs(keys: Iterable[str]) -> None:
+    """Drop the blobs under ``keys`` (unknown keys are ignored): a long-running process that
+    builds many modules (a tuner's candidates, a test suite's networks) frees their constants.
+    Attributes still referring to them have no bytes afterwards."""
+    storage = blob_storage()
+    for key in list(keys):
+        storage.pop(key, None)
 
 
 def element_dtype(element_type: Attribute) -> np.dtype:
@@ -169,9 +190,7 @@ def declare_blob(name_hint: str, array: np.ndarray) -> str:
     key = interface.declare_resource(_sanitize_key(name_hint))
     value = np.array(array, copy=True, order="C")
     value.flags.writeable = False
-    storage = interface._blob_storage
-    assert isinstance(storage, LazyBlobStorage)
-    storage[key] = value  # LazyBlobStorage: hex-encoded when printed
+    blob_storage()[key] = value  # LazyBlobStorage: hex-encoded when printed
     return key
 
 
@@ -185,9 +204,7 @@ def lookup_blob(key: str) -> str:
 
 def blob_nbytes(key: str) -> int | None:
     """Payload size in bytes of the blob under ``key`` (without decoding), None if missing/empty."""
-    storage = resource_interface()._blob_storage
-    assert isinstance(storage, LazyBlobStorage)
-    stored = storage.raw(key)
+    stored = blob_storage().raw(key)
     if isinstance(stored, np.ndarray):
         return stored.nbytes
     if not stored:
@@ -205,9 +222,7 @@ def resource_value(attr: DenseResourceAttr) -> np.ndarray:
     Raises ``KeyError`` if the blob is missing and ``ValueError`` if its size mismatches the type.
     """
     key = attr.resource_handle.data
-    storage = resource_interface()._blob_storage
-    assert isinstance(storage, LazyBlobStorage)
-    stored = storage.raw(key)
+    stored = blob_storage().raw(key)
     ty = attr.type
     assert isinstance(ty, ShapedType) and isinstance(ty, ContainerType)  # (xDSL's shaped types all are)
     shape = tuple(ty.get_shape())

@@ -265,13 +265,11 @@ def declared_blobs_released() -> Iterator[None]:
     """Drop the ``dense_resource`` blobs declared inside the block from the process-wide table
     at its end (module docstring). Modules built inside must not be used afterwards (their
     large constants would have no bytes)."""
-    from taihu.dialects.resources import resource_interface
+    from taihu.dialects.resources import blob_storage, release_blobs
 
-    storage = resource_interface()._blob_storage  # xDSL keeps the table here; no public removal
-    before = set(storage.keys())
+    before = set(blob_storage().keys())
     try:
         yield
     finally:
-        for key in [k for k in storage.keys() if k not in before]:
-            del storage[key]
+        release_blobs(k for k in blob_storage().keys() if k not in before)
 

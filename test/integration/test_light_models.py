@@ -47,13 +47,10 @@ def _release_blobs(module) -> None:
     """Drop the module's dense_resource blobs from the process-wide builtin resource table."""
     from xdsl.dialects.builtin import DenseResourceAttr
 
-    from taihu.dialects.resources import resource_interface
+    from taihu.dialects.resources import release_blobs
 
-    storage = resource_interface()._blob_storage  # xDSL keeps no public removal API
-    for op in module.walk():
-        for attr in op.properties.values():
-            if isinstance(attr, DenseResourceAttr):
-                storage.pop(attr.resource_handle.data, None)
+    release_blobs(attr.resource_handle.data for op in module.walk() for attr in op.properties.values()
+                  if isinstance(attr, DenseResourceAttr))
 
 
 @pytest.mark.parametrize("name", MODELS)

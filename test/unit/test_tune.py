@@ -146,9 +146,9 @@ def test_gemm_and_matmul_modules():
 
 
 def test_declared_blobs_released():
-    from taihu.dialects.resources import resource_interface
+    from taihu.dialects.resources import blob_storage
 
-    storage = resource_interface()._blob_storage
+    storage = blob_storage()
     before = set(storage.keys())
     with declared_blobs_released():
         conv_module(ConvShape(1, 8, 6, 6, 16, 3, 3, const_weights=True, bias=True))
