@@ -63,6 +63,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from taihu.dialects import graph
 from taihu.dialects import tile
+from taihu.dialects.graph_flops import useful_flops
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.resources import declare_blob, element_dtype
 from taihu.dialects.target import machine_of
@@ -142,6 +143,8 @@ class LoweringState:
     kernel_names: set[str] = field(default_factory=set)
     op_counters: dict[str, int] = field(default_factory=dict)
     symbols: set[str] = field(default_factory=set)
+    #: graph ops whose useful flops a built kernel carries already (KernelBuilder.build)
+    flops_counted: set[Operation] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         for op in self.module.walk():
@@ -490,6 +493,12 @@ class KernelBuilder:
     graph op name (``op`` is the graph op, or a name for kernels without one), ``taihu.algorithm``, ``taihu.shape``; ``fused`` adds ``taihu.fused`` (the
     absorbed ops' names). Index operands are :data:`Idx` (Python ints are materialised as
     ``arith.constant`` at the top of the body, once per value).
+
+    ``taihu.useful_flops`` (i64, set by :meth:`build`): the useful flops
+    (:func:`~taihu.dialects.graph_flops.useful_flops`) of ``op`` and of the ``fused`` ops that
+    no kernel built before carries, so that a layer lowered as several kernels (im2col + GEMM,
+    Winograd input/GEMM/output, relayouts) counts them once (the simulator's report spreads a
+    layer's count over its kernels); left out when one of them has no flop rule.
     """
 
     def __init__(
@@ -513,6 +522,7 @@ class KernelBuilder:
         }
         if fused:
             self.attrs["taihu.fused"] = ArrayAttr([StringAttr(f.op.name) for f in fused])
+        self._flops_ops = [o for o in (op, *(f.op for f in fused)) if isinstance(o, Operation)]
         self.operands: list[SSAValue] = []
         self.block = Block()
         self._args: dict[int, SSAValue] = {}
@@ -714,7 +724,15 @@ class KernelBuilder:
     # -- finish --------------------------------------------------------------------------
 
     def build(self) -> tile.KernelOp:
-        """The kernel op (not inserted)."""
+        """The kernel op (not inserted), with ``taihu.useful_flops`` (see the class docstring)."""
+        flops: int | None = 0
+        for o in self._flops_ops:
+            if o not in self.state.flops_counted:
+                self.state.flops_counted.add(o)
+                f = useful_flops(o)
+                flops = None if f is None or flops is None else flops + f
+        if flops is not None:
+            self.attrs["taihu.useful_flops"] = IntegerAttr(flops, i64)
         k = tile.KernelOp(self.name, self.operands, _region(self.block))
         k.attributes.update(self.attrs)
         return k

@@ -13,7 +13,7 @@ func.func @main(%x: tensor<1x64x56x56xf32> {graph.name = "x"}) -> (tensor<1x64x5
 
 // TILE:      func.func @main(%x: memref<1x64x56x56xf32> {graph.name = "x"}) -> (memref<1x64x56x56xf32> {graph.name = "y"})
 // TILE:        %y = memref.alloc() {alignment = 128 : i64} : memref<1x64x56x56xf32>
-// TILE:        tile.kernel "y" ({{.*}}) attributes {taihu.layer = "y", taihu.op = "graph.relu", taihu.algorithm = "map", taihu.shape = "1x64x56x56 <- 1x64x56x56"}
+// TILE:        tile.kernel "y" ({{.*}}) attributes {taihu.layer = "y", taihu.op = "graph.relu", taihu.algorithm = "map", taihu.shape = "1x64x56x56 <- 1x64x56x56", taihu.useful_flops = 200704 : i64}
 // TILE:          tile.move
 // TILE:          tile.map relu
 // TILE:          tile.move

@@ -7,12 +7,12 @@ func.func @main(%a: tensor<2x3x4xf32> {graph.name = "a"}, %b: tensor<2x5x4xf32> 
   func.return %c : tensor<2x8x4xf32>
 }
 
-// CHECK:      tile.kernel "c" (%x = %{{.*}} : memref<2x12xf32>, %y = %{{.*}} : memref<2x32xf32>) attributes {taihu.layer = "c", taihu.op = "graph.concat", taihu.algorithm = "copy", taihu.shape = "2x8x4[0:12] <- 2x3x4"} {
+// CHECK:      tile.kernel "c" (%x = %{{.*}} : memref<2x12xf32>, %y = %{{.*}} : memref<2x32xf32>) attributes {taihu.layer = "c", taihu.op = "graph.concat", taihu.algorithm = "copy", taihu.shape = "2x8x4[0:12] <- 2x3x4", taihu.useful_flops = 0 : i64} {
 // CHECK-NEXT:   %t = tile.alloc double : !tile.buf<2x12xf32, cpe>
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
 // CHECK-NEXT:   tile.move %x[%c0, %c0] sizes [2, 12] -> %t
 // CHECK-NEXT:   tile.move %t -> %y[%c0, %c0] sizes [2, 12]
-// CHECK:      tile.kernel "c_1" (%x = %{{.*}} : memref<2x20xf32>, %y = %{{.*}} : memref<2x32xf32>) attributes {taihu.layer = "c", taihu.op = "graph.concat", taihu.algorithm = "copy", taihu.shape = "2x8x4[12:32] <- 2x5x4"} {
+// CHECK:      tile.kernel "c_1" (%x = %{{.*}} : memref<2x20xf32>, %y = %{{.*}} : memref<2x32xf32>) attributes {taihu.layer = "c", taihu.op = "graph.concat", taihu.algorithm = "copy", taihu.shape = "2x8x4[12:32] <- 2x5x4", taihu.useful_flops = 0 : i64} {
 // CHECK:        %c12 = arith.constant 12 : index
 // CHECK:        tile.move %t -> %y[%c0, %c12] sizes [2, 20]
 // CHECK-NOT:  tile.map
@@ -26,7 +26,7 @@ func.func @main(%x: tensor<2x3x4xf32> {graph.name = "x"}) -> (tensor<3x6x3xf32> 
   func.return %p : tensor<3x6x3xf32>
 }
 
-// CHECK:      tile.kernel "p" (%x_1 = %x : memref<2x3x4xf32>, %y = %{{.*}} : memref<3x6x3xf32>) attributes {{{.*}}taihu.algorithm = "copy", taihu.shape = "3x6x3 <- 2x3x4"} {
+// CHECK:      tile.kernel "p" (%x_1 = %x : memref<2x3x4xf32>, %y = %{{.*}} : memref<3x6x3xf32>) attributes {{{.*}}taihu.algorithm = "copy", taihu.shape = "3x6x3 <- 2x3x4", taihu.useful_flops = 0 : i64} {
 // CHECK-NEXT:   %t = tile.alloc double : !tile.buf<3x6x3xf32, cpe>
 // CHECK-DAG:    %c0 = arith.constant 0 : index
 // CHECK-DAG:    %cm1 = arith.constant -1 : index
@@ -44,7 +44,7 @@ func.func @main(%x: tensor<1x64x56x56xf32> {graph.name = "x"}) -> (tensor<1x56x5
   func.return %t : tensor<1x56x56x64xf32>
 }
 
-// CHECK:      tile.kernel "t" (%x_1 = %{{.*}} : memref<64x3136xf32>, %y = %{{.*}} : memref<3136x64xf32>) attributes {{{.*}}taihu.op = "graph.layout_transform", taihu.algorithm = "transpose", taihu.shape = "1x56x56x64 <- 1x64x56x56 perm [0, 2, 3, 1]"} {
+// CHECK:      tile.kernel "t" (%x_1 = %{{.*}} : memref<64x3136xf32>, %y = %{{.*}} : memref<3136x64xf32>) attributes {{{.*}}taihu.op = "graph.layout_transform", taihu.algorithm = "transpose", taihu.shape = "1x56x56x64 <- 1x64x56x56 perm [0, 2, 3, 1]", taihu.useful_flops = 0 : i64} {
 // CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<64x3136xf32, cpe1>
 // CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<3136x64xf32, cpe>
 // CHECK:        tile.move %x_1[%c0, %c0] sizes [64, 3136] -> %tin

@@ -12,7 +12,7 @@ func.func @main(%a: tensor<2x3x5x7xf32> {graph.name = "a"}, %b: tensor<2x3x5x7xf
 // CHECK:      func.func @main(%a: memref<2x3x5x7xf32> {graph.name = "a"}, %b: memref<2x3x5x7xf32> {graph.name = "b"}) -> (memref<2x3x5x7xf32> {graph.name = "y"}) {
 // CHECK-NEXT:   %s = memref.alloc() {alignment = 128 : i64} : memref<2x3x5x7xf32>
 // CHECK:        memref.collapse_shape %a {{.*}} : memref<2x3x5x7xf32> into memref<210xf32>
-// CHECK:        tile.kernel "s" (%x0 = %{{.*}} : memref<210xf32>, %x1 = %{{.*}} : memref<210xf32>, %y = %{{.*}} : memref<210xf32>) attributes {taihu.layer = "s", taihu.op = "graph.add", taihu.algorithm = "map", taihu.shape = "2x3x5x7 <- 2x3x5x7, 2x3x5x7", taihu.fused = ["graph.relu"]} {
+// CHECK:        tile.kernel "s" (%x0 = %{{.*}} : memref<210xf32>, %x1 = %{{.*}} : memref<210xf32>, %y = %{{.*}} : memref<210xf32>) attributes {taihu.layer = "s", taihu.op = "graph.add", taihu.algorithm = "map", taihu.shape = "2x3x5x7 <- 2x3x5x7, 2x3x5x7", taihu.fused = ["graph.relu"], taihu.useful_flops = 420 : i64} {
 // CHECK-NEXT:     %t = tile.alloc double : !tile.buf<210xf32, cpe>
 // CHECK-NEXT:     %in1 = tile.alloc double : !tile.buf<210xf32, cpe>
 // CHECK-NEXT:     %c0 = arith.constant 0 : index

@@ -8,7 +8,7 @@ func.func @main(%x: tensor<1x64x112x112xf32> {graph.name = "x"}) -> (tensor<1x64
   func.return %p : tensor<1x64x56x56xf32>
 }
 
-// CHECK:      tile.kernel "p" (%x_1 = %{{.*}} : memref<64x112x112xf32>, %y = %{{.*}} : memref<64x56x56xf32>) attributes {taihu.layer = "p", taihu.op = "graph.max_pool", taihu.algorithm = "window", taihu.shape = "1x64x56x56 <- 1x64x112x112 k3x3 s2x2"} {
+// CHECK:      tile.kernel "p" (%x_1 = %{{.*}} : memref<64x112x112xf32>, %y = %{{.*}} : memref<64x56x56xf32>) attributes {taihu.layer = "p", taihu.op = "graph.max_pool", taihu.algorithm = "window", taihu.shape = "1x64x56x56 <- 1x64x112x112 k3x3 s2x2", taihu.useful_flops = 1806336 : i64} {
 // CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<64x29x112xf32, cpe>
 // CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<64x14x56xf32, cpe>
 // CHECK:        tile.for %h = 0 to 56 step 14 name "h" {

@@ -8,7 +8,7 @@ func.func @main(%x: tensor<1x2048x7x7xf32> {graph.name = "x"}) -> (tensor<1x2048
   func.return %g : tensor<1x2048x1x1xf32>
 }
 
-// CHECK:      tile.kernel "g" (%x_1 = %{{.*}} : memref<2048x49xf32>, %y = %{{.*}} : memref<2048x1xf32>) attributes {taihu.layer = "g", taihu.op = "graph.global_avg_pool", taihu.algorithm = "reduce", taihu.shape = "1x2048x1x1 <- 1x2048x7x7"} {
+// CHECK:      tile.kernel "g" (%x_1 = %{{.*}} : memref<2048x49xf32>, %y = %{{.*}} : memref<2048x1xf32>) attributes {taihu.layer = "g", taihu.op = "graph.global_avg_pool", taihu.algorithm = "reduce", taihu.shape = "1x2048x1x1 <- 1x2048x7x7", taihu.useful_flops = 100352 : i64} {
 // CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<1024x49xf32, cpe>
 // CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<1024x1xf32, cpe>
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
@@ -27,7 +27,7 @@ func.func @main(%x: tensor<3x1000xf32> {graph.name = "x"}, %z: tensor<2x5x3xf32>
   func.return %s, %t : tensor<3x1000xf32>, tensor<2x5x3xf32>
 }
 
-// CHECK:      tile.kernel "s" (%x_1 = %{{.*}} : memref<3x1000x1xf32>, %y = %{{.*}} : memref<3x1000x1xf32>) attributes {{{.*}}taihu.algorithm = "axis", taihu.shape = "3x1000 axis 1"}
+// CHECK:      tile.kernel "s" (%x_1 = %{{.*}} : memref<3x1000x1xf32>, %y = %{{.*}} : memref<3x1000x1xf32>) attributes {{{.*}}taihu.algorithm = "axis", taihu.shape = "3x1000 axis 1", taihu.useful_flops = 9000 : i64}
 // CHECK-NEXT:   %tin = tile.alloc double : !tile.buf<3x1000x1xf32, cpe>
 // CHECK-NEXT:   %tout = tile.alloc double : !tile.buf<3x1000x1xf32, cpe>
 // CHECK:        tile.map softmax ins(%tin : !tile.buf<3x1000x1xf32, cpe>) out(%tout : !tile.buf<3x1000x1xf32, cpe>) {axis = 1 : i64}
