@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from taihu.test.fuzz import profiles
 from taihu.test.fuzz.harness import assert_ok, run_main, tool_mains
-from taihu.test.fuzz.mutate import mlir_mutants
+from taihu.test.fuzz.mutate import mlir_mutants, mutated_text
 
 NEXT_PASS = {"graph": "taihu-lower", "tile": "convert-tile-to-loop", "loop": "convert-loop-to-sw",
              "sw": "sw-to-swsim"}
@@ -34,6 +34,9 @@ def check_mlir(seed, text: str, applied: list[str], data: st.DataObject) -> None
         if tool == "opt":
             passes = data.draw(st.sampled_from([p for p in (seed.passes, NEXT_PASS.get(seed.level)) if p] or [None]),
                                label="passes")
+            if passes is not None and "{" in passes and data.draw(st.booleans(), label="mutate options"):
+                passes, _ = data.draw(mutated_text(passes, max_mutations=1), label="options")
+                passes = passes.strip()
             out = Path(d) / "out.mlir"
             argv = [src, "-o", out] + (["-p", passes] if passes else [])
             outcome = run_main(mains["taihu-opt"], argv, [out])
@@ -54,7 +57,7 @@ def check_mlir(seed, text: str, applied: list[str], data: st.DataObject) -> None
         assert_ok(outcome, f"seed {seed.name} ({seed.level}), mutations {applied}\n--- mutant ---\n{text[:6000]}")
 
 
-@profiles.default(60)
+@profiles.default(300)
 @given(mlir_mutants(), st.data())
 def test_mlir_mutants(mutant, data) -> None:
     check_mlir(*mutant, data)

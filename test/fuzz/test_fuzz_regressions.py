@@ -281,3 +281,62 @@ def test_simulator_refuses_with_a_diagnostic(tmp_path: Path, case: str, timing_o
     flags = ["--timing-only"] if timing_only else []
     outcome = run_text(tmp_path, "taihu-run", text, "--quiet", *flags, outputs=("r.json",))
     assert outcome.status == 1 and expected in outcome.err, outcome.err
+
+
+# --------------------------------------------------------------------------------------------
+# machine files (validated at load since 848b7f2; here through the tools, under the harness)
+
+SHIPPED = ROOT / "target" / "configs" / "sw26010.toml"
+KLOOP = ROOT / "examples" / "sw" / "kloop_listing41.mlir"
+
+
+def _machine_variant(old: str, new: str) -> bytes:
+    text = SHIPPED.read_text()
+    assert old in text
+    return text.replace(old, new, 1).encode()
+
+
+MACHINE_CASES = {
+    "n_regs = 1": (_machine_variant("n_regs = 32 ", "n_regs = 1 "), "key 'n_regs'"),
+    "dma_latency = inf": (_machine_variant("dma_latency = 200 ", "dma_latency = inf "), "key 'dma_latency'"),
+    "dma_latency = 2^63": (_machine_variant("dma_latency = 200 ", "dma_latency = 9223372036854775808 "),
+                           "key 'dma_latency'"),
+    "a binary file": (b"\x00\x01\x02" + SHIPPED.read_bytes()[:100], "binary file"),
+    "vmad missing from the table": (_machine_variant('vmad = { pipes = "P0", latency = "lat_fp" }', ""),
+                                    "key 'instructions.vmad': missing"),
+    "a latency of 10^12 cycles": (_machine_variant('vmad = { pipes = "P0", latency = "lat_fp" }',
+                                                   'vmad = { pipes = "P0", latency = 1000000000000 }'),
+                                  "key 'instructions.vmad.latency'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MACHINE_CASES))
+def test_bad_machine_files_through_taihu_run(tmp_path: Path, case: str) -> None:
+    content, expected = MACHINE_CASES[case]
+    machine = tmp_path / "m.toml"
+    machine.write_bytes(content)
+    report_path = tmp_path / "r.json"
+    outcome = run_main(tool_mains()["taihu-run"], [KLOOP, "--machine", machine, "--report", report_path],
+                       [report_path])
+    assert_ok(outcome)
+    assert outcome.status == 1 and expected in outcome.err, outcome.err
+
+
+def test_the_largest_latency_simulates_in_bounded_time(tmp_path: Path) -> None:
+    """A latency of 10000 cycles (the bound) on every vmad of the k-loop: the issue loop does not
+    step through the stalls one cycle at a time (the harness bounds the case's wall time)."""
+    machine = tmp_path / "m.toml"
+    machine.write_bytes(_machine_variant('vmad = { pipes = "P0", latency = "lat_fp" }',
+                                         'vmad = { pipes = "P0", latency = 10000 }'))
+    report_path = tmp_path / "r.json"
+    outcome = run_main(tool_mains()["taihu-run"], [KLOOP, "--quiet", "--machine", machine, "--report", report_path],
+                       [report_path], seconds=20)
+    assert_ok(outcome)
+    assert outcome.status == 0
+
+
+def test_an_ldm_budget_no_blocking_fits_is_a_diagnostic(tmp_path: Path) -> None:
+    out = tmp_path / "out.mlir"
+    outcome = run_main(tool_mains()["taihu-opt"], [GRAPH, "-p", "convert-graph-to-tile{ldm-budget=1}", "-o", out], [out])
+    assert_ok(outcome)
+    assert "convert-graph-to-tile: no GEMM blocking of the explicit convolution" in outcome.err, outcome.err

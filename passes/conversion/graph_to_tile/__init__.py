@@ -101,10 +101,13 @@ class ConvertGraphToTilePass(ModulePass):
         funcs = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for f in funcs:
             _bufferize_signature(f)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(collect_patterns(state)),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        try:
+            PatternRewriteWalker(
+                GreedyRewritePatternApplier(collect_patterns(state)),
+                apply_recursively=False,
+            ).rewrite_module(op)
+        except ValueError as e:  # a planner's refusal (e.g. no blocking fits ldm-budget): a diagnostic
+            raise PassFailedException(f"convert-graph-to-tile: {e}") from None
         _fold_buffer_casts(op)
         for c in [o for o in op.walk() if isinstance(o, graph.ConstantOp)]:
             if c.result.uses:
