@@ -745,57 +745,32 @@ def pool_counts(size: int, k: int, s: int, pb: int, pe: int, out: int, include_p
     return ((pos >= lo) & (pos < hi)).sum(axis=1)
 
 
-@dataclass(frozen=True)
-class _PoolGeometry:
-    """A 1-D / 2-D pool as planes (N*C) of h x w (1 x L for 1-D) -> ho x wo; ``inv_count`` =
-    the avg divisor per output position when it varies (None: kh*kw everywhere, or max)."""
-
-    planes: int
-    h: int
-    w: int
-    ho: int
-    wo: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    pt: int
-    pl: int
-    pb: int
-    pr: int
-    inv_count: np.ndarray | None
-
-    @staticmethod
-    def of(op: graph.MaxPoolOp | graph.AvgPoolOp) -> _PoolGeometry:
-        """The geometry of ``op``; ``ValueError`` for pools the lowering does not support."""
-        xs, ys = shape_of(op.input), shape_of(op.result)
-        nk = len(op.kernel_shape)
-        if nk not in (1, 2):
-            raise ValueError(f"{nk}-D pooling is not supported (1-D or 2-D)")
-        if any(dl != 1 for dl in op.dilations):
-            raise ValueError("dilated pooling is not supported")
-        if nk == 1:
-            kh, kw, sh, sw = 1, op.kernel_shape[0], 1, op.strides[0]
-            pt, pl, pb, pr = 0, op.pads[0], 0, op.pads[1]
-            H, W, Ho, Wo = 1, xs[2], 1, ys[2]
-        else:
-            (kh, kw), (sh, sw) = op.kernel_shape, op.strides
-            pt, pl, pb, pr = op.pads
-            H, W, Ho, Wo = xs[2], xs[3], ys[2], ys[3]
-        inv = None
-        if isinstance(op, graph.AvgPoolOp):
-            inc = op.count_include_pad
-            counts = np.multiply.outer(pool_counts(H, kh, sh, pt, pb, Ho, inc), pool_counts(W, kw, sw, pl, pr, Wo, inc))
-            if not np.all(counts == kh * kw):
-                inv = (1.0 / counts).astype(np.float32 if _elem_bytes(op.input.type.element_type) == 4 else np.float64)  # type: ignore[attr-defined]
-        return _PoolGeometry(xs[0] * xs[1], H, W, Ho, Wo, kh, kw, sh, sw, pt, pl, pb, pr, inv)
-
-    def shape(self, elem_bytes: int) -> PoolShape:
-        """The schedule problem: whole input rows are loaded (contiguous DMAs) and the column
-        pads / ceil_mode tail are the map's ``pads`` when the window allows it; with one row
-        tile (whole planes) the row pads too (one DMA of q planes per CPE)."""
-        return PoolShape(self.planes, self.h, self.w, self.ho, self.wo, self.kh, self.kw, self.sh, self.sw,
-                         self.pt, self.pl, elem_bytes, self.inv_count is not None)
+def pool_problem(op: graph.MaxPoolOp | graph.AvgPoolOp) -> tuple[PoolShape, np.ndarray | None]:
+    """The schedule problem of a 1-D / 2-D pool (planes N*C of h x w, 1 x L for 1-D) and, for an
+    avg_pool whose divisor varies per output position, ``1 / count`` per position (ho, wo).
+    ``ValueError`` for pools the lowering does not support."""
+    xs, ys = shape_of(op.input), shape_of(op.result)
+    nk = len(op.kernel_shape)
+    if nk not in (1, 2):
+        raise ValueError(f"{nk}-D pooling is not supported (1-D or 2-D)")
+    if any(dl != 1 for dl in op.dilations):
+        raise ValueError("dilated pooling is not supported")
+    if nk == 1:
+        kh, kw, sh, sw = 1, op.kernel_shape[0], 1, op.strides[0]
+        pt, pl, pb, pr = 0, op.pads[0], 0, op.pads[1]
+        H, W, Ho, Wo = 1, xs[2], 1, ys[2]
+    else:
+        (kh, kw), (sh, sw) = op.kernel_shape, op.strides
+        pt, pl, pb, pr = op.pads
+        H, W, Ho, Wo = xs[2], xs[3], ys[2], ys[3]
+    eb = _elem_bytes(op.input.type.element_type)  # type: ignore[attr-defined]
+    inv = None
+    if isinstance(op, graph.AvgPoolOp):
+        inc = op.count_include_pad
+        counts = np.multiply.outer(pool_counts(H, kh, sh, pt, pb, Ho, inc), pool_counts(W, kw, sw, pl, pr, Wo, inc))
+        if not np.all(counts == kh * kw):
+            inv = (1.0 / counts).astype(np.float32 if eb == 4 else np.float64)
+    return PoolShape(xs[0] * xs[1], H, W, Ho, Wo, kh, kw, sh, sw, pt, pl, eb, inv is not None), inv
 
 
 class PoolPattern(GraphToTilePattern):
@@ -808,16 +783,15 @@ class PoolPattern(GraphToTilePattern):
         if not isinstance(op, (graph.MaxPoolOp, graph.AvgPoolOp)):
             return
         try:
-            g = _PoolGeometry.of(op)
+            ps, inv = pool_problem(op)
         except ValueError as e:
             raise self.fail(op, str(e)) from None
         xs, ys = shape_of(op.input), shape_of(op.result)
-        P, H, W, Ho, Wo, kh, kw, sh, sw, pt, pl = g.planes, g.h, g.w, g.ho, g.wo, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl
-        ps = g.shape(_elem_bytes(op.input.type.element_type))  # type: ignore[attr-defined]
+        P, H, W, Ho, Wo, kh, kw, sh, sw, pt, pl = (ps.planes, ps.h, ps.w, ps.ho, ps.wo, ps.kh, ps.kw, ps.sh, ps.sw,
+                                                   ps.pt, ps.pl)
         plan = plan_map_op(self, op, ps)
         assert isinstance(plan, PoolPlan)
         is_max = isinstance(op, graph.MaxPoolOp)
-        inv = g.inv_count
         t = op.input.type
         assert isinstance(t, TensorType)
         elem = t.element_type
@@ -1043,7 +1017,7 @@ def map_problem(state: LoweringState, op: Operation) -> MapShape | None:
     if isinstance(op, (graph.TransposeOp, graph.LayoutTransformOp)):
         return transpose_shape(op)
     if isinstance(op, (graph.MaxPoolOp, graph.AvgPoolOp)):
-        return _PoolGeometry.of(op).shape(_elem_bytes(op.input.type.element_type))  # type: ignore[attr-defined]
+        return pool_problem(op)[0]
     if isinstance(op, graph.GlobalAvgPoolOp):
         return reduce_shape(op)
     if isinstance(op, (graph.SoftmaxOp, graph.LRNOp)):
