@@ -20,6 +20,14 @@ BatchNormalization, LRN, Softmax, Concat, Reshape, Flatten, Transpose, Unsqueeze
 Constant, ConstantOfShape, Identity, LSTM; 2-D (NCHW) convolution and pooling; element types
 f16/f32/f64; static shapes.
 
+Shape sub-graphs (the exporters' ``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, int64
+``Mul``/``Div``, ``Slice``/``Squeeze``/``Cast``/``Expand``/``Equal``/``Where``/``Mod``/``Range`` on
+shape values, any opset onnx knows): a node whose inputs are all compile-time values (for
+``Shape``/``Size``: whose input's shape is known, i.e. always) and that either has no converter
+or reads a non-float value is evaluated at import by onnx's reference implementation
+(:mod:`taihu.frontends.onnx_fold`); its result is a compile-time value again. Such an op on a
+computed tensor is an error naming it.
+
 Result types come from the graph op constructors' own shape inference; every result whose shape
 ONNX shape inference (or the model's ``value_info``) declares statically is checked against it.
 
@@ -55,6 +63,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from taihu.dialects import graph
+from taihu.frontends.onnx_fold import SHAPE_ONLY, FoldError, evaluate_node, shape_stand_in
 
 __all__ = [
     "CONSTANT_SLOTS",
@@ -120,6 +129,7 @@ _NP_TO_ELEM: dict[np.dtype, Any] = {
     np.dtype(np.float16): f16,
     np.dtype(np.float64): f64,
 }
+_ELEM_TO_NP: dict[Any, np.dtype] = {e: d for d, e in _NP_TO_ELEM.items()}
 
 
 def _onnx_type_name(elem_type: int) -> str:
@@ -395,9 +405,16 @@ class _Importer:
             raise OnnxImportError(
                 f"{op_type} node {name}: unsupported op (domain '{node.domain}' is not ai.onnx)"
             )
+        folded = self.fold(index, node)
+        if folded is not None:
+            self.bind_outputs(_NodeCtx(node, index, 0, self.opset, {}, self.consumed), folded)
+            return
         conv = _CONVERTERS.get(op_type)
         if conv is None:
-            raise OnnxImportError(f"{op_type} node {name}: unsupported op")
+            computed = [i for i in node.input if i and i not in self.consts]
+            why = (f" on the computed tensor '{computed[0]}' (evaluated at import only when every input is a "
+                   "compile-time value)" if computed and all(self.has(i) for i in node.input if i) else "")
+            raise OnnxImportError(f"{op_type} node {name}: unsupported op{why}")
         try:
             since = onnx.defs.get_schema(op_type, self.opset, "").since_version
         except Exception:
@@ -429,15 +446,52 @@ class _Importer:
         for inp in node.input:
             if inp and not self.has(inp):
                 raise ctx.error(f"input '{inp}' is not defined before its use")
-        for out in node.output:
-            if out and self.has(out):
-                raise ctx.error(f"output '{out}' is already defined (ONNX graphs are SSA)")
         try:
             outs = conv.fn(self, ctx)
         except OnnxImportError:
             raise
         except (VerifyException, ValueError, TypeError, IndexError, KeyError) as e:
             raise ctx.error(_one_line(e)) from None
+        self.bind_outputs(ctx, outs)
+
+    def fold(self, index: int, node: NodeProto) -> list[np.ndarray] | None:
+        """The node's outputs evaluated at import (:mod:`taihu.frontends.onnx_fold`), or None
+        when it is not folded: folded are nodes whose inputs are all compile-time values (for
+        ``Shape`` / ``Size``: whose input's shape is known) and that either have no converter or
+        read a non-float value (int64 shape arithmetic, bool masks); ``Constant``,
+        ``ConstantOfShape`` and ``Identity`` keep their converters."""
+        if node.op_type in ("Constant", "ConstantOfShape", "Identity"):
+            return None
+        names = [n for n in node.input if n]
+        if not names or not all(self.has(n) for n in names):
+            return None
+        inputs: list[np.ndarray | None] = []
+        for n in node.input:
+            if not n:
+                inputs.append(None)
+            elif n in self.consts:
+                inputs.append(self.consts[n])
+            elif node.op_type in SHAPE_ONLY and n in self.values:
+                t = self.values[n].type
+                assert isinstance(t, TensorType)
+                inputs.append(shape_stand_in(t.get_shape(), _ELEM_TO_NP[t.element_type]))
+            else:
+                return None
+        if node.op_type in _CONVERTERS and all(a is None or a.dtype in _NP_TO_ELEM for a in inputs):
+            return None  # float constants: the converter builds graph ops (folded later by the passes)
+        name = f"'{node.name}'" if node.name else f"#{index}"
+        try:
+            return evaluate_node(node, inputs, self.opset)
+        except FoldError as e:
+            raise OnnxImportError(f"{node.op_type} node {name}: cannot evaluate at import: {e}") from None
+
+    def bind_outputs(self, ctx: _NodeCtx, outs: Sequence[Any]) -> None:
+        """Record a node's outputs (SSA values or compile-time arrays), checked against the
+        types the model declares for them."""
+        node = ctx.node
+        for out in node.output:
+            if out and self.has(out):
+                raise ctx.error(f"output '{out}' is already defined (ONNX graphs are SSA)")
         for i, out in enumerate(outs):
             if i >= len(node.output) or not node.output[i]:
                 continue
