@@ -325,7 +325,10 @@ class GemmPlan:
     tile itself) is double-buffered so a block's put overlaps the next block (tile-to-loop's
     delayed store wait). ``overlap``: the overlapping distribution instead of the SUMMA
     (:mod:`taihu.backends.model.overlap_gemm`: B ``rep``, A and C split 64-way along M,
-    ``bn = n``, f32 A/B used directly by a mixed-precision ``gemm_block``).
+    ``bn = n``, f32 A/B used directly by a mixed-precision ``gemm_block``). ``spread_res``
+    (derived, overlapping distribution): the chunks the fused residual window's get is spread
+    into over the K loop (:func:`~taihu.backends.model.overlap_gemm.residual_spread`), 0 = one
+    get.
     """
 
     m: int
@@ -346,6 +349,7 @@ class GemmPlan:
     cost: KernelCost
     double_c: bool = False
     overlap: bool = False
+    spread_res: int = 0
 
     @property
     def scheme(self) -> int:
@@ -425,7 +429,9 @@ class GemmShape:
     * ``b_clean``: B's storage is padded to the N block (im2col's image columns), so its loads
       never clip inside a CPE's piece; ``pad_n``: B's rows are padded in memory to n rounded up
       to 4 (``ldb`` = that, e.g. an im2col copy's padded image columns; overlapping
-      distribution only)."""
+      distribution only); ``kblock_a``: the constant A is stored K-blocked by the caller when
+      the overlapping distribution streams it in K blocks ((K/bk, M, bk): each CPE's rows of a
+      block are one contiguous run; the convolution's weights, graph_to_tile ``_explicit``)."""
 
     m: int
     n: int
@@ -446,6 +452,7 @@ class GemmShape:
     const_b: bool = False
     b_clean: bool = False
     pad_n: bool = False
+    kblock_a: bool = False
 
     @property
     def elem(self) -> int:
@@ -1203,7 +1210,8 @@ def explicit_gemm_shape(s: ConvShape, form: str) -> GemmShape:
         ldb = {(False, False): ncol, (False, True): s.n * hw4, (True, False): hw, (True, True): hw4}[
             (is_pointwise(s), form == "overlap_pad")]
         return GemmShape(s.mg, hw, kk, s.dtype, ldb=ldb, ldc=hw, batch=s.group * s.n, bias_along=bias_along, maps=maps,
-                         residual=s.residual, const_a=s.const_weights, pad_n=form == "overlap_pad")
+                         residual=s.residual, const_a=s.const_weights, pad_n=form == "overlap_pad",
+                         kblock_a=s.const_weights)
     per_image = GemmShape(s.mg, hw, kk, s.dtype, lda=kk, ldc=hw, batch=s.group * s.n, bias_along=bias_along,
                           maps=maps, residual=s.residual)
     if form == "image":  # col's image columns are padded to bn by the lowering (image_columns)

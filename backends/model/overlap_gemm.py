@@ -59,6 +59,8 @@ from taihu.target.machine import Machine
 __all__ = [
     "TILE_OVERHEAD",
     "block_cycles",
+    "chunk_rows",
+    "kblocked_a",
     "overlap_blocking",
     "overlap_cost",
     "overlap_applicability",
@@ -68,6 +70,7 @@ __all__ = [
     "overlap_storage",
     "overlap_vecs",
     "plan_overlap_gemm",
+    "residual_spread",
 ]
 
 N_CPE = 64
@@ -153,31 +156,45 @@ def _txn_bytes(run: int, txn: int, aligned: bool) -> float:
     return ((run - 4) / txn + 1) * txn if run > 4 else txn
 
 
-def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name: str = "gemm") -> KernelCost:
-    """:class:`~taihu.backends.model.conv.KernelCost` on ``machine`` of one plan of ``p`` (module
-    docstring; ``p.trans_a`` and ``lda/ldb/ldc`` resolved: A stored (K, M) with vec m) with
-    vector dim ``vec`` and blocking ``blk`` (:func:`overlap_blocking`): blocks of ``bm`` rows
-    (mloc = bm/64 per CPE) x ``bn`` columns; ``bn`` > n: one block whose B columns are padded in
-    memory to ``bn`` and whose C store is clipped to n (one DMA per row of the CPE's block)."""
-    m, n, k, e, batch, maps, residual = p.m, p.n, p.k, p.elem, p.batch, p.maps, p.residual
-    trans_a, lda, ldb, ldc = p.trans_a, p.lda, p.ldb, p.ldc
-    assert lda is not None and ldb is not None and ldc is not None
-    bm, bn, bk, double_c = blk.bm, blk.bn, blk.bk, blk.double_c
-    bias = p.bias_along == "m"
-    clipped = bn > n
+def chunk_rows(rows: int, cols: int, trips: int) -> list[tuple[int, int, int, int]]:
+    """The chunks ``(row, rows, col, cols)`` of a CPE's ``rows`` x ``cols`` window when its get is
+    spread over a loop of ``trips`` iterations (tile-to-loop ``spread``): whole-row chunks of
+    ceil(rows / trips) rows when there are at least as many rows as iterations, else every row
+    cut into ``trips // rows`` column pieces of ceil(cols / pieces) elements (the last shorter)."""
+    if rows >= trips:
+        per = -(-rows // max(1, trips))
+        return [(r, min(per, rows - r), 0, cols) for r in range(0, rows, per)]
+    q = max(1, trips // rows)
+    w = -(-cols // q)
+    return [(r, 1, c, min(w, cols - c)) for r in range(rows) for c in range(0, cols, w)]
+
+
+def kblocked_a(p: GemmShape, blk: GemmBlocking) -> bool:
+    """A is read from the caller's K-blocked copy (``p.kblock_a``: constant A stored (K/bk, M,
+    bk), graph_to_tile ``_explicit``): vec n (A stored (M, K)), streamed in K blocks (not
+    hoisted, more than one K block)."""
+    return p.kblock_a and not p.trans_a and not blk.hoist_a and blk.bk < p.k
+
+
+def _step_terms(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine) -> tuple[float, float, float, float, float]:
+    """(mv_a, mv_b, mv_b on its bus, t_dma_step, t_comp_step) of one K step (seconds, bytes)."""
+    e, lda, ldb = p.elem, p.lda, p.ldb
+    assert lda is not None and ldb is not None
+    bm, bn, bk = blk.bm, blk.bn, blk.bk
     cyc = machine.cycles_to_seconds
     bw = machine.peak_bw_cg * 1e9
     txn = machine.mem_txn_bytes
     mloc = _ceil(bm, N_CPE)
-    nm, nn, nk = _ceil(m, bm), (1 if clipped else _ceil(n, bn)), _ceil(k, bk)
-    blocks = nm * nn
-    # A pieces: vec m / trans_a: bk runs of mloc elements (aligned when the run is whole
-    # transactions and the row pitch too); (M, K) storage: mloc runs of bk elements
+
     def al(ld: int, run: int) -> bool:  # every run starts on a transaction: row pitch and run
         return (ld * e) % txn == 0 and (run * e) % txn == 0  # (block offsets are run multiples)
 
-    if trans_a:
+    # A pieces: vec m / trans_a: bk runs of mloc elements (aligned when the run is whole
+    # transactions and the row pitch too); (M, K) storage: mloc runs of bk elements
+    if p.trans_a:
         mv_a = N_CPE * bk * _txn_bytes(mloc * e, txn, al(lda, mloc))
+    elif kblocked_a(p, blk):  # one run of the CPE's mloc rows x bk
+        mv_a = N_CPE * _txn_bytes(mloc * bk * e, txn, (mloc * bk * e) % txn == 0)
     else:
         mv_a = N_CPE * mloc * _txn_bytes(bk * e, txn, al(lda, bk))
     if ldb == bn:
@@ -188,15 +205,66 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
     # quarter of the A pieces); a large one is split over the 4 buses (loop-to-sw bcast_parts)
     split = bk * bn * e >= BCAST_SPLIT_BYTES
     mv_b_bus = (1 if split else machine.n_dma_bus) * mv_b
+    step_bytes = (0.0 if blk.hoist_a else mv_a) + (0.0 if blk.hoist_b else mv_b_bus)
+    t_dma_step = cyc(machine.dma_latency) + step_bytes / bw if step_bytes else 0.0
+    vlen, olen = (mloc, bn) if vec == "m" else (bn, mloc)
+    t_comp_step = cyc(block_cycles(vlen, olen, bk) + 2 * machine.sync_array)
+    return mv_a, mv_b, mv_b_bus, t_dma_step, t_comp_step
+
+
+def residual_spread(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine) -> int:
+    """Chunks of the residual window's get spread over the K loop (tile-to-loop ``spread``:
+    chunk j issued in K iteration j behind that step's loads, instead of one get of the CPE's
+    rows at the block start that the next steps' loads queue behind), 0 when it stays one get.
+    Spread when ``p`` has a fused residual, the window is one get per CPE (mloc >= 2 whole rows
+    of the block, M a multiple of bm, columns not clipped), the pipelined K loop has >= 2
+    iterations (nk - 1, the last one peeled) and a step's compute covers its loads plus one
+    chunk's data: otherwise the chunks lengthen DMA-bound steps (simulator: on a bus saturated by
+    the steps' large A pieces each extra request of a CPE waits a whole round-robin round, e.g.
+    ResNet-50 1x1 512->2048 on 7x7 + shortcut: 277k -> 300k cycles if spread anyway)."""
+    mloc, nk = _ceil(blk.bm, N_CPE), _ceil(p.k, blk.bk)
+    if not p.residual or mloc < 2 or p.m % blk.bm or blk.bn > p.n or nk - 1 < 2:
+        return 0
+    n = len(chunk_rows(mloc, blk.bn, nk - 1))
+    _, _, _, t_dma_step, t_comp_step = _step_terms(p, vec, blk, machine)
+    ldc, e, bn, txn = p.ldc or p.n, p.elem, blk.bn, machine.mem_txn_bytes
+
+    def al(ld: int, run: int) -> bool:  # as overlap_cost's
+        return (ld * e) % txn == 0 and (run * e) % txn == 0
+
+    mv_c = N_CPE * (_txn_bytes(mloc * bn * e, txn, al(bn, mloc * bn)) if ldc == bn else
+                    mloc * _txn_bytes(bn * e, txn, al(ldc, bn)))
+    t_chunk = mv_c / (machine.peak_bw_cg * 1e9) / n  # its data phase (its start-up overlaps the step's)
+    return n if n >= 2 and t_comp_step >= t_dma_step + t_chunk else 0
+
+
+def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name: str = "gemm") -> KernelCost:
+    """:class:`~taihu.backends.model.conv.KernelCost` on ``machine`` of one plan of ``p`` (module
+    docstring; ``p.trans_a`` and ``lda/ldb/ldc`` resolved: A stored (K, M) with vec m) with
+    vector dim ``vec`` and blocking ``blk`` (:func:`overlap_blocking`): blocks of ``bm`` rows
+    (mloc = bm/64 per CPE) x ``bn`` columns; ``bn`` > n: one block whose B columns are padded in
+    memory to ``bn`` and whose C store is clipped to n (one DMA per row of the CPE's block)."""
+    m, n, k, e, batch, maps, residual = p.m, p.n, p.k, p.elem, p.batch, p.maps, p.residual
+    lda, ldb, ldc = p.lda, p.ldb, p.ldc
+    assert lda is not None and ldb is not None and ldc is not None
+    bm, bn, bk, double_c = blk.bm, blk.bn, blk.bk, blk.double_c
+    bias = p.bias_along == "m"
+    clipped = bn > n
+    cyc = machine.cycles_to_seconds
+    bw = machine.peak_bw_cg * 1e9
+    txn = machine.mem_txn_bytes
+    mloc = _ceil(bm, N_CPE)
+    nm, nn, nk = _ceil(m, bm), (1 if clipped else _ceil(n, bn)), _ceil(k, bk)
+    blocks = nm * nn
+    def al(ld: int, run: int) -> bool:  # every run starts on a transaction: row pitch and run
+        return (ld * e) % txn == 0 and (run * e) % txn == 0  # (block offsets are run multiples)
+
+    mv_a, mv_b, mv_b_bus, t_dma_step, t_comp_step = _step_terms(p, vec, blk, machine)
     # an operand block invariant in the block loops (one K step, a single M resp. N block) is
     # loaded once per batch iteration (emit_gemm's weight hoisting, overlap_blocking), exposed
     hoist_a, hoist_b = blk.hoist_a, blk.hoist_b
     t_hoist = ((cyc(machine.dma_latency) + mv_a / bw) if hoist_a else 0.0) + (
         (cyc(machine.dma_latency) + mv_b_bus / bw) if hoist_b else 0.0)
-    step_bytes = (0.0 if hoist_a else mv_a) + (0.0 if hoist_b else mv_b_bus)
-    t_dma_step = cyc(machine.dma_latency) + step_bytes / bw if step_bytes else 0.0
-    vlen, olen = (mloc, bn) if vec == "m" else (bn, mloc)
-    t_comp_step = cyc(block_cycles(vlen, olen, bk) + 2 * machine.sync_array)
     c_local = mloc * bn
     epi = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local
     epi += (TRANSPOSE_CYCLES_PER_ELEM if vec == "m" else MAP_CYCLES_PER_ELEM) * c_local if e != 8 or vec == "m" else 0.0
@@ -226,7 +294,11 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
     # behind the put, so the first step after it costs max(compute, put data + step DMA)
     # (simulator, 1x1 128->512 28x28, bn = 112: ~11k cycles per block when the put exceeds a
     # step's compute); the residual window's get joins the block's first step the same way
+    # (residual_spread: the window's get spread over the K loop in chunks that the steps' compute
+    # covers, so it is not exposed)
     put_data = mv_c * machine.dma_put_bw_factor / bw
+    if residual_spread(p, vec, blk, machine):
+        res_data = 0.0
     first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
     per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
     # the first step's DMA is exposed once per batch iteration, or once in all when there is a
@@ -280,7 +352,8 @@ def overlap_storage(p: GemmShape, vec: str, bn: int) -> GemmShape:
 def _overlap_plan(fixed: GemmShape, machine: Machine, vec: str, blk: GemmBlocking, fp: int, name: str) -> GemmPlan:
     cost = overlap_cost(fixed, vec, blk, machine, name)
     return GemmPlan(fixed.m, fixed.n, fixed.k, fixed.dtype, fixed.trans_a, False, vec, blk.bm, blk.bn, blk.bk,
-                    fixed.batch, blk.hoist_a, blk.hoist_b, blk.staged, fp, cost, blk.double_c, overlap=True)
+                    fixed.batch, blk.hoist_a, blk.hoist_b, blk.staged, fp, cost, blk.double_c, overlap=True,
+                    spread_res=residual_spread(fixed, vec, blk, machine))
 
 
 def overlap_plan(p: GemmShape, machine: Machine, vec: str, bm: int, bn: int, bk: int, double_c: bool,

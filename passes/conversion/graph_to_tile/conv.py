@@ -188,6 +188,13 @@ def _scaled(kb: KernelBuilder, v: Idx, scale: int) -> Idx:
     return cache[key]
 
 
+def _div(kb: KernelBuilder, v: Idx, d: int) -> Idx:
+    """``v / d`` (unsigned; folded for ints)."""
+    if isinstance(v, int) or d == 1:
+        return v if d == 1 else v // d  # type: ignore[operator]
+    return kb.builder.insert(arith.DivUIOp(v, kb.const(d))).result
+
+
 def _elem(mem: SSAValue) -> Attribute:
     t = mem.type
     assert isinstance(t, MemRefType)
@@ -311,13 +318,23 @@ class ConvPattern(GraphToTilePattern):
             kb.insert(tile.Im2colOp.build(operands=[x, c], properties=props))
             kb.finish(rewriter)
             bsrc = self.view(rewriter, col, (s.group, kk, s.n * hw) if plan.batched else (s.group, kk, s.n, pc))
-        if g.overlap and g.trans_a:
+        # overlapping distribution with vec n streaming constant weights in K blocks: stored
+        # K-blocked (group, K/bk, M/g, bk) so that each CPE's rows of a block are one run
+        # (model: overlap_gemm.kblocked_a)
+        kblocked = g.overlap and not g.trans_a and not g.hoist_a and g.bk < kk and s.const_weights
+        if kblocked:
+            w_np = constant_array(op.weight)
+            assert w_np is not None
+            wb = w_np.reshape(s.group, s.mg, kk // g.bk, g.bk).transpose(0, 2, 1, 3)
+            wv: SSAValue = self.state.new_global(
+                rewriter, np.ascontiguousarray(wb).reshape(s.group, kk // g.bk * s.mg, g.bk), f"{name}_wk").memref
+        elif g.overlap and g.trans_a:
             # overlapping-distribution GEMM with vec m: A stored (K, M) so that each CPE's rows of
             # M are one contiguous run per k (constant weights, transposed at compile time)
             w_np = constant_array(op.weight)
             assert w_np is not None
             wt = np.ascontiguousarray(w_np.reshape(s.group, s.mg, kk).transpose(0, 2, 1))
-            wv: SSAValue = self.state.new_global(rewriter, wt, f"{name}_wt").memref
+            wv = self.state.new_global(rewriter, wt, f"{name}_wt").memref
         else:
             wv = self.view(rewriter, W, (s.group, s.mg, kk))
         if plan.batched:
@@ -332,7 +349,11 @@ class ConvPattern(GraphToTilePattern):
             + (" batched" if plan.batched else ""))
         w, cm, y = kb.arg(wv, "w"), kb.arg(bsrc, "col" if not plan.pointwise else "x"), kb.arg(yv, "y")
         # outer loops: (group[, image]); ivs[0] = group, ivs[1] = image
-        acc_a = GemmAccess(w, lambda iv, r, k: [iv[0], r, k], [1, g.bk, g.bm] if g.trans_a else [1, g.bm, g.bk])
+        if kblocked:
+            acc_a = GemmAccess(w, lambda iv, r, k: [iv[0], _add(kb, _scaled(kb, _div(kb, k, g.bk), s.mg), r), 0],
+                               [1, g.bm, g.bk])
+        else:
+            acc_a = GemmAccess(w, lambda iv, r, k: [iv[0], r, k], [1, g.bk, g.bm] if g.trans_a else [1, g.bm, g.bk])
         if plan.batched:
             acc_b = GemmAccess(cm, lambda iv, k, j: [iv[0], k, j], [1, g.bk, g.bn])
             acc_c = GemmAccess(y, lambda iv, r, j: [iv[0], r, j], [1, g.bm, g.bn])

@@ -77,8 +77,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType, f64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerAttr, MemRefType, TensorType, f64, i64
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from taihu.backends.model.conv import GemmPlan, GemmShape, gemm_operand_layouts, plan_gemm
@@ -88,6 +88,7 @@ from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.target.machine import Machine
 from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
+from taihu.passes.conversion.tile_to_loop.spread import SPREAD_ATTR
 from taihu.passes.conversion.graph_to_tile.common import (
     FusedMap,
     GraphToTilePattern,
@@ -187,6 +188,10 @@ def emit_gemm(
     # tile (GraphToTilePattern.bind_fused binds a residual's memref, shaped like c.mem)
     r0 = next((n for n, f in enumerate(epi.fused) if f.is_residual), len(epi.fused))
     pre, post = list(epi.fused[:r0]), list(epi.fused[r0:])
+    res_mem = next((f.mem for f in post if f.is_residual), None)
+    if plan.spread_res and isinstance(res_mem, BlockArgument):
+        # tile-to-loop spreads the residual window's get over the K loop (model: residual_spread)
+        kb.attrs[SPREAD_ATTR] = IntegerAttr(res_mem.index, i64)
     lay = plan.layouts
     bm, bn, bk = plan.bm, plan.bn, plan.bk
     shapes = {

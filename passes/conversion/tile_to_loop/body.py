@@ -291,8 +291,12 @@ def _lower_for_segments(ctx: LowerCtx, f: tile.ForOp) -> None:
 
 
 def _lower_for_range(ctx: LowerCtx, f: tile.ForOp, lb: int, n: int, peeled: bool = False) -> None:
-    """Iterations ``lb, lb+step, ... (n of them)`` of ``f``."""
-    ctx.flush()
+    """Iterations ``lb, lb+step, ... (n of them)`` of ``f``. Pending DMAs are waited first,
+    except gets whose tile the loop does not touch and whose memref it does not write (e.g. a
+    GEMM block's residual window before its K loop: waited where the store adds it, so that it
+    overlaps the loop; :mod:`.spread` then spreads it over the loop's iterations)."""
+    written = {ctx.vmap.get(w, w) for w in ctx.loop_writes.get(f, ())}
+    ctx.flush(lambda p: not (p.is_get and p.buf is not None and not touches(f, p.buf) and p.mem not in written))
     if peeled or n == 1:  # one iteration: inline, the iterator a constant
         assert n == 1
         ctx.vmap[f.iv] = ctx.const(lb)

@@ -15,6 +15,7 @@ from .body import lower_block
 from .common import local_buffer_shape
 from .context import LowerCtx, LowerOptions
 from .maps import padded_rep_buffers
+from .spread import spread_gets
 
 
 def _written_memrefs(region_op: Operation) -> set[SSAValue]:
@@ -50,6 +51,7 @@ def lower_kernel(k: tile.KernelOp, options: LowerOptions, machine: Machine) -> l
         ctx.ldm[al.result] = buf
     lower_block(ctx, k.body.block)
     ctx.finish()
+    spread_gets(spmd)
     return spmd
 
 
