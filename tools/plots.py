@@ -1,15 +1,18 @@
 """``taihu-run --plot DIR``: matplotlib figures of a simulator report (PNG).
 
-- ``roofline.png``: one point per kernel launch — arithmetic intensity (flop per byte moved by
-  DMA between main memory and LDM) against the simulated GFLOPS — under the core group's roofs:
+- ``roofline.png``: one point per kernel launch — arithmetic intensity (useful flop per byte
+  moved by DMA between main memory and LDM) against the simulated useful GFLOPS (the report's
+  ``useful_flops``: the graph ops' own arithmetic, not the padded or transformed work the
+  micro-kernels executed; a report without them: the executed flops) — under the core group's roofs:
   the fp64 compute peak (``peak_gflops``, 742.4 GFLOPS = 64 CPEs x 8 flop/cycle x 1.45 GHz,
   004 L453) and the DMA bandwidth roof (``peak_dma_gbps`` x intensity, 30.94 GB/s, 004 L597);
   the ridge point is their crossing (24 flop/B). Point area ~ the kernel's share of the run
-  time, colour = its bound (compute / DMA / RLC). Kernels without flops or without DMA have no
-  place on log axes: their count is noted in the legend.
+  time, colour = its bound (compute / DMA / RLC). Kernels without useful flops (im2col,
+  relayouts, copies) or without DMA have no place on log axes: their count is noted in the legend.
 - ``layers.png``: per layer (report kernels grouped by ``layer``, see
   :func:`taihu.tools.run.layer_rows`), a horizontal stacked bar of the time in ms at ``f_clk``
-  split into compute / DMA / RLC / idle (the report's per-kernel ``breakdown``, mean per CPE).
+  split into launch (the MPE's spawn/join cost, ``launch_cycles``) / compute / DMA / RLC / idle
+  (the report's per-kernel ``breakdown``, mean per CPE).
 
 :func:`render_plots` returns the PNG bytes of both by file name; ``taihu-run`` writes them into
 ``DIR`` together with its other outputs (all or nothing, :mod:`taihu.tools.atomic`).
@@ -23,7 +26,12 @@ from typing import Any
 
 #: colours of the bound classes and breakdown parts (colour-blind safe Okabe-Ito palette)
 COLOURS = {"compute": "#0072B2", "DMA": "#E69F00", "dma": "#E69F00", "RLC": "#009E73",
-           "rlc": "#009E73", "idle": "#BBBBBB"}
+           "rlc": "#009E73", "idle": "#BBBBBB", "launch": "#CC79A7"}
+
+
+def _useful(k: Mapping[str, Any]) -> tuple[int, float]:
+    """(useful flops, useful GFLOPS) of a report kernel (executed ones in an older report)."""
+    return k.get("useful_flops", k["flops"]), k.get("useful_gflops", k["gflops"])
 
 
 def roofline(report: Mapping[str, Any], title: str = ""):
@@ -37,10 +45,11 @@ def roofline(report: Mapping[str, Any], title: str = ""):
     peak = report.get("peak_gflops", 742.4)
     bw = report.get("peak_dma_gbps", 30.94)
     total = max(1, sum(k["cycles"] for k in report["kernels"]))
-    pts = [k for k in report["kernels"] if k["flops"] > 0 and k["dma_bytes"] > 0 and k["gflops"] > 0]
-    no_dma = [k for k in report["kernels"] if k["flops"] > 0 and k["dma_bytes"] == 0 and k["gflops"] > 0]
+    shown = [k for k in report["kernels"] if _useful(k)[0] > 0 and _useful(k)[1] > 0]
+    pts = [k for k in shown if k["dma_bytes"] > 0]
+    no_dma = [k for k in shown if k["dma_bytes"] == 0]
     left_out = len(report["kernels"]) - len(pts) - len(no_dma)
-    ai = np.array([k["flops"] / k["dma_bytes"] for k in pts])
+    ai = np.array([_useful(k)[0] / k["dma_bytes"] for k in pts])
     lo = min([0.05, *(ai / 2).tolist()])
     hi = max([1000.0, *(ai * 2).tolist()])
     fig, ax = plt.subplots(figsize=(8, 5.5))
@@ -59,22 +68,22 @@ def roofline(report: Mapping[str, Any], title: str = ""):
         if not sel:
             continue
         sizes = [20 + 600 * pts[i]["cycles"] / total for i in sel]
-        ax.scatter(ai[sel], [pts[i]["gflops"] for i in sel], s=sizes, c=COLOURS[bound], alpha=0.75,
+        ax.scatter(ai[sel], [_useful(pts[i])[1] for i in sel], s=sizes, c=COLOURS[bound], alpha=0.75,
                    edgecolors="black", linewidths=0.5, label=f"{bound}-bound kernels ({len(sel)})", zorder=3)
     if no_dma:  # operands already in LDM: infinite intensity, drawn at the right edge
-        ax.scatter([hi / 1.4] * len(no_dma), [k["gflops"] for k in no_dma],
+        ax.scatter([hi / 1.4] * len(no_dma), [_useful(k)[1] for k in no_dma],
                    s=[20 + 600 * k["cycles"] / total for k in no_dma],
                    c=[COLOURS[k["bound"]] for k in no_dma], marker=">", alpha=0.75,
                    edgecolors="black", linewidths=0.5, zorder=3,
                    label=f"kernels without DMA (intensity = inf), at the right edge ({len(no_dma)})")
     if left_out:
-        ax.plot([], [], " ", label=f"{left_out} kernel(s) without flops not shown")
+        ax.plot([], [], " ", label=f"{left_out} kernel(s) without useful flops not shown")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
-    ax.set_ylim(min([0.1, *[k["gflops"] / 2 for k in pts + no_dma]]), peak * 2.5)
-    ax.set_xlabel("arithmetic intensity (flop / byte of DMA traffic)")
-    ax.set_ylabel("performance (GFLOPS)")
+    ax.set_ylim(min([0.1, *[_useful(k)[1] / 2 for k in pts + no_dma]]), peak * 2.5)
+    ax.set_xlabel("arithmetic intensity (useful flop / byte of DMA traffic)")
+    ax.set_ylabel("performance (useful GFLOPS)")
     ax.set_title(f"{title + ': ' if title else ''}roofline of one SW26010 core group "
                  f"(point area ~ share of time)")
     ax.grid(True, which="both", alpha=0.25)
@@ -105,9 +114,10 @@ def layer_breakdown(report: Mapping[str, Any], title: str = ""):
     small = report["seconds"] < 1e-3  # a tiny network reads better in microseconds
     unit = "µs" if small else "ms"
     to_ms = (1e3 if small else 1.0) / (f_clk * 1e6)
-    for part, label in (("compute", "compute"), ("dma", "DMA (not hidden)"), ("rlc", "RLC wait"),
-                        ("idle", "idle")):
-        vals = np.array([r["breakdown"][part] * to_ms for r in rows])
+    for part, label in (("launch", "launch (spawn/join)"), ("compute", "compute"), ("dma", "DMA (not hidden)"),
+                        ("rlc", "RLC wait"), ("idle", "idle")):
+        vals = np.array([(r["launch_cycles"] if part == "launch" else r["breakdown"][part]) * to_ms
+                         for r in rows])
         ax.barh(ypos, vals, left=left, color=COLOURS[part], label=label, height=0.8)
         left += vals
     ax.set_yticks(ypos)
@@ -120,7 +130,7 @@ def layer_breakdown(report: Mapping[str, Any], title: str = ""):
                  f"total {report['seconds'] * 1e3:.3f} ms ({report['total_cycles']} cycles)")
     ax.grid(True, axis="x", alpha=0.3)
     ax.margins(x=0.02)
-    fig.legend(loc="outside lower center", ncol=4, fontsize=9, frameon=False)
+    fig.legend(loc="outside lower center", ncol=5, fontsize=9, frameon=False)
     return fig
 
 

@@ -28,8 +28,9 @@ Levels (``graph`` and ONNX inputs):
   for the module's target is lowered with the recorded schedule); ``--verify``
   runs every verifier on the result, off by default for speed), then run the
   swsim program on the core-group simulator (:func:`taihu.backends.sim.runner.simulate`), print a
-  per-layer table — layer, algorithm, shape, cycles, ms at ``f_clk`` (1.45 GHz), GFLOPS, % of the
-  742.4 GFLOPS peak, DMA GB/s, bound (compute / DMA / RLC) — plus the network total;
+  per-layer table — layer, algorithm, shape, cycles, launch cycles, ms at ``f_clk`` (1.45 GHz),
+  useful and executed MFLOP, GFLOPS and % of the 742.4 GFLOPS peak of the useful flops, DMA GB/s,
+  bound (compute / DMA / RLC) — plus the network total;
 - ``graph``: the numpy reference interpreter (:mod:`taihu.backends.reference`), the golden model.
 
 Inputs/outputs: ``--inputs x.npz`` holds one array per graph input keyed by its ONNX input name

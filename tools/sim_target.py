@@ -3,8 +3,8 @@
 ``xdsl-opt`` (and ``taihu-opt``) print the module with ``-t mlir``; ``-t swsim-run`` instead runs
 it on the SW26010 core-group simulator (:func:`taihu.backends.sim.runner.simulate`, through
 ``taihu-run``'s :func:`~taihu.tools.run.simulate_module`) and writes ``taihu-run``'s per-layer
-table (:mod:`taihu.tools.tables`: layer, algorithm, shape, cycles, ms at ``f_clk``, GFLOPS, % of
-peak, DMA GB/s, bound, then the total) and, unless ``timing-only``, the output checksum table to
+table (:mod:`taihu.tools.tables`: layer, algorithm, shape, cycles, launch, ms at ``f_clk``,
+useful and executed MFLOP, useful GFLOPS and % of peak, DMA GB/s, bound, then the total) and, unless ``timing-only``, the output checksum table to
 the output stream (stdout or ``-o``)::
 
     xdsl-opt prog.mlir -t swsim-run

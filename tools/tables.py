@@ -82,8 +82,11 @@ def print_table(outputs: Mapping[str, np.ndarray], title: str, file: IO[str] | N
 def layer_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Aggregate the report's kernels by ``layer`` (kernels without one: by kernel name), in
     order of first appearance. Each row: layer, algorithm ("+"-joined distinct), shape, op,
-    kernels, cycles, flops, dma_bytes, t_compute, t_dma, rlc_wait, breakdown (summed), and the
-    derived ms, gflops, percent_of_peak, dma_gbps, bound."""
+    kernels, cycles, launch_cycles, flops (executed), useful_flops, dma_bytes, t_compute, t_dma,
+    rlc_wait, breakdown (summed), and the derived ms (of ``cycles``: the launches' spans, their
+    launch cost apart), gflops and percent_of_peak (of the **useful** flops), executed_gflops,
+    dma_gbps, bound. A kernel entry without ``useful_flops`` / ``launch_cycles`` (a report of
+    an older taihu) counts its executed flops / no launch cost."""
     from taihu.backends.sim.report import bound_of
 
     f_clk = report.get("f_clk_ghz", 1.45)
@@ -95,8 +98,8 @@ def layer_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
         r = rows.get(key)
         if r is None:
             r = rows[key] = {"layer": key, "algorithms": [], "shape": None, "op": k.get("op"),
-                             "kernels": 0, "cycles": 0, "flops": 0, "dma_bytes": 0, "t_compute": 0,
-                             "t_dma": 0, "rlc_wait": 0,
+                             "kernels": 0, "cycles": 0, "launch_cycles": 0, "flops": 0,
+                             "useful_flops": 0, "dma_bytes": 0, "t_compute": 0, "t_dma": 0, "rlc_wait": 0,
                              "breakdown": {"compute": 0, "rlc": 0, "dma": 0, "idle": 0}}
         alg = k.get("algorithm")
         if alg and alg not in r["algorithms"]:
@@ -107,6 +110,8 @@ def layer_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
         r["kernels"] += 1
         for f in ("cycles", "flops", "dma_bytes", "t_compute", "t_dma", "rlc_wait"):
             r[f] += k[f]
+        r["launch_cycles"] += k.get("launch_cycles", 0)
+        r["useful_flops"] += k.get("useful_flops", k["flops"])
         for part, v in k.get("breakdown", {}).items():
             r["breakdown"][part] += v
     out = []
@@ -115,8 +120,9 @@ def layer_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
         secs = r["cycles"] / (f_clk * 1e9)
         r["algorithm"] = "+".join(r.pop("algorithms")) or None
         r["ms"] = secs * 1e3
-        r["gflops"] = r["flops"] / secs / 1e9 if secs > 0 else 0.0
+        r["gflops"] = r["useful_flops"] / secs / 1e9 if secs > 0 else 0.0
         r["percent_of_peak"] = 100.0 * r["gflops"] / peak
+        r["executed_gflops"] = r["flops"] / secs / 1e9 if secs > 0 else 0.0
         r["dma_gbps"] = r["dma_bytes"] / secs / 1e9 if secs > 0 else 0.0
         r["bound"] = bound_of(r["t_compute"], r["t_dma"], r["rlc_wait"] / n_cpes)
         out.append(r)
@@ -132,13 +138,18 @@ def layer_table_title(shown: str, report: Mapping[str, Any]) -> str:
 def print_layer_table(report: Mapping[str, Any], title: str, file: IO[str] | None = None) -> None:
     """The per-layer table (see :func:`layer_rows`) with the network total as last row.
 
+    Columns: layer, algorithm, shape, cycles (the launches' spans), launch (their launch cost,
+    cycles), ms (of cycles), MFLOP (useful: the graph's own arithmetic), exec MFLOP (executed
+    by the micro-kernels, padding and transforms included), GFLOPS and % peak (useful flops /
+    ms), DMA GB/s, bound. The total row: ``total_cycles`` (launches included), its ms, the
+    network's useful GFLOPS and % of peak over that time.
     On a terminal narrower than 120 columns the (long) shape column is left out."""
     out, terminal = console(file)
     shape = not terminal or out.width >= 120
     cols: list[tuple[str, JustifyMethod]] = [
         ("layer", "left"), ("algorithm", "left"), ("shape", "left"), ("cycles", "right"),
-        ("ms", "right"), ("GFLOPS", "right"), ("% peak", "right"), ("DMA GB/s", "right"),
-        ("bound", "left")]
+        ("launch", "right"), ("ms", "right"), ("MFLOP", "right"), ("exec MFLOP", "right"),
+        ("GFLOPS", "right"), ("% peak", "right"), ("DMA GB/s", "right"), ("bound", "left")]
     table = new_table(title, [c for c in cols if shape or c[0] != "shape"], file)
     if not shape:
         table.caption = "(widen the terminal to 120 columns for the shape column)"
@@ -149,17 +160,22 @@ def print_layer_table(report: Mapping[str, Any], title: str, file: IO[str] | Non
     rows = layer_rows(report)
     for r in rows:
         add(r["layer"], r["algorithm"] or "-", r["shape"] or "-", str(r["cycles"]),
-            f"{r['ms']:.3f}", f"{r['gflops']:.1f}", f"{r['percent_of_peak']:.1f}",
+            str(r["launch_cycles"]), f"{r['ms']:.3f}", f"{r['useful_flops'] / 1e6:.1f}",
+            f"{r['flops'] / 1e6:.1f}", f"{r['gflops']:.1f}", f"{r['percent_of_peak']:.1f}",
             f"{r['dma_gbps']:.2f}", r["bound"])
     secs = report["seconds"]
     dma = sum(k["dma_bytes"] for k in report["kernels"])
+    useful = sum(r["useful_flops"] for r in rows)
+    ugflops = useful / secs / 1e9 if secs else 0.0
     table.add_section()
     tot_bound = max(("compute", sum(r["t_compute"] for r in rows)), ("DMA", sum(r["t_dma"] for r in rows)),
                     ("RLC", sum(r["rlc_wait"] for r in rows) / report.get("n_cpes", 64)),
                     key=lambda x: x[1])[0] if rows else "-"
     add(f"total ({len(rows)} layers)", f"{len(report['kernels'])} kernels", "",
-        str(report["total_cycles"]), f"{secs * 1e3:.3f}", f"{report['gflops']:.1f}",
-        f"{report['percent_of_peak']:.1f}", f"{dma / secs / 1e9 if secs else 0.0:.2f}", tot_bound)
+        str(report["total_cycles"]), str(sum(r["launch_cycles"] for r in rows)), f"{secs * 1e3:.3f}",
+        f"{useful / 1e6:.1f}", f"{report['flops'] / 1e6:.1f}", f"{ugflops:.1f}",
+        f"{100.0 * ugflops / report.get('peak_gflops', 742.4):.1f}",
+        f"{dma / secs / 1e9 if secs else 0.0:.2f}", tot_bound)
     print_titled(table, title, file)
 
 

@@ -100,6 +100,7 @@ class KernelStats:
     name: str
     start: int
     end: int = 0
+    launch_cycles: int = 0  # the MPE's athread_spawn/join cost before ``start`` (spawn_cycles)
     flops: int = 0
     dma_bytes: int = 0
     dma_moved: int = 0
@@ -224,7 +225,10 @@ class CPE(Agent):
 
 
 class MPE(Agent):
-    """The management core: runs the host program (spawn/join), cost-free (``mpe_model``)."""
+    """The management core: runs the host program (spawn/join). Its scalar work is cost-free
+    (``mpe_model = "none"``); each launch costs ``spawn_cycles`` (the machine's
+    athread_spawn + athread_join cost, see the machine file): the CPEs start that many cycles
+    after the MPE reaches the spawn."""
 
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine, 1 << 20, "MPE")
@@ -233,7 +237,8 @@ class MPE(Agent):
 
     def spawn(self, kernel: Callable[..., Generator], args: tuple = (), name: str = "kernel",
               ldm_high_water: int = 0, tape: Callable[..., Seq] | None = None) -> Generator:
-        """Start ``kernel(cpe, *args)`` on all 64 CPEs (athread_spawn).
+        """Start ``kernel(cpe, *args)`` on all 64 CPEs (athread_spawn) ``spawn_cycles`` after
+        the MPE's clock (the launch's ``KernelStats.launch_cycles``).
 
         ``tape``: optional lockstep form ``tape(lanes, args, n_cpes, mesh_cols)`` returning the
         :class:`~taihu.backends.sim.lockstep.Seq` of the launch; the CPEs then replay it in
@@ -246,7 +251,8 @@ class MPE(Agent):
                            f"(missing join)")
         m = eng.machine
         start = self.t + m.spawn_cycles
-        ks = KernelStats(name=name, start=start, ldm_high_water=ldm_high_water)
+        ks = KernelStats(name=name, start=start, launch_cycles=m.spawn_cycles,
+                         ldm_high_water=ldm_high_water)
         ks.compute_per_cpe = np.zeros(m.n_cpes, dtype=np.int64)
         eng.kernels.append(ks)
         self.current_kernel = ks

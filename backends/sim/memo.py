@@ -360,8 +360,9 @@ class TimingMemo:
         eng = self.eng
         mpe = eng.mpe
         m = eng.machine
-        start = mpe.t + m.spawn_cycles
-        ks = KernelStats(name=name, start=start, ldm_high_water=kp.ldm_high_water)
+        start = mpe.t + m.spawn_cycles  # the launch cost, as MPE.spawn
+        ks = KernelStats(name=name, start=start, launch_cycles=m.spawn_cycles,
+                         ldm_high_water=kp.ldm_high_water)
         for k, v in r.stats.items():
             setattr(ks, k, v)
         ks.compute_per_cpe = r.compute_per_cpe.copy()

@@ -3,7 +3,23 @@
 :func:`build_report` returns the report as a JSON-able dictionary; writing it is the tools' job
 (``taihu-run --report`` serialises it with ``json`` and writes it atomically).
 
-JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFLOPS = 1e9 flop/s)::
+JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFLOPS = 1e9 flop/s).
+
+Two flop counts: ``flops`` are those the micro-kernels *executed* (padding rows and columns,
+Winograd transforms, zero tiles included: the machine's view, e.g. for calibration);
+``useful_flops`` are the graph ops' own arithmetic (:mod:`taihu.dialects.graph_flops`: 2 per
+multiply-add, a Winograd conv counted as the direct one, maps and pools by their rule), carried
+by the kernels' ``taihu.useful_flops`` attribute (once per graph op, see
+``KernelBuilder``). A layer's useful flops are spread over its launches in proportion to their
+executed flops (by cycles when none executed any), so an im2col or relayout kernel gets 0 and
+the layer's launches sum to its count. A layer whose kernels do not all carry the attribute
+(hand-written sw/loop/tile modules, or a graph op without a flop rule) counts its executed
+flops as useful. The per-layer tables and the roofline use the useful figures.
+
+Launch cost: each ``sw.spawn`` starts the CPEs ``spawn_cycles`` (machine file: the
+athread_spawn + athread_join cost of one launch) after the MPE reaches it; ``launch_cycles`` is
+that cost per launch, ``total_cycles`` includes it, a kernel's ``cycles`` (spawn -> join span
+on the CPEs) does not::
 
     {
       "machine": str,             # machine description file
@@ -11,14 +27,27 @@ JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFL
       "n_cpes": int,              # CPEs of the core group (64)
       "peak_gflops": float,       # fp64 peak of the core group (742.4 GFLOPS, 004 L453)
       "peak_dma_gbps": float,     # measured DMA peak bandwidth (30.94 GB/s, 004 L597)
-      "total_cycles": int,        # end of the last kernel (host program time)
+      "total_cycles": int,        # end of the last kernel (host program time, launches included)
       "seconds": float,           # total_cycles / f_clk
+      "launches": int,            # sw.spawn executed
+      "launch_cycles": int,       # sum of the kernels' launch_cycles
       "flops": int,               # floating-point operations executed by micro-kernels
       "gflops": float,            # flops / seconds / 1e9
       "percent_of_peak": float,   # gflops / peak_cg_gflops (742.4) * 100
+      "useful_flops": int,        # the graph's own arithmetic (sum over the kernels)
+      "useful_gflops": float,     # useful_flops / seconds / 1e9
+      "useful_percent_of_peak": float,  # useful_gflops / peak_cg_gflops * 100
+      "layers": [{                # kernels grouped by layer (else by name), first appearance
+        "layer": str, "op": str | None,
+        "kernels": [str, ...],                 # names of its launches
+        "cycles": int, "launch_cycles": int,   # sums over its launches
+        "flops": int, "useful_flops": int      # executed / useful, sums over its launches
+      }, ...],
       "kernels": [{
-        "name": str, "cycles": int,            # spawn -> join of this launch
-        "flops": int, "gflops": float, "percent_of_peak": float,
+        "name": str, "cycles": int,            # spawn -> join of this launch (CPE side)
+        "launch_cycles": int,                  # MPE cycles before the CPEs start (spawn_cycles)
+        "flops": int, "gflops": float, "percent_of_peak": float,   # executed
+        "useful_flops": int, "useful_gflops": float, "useful_percent_of_peak": float,
         "dma_bytes": int,                      # bytes requested by DMA descriptors
         "dma_waste_bytes": int,                # moved (whole 128-B transactions) - requested
         "dma_requests": int,
@@ -34,7 +63,8 @@ JSON schema (all cycle counts are CPE cycles at ``f_clk`` = 1.45 GHz; bytes; GFL
         "rlc_wait": int,                       # cycles CPEs waited for RLC messages or send
                                                #   back-pressure, summed over CPEs
         "dma_gbps": float,                     # dma_bytes / (cycles / f_clk) / 1e9
-        "arithmetic_intensity": float | None,  # flops / dma_bytes (None without DMA)
+        "arithmetic_intensity": float | None,  # flops / dma_bytes (None without DMA), executed
+        "useful_intensity": float | None,      # useful_flops / dma_bytes (None without DMA)
         "bound": "compute" | "DMA" | "RLC",    # the largest of t_compute, t_dma, rlc_wait / n_cpes
         "breakdown": {                         # the span ``cycles`` split per CPE (mean), sums
           "compute": int,                      #   to cycles: micro-kernel run cycles / n_cpes,
@@ -76,6 +106,64 @@ def _union_length(intervals: list[tuple[int, int]]) -> int:
 KERNEL_INFO_ATTRS = {"layer": "taihu.layer", "op": "taihu.op", "algorithm": "taihu.algorithm",
                      "shape": "taihu.shape"}
 
+#: the integer attribute of ``sw.kernel`` (or of a shared kernel's ``sw.spawn``) with the
+#: useful flops it carries for its layer (set by convert-graph-to-tile's ``KernelBuilder``)
+USEFUL_FLOPS_ATTR = "taihu.useful_flops"
+
+
+def split_proportionally(total: int, weights: list[int]) -> list[int]:
+    """``total`` split into non-negative ints proportional to ``weights`` that sum to ``total``
+    (largest remainders get the rest; equal parts when every weight is 0; [] for no weights)."""
+    if not weights:
+        return []
+    if sum(weights) <= 0:
+        weights = [1] * len(weights)
+    wsum = sum(weights)
+    parts = [total * w // wsum for w in weights]
+    rest = total - sum(parts)
+    order = sorted(range(len(weights)), key=lambda i: (-(total * weights[i] % wsum), i))
+    for i in order[:rest]:
+        parts[i] += 1
+    return parts
+
+
+def _useful_per_kernel(kernels: list[dict[str, Any]], carried: list[int | None]) -> list[int]:
+    """Each kernel's useful flops: its layer's carried count (``carried[i]``: kernel i's
+    ``taihu.useful_flops``) spread by executed flops (else cycles); a layer with a kernel
+    carrying none counts its executed flops."""
+    groups: dict[str, list[int]] = {}
+    for i, k in enumerate(kernels):
+        groups.setdefault(k.get("layer") or k["name"], []).append(i)
+    out = [0] * len(kernels)
+    for idx in groups.values():
+        if any(carried[i] is None for i in idx):
+            for i in idx:
+                out[i] = kernels[i]["flops"]
+            continue
+        total = sum(carried[i] or 0 for i in idx)
+        weights = [kernels[i]["flops"] for i in idx]
+        if sum(weights) == 0:
+            weights = [kernels[i]["cycles"] for i in idx]
+        for i, part in zip(idx, split_proportionally(total, weights)):
+            out[i] = part
+    return out
+
+
+def layer_summary(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The report's ``layers``: kernel entries grouped by ``layer`` (else name), in order of
+    first appearance, with their cycles, launch cycles, executed and useful flops summed."""
+    rows: dict[str, dict[str, Any]] = {}
+    for k in kernels:
+        key = k.get("layer") or k["name"]
+        r = rows.get(key)
+        if r is None:
+            r = rows[key] = {"layer": key, "op": k.get("op"), "kernels": [], "cycles": 0,
+                             "launch_cycles": 0, "flops": 0, "useful_flops": 0}
+        r["kernels"].append(k["name"])
+        for f in ("cycles", "launch_cycles", "flops", "useful_flops"):
+            r[f] += k[f]
+    return list(rows.values())
+
 
 def breakdown(cycles: int, p_cycles: int, rlc_wait: int, t_dma: int, n_cpes: int) -> dict[str, int]:
     """Split a kernel's span into mean per-CPE compute / RLC wait / exposed DMA / idle cycles
@@ -102,6 +190,7 @@ def kernel_report(k, machine, info: dict[str, Any] | None = None) -> dict[str, A
     return {
         "name": k.name,
         "cycles": cycles,
+        "launch_cycles": k.launch_cycles,
         "flops": k.flops,
         "gflops": gflops,
         "percent_of_peak": 100.0 * gflops / machine.peak_cg_gflops,
@@ -127,18 +216,32 @@ def kernel_report(k, machine, info: dict[str, Any] | None = None) -> dict[str, A
     }
 
 
+def _add_useful(k: dict[str, Any], useful: int, machine) -> None:
+    secs = machine.cycles_to_seconds(k["cycles"])
+    k["useful_flops"] = useful
+    k["useful_gflops"] = g = useful / secs / 1e9 if secs > 0 else 0.0
+    k["useful_percent_of_peak"] = 100.0 * g / machine.peak_cg_gflops
+    k["useful_intensity"] = useful / k["dma_bytes"] if k["dma_bytes"] else None
+
+
 def build_report(engine, kernel_info: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The report dictionary of a finished :class:`~taihu.backends.sim.engine.Engine`.
 
-    ``kernel_info``: kernel name -> ``{"layer", "op", "algorithm", "shape"}`` (from the
-    ``sw.kernel`` attributes, see :data:`KERNEL_INFO_ATTRS`)."""
+    ``kernel_info``: kernel name -> ``{"layer", "op", "algorithm", "shape", "useful_flops"}``
+    (from the ``sw.kernel`` attributes, see :data:`KERNEL_INFO_ATTRS` and
+    :data:`USEFUL_FLOPS_ATTR`; None or missing = absent)."""
     m = engine.machine
     info = kernel_info or {}
     kernels = [kernel_report(k, m, info.get(k.name)) for k in engine.kernels]
+    carried = [(info.get(k.name) or {}).get("useful_flops") for k in engine.kernels]
+    for k, useful in zip(kernels, _useful_per_kernel(kernels, carried)):
+        _add_useful(k, useful, m)
     total = max([engine.mpe.t] + [k.end for k in engine.kernels])
     secs = m.cycles_to_seconds(total)
     flops = sum(k.flops for k in engine.kernels)
     gflops = flops / secs / 1e9 if secs > 0 else 0.0
+    useful = sum(k["useful_flops"] for k in kernels)
+    ugflops = useful / secs / 1e9 if secs > 0 else 0.0
     return {
         "machine": os.path.basename(m.source),
         "f_clk_ghz": m.f_clk_ghz,
@@ -147,8 +250,14 @@ def build_report(engine, kernel_info: dict[str, dict[str, Any]] | None = None) -
         "peak_dma_gbps": m.peak_bw_cg,
         "total_cycles": total,
         "seconds": secs,
+        "launches": len(kernels),
+        "launch_cycles": sum(k["launch_cycles"] for k in kernels),
         "flops": flops,
         "gflops": gflops,
         "percent_of_peak": 100.0 * gflops / m.peak_cg_gflops,
+        "useful_flops": useful,
+        "useful_gflops": ugflops,
+        "useful_percent_of_peak": 100.0 * ugflops / m.peak_cg_gflops,
+        "layers": layer_summary(kernels),
         "kernels": kernels,
     }

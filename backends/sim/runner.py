@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     Float32Type,
     Float64Type,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -41,7 +42,7 @@ from taihu.backends.sim.memo import TimingMemo
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import MicroKernel
 from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS, Instr
-from taihu.backends.sim.report import KERNEL_INFO_ATTRS, build_report
+from taihu.backends.sim.report import KERNEL_INFO_ATTRS, USEFUL_FLOPS_ATTR, build_report
 from taihu.dialects import sw
 from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp, kernel_ldm_high_water
 
@@ -932,12 +933,15 @@ def launch_name(spawn: sw.SpawnOp, kernel_name: str) -> str:
     return a.data if isinstance(a, StringAttr) else kernel_name
 
 
-def _info_attrs(op: Operation) -> dict[str, str | None]:
-    """The ``taihu.layer/op/algorithm/shape`` string attributes of ``op`` (None when absent)."""
-    info = {}
+def _info_attrs(op: Operation) -> dict[str, str | int | None]:
+    """The ``taihu.layer/op/algorithm/shape`` string attributes of ``op`` and its integer
+    ``taihu.useful_flops`` (key ``useful_flops``); None when absent."""
+    info: dict[str, str | int | None] = {}
     for key, attr in KERNEL_INFO_ATTRS.items():
         a = op.attributes.get(attr)
         info[key] = a.data if isinstance(a, Data) and isinstance(a.data, str) else None
+    uf = op.attributes.get(USEFUL_FLOPS_ATTR)
+    info["useful_flops"] = uf.value.data if isinstance(uf, IntegerAttr) else None
     return info
 
 

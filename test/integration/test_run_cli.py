@@ -369,8 +369,8 @@ def test_sw_program_layer_table_report_and_plots(tmp_path, capsys):
     assert code == 0, err
     lines = out.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("layer "))
-    assert lines[header].split() == ["layer", "algorithm", "shape", "cycles", "ms", "GFLOPS", "%", "peak",
-                                     "DMA", "GB/s", "bound"]
+    assert lines[header].split() == ["layer", "algorithm", "shape", "cycles", "launch", "ms", "MFLOP", "exec",
+                                     "MFLOP", "GFLOPS", "%", "peak", "DMA", "GB/s", "bound"]
     rows = {line.split()[0]: line.split() for line in lines[header + 1:header + 6]}
     assert set(rows) == {"dma_only", "compute_only", "overlap_nosync", "overlap_sync", "overlap_rlc"}
     assert rows["dma_only"][-1] == "DMA" and rows["compute_only"][-1] == "compute"
@@ -381,7 +381,8 @@ def test_sw_program_layer_table_report_and_plots(tmp_path, capsys):
     assert str(rep["total_cycles"]) in total.split()
     ms = {k["name"]: k["cycles"] / 1.45e6 for k in rep["kernels"]}
     assert int(rows["overlap_rlc"][3]) == next(k["cycles"] for k in rep["kernels"] if k["name"] == "overlap_rlc")
-    assert float(rows["overlap_rlc"][4]) == pytest.approx(ms["overlap_rlc"], abs=1e-3)
+    assert int(rows["overlap_rlc"][4]) == rep["kernels"][-1]["launch_cycles"] == 2900
+    assert float(rows["overlap_rlc"][5]) == pytest.approx(ms["overlap_rlc"], abs=1e-3)
     for png in ("roofline.png", "layers.png"):
         data = (tmp_path / "plots" / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

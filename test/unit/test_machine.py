@@ -33,7 +33,7 @@ def test_seed_values(m: Machine) -> None:
     assert (m.n_dma_bus, m.cpes_per_bus, m.chan_buf_depth) == (4, 16, 3)
     assert (m.gld_latency, m.gld_gstd_latency, m.gld_bytes_max) == (177, 278, 32)
     assert (m.rlc_latency, m.rlc_send_depth, m.rlc_recv_depth) == (11, 4, 4)
-    assert (m.sync_rowcol, m.sync_array, m.branch_penalty, m.spawn_cycles) == (14, 28, 0, 0)
+    assert (m.sync_rowcol, m.sync_array, m.branch_penalty, m.spawn_cycles) == (14, 28, 0, 2900)
 
 
 def test_derived_values(m: Machine) -> None:

@@ -1,7 +1,8 @@
 // RUN: %taihu-run %s --quiet --report %t.json && filecheck %s --input-file %t.json
 // RUN: not %taihu-run %examples/sw/deadlock_getr.mlir 2>&1 | filecheck %s --check-prefix=DEAD
 
-// One CPE gets 1024 B (spec §13 #1: 392 cycles) and puts them back when the get completed: 392 + 392.
+// One CPE gets 1024 B (spec §13 #1: 392 cycles) and puts them back when the get completed: 392 + 392;
+// the launch costs spawn_cycles = 2900 before the CPEs start: total 2900 + 784.
 sw.global @X : tensor<128xf64> io input
 sw.global @Y : tensor<128xf64> io output
 sw.kernel @copy(%x: i64, %y: i64) {
@@ -25,9 +26,13 @@ func.func @main() {
   func.return
 }
 
-// CHECK:      "total_cycles": 784,
+// CHECK:      "total_cycles": 3684,
+// CHECK:      "launches": 1,
+// CHECK-NEXT: "launch_cycles": 2900,
+// CHECK:      "useful_flops": 0,
 // CHECK:      "name": "copy",
 // CHECK-NEXT: "cycles": 784,
+// CHECK-NEXT: "launch_cycles": 2900,
 // CHECK:      "dma_bytes": 2048,
 // CHECK-NEXT: "dma_waste_bytes": 0,
 // CHECK-NEXT: "dma_requests": 2,

@@ -21,7 +21,7 @@
 // RUN: diff %t.json %t.timing.json
 
 // CHECK:      module on the simulated core group (sw26010.toml): [[TOTAL:[0-9]+]] cycles = {{[0-9.]+}} ms
-// CHECK-NEXT: layer {{ +}}algorithm  shape {{ +}}cycles {{ +}}ms  GFLOPS  % peak  DMA GB/s  bound
+// CHECK-NEXT: layer {{ +}}algorithm  shape {{ +}}cycles  launch {{ +}}ms  MFLOP  exec MFLOP  GFLOPS  % peak  DMA GB/s  bound
 // CHECK-NEXT: load {{ +}}gemm {{ +}}128x128x512 scheme 1 {{ +}}[[LOAD:[0-9]+]] {{.*}} DMA
 // CHECK-NEXT: gemm {{ +}}gemm {{ +}}128x128x512 scheme 1 {{ +}}[[GEMM:[0-9]+]] {{.*}} compute
 // CHECK-NEXT: store {{ +}}gemm {{ +}}128x128x512 scheme 1 {{ +}}[[STORE:[0-9]+]] {{.*}} DMA
@@ -39,16 +39,18 @@
 
 // P2P:      module on the simulated core group (sw26010.toml): [[TOTAL:[0-9]+]] cycles
 // P2P-NEXT: layer
-// P2P-NEXT: rlc_p2p {{ +}}- {{ +}}- {{ +}}[[TOTAL]] {{.*}}
-// P2P-NEXT: total (1 layers)  1 kernels {{ +}}[[TOTAL]] {{.*}}
+// P2P-NEXT: rlc_p2p {{ +}}- {{ +}}- {{ +}}[[CYC:[0-9]+]] {{ +}}[[LAUNCH:[0-9]+]] {{.*}}
+// P2P-NEXT: total (1 layers)  1 kernels {{ +}}[[TOTAL]] {{ +}}[[LAUNCH]] {{.*}}
 // P2P-NEXT: module: 1 output(s)
 // P2P-NEXT: output  shape  dtype
 // P2P-NEXT: OUT     64x4   float64
 
 // REPORT:      "machine": "sw26010.toml",
 // REPORT:      "total_cycles": [[TOTAL:[0-9]+]],
+// REPORT:      "launch_cycles": [[LAUNCH:[0-9]+]],
 // REPORT:      "name": "rlc_p2p",
-// REPORT-NEXT: "cycles": [[TOTAL]],
+// REPORT-NEXT: "cycles": [[CYC:[0-9]+]],
+// REPORT-NEXT: "launch_cycles": [[LAUNCH]],
 
 // TRACE: "traceEvents": [
 
