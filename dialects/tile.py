@@ -587,6 +587,12 @@ class KernelOp(IRDLOperation):
             )
 
 
+#: most iterations of one ``tile.for``: convert-tile-to-loop enumerates a loop's iterations
+#: (its segments, the DMAs it unrolls), and the loops of lowered networks have at most a few
+#: thousand (VGG-19: 195); 2^31 iterations exhausted the memory (issue 15)
+MAX_TILE_FOR_TRIPS = 1 << 20
+
+
 @irdl_op_definition
 class ForOp(IRDLOperation):
     """``tile.for %i = LB to UB step S [name "cK"] { body }``: a loop over tiles.
@@ -630,6 +636,10 @@ class ForOp(IRDLOperation):
 
     @property
     def trip_count(self) -> int:
+        """Iterations (0 for a step <= 0, which the verifier rejects: verifiers of ops in the
+        body may ask before the loop's own verifier ran)."""
+        if self.step_value <= 0:
+            return 0
         return max(0, -(-(self.ub_value - self.lb_value) // self.step_value))
 
     @property
@@ -677,6 +687,10 @@ class ForOp(IRDLOperation):
             raise VerifyException(f"tile.for: step must be > 0, got {self.step_value}")
         if self.ub_value <= self.lb_value:
             raise VerifyException(f"tile.for: empty loop ({self.lb_value} to {self.ub_value})")
+        if self.trip_count > MAX_TILE_FOR_TRIPS:
+            raise VerifyException(f"tile.for: {self.trip_count} iterations ({self.lb_value} to {self.ub_value} step "
+                                  f"{self.step_value}), more than {MAX_TILE_FOR_TRIPS}: the lowering enumerates "
+                                  "the iterations (use larger tiles)")
         args = self.body.block.args
         if len(args) != 1 or not isinstance(args[0].type, IndexType):
             raise VerifyException("tile.for: the body takes exactly one index block argument")

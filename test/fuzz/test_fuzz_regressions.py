@@ -340,3 +340,26 @@ def test_an_ldm_budget_no_blocking_fits_is_a_diagnostic(tmp_path: Path) -> None:
     outcome = run_main(tool_mains()["taihu-opt"], [GRAPH, "-p", "convert-graph-to-tile{ldm-budget=1}", "-o", out], [out])
     assert_ok(outcome)
     assert "convert-graph-to-tile: no GEMM blocking of the explicit convolution" in outcome.err, outcome.err
+
+
+TILE_FOR = """func.func @f(%X: memref<64x64xf32>) {{
+  tile.kernel "k" (%x = %X : memref<64x64xf32>) {{
+    %t = tile.alloc : !tile.buf<64x64xf32, rc>
+    %c0 = arith.constant 0 : index
+    tile.for %i = 0 to {ub} step {step} {{
+      tile.move %x[%i, %c0] sizes [64, 64] pad 0.0 -> %t : memref<64x64xf32> -> !tile.buf<64x64xf32, rc>
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize(("ub", "step", "expected"), [
+    (2147483648, 1, "tile.for: 2147483648 iterations (0 to 2147483648 step 1), more than 1048576"),  # MemoryError
+    (4, 0, "tile.for: step must be > 0, got 0"),  # ZeroDivisionError in a body op's verifier
+])
+def test_tile_for_bounds(tmp_path: Path, ub: int, step: int, expected: str) -> None:
+    outcome = run_text(tmp_path, "taihu-opt", TILE_FOR.format(ub=ub, step=step), "-p", "convert-tile-to-loop",
+                       outputs=("out.mlir",))
+    assert outcome.status == 1 and expected in outcome.err, outcome.err
