@@ -18,7 +18,11 @@ versions 22-25 of these ops only widen type constraints) for Conv, MatMul, Gemm,
 Div, Sum, Relu, Sigmoid, Tanh, Clip, LeakyRelu, MaxPool, AveragePool, GlobalAveragePool,
 BatchNormalization, LRN, Softmax, Concat, Reshape, Flatten, Transpose, Unsqueeze, Pad, Dropout,
 Constant, ConstantOfShape, Identity, LSTM; 2-D (NCHW) convolution and pooling; element types
-f16/f32/f64; static shapes.
+f16/f32/f64; static shapes. Decomposed into graph ops: HardSigmoid (mul, add, clip), HardSwish
+(x * HardSigmoid(x)), GlobalMaxPool (a whole-plane max_pool), ReduceMean / ReduceSum / ReduceMax /
+ReduceMin over any axes (transpose the reduced axes last, reshape to (1, P, R), global_avg_pool;
+sum = mean x R; max: a (1, R) max_pool; min = -max(-x)), Slice with step 1 and Split (cropping
+pads).
 
 Shape sub-graphs (the exporters' ``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, int64
 ``Mul``/``Div``, ``Slice``/``Squeeze``/``Cast``/``Expand``/``Equal``/``Where``/``Mod``/``Range`` on
@@ -116,6 +120,15 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "ConstantOfShape": (9, 20, 21, 23, 24, 25),
         "Identity": (1, 13, 14, 16, 19, 21, 23, 24, 25),
         "LSTM": (7, 14, 22),
+        "HardSigmoid": (6, 22),
+        "HardSwish": (14, 22),
+        "GlobalMaxPool": (1, 22),
+        "ReduceMean": (1, 11, 13, 18),
+        "ReduceSum": (1, 11, 13),
+        "ReduceMax": (1, 11, 12, 13, 18, 20),
+        "ReduceMin": (1, 11, 12, 13, 18, 20),
+        "Slice": (1, 10, 11, 13),
+        "Split": (2, 11, 13, 18),
     }.items()
 }
 
@@ -1152,6 +1165,215 @@ def _identity(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     return [imp.value(ctx, name)]
 
 
+# ---- decompositions into graph ops (the exporters' activation, pooling and slicing forms) -----
+
+
+def _scalar(imp: _Importer, like: SSAValue, value: float, hint: str) -> SSAValue:
+    """A (1,) ``graph.constant`` of ``like``'s element type (broadcasts against any rank)."""
+    t = like.type
+    assert isinstance(t, TensorType)
+    arr = np.array([value], dtype=_ELEM_TO_NP[t.element_type])
+    return imp.emit(graph.constant(arr, name_hint=hint)).results[0]
+
+
+def _hard_sigmoid(imp: _Importer, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+    """``clip(alpha x + beta, 0, 1)``."""
+    ax = imp.emit(graph.MulOp(x, _scalar(imp, x, alpha, "alpha"))).results[0]
+    axb = imp.emit(graph.AddOp(ax, _scalar(imp, x, beta, "beta"))).results[0]
+    return imp.emit(graph.ClipOp(axb, min=0.0, max=1.0)).results[0]
+
+
+@_converter("HardSigmoid", attrs=("alpha", "beta"))
+def _hardsigmoid(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    x = imp.value(ctx, ctx.input_name(0))
+    return [_hard_sigmoid(imp, x, float(ctx.attr("alpha", 0.2)), float(ctx.attr("beta", 0.5)))]
+
+
+@_converter("HardSwish")
+def _hardswish(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """``x * HardSigmoid(x)`` with alpha = 1/6, beta = 0.5 (the operator's definition)."""
+    x = imp.value(ctx, ctx.input_name(0))
+    return [imp.emit(graph.MulOp(x, _hard_sigmoid(imp, x, 1.0 / 6.0, 0.5))).results[0]]
+
+
+def _reduce_axes(imp: _Importer, ctx: _NodeCtx, rank: int) -> tuple[int, ...] | None:
+    """The sorted, normalized axes of a Reduce* node (attribute or, in newer versions, input 1);
+    None for "no reduction" (empty axes with ``noop_with_empty_axes``)."""
+    if ctx.input_name(1):
+        axes = [int(a) for a in imp.const(ctx, 1, "axes").reshape(-1)]
+    else:
+        attr = ctx.attr("axes")
+        axes = [int(a) for a in attr] if attr is not None else []
+    if not axes:
+        return None if int(ctx.attr("noop_with_empty_axes", 0)) else tuple(range(rank))
+    out = []
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ctx.error(f"axis {a} is out of range for rank {rank}")
+        out.append(a % rank)
+    if len(set(out)) != len(out):
+        raise ctx.error(f"axes {axes} repeat an axis")
+    return tuple(sorted(out))
+
+
+def _reduce_attrs(since: int) -> frozenset[str]:
+    return frozenset(("axes", "keepdims", "noop_with_empty_axes"))
+
+
+def _reduce(imp: _Importer, ctx: _NodeCtx, x: SSAValue, axes: Sequence[int], kind: str) -> SSAValue:
+    """Reduce ``x`` over ``axes`` with ``kind`` (mean, sum, max, min), keeping the reduced
+    dims as 1: the reduced axes are moved last (``graph.transpose`` unless they already are), the
+    tensor is viewed as (1, P, R) and reduced by ``graph.global_avg_pool`` (mean; sum = mean x R)
+    or, as (1, P, 1, R), by a (1, R) ``graph.max_pool`` (max; min = -max(-x))."""
+    s = _shape(x)
+    if 0 in s:
+        raise ctx.error(f"input has a zero-size dim ({_fmt(s)}): empty tensors are not supported")
+    kept = [i for i in range(len(s)) if i not in axes]
+    perm = kept + list(axes)
+    if perm != list(range(len(s))):
+        x = imp.emit(graph.TransposeOp(x, perm=perm)).results[0]
+    p = math.prod(s[i] for i in kept)
+    r = math.prod(s[i] for i in axes)
+    if kind in ("mean", "sum"):
+        v = imp.emit(graph.ReshapeOp(x, (1, p, r))).results[0]
+        y = imp.emit(graph.GlobalAvgPoolOp(v)).results[0]
+        if kind == "sum" and r != 1:
+            y = imp.emit(graph.MulOp(y, _scalar(imp, y, float(r), "count"))).results[0]
+    else:
+        if kind == "min":
+            x = imp.emit(graph.MulOp(x, _scalar(imp, x, -1.0, "neg"))).results[0]
+        v = imp.emit(graph.ReshapeOp(x, (1, p, 1, r))).results[0]
+        y = imp.emit(graph.MaxPoolOp(v, kernel_shape=(1, r))).results[0]
+        if kind == "min":
+            y = imp.emit(graph.MulOp(y, _scalar(imp, y, -1.0, "neg"))).results[0]
+    return imp.emit(graph.ReshapeOp(y, tuple(1 if i in axes else d for i, d in enumerate(s)))).results[0]
+
+
+@_converter("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")
+def _reduce_node(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    axes = _reduce_axes(imp, ctx, len(s))
+    if axes is None:
+        return [x]
+    kind = ctx.node.op_type[len("Reduce"):].lower()
+    y = _reduce(imp, ctx, x, axes, kind)
+    if not int(ctx.attr("keepdims", 1)):
+        y = imp.emit(graph.ReshapeOp(y, tuple(d for i, d in enumerate(s) if i not in axes))).results[0]
+    return [y]
+
+
+_CONVERTERS["ReduceMean"] = _CONVERTERS["ReduceSum"] = _CONVERTERS["ReduceMax"] = _CONVERTERS["ReduceMin"] = \
+    _Conv(_reduce_node, _reduce_attrs)
+
+
+@_converter("GlobalMaxPool")
+def _global_max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """max over every spatial dim (a whole-plane ``graph.max_pool`` for 2-D)."""
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    if len(s) < 3:
+        raise ctx.error(f"input has rank {len(s)} ({_fmt(s)}); GlobalMaxPool needs (N, C, spatial...)")
+    if len(s) == 4:
+        return [imp.emit(graph.MaxPoolOp(x, kernel_shape=s[2:])).results[0]]
+    return [_reduce(imp, ctx, x, tuple(range(2, len(s))), "max")]
+
+
+def _slice_window(ctx: _NodeCtx, s: Sequence[int], starts: Sequence[int], ends: Sequence[int],
+                  axes: Sequence[int], steps: Sequence[int]) -> list[tuple[int, int]]:
+    """(begin, end) per dim of a step-1 Slice (ONNX clamping of negative / out-of-range bounds)."""
+    win = [(0, d) for d in s]
+    if not (len(starts) == len(ends) == len(axes) == len(steps)):
+        raise ctx.error("starts, ends, axes and steps must have the same length")
+    seen = set()
+    for b, e, a, st in zip(starts, ends, axes, steps):
+        if not -len(s) <= a < len(s):
+            raise ctx.error(f"axis {a} is out of range for rank {len(s)}")
+        a %= len(s)
+        if a in seen:
+            raise ctx.error(f"axis {a} is sliced twice")
+        seen.add(a)
+        if st != 1:
+            raise ctx.error(f"step {st} on axis {a}: only step 1 is supported")
+        d = s[a]
+        b = min(max(b + d if b < 0 else b, 0), d)
+        e = min(max(e + d if e < 0 else e, 0), d)
+        if e <= b:
+            raise ctx.error(f"axis {a}: the slice [{b}, {e}) is empty: empty tensors are not supported")
+        win[a] = (b, e)
+    return win
+
+
+def _crop(imp: _Importer, x: SSAValue, win: Sequence[tuple[int, int]]) -> SSAValue:
+    """The window ``win`` of ``x`` as a cropping ``graph.pad`` (negative pads); x itself when
+    the window is the whole tensor."""
+    s = _shape(x)
+    if all(b == 0 and e == d for (b, e), d in zip(win, s)):
+        return x
+    pads = [-b for b, _ in win] + [e - d for (_, e), d in zip(win, s)]
+    return imp.emit(graph.PadOp(x, pads=pads)).results[0]
+
+
+def _slice_attrs(since: int) -> frozenset[str]:
+    return frozenset(("starts", "ends", "axes")) if since < 10 else frozenset()
+
+
+@_converter("Slice")
+def _slice(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    if ctx.since < 10:
+        starts, ends = _ints(ctx.attr("starts")), _ints(ctx.attr("ends"))
+        axes = _ints(ctx.attr("axes")) if ctx.attr("axes") is not None else tuple(range(len(starts)))
+        steps: tuple[int, ...] = (1,) * len(starts)
+    else:
+        starts = _ints(imp.const(ctx, 1, "starts").reshape(-1))
+        ends = _ints(imp.const(ctx, 2, "ends").reshape(-1))
+        axes = _ints(imp.const(ctx, 3, "axes").reshape(-1)) if ctx.input_name(3) else tuple(range(len(starts)))
+        steps = _ints(imp.const(ctx, 4, "steps").reshape(-1)) if ctx.input_name(4) else (1,) * len(starts)
+    return [_crop(imp, x, _slice_window(ctx, s, starts, ends, axes, steps))]
+
+
+_CONVERTERS["Slice"] = _Conv(_slice, _slice_attrs)
+
+
+def _split_attrs(since: int) -> frozenset[str]:
+    return frozenset(("axis", "split") if since < 13 else ("axis", "num_outputs") if since >= 18 else ("axis",))
+
+
+@_converter("Split")
+def _split(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """One cropping ``graph.pad`` per output (``split`` sizes, or ``num_outputs`` / the number
+    of outputs in equal parts, the last one smaller: the operator's rule)."""
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    axis = int(ctx.attr("axis", 0))
+    if not -len(s) <= axis < len(s):
+        raise ctx.error(f"axis {axis} is out of range for rank {len(s)}")
+    axis %= len(s)
+    n = len(ctx.node.output)
+    if ctx.since < 13 and ctx.attr("split") is not None:
+        sizes = list(_ints(ctx.attr("split")))
+    elif ctx.since >= 13 and ctx.input_name(1):
+        sizes = list(_ints(imp.const(ctx, 1, "split").reshape(-1)))
+    else:
+        parts = int(ctx.attr("num_outputs", n))
+        each = -(-s[axis] // parts)
+        sizes = [min(each, s[axis] - i * each) for i in range(parts)]
+    if len(sizes) != n or sum(sizes) != s[axis] or any(z <= 0 for z in sizes):
+        raise ctx.error(f"split sizes {sizes} do not cut axis {axis} of {_fmt(s)} into {n} non-empty outputs")
+    outs, at = [], 0
+    for z in sizes:
+        win = [(0, d) for d in s]
+        win[axis] = (at, at + z)
+        outs.append(_crop(imp, x, win))
+        at += z
+    return outs
+
+
+_CONVERTERS["Split"] = _Conv(_split, _split_attrs)
+
+
 def _lstm_attrs(since: int) -> frozenset[str]:
     base = (
         "activation_alpha",
@@ -1240,6 +1462,12 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "Dropout": (1, 2),
     "ConstantOfShape": (0,),
     "LSTM": (4,),
+    "ReduceMean": (1,),
+    "ReduceSum": (1,),
+    "ReduceMax": (1,),
+    "ReduceMin": (1,),
+    "Slice": (1, 2, 3, 4),
+    "Split": (1,),
 }
 """op type -> input slots the importer needs as compile-time constants (opset >= 11/12/13 forms)."""
 
