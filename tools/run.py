@@ -82,6 +82,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -303,21 +304,32 @@ def complete_inputs(module: ModuleOp, given: Mapping[str, np.ndarray], seed: int
     """``given`` plus seeded random arrays for the graph inputs it does not hold.
 
     Input ``i`` is drawn from ``numpy.random.default_rng([seed, i])``: standard normal for float
-    types, integers in [0, 10) for integer types, fair coins for i1.
+    types, integers in [0, 10) for integer types, fair coins for i1. ``RunError`` for an input
+    larger than the machine's main memory (refused before drawing it).
     """
     from taihu.backends.reference import input_specs
 
+    from taihu.backends.sim.memory import MAIN_MEMORY_BYTES
+
     inputs = dict(given)
     for i, spec in enumerate(input_specs(module)):
+        nbytes = math.prod(spec.shape) * spec.dtype.itemsize
+        if nbytes > MAIN_MEMORY_BYTES:
+            raise RunError(f"input '{spec.name}' of shape {list(spec.shape)} holds {nbytes} bytes, more than "
+                           f"the {MAIN_MEMORY_BYTES} bytes of main memory (32 GB, 004 L451)")
         if spec.name in given or f"arg{i}" in given:
             continue
         rng = np.random.default_rng([seed, i])
-        if spec.dtype.kind == "f":
-            value = rng.standard_normal(spec.shape).astype(spec.dtype)
-        elif spec.dtype.kind == "b":
-            value = rng.random(spec.shape) < 0.5
-        else:
-            value = rng.integers(0, 10, spec.shape).astype(spec.dtype)
+        try:
+            if spec.dtype.kind == "f":
+                value = rng.standard_normal(spec.shape).astype(spec.dtype)
+            elif spec.dtype.kind == "b":
+                value = rng.random(spec.shape) < 0.5
+            else:
+                value = rng.integers(0, 10, spec.shape).astype(spec.dtype)
+        except MemoryError:
+            raise RunError(f"input '{spec.name}' of shape {list(spec.shape)}: this host cannot hold its "
+                           f"{nbytes} bytes of random values") from None
         inputs[spec.name] = value
     return inputs
 
@@ -530,7 +542,10 @@ def run_graph(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> RunResult:
     from taihu.backends.reference import run_module
 
     t0 = time.perf_counter()
-    outputs = run_module(module, inputs)
+    try:
+        outputs = run_module(module, inputs)
+    except MemoryError as e:  # numpy's refusal of an intermediate array (a huge shape)
+        raise RunError(f"the graph reference needs more memory than this host has ({e})") from None
     return RunResult(outputs, "graph", stages=[("reference", time.perf_counter() - t0)], module=module)
 
 

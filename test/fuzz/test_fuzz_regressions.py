@@ -363,3 +363,20 @@ def test_tile_for_bounds(tmp_path: Path, ub: int, step: int, expected: str) -> N
     outcome = run_text(tmp_path, "taihu-opt", TILE_FOR.format(ub=ub, step=step), "-p", "convert-tile-to-loop",
                        outputs=("out.mlir",))
     assert outcome.status == 1 and expected in outcome.err, outcome.err
+
+
+@pytest.mark.parametrize("level", ["graph", "swsim"])
+def test_an_input_larger_than_main_memory_is_refused_before_drawing_it(tmp_path: Path, level: str) -> None:
+    """A batch of 2^31 (3 TiB of random input values: MemoryError while drawing them)."""
+    from taihu.test.fuzz.mutate import base_model
+
+    m = base_model(1)
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 2**31
+    m.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 2**31
+    model = tmp_path / "m.onnx"
+    model.write_bytes(m.SerializeToString())
+    out = tmp_path / "y.npz"
+    outcome = run_main(tool_mains()["taihu-run"], [model, "--level", level, "--output", out], [out])
+    assert_ok(outcome)
+    assert "input 'x' of shape [2147483648, 3, 8, 8] holds 1649267441664 bytes, more than the 34359738368 bytes " \
+           "of main memory" in outcome.err, outcome.err
