@@ -104,6 +104,8 @@ __all__ = [
     "SubOp",
     "SumOp",
     "TanhOp",
+    "SqrtOp",
+    "ErfOp",
     "TransposeOp",
     "UnsqueezeOp",
     "broadcast_shapes",
@@ -938,6 +940,21 @@ class TanhOp(_UnaryFloatOp):
     """``graph.tanh``: hyperbolic tangent."""
 
     name = "graph.tanh"
+
+
+@irdl_op_definition
+class SqrtOp(_UnaryFloatOp):
+    """``graph.sqrt``: square root (NaN below 0, as ONNX Sqrt)."""
+
+    name = "graph.sqrt"
+
+
+@irdl_op_definition
+class ErfOp(_UnaryFloatOp):
+    """``graph.erf``: the Gauss error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``
+    (ONNX Erf; GELU's ``0.5 x (1 + erf(x / sqrt 2))``)."""
+
+    name = "graph.erf"
 
 
 @irdl_op_definition
@@ -1915,6 +1932,8 @@ Graph = Dialect(
         ReluOp,
         SigmoidOp,
         TanhOp,
+        SqrtOp,
+        ErfOp,
         ClipOp,
         LeakyReluOp,
         MaxPoolOp,

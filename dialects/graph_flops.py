@@ -129,6 +129,8 @@ _RULES: dict[type[Operation], Callable] = {
     graph.ClipOp: _per_element(1),
     graph.SigmoidOp: _per_element(1),
     graph.TanhOp: _per_element(1),
+    graph.SqrtOp: _per_element(1),
+    graph.ErfOp: _per_element(1),
     graph.BatchNormOp: _per_element(2),
     graph.MaxPoolOp: _pool,
     graph.AvgPoolOp: _pool,

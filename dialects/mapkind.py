@@ -31,6 +31,8 @@ class MapKind(StrEnum):
     CLIP = "clip"  # y = min(max(x, lo), hi) (lo / hi optional)
     SIGMOID = "sigmoid"  # y = 1 / (1 + exp(-x))
     TANH = "tanh"  # y = tanh(x)
+    SQRT = "sqrt"  # y = sqrt(x)
+    ERF = "erf"  # y = erf(x) (the Gauss error function; GELU, 2016 Hendrycks & Gimpel)
     ADD = "add"  # y = a + b   (numpy broadcasting of the inputs to y)
     SUB = "sub"  # y = a - b
     MUL = "mul"  # y = a * b
@@ -76,6 +78,8 @@ KIND_INFO: dict[MapKind, KindInfo] = {
     MapKind.CLIP: KindInfo((1,), optional=("lo", "hi")),
     MapKind.SIGMOID: _UNARY,
     MapKind.TANH: _UNARY,
+    MapKind.SQRT: _UNARY,
+    MapKind.ERF: _UNARY,
     MapKind.ADD: _BINARY,
     MapKind.SUB: _BINARY,
     MapKind.MUL: _BINARY,

@@ -120,6 +120,11 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "ConstantOfShape": (9, 20, 21, 23, 24, 25),
         "Identity": (1, 13, 14, 16, 19, 21, 23, 24, 25),
         "LSTM": (7, 14, 22),
+        "Sqrt": (6, 13),
+        "Erf": (9, 13),
+        "Pow": (7, 12, 13, 15),
+        "Gelu": (20,),
+        "LayerNormalization": (17,),
         "HardSigmoid": (6, 22),
         "HardSwish": (14, 22),
         "GlobalMaxPool": (1, 22),
@@ -775,9 +780,10 @@ def _sum(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     return [imp.emit(graph.SumOp(ins)).results[0]]
 
 
-@_converter("Relu", "Sigmoid", "Tanh")
+@_converter("Relu", "Sigmoid", "Tanh", "Sqrt", "Erf")
 def _unary(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    cls = {"Relu": graph.ReluOp, "Sigmoid": graph.SigmoidOp, "Tanh": graph.TanhOp}[ctx.node.op_type]
+    cls = {"Relu": graph.ReluOp, "Sigmoid": graph.SigmoidOp, "Tanh": graph.TanhOp, "Sqrt": graph.SqrtOp,
+           "Erf": graph.ErfOp}[ctx.node.op_type]
     return [imp.emit(cls(imp.value(ctx, ctx.input_name(0)))).results[0]]
 
 
@@ -1196,6 +1202,76 @@ def _hardswish(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     return [imp.emit(graph.MulOp(x, _hard_sigmoid(imp, x, 1.0 / 6.0, 0.5))).results[0]]
 
 
+@_converter("Pow")
+def _pow(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """``x ** y`` for a constant scalar exponent y in {1, 2, 3, 0.5, -0.5, -1, -2} (the exporters'
+    LayerNorm and GELU-tanh forms) as muls, sqrt and a reciprocal."""
+    x = imp.value(ctx, ctx.input_name(0))
+    e = imp.const(ctx, 1, "exponent")
+    if e.size != 1:
+        raise ctx.error(f"exponent must be a scalar, got shape {_fmt(e.shape)}")
+    p = float(e.reshape(()))
+    if p not in (1.0, 2.0, 3.0, 0.5, -0.5, -1.0, -2.0):
+        raise ctx.error(f"exponent {p:g}: only 1, 2, 3, 0.5, -0.5, -1 and -2 are supported")
+    mag = abs(p)
+    y: SSAValue
+    if mag == 0.5:
+        y = imp.emit(graph.SqrtOp(x)).results[0]
+    else:
+        y = x
+        for _ in range(int(mag) - 1):
+            y = imp.emit(graph.MulOp(y, x)).results[0]
+    if p < 0:
+        y = imp.emit(graph.DivOp(_scalar(imp, y, 1.0, "one"), y)).results[0]
+    return [y]
+
+
+@_converter("Gelu", attrs=("approximate",))
+def _gelu(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """``0.5 x (1 + erf(x / sqrt 2))``, or with ``approximate="tanh"``
+    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`` (the operator's definitions)."""
+    x = imp.value(ctx, ctx.input_name(0))
+    approx = ctx.attr("approximate", "none")
+    if approx == "none":
+        inner = imp.emit(graph.ErfOp(imp.emit(graph.MulOp(x, _scalar(imp, x, 2 ** -0.5, "rsqrt2"))).results[0]))
+    elif approx == "tanh":
+        x3 = imp.emit(graph.MulOp(imp.emit(graph.MulOp(x, x)).results[0], x)).results[0]
+        u = imp.emit(graph.AddOp(x, imp.emit(graph.MulOp(x3, _scalar(imp, x, 0.044715, "c"))).results[0])).results[0]
+        inner = imp.emit(graph.TanhOp(imp.emit(graph.MulOp(u, _scalar(imp, x, math.sqrt(2 / math.pi), "k"))).results[0]))
+    else:
+        raise ctx.error(f"approximate='{approx}' is not 'none' or 'tanh'")
+    h = imp.emit(graph.AddOp(inner.results[0], _scalar(imp, x, 1.0, "one"))).results[0]
+    xh = imp.emit(graph.MulOp(x, h)).results[0]
+    return [imp.emit(graph.MulOp(xh, _scalar(imp, x, 0.5, "half"))).results[0]]
+
+
+@_converter("LayerNormalization", attrs=("axis", "epsilon", "stash_type"))
+def _layer_norm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """``(x - mean) * inv_std_dev * scale + bias`` over the dims from ``axis`` on, with
+    ``inv_std_dev = 1 / sqrt(var + epsilon)``; the mean and variance are Reduce-means
+    (:func:`_reduce`). The optional outputs Mean and InvStdDev (reduced dims kept as 1) are
+    those values."""
+    x = imp.value(ctx, ctx.input_name(0))
+    scale = imp.value(ctx, ctx.input_name(1))
+    bias = imp.opt_value(ctx, 2)
+    s = _shape(x)
+    axis = int(ctx.attr("axis", -1))
+    if not -len(s) <= axis < len(s):
+        raise ctx.error(f"axis {axis} is out of range for rank {len(s)}")
+    if int(ctx.attr("stash_type", 1)) != 1:
+        raise ctx.error("stash_type other than 1 (float32 statistics) is not supported")
+    axes = tuple(range(axis % len(s), len(s)))
+    mean = _reduce(imp, ctx, x, axes, "mean")
+    d = imp.emit(graph.SubOp(x, mean)).results[0]
+    var = _reduce(imp, ctx, imp.emit(graph.MulOp(d, d)).results[0], axes, "mean")
+    ve = imp.emit(graph.AddOp(var, _scalar(imp, var, float(ctx.attr("epsilon", 1e-5)), "eps"))).results[0]
+    inv = imp.emit(graph.DivOp(_scalar(imp, ve, 1.0, "one"), imp.emit(graph.SqrtOp(ve)).results[0])).results[0]
+    y = imp.emit(graph.MulOp(imp.emit(graph.MulOp(d, inv)).results[0], scale)).results[0]
+    if bias is not None:
+        y = imp.emit(graph.AddOp(y, bias)).results[0]
+    return [y, mean, inv]
+
+
 def _reduce_axes(imp: _Importer, ctx: _NodeCtx, rank: int) -> tuple[int, ...] | None:
     """The sorted, normalized axes of a Reduce* node (attribute or, in newer versions, input 1);
     None for "no reduction" (empty axes with ``noop_with_empty_axes``)."""
@@ -1467,6 +1543,7 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "ReduceMax": (1,),
     "ReduceMin": (1,),
     "Slice": (1, 2, 3, 4),
+    "Pow": (1,),
     "Split": (1,),
 }
 """op type -> input slots the importer needs as compile-time constants (opset >= 11/12/13 forms)."""

@@ -107,6 +107,14 @@ class GraphFunctions(InterpreterFunctions):
     def run_tanh(self, interpreter: Interpreter, op: graph.TanhOp, args: PythonValues):
         return _checked(op, K.tanh(args[0]))
 
+    @impl(graph.SqrtOp)
+    def run_sqrt(self, interpreter: Interpreter, op: graph.SqrtOp, args: PythonValues):
+        return _checked(op, K.sqrt(args[0]))
+
+    @impl(graph.ErfOp)
+    def run_erf(self, interpreter: Interpreter, op: graph.ErfOp, args: PythonValues):
+        return _checked(op, K.erf(args[0]))
+
     @impl(graph.ClipOp)
     def run_clip(self, interpreter: Interpreter, op: graph.ClipOp, args: PythonValues):
         return _checked(op, K.clip(args[0], min=op.min, max=op.max))

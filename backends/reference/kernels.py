@@ -69,6 +69,8 @@ __all__ = [
     "sub",
     "sum",
     "tanh",
+    "sqrt",
+    "erf",
     "transpose",
     "unsqueeze",
 ]
@@ -326,6 +328,21 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 def tanh(x: np.ndarray) -> np.ndarray:
     """Hyperbolic tangent."""
     return np.asarray(np.tanh(x))
+
+
+def sqrt(x: np.ndarray) -> np.ndarray:
+    """Square root (NaN below 0)."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.sqrt(x))
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The Gauss error function, element by element with :func:`math.erf` (correctly rounded
+    to double, then to x's type)."""
+    return np.asarray(_ERF(x.astype(np.float64)), dtype=np.float64).astype(x.dtype, copy=False).reshape(x.shape)
 
 
 def clip(x: np.ndarray, *, min: float = -math.inf, max: float = math.inf) -> np.ndarray:  # noqa: A002

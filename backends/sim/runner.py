@@ -756,7 +756,7 @@ def _global_value(g: sw.GlobalOp, inputs: Mapping[str, np.ndarray], seed: int) -
     init = g.initial_value
     if isinstance(init, DenseIntOrFPElementsAttr):
         vals = np.array(init.get_values(), dtype=dt)
-        return np.broadcast_to(vals, shape).copy() if vals.size == 1 else vals.reshape(shape)
+        return np.full(shape, vals.reshape(-1)[0], dtype=dt) if vals.size == 1 else vals.reshape(shape)
     if isinstance(init, DenseResourceAttr):
         from taihu.dialects.resources import resource_value
 

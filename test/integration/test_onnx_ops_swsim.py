@@ -89,3 +89,56 @@ def test_legacy_flatten_shape_chain_lowers() -> None:
     ]
     inits = [numpy_helper.from_array(np.array(0, np.int64), "i0"), _i64("a0", 0), _i64("m1", -1)]
     _check(_model(nodes, (2, 3, 4, 5), ["y"], inits, opset=13), (2, 3, 4, 5))
+
+
+def _encoder_block(t: int = 16, d: int = 32, heads: int = 2, hidden: int = 64, opset: int = 20) -> onnx.ModelProto:
+    """A ViT-style pre-norm encoder block: LayerNorm, multi-head attention as batched MatMuls +
+    Softmax, residual, LayerNorm, a GELU MLP, residual."""
+    rng = np.random.default_rng(3)
+    dh = d // heads
+
+    def w(name, *shape, s=0.2):
+        return numpy_helper.from_array((s * rng.standard_normal(shape)).astype(np.float32), name)
+
+    inits = [w("g1", d, s=1.0), w("b1", d), w("g2", d, s=1.0), w("b2", d),
+             w("wq", d, d), w("wk", d, d), w("wv", d, d), w("wo", d, d),
+             w("w1", d, hidden), w("c1", hidden), w("w2", hidden, d), w("c2", d),
+             _i64("heads_shape", 1, t, heads, dh), _i64("merge_shape", 1, t, d),
+             numpy_helper.from_array(np.array(dh ** -0.5, np.float32), "scale")]
+    n = helper.make_node
+    nodes = [
+        n("LayerNormalization", ["x", "g1", "b1"], ["h"], axis=-1, epsilon=1e-5),
+        *[n("MatMul", ["h", f"w{k}"], [f"{k}0"]) for k in "qkv"],
+        *[n("Reshape", [f"{k}0", "heads_shape"], [f"{k}1"]) for k in "qkv"],
+        n("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+        n("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+        n("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+        n("MatMul", ["q", "kt"], ["s0"]),
+        n("Mul", ["s0", "scale"], ["s1"]),
+        n("Softmax", ["s1"], ["p"], axis=-1),
+        n("MatMul", ["p", "v"], ["a0"]),
+        n("Transpose", ["a0"], ["a1"], perm=[0, 2, 1, 3]),
+        n("Reshape", ["a1", "merge_shape"], ["a2"]),
+        n("MatMul", ["a2", "wo"], ["a3"]),
+        n("Add", ["x", "a3"], ["r1"]),
+        n("LayerNormalization", ["r1", "g2", "b2"], ["h2"], axis=-1, epsilon=1e-5),
+        n("MatMul", ["h2", "w1"], ["m0"]),
+        n("Add", ["m0", "c1"], ["m1"]),
+        n("Gelu", ["m1"], ["m2"]),
+        n("MatMul", ["m2", "w2"], ["m3"]),
+        n("Add", ["m3", "c2"], ["m4"]),
+        n("Add", ["r1", "m4"], ["y"]),
+    ]
+    return _model(nodes, (1, t, d), ["y"], inits, opset=opset)
+
+
+def test_vit_style_encoder_block() -> None:
+    _check(_encoder_block(), (1, 16, 32))
+
+
+@pytest.mark.parametrize("exponent", [2.0, 0.5, -0.5, 3.0])
+def test_pow_forms_and_erf_sqrt(exponent: float) -> None:
+    nodes = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Pow", ["s", "e"], ["p"]),
+             helper.make_node("Erf", ["x"], ["f"]), helper.make_node("Sqrt", ["s"], ["q"])]
+    inits = [numpy_helper.from_array(np.array(exponent, np.float32), "e")]
+    _check(_model(nodes, (2, 3, 40), ["p", "f", "q"], inits, opset=13), (2, 3, 40))

@@ -143,7 +143,25 @@ def _views() -> tuple[G, list[SSAValue]]:
     return g, [g(graph.LeakyReluOp(d, alpha=0.2), "y")]
 
 
+def _sqrt_of_sigmoid() -> tuple[G, list[SSAValue]]:
+    """sqrt of positive values (sigmoid), fused into one kernel."""
+    g = G((3, 50))
+    return g, [g(graph.SqrtOp(g(graph.SigmoidOp(g.args[0]), "s")), "y")]
+
+
+def _gelu() -> tuple[G, list[SSAValue]]:
+    """GELU as ONNX's Gelu-20 defines it (and its opset-13 exports write it): 0.5 x (1 + erf(x / sqrt 2))."""
+    g = G((2, 37, 5))
+    x = g.args[0]
+    e = g(graph.ErfOp(g(graph.MulOp(x, g.cst(np.array([2 ** -0.5], np.float32), "rs2")), "xs")), "e")
+    h = g(graph.AddOp(e, g.cst(np.array([1.0], np.float32), "one")), "h")
+    return g, [g(graph.MulOp(g(graph.MulOp(x, h), "xh"), g.cst(np.array([0.5], np.float32), "half")), "y")]
+
+
 CASES: dict[str, Case] = {
+    "erf": unary(graph.ErfOp, (2, 65, 3)),
+    "sqrt_of_sigmoid": _sqrt_of_sigmoid,
+    "gelu_erf": _gelu,
     "relu_odd": unary(graph.ReluOp, (3, 7, 11)),
     "sigmoid_long": unary(graph.SigmoidOp, (70001,)),
     "tanh": unary(graph.TanhOp, (2, 65, 3)),

@@ -185,6 +185,22 @@ def test_unary(kind, shape, elem):
     np.testing.assert_allclose(y, f(x).astype(dt), **_tol(dt))
 
 
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_sqrt_and_erf(elem):
+    """sqrt: VSQRT, exact to rounding; erf: Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7 (+ the
+    exp polynomial's), checked against math.erf over [-6, 6] (both tails and the origin)."""
+    import math
+
+    dt = NP[elem]
+    x = np.abs(_rand((3, 5), dt, seed=2)) + dt(0.01)
+    y, _, _ = run_map(MapKind.SQRT, [x], (3, 5), elem, {})
+    np.testing.assert_allclose(y, np.sqrt(x), **_tol(dt))
+    x = np.linspace(-6, 6, 64 * 24, dtype=dt).reshape(64, 24)
+    y, _, _ = run_map(MapKind.ERF, [x], (24,), elem, {})
+    want = np.vectorize(math.erf)(x.astype(np.float64))
+    assert np.max(np.abs(y - want)) <= 2.5e-7
+
+
 def test_clip_one_sided_and_fill():
     x = _rand((7,), np.float32)
     y, _, _ = run_map(MapKind.CLIP, [x], (7,), "f32", {"lo": 0.5})

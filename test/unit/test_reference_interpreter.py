@@ -110,6 +110,8 @@ CASES: dict[str, tuple[list[np.ndarray], Callable, Callable]] = {
     "relu": ([r(4, 5)], lambda a: [graph.ReluOp(a[0])], K.relu),
     "sigmoid": ([r(4, 5)], lambda a: [graph.SigmoidOp(a[0])], K.sigmoid),
     "tanh": ([r(4, 5)], lambda a: [graph.TanhOp(a[0])], K.tanh),
+    "sqrt": ([r(4, 5)], lambda a: [graph.SqrtOp(a[0])], K.sqrt),
+    "erf": ([r(4, 5)], lambda a: [graph.ErfOp(a[0])], K.erf),
     "clip": ([r(4, 5)], lambda a: [graph.ClipOp(a[0], min=-0.5, max=0.75)], lambda x: K.clip(x, min=-0.5, max=0.75)),
     "leaky_relu": ([r(4, 5)], lambda a: [graph.LeakyReluOp(a[0], alpha=0.125)], lambda x: K.leaky_relu(x, alpha=0.125)),
     "max_pool": (

@@ -292,6 +292,11 @@ def map_numpy(kind: MapKind, ins: list[np.ndarray], out_shape, dtype, p: dict) -
             r = 1 / (1 + np.exp(-x))
         elif kind == MapKind.TANH:
             r = np.tanh(x)
+        elif kind == MapKind.SQRT:
+            with np.errstate(invalid="ignore"):
+                r = np.sqrt(x)
+        elif kind == MapKind.ERF:
+            r = np.asarray(np.frompyfunc(math.erf, 1, 1)(x.astype(np.float64)), np.float64)
         elif kind == MapKind.ADD:
             r = np.broadcast_to(xs[0] + xs[1], out_shape)
         elif kind == MapKind.SUB:

@@ -393,6 +393,10 @@ def unary_map_of(op: Operation) -> tuple[MapKind, dict[str, object]] | None:
         return MapKind.SIGMOID, {}
     if isinstance(op, graph.TanhOp):
         return MapKind.TANH, {}
+    if isinstance(op, graph.SqrtOp):
+        return MapKind.SQRT, {}
+    if isinstance(op, graph.ErfOp):
+        return MapKind.ERF, {}
     if isinstance(op, graph.LeakyReluOp):
         return MapKind.LEAKY_RELU, {"alpha": op.alpha}
     if isinstance(op, graph.ClipOp):

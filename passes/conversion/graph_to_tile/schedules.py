@@ -121,7 +121,7 @@ _ABSORBING: dict[type[Operation], bool] = {
     graph.Conv2dOp: True, graph.GemmOp: True, graph.MatMulOp: False,
     graph.AddOp: True, graph.SubOp: True, graph.MulOp: True, graph.DivOp: True, graph.SumOp: True,
     graph.BatchNormOp: True, graph.ReluOp: True, graph.LeakyReluOp: True, graph.ClipOp: True,
-    graph.SigmoidOp: True, graph.TanhOp: True,
+    graph.SigmoidOp: True, graph.TanhOp: True, graph.SqrtOp: True, graph.ErfOp: True,
     graph.PadOp: False, graph.ConcatOp: False, graph.TransposeOp: False, graph.LayoutTransformOp: False,
     graph.MaxPoolOp: False, graph.AvgPoolOp: False, graph.GlobalAvgPoolOp: False, graph.SoftmaxOp: False,
     graph.LRNOp: False,

@@ -38,6 +38,9 @@ the shorter fp32 VDIVS/VSQRTS of the non-pipelined divide unit):
 * copy / convert / fill / transpose: loads + stores (a transpose is a strided copy nest).
 * relu = VFSELLT x, 0, x; leaky_relu = VFSELLT x, alpha*x, x; clip / max = VFCMPLT + VFSELEQ.
 * add / sub / mul / div / affine (one VMAD): numpy broadcasting = stride-0 accesses.
+* sqrt: VSQRTD (VSQRTS for f32 nests); erf: Abramowitz & Stegun 7.1.26 on ``|x|`` (a reciprocal,
+  a degree-5 polynomial by VMADs, ``exp(-x^2)`` as below; |error| <= 1.5e-7), the sign restored
+  by a select.
 * sigmoid / tanh / softmax: ``exp`` is a degree-6 Taylor polynomial of VMADs (swDNN's Taylor exp,
   004 L1352; spec sw26010-model.md L222) with range reduction by multiplications only:
   ``exp(x) = p(x / 2^k)^(2^k)`` for ``x`` in ``[-X, 0]`` (``X`` = 87, k = 10 for f32 data; 708,
@@ -890,6 +893,27 @@ def _exp_unit(kind: MapKind, eb: int) -> Callable[[Unit, list[int]], int]:
     return sigmoid if kind == MapKind.SIGMOID else tanh
 
 
+#: erf by Abramowitz & Stegun, Handbook of Mathematical Functions, eq. 7.1.26:
+#: erf(z) = 1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) exp(-z^2), t = 1 / (1 + p z), z >= 0,
+#: |error| <= 1.5e-7 (plus exp_neg's < 1e-7 relative)
+_ERF_P = 0.3275911
+_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erf_unit(eb: int) -> Callable[[Unit, list[int]], int]:
+    def erf(u: Unit, x: list[int]) -> int:
+        m = u.neg_abs(x[0])  # -|x|
+        z = u.sub(Unit.ZERO, m)  # |x|
+        one = u.const(1.0)
+        t = u.div(one, u.fma(u.const(_ERF_P), z, one))
+        a1, a2, a3, a4, a5 = (u.const(a) for a in _ERF_A)
+        poly = u.mul(u.fma(u.fma(u.fma(u.fma(a5, t, a4), t, a3), t, a2), t, a1), t)
+        y = u.sub(one, u.mul(poly, u.exp_neg(u.mul(z, m), eb)))  # exp(-x^2)
+        return u.sel_lt(x[0], u.sub(Unit.ZERO, y), y)
+
+    return erf
+
+
 def _window_segments(n_out: int, k: int, s: int, pb: int, size: int) -> list[tuple[int, int, int, int]]:
     """Output index ranges ``[o_lo, o_hi)`` of one window dim whose taps ``[j_lo, j_hi)`` inside
     the input ``[0, size)`` are the same (input index ``o*s - pb + j``): the boundary outputs
@@ -1350,6 +1374,10 @@ def lower_map(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Mac
         _elementwise(em, out, ins, clip)
     elif kind in (MapKind.SIGMOID, MapKind.TANH):
         _elementwise(em, out, ins, _exp_unit(kind, eb))
+    elif kind == MapKind.ERF:
+        _elementwise(em, out, ins, _erf_unit(eb))
+    elif kind == MapKind.SQRT:
+        _elementwise(em, out, ins, lambda u, x: u.sqrt(x[0]))
     elif kind in _BINARY:
         f = _BINARY[kind]
         _elementwise(em, out, ins, lambda u, x: f(u, x[0], x[1]))

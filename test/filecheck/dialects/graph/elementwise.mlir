@@ -33,6 +33,8 @@ func.func @unary(%x: tensor<1x16xf16>, %y: tensor<8xf64>) {
   %7 = graph.leaky_relu %y {alpha = 2.000000e-01 : f32} : tensor<8xf64> -> tensor<8xf64>
   %8 = graph.dropout %x : tensor<1x16xf16> -> tensor<1x16xf16>
   %9 = graph.dropout %y {ratio = 1.000000e-01 : f32} : tensor<8xf64> -> tensor<8xf64>
+  %10 = graph.sqrt %y : tensor<8xf64> -> tensor<8xf64>
+  %11 = graph.erf %x : tensor<1x16xf16> -> tensor<1x16xf16>
   func.return
 }
 
@@ -47,3 +49,5 @@ func.func @unary(%x: tensor<1x16xf16>, %y: tensor<8xf64>) {
 // CHECK-NEXT:    %7 = graph.leaky_relu %y {alpha = 2.000000e-01 : f32} : tensor<8xf64> -> tensor<8xf64>
 // CHECK-NEXT:    %8 = graph.dropout %x : tensor<1x16xf16> -> tensor<1x16xf16>
 // CHECK-NEXT:    %9 = graph.dropout %y {ratio = 1.000000e-01 : f32} : tensor<8xf64> -> tensor<8xf64>
+// CHECK-NEXT:    %10 = graph.sqrt %y : tensor<8xf64> -> tensor<8xf64>
+// CHECK-NEXT:    %11 = graph.erf %x : tensor<1x16xf16> -> tensor<1x16xf16>
