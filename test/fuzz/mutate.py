@@ -172,17 +172,26 @@ _TOML_KEY = re.compile(r"^([a-z_0-9]+) = ([^#\n]*?)(\s*#.*)?$", re.MULTILINE)
 _TOML_ROW = re.compile(r"^([a-z0-9_]+) = \{ pipes = (\"[^\"]*\"), latency = ([^}]*?) \}.*$", re.MULTILINE)
 
 
+@cache
+def _ranges() -> dict[str, tuple[str, float, float]]:
+    """Scalar machine key -> (kind, lo, hi) of its documented range (target/machine.py)."""
+    from taihu.target.machine import _SCALAR_KEYS
+
+    return {k: (r.kind, r.lo, r.hi) for k, r in _SCALAR_KEYS.items()}
+
+
 @st.composite
 def machine_mutants(draw) -> tuple[str, bytes, list[str]]:
     """(seed name, the mutated file's bytes, mutations) of a shipped machine file: keys removed,
-    values replaced by binary / inf / nan / 2^63 / -1 / strings, ``n_regs = 1``, instruction rows
-    removed or given a huge latency, the file truncated or made binary."""
+    values replaced by binary / inf / nan / 2^63 / -1 / strings or by the bounds of their valid
+    range, ``n_regs = 1``, instruction rows removed or given a huge latency, the file truncated
+    or made binary."""
     name, text = draw(st.sampled_from(machine_seeds()))
     applied = []
     data: bytes | None = None
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(("drop_key", "value", "value", "value", "n_regs", "drop_row", "latency",
-                                     "pipes", "binary", "truncate")))
+                                     "pipes", "binary", "truncate", "extreme", "extreme", "extreme")))
         keys = list(_TOML_KEY.finditer(text))
         rows = list(_TOML_ROW.finditer(text))
         if kind == "drop_key" and keys:
@@ -191,6 +200,14 @@ def machine_mutants(draw) -> tuple[str, bytes, list[str]]:
         elif kind == "value" and keys:
             m = keys[draw(st.integers(0, len(keys) - 1))]
             text = text[:m.start(2)] + draw(st.sampled_from(MACHINE_VALUES)) + text[m.end(2):]
+        elif kind == "extreme" and keys:  # a valid but extreme value: the bound of the key's range
+            ranged = [m for m in keys if m[1] in _ranges() and _ranges()[m[1]][0] in ("int", "float")]
+            if ranged:
+                m = ranged[draw(st.integers(0, len(ranged) - 1))]
+                rkind, lo, hi = _ranges()[m[1]]
+                value = draw(st.sampled_from((lo, hi)))
+                shown = str(int(value)) if rkind == "int" else repr(float(value))
+                text = text[:m.start(2)] + shown + text[m.end(2):]
         elif kind == "n_regs":
             text = re.sub(r"^n_regs = \d+", f"n_regs = {draw(st.sampled_from(('1', '2', '0', '31')))}",
                           text, flags=re.MULTILINE)
