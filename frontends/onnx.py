@@ -22,7 +22,8 @@ f16/f32/f64; static shapes. Decomposed into graph ops: HardSigmoid (mul, add, cl
 (x * HardSigmoid(x)), GlobalMaxPool (a whole-plane max_pool), ReduceMean / ReduceSum / ReduceMax /
 ReduceMin over any axes (transpose the reduced axes last, reshape to (1, P, R), global_avg_pool;
 sum = mean x R; max: a (1, R) max_pool; min = -max(-x)), Slice with step 1 and Split (cropping
-pads).
+pads), ConvTranspose (2-D, constant weight: zeros inserted between the pixels, a stride-1
+convolution with the flipped weight), Resize (nearest, integer upsampling: a broadcast multiply).
 
 Shape sub-graphs (the exporters' ``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, int64
 ``Mul``/``Div``, ``Slice``/``Squeeze``/``Cast``/``Expand``/``Equal``/``Where``/``Mod``/``Range`` on
@@ -120,6 +121,8 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "ConstantOfShape": (9, 20, 21, 23, 24, 25),
         "Identity": (1, 13, 14, 16, 19, 21, 23, 24, 25),
         "LSTM": (7, 14, 22),
+        "ConvTranspose": (1, 11, 22),
+        "Resize": (10, 11, 13, 18, 19),
         "Sqrt": (6, 13),
         "Erf": (9, 13),
         "Pow": (7, 12, 13, 15),
@@ -430,8 +433,8 @@ class _Importer:
         conv = _CONVERTERS.get(op_type)
         if conv is None:
             computed = [i for i in node.input if i and i not in self.consts]
-            why = (f" on the computed tensor '{computed[0]}' (evaluated at import only when every input is a "
-                   "compile-time value)" if computed and all(self.has(i) for i in node.input if i) else "")
+            why = (f" (its input '{computed[0]}' is not a compile-time value, so the node is not evaluated at "
+                   "import)" if computed and all(self.has(i) for i in node.input if i) else "")
             raise OnnxImportError(f"{op_type} node {name}: unsupported op{why}")
         try:
             since = onnx.defs.get_schema(op_type, self.opset, "").since_version
@@ -732,6 +735,95 @@ def _conv(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
         )
     )
     return [op.results[0]]
+
+
+def _upsample_zeros(imp: _Importer, x: SSAValue, sh: int, sw: int) -> SSAValue:
+    """``x`` (N, C, H, W) with ``sh - 1`` / ``sw - 1`` zero rows / columns between its rows /
+    columns: (N, C, (H-1) sh + 1, (W-1) sw + 1), as view (N, C, H, 1, W, 1) -> pad the unit dims
+    -> view (N, C, H sh, W sw) -> crop the trailing zeros (graph.reshape and graph.pad only)."""
+    n, c, h, w = _shape(x)
+    v = imp.emit(graph.ReshapeOp(x, (n, c, h, 1, w, 1))).results[0]
+    v = imp.emit(graph.PadOp(v, pads=[0] * 6 + [0, 0, 0, sh - 1, 0, sw - 1])).results[0]
+    v = imp.emit(graph.ReshapeOp(v, (n, c, h * sh, w * sw))).results[0]
+    return imp.emit(graph.PadOp(v, pads=[0, 0, 0, 0, 0, 0, 1 - sh, 1 - sw])).results[0]
+
+
+@_converter("ConvTranspose", attrs=("auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+                                    "output_shape", "pads", "strides"))
+def _conv_transpose(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """The transposed convolution as a direct one: the input with ``stride - 1`` zeros inserted
+    between its pixels (:func:`_upsample_zeros`), padded by ``d (k - 1) - pad`` on each side
+    (+ ``output_padding`` at the end; negative: cropped), convolved at stride 1 with the weight
+    flipped in space and its two channel dims swapped per group (constant weight, transformed at
+    import). The inserted zeros are multiplied too: a stride-s layer does s^2 x the useful work."""
+    x = imp.value(ctx, ctx.input_name(0))
+    xs = _require_rank(ctx, x, 4)
+    w_np = imp.const(ctx, 1, "weight")
+    if w_np.ndim != 4:
+        raise ctx.error(f"weight has rank {w_np.ndim}; only 2-D (rank 4) transposed convolution is supported")
+    g = int(ctx.attr("group", 1))
+    cin, cout_g, kh, kw = w_np.shape
+    if cin != xs[1] or cin % g:
+        raise ctx.error(f"weight {_fmt(w_np.shape)} does not match {xs[1]} input channels in {g} groups")
+    ks = ctx.attr("kernel_shape")
+    if ks is not None and _ints(ks) != (kh, kw):
+        raise ctx.error(f"kernel_shape {list(ks)} does not match weight shape {_fmt(w_np.shape)}")
+    (sh, sw), (dh, dw) = _spatial_attrs(ctx, "strides"), _spatial_attrs(ctx, "dilations")
+    oph, opw = _spatial_attrs(ctx, "output_padding", 0)
+    if ctx.attr("output_shape") is not None:
+        raise ctx.error("output_shape is not supported (give pads and output_padding)")
+    if (ctx.attr("auto_pad", "NOTSET") or "NOTSET") not in ("NOTSET", "VALID"):
+        raise ctx.error(f"auto_pad={ctx.attr('auto_pad')} is not supported (give explicit pads)")
+    pads = ctx.attr("pads")
+    pt, pl, pb, pr = _ints(pads) if pads is not None else (0, 0, 0, 0)
+    # (Cin, Cout/g, kh, kw) -> (Cout, Cin/g, kh, kw), flipped in space
+    wt = w_np.reshape(g, cin // g, cout_g, kh, kw).transpose(0, 2, 1, 3, 4).reshape(g * cout_g, cin // g, kh, kw)
+    wt = np.ascontiguousarray(wt[:, :, ::-1, ::-1])
+    w = imp.emit(graph.constant(wt, name_hint=_hint(ctx.input_name(1)) + "_t")).results[0]
+    b = imp.opt_value(ctx, 2)
+    v = _upsample_zeros(imp, x, sh, sw) if (sh, sw) != (1, 1) else x
+    ph, pw = dh * (kh - 1), dw * (kw - 1)
+    edge = [ph - pt, pw - pl, ph - pb + oph, pw - pr + opw]
+    if any(edge):
+        v = imp.emit(graph.PadOp(v, pads=[0, 0, edge[0], edge[1], 0, 0, edge[2], edge[3]])).results[0]
+    return [imp.emit(graph.Conv2dOp(v, w, b, dilations=(dh, dw), group=g)).results[0]]
+
+
+@_converter("Resize", attrs=("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                             "exclude_outside", "extrapolation_value", "antialias", "axes",
+                             "keep_aspect_ratio_policy"))
+def _resize(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """Nearest-neighbour upsampling of the spatial dims of (N, C, H, W) by integer factors
+    (``out[i] = in[i // s]``: coordinate modes half_pixel / pytorch_half_pixel with a rounding
+    nearest_mode, or asymmetric with floor, torch's ``nn.Upsample(mode="nearest")``), as the view
+    (N, C, H, 1, W, 1) times ones (1, 1, 1, s, 1, t) viewed as (N, C, H s, W t)."""
+    x = imp.value(ctx, ctx.input_name(0))
+    n, c, h, w = _require_rank(ctx, x, 4)
+    mode = ctx.attr("mode", "nearest")
+    if mode != "nearest":
+        raise ctx.error(f"mode='{mode}': only 'nearest' is supported")
+    coord = ctx.attr("coordinate_transformation_mode", "half_pixel" if ctx.since >= 11 else "asymmetric")
+    near = ctx.attr("nearest_mode", "round_prefer_floor" if ctx.since >= 11 else "floor")
+    if not ((coord in ("half_pixel", "pytorch_half_pixel") and near in ("round_prefer_floor", "round_prefer_ceil"))
+            or (coord == "asymmetric" and near == "floor")):
+        raise ctx.error(f"coordinate_transformation_mode='{coord}' with nearest_mode='{near}' is not supported "
+                        "(half_pixel with rounding, or asymmetric with floor)")
+    if ctx.attr("axes") is not None:
+        raise ctx.error("axes is not supported")
+    if ctx.since >= 11 and ctx.input_name(3):  # (X, roi, scales, sizes)
+        sizes = _ints(imp.const(ctx, 3, "sizes").reshape(-1))
+        factors = [o / i for o, i in zip(sizes, (n, c, h, w))]
+    else:  # (X, scales), or (X, roi, scales)
+        factors = [float(f) for f in imp.const(ctx, 1 if ctx.since < 11 else 2, "scales").reshape(-1)]
+    if len(factors) != 4 or factors[:2] != [1.0, 1.0] or any(f < 1 or f != int(f) for f in factors[2:]):
+        raise ctx.error(f"scales {factors}: only integer upsampling of H and W is supported")
+    s, t = int(factors[2]), int(factors[3])
+    v = imp.emit(graph.ReshapeOp(x, (n, c, h, 1, w, 1))).results[0]
+    t_ = x.type
+    assert isinstance(t_, TensorType)
+    ones = np.ones((1, 1, 1, s, 1, t), dtype=_ELEM_TO_NP[t_.element_type])
+    v = imp.emit(graph.MulOp(v, imp.emit(graph.constant(ones, name_hint="ones")).results[0])).results[0]
+    return [imp.emit(graph.ReshapeOp(v, (n, c, h * s, w * t))).results[0]]
 
 
 @_converter("MatMul")
@@ -1544,6 +1636,8 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "ReduceMin": (1,),
     "Slice": (1, 2, 3, 4),
     "Pow": (1,),
+    "Resize": (1, 2, 3),
+    "ConvTranspose": (1,),
     "Split": (1,),
 }
 """op type -> input slots the importer needs as compile-time constants (opset >= 11/12/13 forms)."""

@@ -43,6 +43,12 @@ _EMPTY_IN = "zero-size input: empty tensors are not supported"
 _EMPTY_OUT = "an empty slice / split part: empty tensors are not supported"
 _STEP = "Slice with step -1: only step 1 (a window) is supported"
 _POW = "Pow with a per-element exponent: only a constant scalar exponent (1, 2, 3, 0.5, -0.5, -1, -2)"
+_CT_RANK = "1-D / 3-D ConvTranspose: transposed convolution is 2-D (NCHW) only"
+_CT_SHAPE = "ConvTranspose output_shape / auto_pad=SAME: explicit pads and output_padding only"
+_RESIZE_MODE = "Resize linear / cubic: nearest only"
+_RESIZE_SCALE = "Resize downsampling or by a fractional factor: integer upsampling of H and W only"
+_RESIZE_AXES = "Resize with axes: scales / sizes of all four dims only"
+_RESIZE_COORD = "Resize rounding other than half_pixel + round_prefer_* or asymmetric + floor"
 
 # case name -> why the frontend refuses it (each refusal is checked below).
 SKIPPED: dict[str, str] = {
@@ -92,6 +98,49 @@ SKIPPED: dict[str, str] = {
     "test_split_zero_size_splits_opset13": _EMPTY_OUT,
     "test_split_zero_size_splits_opset18": _EMPTY_OUT,
     "test_slice_neg_steps": _STEP,
+    "test_convtranspose_1d": _CT_RANK,
+    "test_convtranspose_3d": _CT_RANK,
+    "test_convtranspose_autopad_same": _CT_SHAPE,
+    "test_convtranspose_kernel_shape": _CT_SHAPE,
+    "test_convtranspose_output_shape": _CT_SHAPE,
+    "test_resize_downsample_scales_cubic": _RESIZE_MODE,
+    "test_resize_downsample_scales_cubic_A_n0p5_exclude_outside": _RESIZE_MODE,
+    "test_resize_downsample_scales_cubic_align_corners": _RESIZE_MODE,
+    "test_resize_downsample_scales_cubic_antialias": _RESIZE_MODE,
+    "test_resize_downsample_scales_linear": _RESIZE_MODE,
+    "test_resize_downsample_scales_linear_align_corners": _RESIZE_MODE,
+    "test_resize_downsample_scales_linear_antialias": _RESIZE_MODE,
+    "test_resize_downsample_scales_linear_half_pixel_symmetric": _RESIZE_MODE,
+    "test_resize_downsample_scales_nearest": _RESIZE_SCALE,
+    "test_resize_downsample_sizes_cubic": _RESIZE_MODE,
+    "test_resize_downsample_sizes_cubic_antialias": _RESIZE_MODE,
+    "test_resize_downsample_sizes_linear_antialias": _RESIZE_MODE,
+    "test_resize_downsample_sizes_linear_pytorch_half_pixel": _RESIZE_MODE,
+    "test_resize_downsample_sizes_nearest": _RESIZE_SCALE,
+    "test_resize_downsample_sizes_nearest_not_larger": _RESIZE_AXES,
+    "test_resize_downsample_sizes_nearest_not_smaller": _RESIZE_AXES,
+    "test_resize_tf_crop_and_resize": _RESIZE_MODE,
+    "test_resize_tf_crop_and_resize_axes_2_3": _RESIZE_MODE,
+    "test_resize_tf_crop_and_resize_axes_3_2": _RESIZE_MODE,
+    "test_resize_tf_crop_and_resize_extrapolation_value": _RESIZE_MODE,
+    "test_resize_upsample_scales_cubic": _RESIZE_MODE,
+    "test_resize_upsample_scales_cubic_A_n0p5_exclude_outside": _RESIZE_MODE,
+    "test_resize_upsample_scales_cubic_align_corners": _RESIZE_MODE,
+    "test_resize_upsample_scales_cubic_asymmetric": _RESIZE_MODE,
+    "test_resize_upsample_scales_linear": _RESIZE_MODE,
+    "test_resize_upsample_scales_linear_align_corners": _RESIZE_MODE,
+    "test_resize_upsample_scales_linear_half_pixel_symmetric": _RESIZE_MODE,
+    "test_resize_upsample_scales_nearest_axes_2_3": _RESIZE_AXES,
+    "test_resize_upsample_scales_nearest_axes_3_2": _RESIZE_AXES,
+    "test_resize_upsample_sizes_cubic": _RESIZE_MODE,
+    "test_resize_upsample_sizes_nearest": _RESIZE_SCALE,
+    "test_resize_upsample_sizes_nearest_axes_2_3": _RESIZE_AXES,
+    "test_resize_upsample_sizes_nearest_axes_3_2": _RESIZE_AXES,
+    "test_resize_upsample_sizes_nearest_ceil_half_pixel": _RESIZE_COORD,
+    "test_resize_upsample_sizes_nearest_floor_align_corners": _RESIZE_COORD,
+    "test_resize_upsample_sizes_nearest_not_larger": _RESIZE_AXES,
+    "test_resize_upsample_sizes_nearest_not_smaller": _RESIZE_AXES,
+    "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric": _RESIZE_COORD,
     "test_pow": _POW,
     "test_pow_bcast_array": _POW,
     "test_pow_example": _POW,
@@ -159,6 +208,12 @@ _ERROR_FRAGMENT = {
     _EMPTY_OUT: "empty",
     _STEP: "only step 1",
     _POW: "exponent must be a scalar",
+    _CT_RANK: "only rank 4",
+    _CT_SHAPE: "is not supported (give",
+    _RESIZE_MODE: "only 'nearest'",
+    _RESIZE_SCALE: "only integer upsampling",
+    _RESIZE_AXES: "axes is not supported",
+    _RESIZE_COORD: "is not supported (half_pixel with",
 }
 
 

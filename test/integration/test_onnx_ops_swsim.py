@@ -142,3 +142,29 @@ def test_pow_forms_and_erf_sqrt(exponent: float) -> None:
              helper.make_node("Erf", ["x"], ["f"]), helper.make_node("Sqrt", ["s"], ["q"])]
     inits = [numpy_helper.from_array(np.array(exponent, np.float32), "e")]
     _check(_model(nodes, (2, 3, 40), ["p", "f", "q"], inits, opset=13), (2, 3, 40))
+
+
+@pytest.mark.parametrize("strides, pads, out_pad, group, dil", [
+    ((2, 2), (1, 1, 1, 1), (1, 1), 1, (1, 1)),
+    ((1, 1), (0, 0, 0, 0), (0, 0), 2, (1, 1)),
+    ((2, 3), (0, 1, 2, 0), (1, 0), 2, (2, 1)),
+])
+def test_conv_transpose(strides, pads, out_pad, group, dil) -> None:
+    rng = np.random.default_rng(4)
+    w = numpy_helper.from_array(rng.standard_normal((4, 6 // group, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(6).astype(np.float32), "b")
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=strides, pads=pads,
+                            output_padding=out_pad, group=group, dilations=dil)
+    _check(_model([node], (1, 4, 5, 6), ["y"], [w, b], opset=13), (1, 4, 5, 6))
+
+
+@pytest.mark.parametrize("opset, attrs, scales", [
+    (13, {"mode": "nearest"}, (1, 1, 2, 2)),                                  # half_pixel, round_prefer_floor
+    (13, {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}, (1, 1, 3, 2)),
+    (10, {"mode": "nearest"}, (1, 1, 2, 3)),
+])
+def test_resize_nearest(opset, attrs, scales) -> None:
+    sc = numpy_helper.from_array(np.array(scales, np.float32), "scales")
+    inputs = ["x", "scales"] if opset == 10 else ["x", "", "scales"]
+    _check(_model([helper.make_node("Resize", inputs, ["y"], **attrs)], (1, 3, 4, 5), ["y"], [sc], opset=opset),
+           (1, 3, 4, 5))

@@ -1,7 +1,7 @@
 // Import errors: one line on stderr naming op type, node and reason; exit status 1; -o never
 // leaves a (partial) file and never touches an existing one.
 // RUN: not %taihu-import %S/Inputs/unsupported_op.onnx 2>&1 | filecheck %s --check-prefix=OP
-// OP: taihu-import: error: {{.*}}unsupported_op.onnx: Erf node 'erf0': unsupported op
+// OP: taihu-import: error: {{.*}}unsupported_op.onnx: Celu node 'celu0': unsupported op
 // OP-NOT: Traceback
 
 // RUN: not %taihu-import %S/Inputs/unsupported_attr.onnx 2>&1 | filecheck %s --check-prefix=ATTR

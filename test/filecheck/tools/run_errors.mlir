@@ -26,7 +26,7 @@ func.func @main() {
 // LDM-NOT: Traceback
 // MISSING: taihu-run: error: no such file: {{.*}}does-not-exist.onnx
 // BADONNX: taihu-run: error: {{.*}}not_a_model.onnx: not a readable ONNX model
-// OP: taihu-run: error: {{.*}}unsupported_op.onnx: Erf node 'erf0': unsupported op
+// OP: taihu-run: error: {{.*}}unsupported_op.onnx: Celu node 'celu0': unsupported op
 // OP-NOT: Traceback
 // DEAD:      taihu-run: error: {{.*}}deadlock_getr.mlir: deadlock at cycle {{[0-9]+}}: no agent can make progress
 // DEAD-NEXT: CPE 1 (0,1): getr in {{.*}} waiting for 1 messages on the row FIFO (0 posted)

@@ -129,7 +129,7 @@ def errors() -> None:
     """Models the importer must reject with a one-line message."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 4])
-    g = helper.make_graph([helper.make_node("Erf", ["x"], ["y"], name="erf0")], "unsupported_op", [x], [y])
+    g = helper.make_graph([helper.make_node("Celu", ["x"], ["y"], name="celu0")], "unsupported_op", [x], [y])
     _save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "unsupported_op.onnx")
 
     g = helper.make_graph(
