@@ -23,7 +23,8 @@ f16/f32/f64; static shapes. Decomposed into graph ops: HardSigmoid (mul, add, cl
 ReduceMin over any axes (transpose the reduced axes last, reshape to (1, P, R), global_avg_pool;
 sum = mean x R; max: a (1, R) max_pool; min = -max(-x)), Slice with step 1 and Split (cropping
 pads), ConvTranspose (2-D, constant weight: zeros inserted between the pixels, a stride-1
-convolution with the flipped weight), Resize (nearest, integer upsampling: a broadcast multiply).
+convolution with the flipped weight), Resize (nearest, integer upsampling: a broadcast multiply),
+Squeeze (a reshape view).
 
 Shape sub-graphs (the exporters' ``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, int64
 ``Mul``/``Div``, ``Slice``/``Squeeze``/``Cast``/``Expand``/``Equal``/``Where``/``Mod``/``Range`` on
@@ -122,6 +123,7 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "Identity": (1, 13, 14, 16, 19, 21, 23, 24, 25),
         "LSTM": (7, 14, 22),
         "ConvTranspose": (1, 11, 22),
+        "Squeeze": (1, 11, 13, 21, 23, 24, 25),
         "Resize": (10, 11, 13, 18, 19),
         "Sqrt": (6, 13),
         "Erf": (9, 13),
@@ -1147,6 +1149,36 @@ def _unsqueeze(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 _CONVERTERS["Unsqueeze"] = _Conv(_unsqueeze, _unsqueeze_attrs)
 
 
+def _squeeze_attrs(since: int) -> frozenset[str]:
+    return frozenset(("axes",)) if since < 13 else frozenset()
+
+
+@_converter("Squeeze")
+def _squeeze(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """Size-1 dims dropped (``axes``, or every size-1 dim): a ``graph.reshape`` view."""
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    if ctx.since < 13:
+        attr = ctx.attr("axes")
+        axes = _ints(attr) if attr is not None else None
+    else:
+        axes = _ints(imp.const(ctx, 1, "axes").reshape(-1)) if ctx.input_name(1) else None
+    if axes is None:
+        drop = {i for i, d in enumerate(s) if d == 1}
+    else:
+        drop = set()
+        for a in axes:
+            if not -len(s) <= a < len(s):
+                raise ctx.error(f"axis {a} is out of range for rank {len(s)}")
+            if s[a % len(s)] != 1:
+                raise ctx.error(f"axis {a} has size {s[a % len(s)]}, not 1")
+            drop.add(a % len(s))
+    return [imp.emit(graph.ReshapeOp(x, tuple(d for i, d in enumerate(s) if i not in drop))).results[0]]
+
+
+_CONVERTERS["Squeeze"] = _Conv(_squeeze, _squeeze_attrs)
+
+
 def _pad_attrs(since: int) -> frozenset[str]:
     return frozenset(("mode", "pads", "value")) if since < 11 else frozenset(("mode",))
 
@@ -1638,6 +1670,7 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "Pow": (1,),
     "Resize": (1, 2, 3),
     "ConvTranspose": (1,),
+    "Squeeze": (1,),
     "Split": (1,),
 }
 """op type -> input slots the importer needs as compile-time constants (opset >= 11/12/13 forms)."""

@@ -168,3 +168,27 @@ def test_resize_nearest(opset, attrs, scales) -> None:
     inputs = ["x", "scales"] if opset == 10 else ["x", "", "scales"]
     _check(_model([helper.make_node("Resize", inputs, ["y"], **attrs)], (1, 3, 4, 5), ["y"], [sc], opset=opset),
            (1, 3, 4, 5))
+
+
+def test_two_layer_lstm_classifier() -> None:
+    """torch's nn.LSTM(num_layers=2) + Linear as its exporter writes it: two LSTM nodes, the
+    first one's Y (seq, 1, batch, H) squeezed into the second's X, the last Y_h squeezed into a
+    Gemm."""
+    seq, batch, inp, hid, classes = 6, 3, 10, 16, 5
+    rng = np.random.default_rng(5)
+
+    def w(name, *shape):
+        return numpy_helper.from_array((0.3 * rng.standard_normal(shape)).astype(np.float32), name)
+
+    inits = [w("W0", 1, 4 * hid, inp), w("R0", 1, 4 * hid, hid), w("B0", 1, 8 * hid),
+             w("W1", 1, 4 * hid, hid), w("R1", 1, 4 * hid, hid), w("B1", 1, 8 * hid),
+             w("fc_w", classes, hid), w("fc_b", classes), _i64("ax1", 1), _i64("ax0", 0)]
+    n = helper.make_node
+    nodes = [
+        n("LSTM", ["x", "W0", "R0", "B0"], ["y0", "", ""], hidden_size=hid),
+        n("Squeeze", ["y0", "ax1"], ["x1"]),
+        n("LSTM", ["x1", "W1", "R1", "B1"], ["", "h1", ""], hidden_size=hid),
+        n("Squeeze", ["h1", "ax0"], ["h"]),
+        n("Gemm", ["h", "fc_w", "fc_b"], ["y"], transB=1),
+    ]
+    _check(_model(nodes, (seq, batch, inp), ["y"], inits, opset=14), (seq, batch, inp))
