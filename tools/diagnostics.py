@@ -108,15 +108,20 @@ class _RecordingParser(Parser):
 
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
         name = operand.operand_name
-        if name not in self.ssa_values:
+        forward = name not in self.ssa_values
+        if forward:
             self.forward_uses.setdefault(name, operand.span)
-        return super().resolve_operand(operand, type)
+        value = super().resolve_operand(operand, type)
+        if forward and value.name_hint is None:
+            value.name_hint = name if SSAValue.is_valid_name(name) else None  # (for the diagnostic)
+        return value
 
 
 def _check_dominance(module: ModuleOp, forward_uses: dict[str, Span]) -> None:
-    """``ParseError`` at the use of the first op operand defined later in its block (or in an
-    enclosing block, later than the op holding the use). Uses in other blocks of a multi-block
-    region are not checked (branches may jump forward)."""
+    """``ParseError`` at the use of the first operand that does not dominate its op: defined
+    later in the op's block (or in an enclosing block, later than the op holding the use), a
+    block argument used outside its block, a name defined only in a nested region. Uses in other
+    blocks of a multi-block region are not checked (branches may jump forward)."""
     for op in module.walk():
         for operand in op.operands:
             if isinstance(operand, BlockArgument):  # usable only inside its block
@@ -125,11 +130,12 @@ def _check_dominance(module: ModuleOp, forward_uses: dict[str, Span]) -> None:
                     user = user.parent_op()
                 if user is None:
                     owner = operand.block.parent_op()
-                    _raise_undominated(op, operand, owner.name if owner is not None else "a block", forward_uses,
-                                       "outside the region that defines it")
+                    _raise_undominated(op, operand, forward_uses, "outside the region that defines it (by "
+                                       f"'{owner.name if owner is not None else 'a block'}')")
                 continue
-            if not isinstance(operand, OpResult):
-                continue
+            if not isinstance(operand, OpResult):  # a forward reference never resolved: its name
+                # was defined only inside a nested region, where the use cannot see it
+                _raise_undominated(op, operand, forward_uses, "but defined only in a nested region")
             definer = operand.op
             block = definer.parent_block()
             user = op
@@ -138,14 +144,13 @@ def _check_dominance(module: ModuleOp, forward_uses: dict[str, Span]) -> None:
             if user is None or block is None:
                 continue
             if user is definer or block.get_operation_index(user) < block.get_operation_index(definer):
-                _raise_undominated(op, operand, definer.name, forward_uses, "before its definition")
+                _raise_undominated(op, operand, forward_uses, f"before its definition (by '{definer.name}')")
 
 
-def _raise_undominated(op: Operation, value: SSAValue, definer: str, forward_uses: dict[str, Span],
-                       how: str) -> None:
+def _raise_undominated(op: Operation, value: SSAValue, forward_uses: dict[str, Span], how: str) -> None:
     hint = value.name_hint
     span = forward_uses.get(hint) if hint is not None else None
     if span is None:
         span = next(iter(forward_uses.values()))
     shown = f"%{hint}" if hint is not None else "an operand"
-    raise ParseError(span, f"{shown} of '{op.name}' is used {how} (by '{definer}')")
+    raise ParseError(span, f"{shown} of '{op.name}' is used {how}")

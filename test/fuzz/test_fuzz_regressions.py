@@ -73,6 +73,15 @@ PARSE_CASES = {
   func.return
 }
 """, "in.mlir:4:18", "%k of 'tile.move' is used outside the region that defines it (by 'tile.for')"),
+    "a condition defined only inside its scf.if": (
+        """sw.kernel @k(%a: i64) {
+  %id = sw.cpe_id
+  %c10 = arith.constant 10 : i64
+  scf.if %ne {
+    %ne = arith.cmpi ne, %id, %c10 : i64
+  }
+}
+""", "in.mlir:4:10", "%ne of 'scf.if' is used but defined only in a nested region"),
     "a binary file": (b"\xff\xfe\x00 func.func", "in.mlir", "not a text MLIR file"),
 }
 
