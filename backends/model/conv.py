@@ -328,7 +328,8 @@ class GemmPlan:
     ``bn = n``, f32 A/B used directly by a mixed-precision ``gemm_block``). ``spread_res``
     (derived, overlapping distribution): the chunks the fused residual window's get is spread
     into over the K loop (:func:`~taihu.backends.model.overlap_gemm.residual_spread`), 0 = one
-    get.
+    get; ``spread_put`` likewise each block's C put over the next block's K loop
+    (:func:`~taihu.backends.model.overlap_gemm.put_spread`).
     """
 
     m: int
@@ -350,6 +351,7 @@ class GemmPlan:
     double_c: bool = False
     overlap: bool = False
     spread_res: int = 0
+    spread_put: int = 0
 
     @property
     def scheme(self) -> int:

@@ -70,6 +70,7 @@ __all__ = [
     "overlap_storage",
     "overlap_vecs",
     "plan_overlap_gemm",
+    "put_spread",
     "residual_spread",
 ]
 
@@ -156,15 +157,21 @@ def _txn_bytes(run: int, txn: int, aligned: bool) -> float:
     return ((run - 4) / txn + 1) * txn if run > 4 else txn
 
 
+#: shortest row piece of a spread DMA (elements): smaller pieces waste most of their 128-B
+#: transactions and add requests
+MIN_PIECE = 32
+
+
 def chunk_rows(rows: int, cols: int, trips: int) -> list[tuple[int, int, int, int]]:
     """The chunks ``(row, rows, col, cols)`` of a CPE's ``rows`` x ``cols`` window when its get is
     spread over a loop of ``trips`` iterations (tile-to-loop ``spread``): whole-row chunks of
     ceil(rows / trips) rows when there are at least as many rows as iterations, else every row
-    cut into ``trips // rows`` column pieces of ceil(cols / pieces) elements (the last shorter)."""
+    cut into ``trips // rows`` column pieces (at most cols / :data:`MIN_PIECE`) of ceil(cols /
+    pieces) elements (the last shorter)."""
     if rows >= trips:
         per = -(-rows // max(1, trips))
         return [(r, min(per, rows - r), 0, cols) for r in range(0, rows, per)]
-    q = max(1, trips // rows)
+    q = max(1, min(trips // rows, cols // MIN_PIECE))
     w = -(-cols // q)
     return [(r, 1, c, min(w, cols - c)) for r in range(rows) for c in range(0, cols, w)]
 
@@ -227,15 +234,45 @@ def residual_spread(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine)
         return 0
     n = len(chunk_rows(mloc, blk.bn, nk - 1))
     _, _, _, t_dma_step, t_comp_step = _step_terms(p, vec, blk, machine)
-    ldc, e, bn, txn = p.ldc or p.n, p.elem, blk.bn, machine.mem_txn_bytes
+    # a chunk's data phase (its start-up overlaps the step's)
+    t_chunk = _put_bytes(p, blk, machine) / (machine.peak_bw_cg * 1e9) / n
+    return n if n >= 2 and t_comp_step >= t_dma_step + t_chunk else 0
 
-    def al(ld: int, run: int) -> bool:  # as overlap_cost's
+
+def put_spread(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine) -> int:
+    """Chunks of each block's C put spread over the next block's K loop (tile-to-loop
+    ``spread``: the put of block i issued in chunks behind the steps' loads of block i + 1 instead
+    of one put at the end of block i that the next steps' loads queue behind), 0 when it stays
+    one put. Spread when the staging tile is double-buffered (the put's slot is rewritten two
+    blocks later), there is one block loop (a single M or N block, one batch iteration) of >= 4
+    blocks (tile-to-loop peels the first and the last block: >= 2 loop iterations), the window is one put per CPE (M a multiple of bm, columns not clipped), the K loop
+    has >= 2 pipelined iterations, and a step's compute covers its loads plus one chunk of the
+    put (and one of the residual window when that is spread too, :func:`residual_spread`)."""
+    mloc, nk = _ceil(blk.bm, N_CPE), _ceil(p.k, blk.bk)
+    nm, nn = _ceil(p.m, blk.bm), _ceil(p.n, blk.bn)
+    if (not blk.double_c or p.batch != 1 or nm * nn < 4 or (nm > 1 and nn > 1) or p.m % blk.bm
+            or blk.bn > p.n or nk - 1 < 2):
+        return 0
+    n = len(chunk_rows(mloc, blk.bn, nk - 1))
+    _, _, _, t_dma_step, t_comp_step = _step_terms(p, vec, blk, machine)
+    bw = machine.peak_bw_cg * 1e9
+    t_chunk = _put_bytes(p, blk, machine) * machine.dma_put_bw_factor / bw / n
+    nr = residual_spread(p, vec, blk, machine)
+    if nr:
+        t_chunk += _put_bytes(p, blk, machine) / bw / nr
+    return n if n >= 2 and t_comp_step >= t_dma_step + t_chunk else 0
+
+
+def _put_bytes(p: GemmShape, blk: GemmBlocking, machine: Machine) -> float:
+    """Bytes moved by one block's C window (all CPEs; unclipped), as :func:`overlap_cost`."""
+    mloc, bn, e, txn = _ceil(blk.bm, N_CPE), blk.bn, p.elem, machine.mem_txn_bytes
+    ldc = p.ldc or p.n
+
+    def al(ld: int, run: int) -> bool:
         return (ld * e) % txn == 0 and (run * e) % txn == 0
 
-    mv_c = N_CPE * (_txn_bytes(mloc * bn * e, txn, al(bn, mloc * bn)) if ldc == bn else
+    return N_CPE * (_txn_bytes(mloc * bn * e, txn, al(bn, mloc * bn)) if ldc == bn else
                     mloc * _txn_bytes(bn * e, txn, al(ldc, bn)))
-    t_chunk = mv_c / (machine.peak_bw_cg * 1e9) / n  # its data phase (its start-up overlaps the step's)
-    return n if n >= 2 and t_comp_step >= t_dma_step + t_chunk else 0
 
 
 def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name: str = "gemm") -> KernelCost:
@@ -299,12 +336,16 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
     put_data = mv_c * machine.dma_put_bw_factor / bw
     if residual_spread(p, vec, blk, machine):
         res_data = 0.0
+    if put_spread(p, vec, blk, machine):  # (put_spread: likewise the puts in the next block's steps)
+        put_data = 0.0
     first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
     per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
     # the first step's DMA is exposed once per batch iteration, or once in all when there is a
     # single block (the K loop is then the batch loop's only loop: Alg 8's wrap crosses it)
     n_first = 1 if blocks == 1 and batch > 1 else batch
     total = batch * (t_hoist + t_bias_hoisted + blocks * per_block) + n_first * t_dma_step + (t_put if double_c else 0.0)
+    if blocks > 1 and residual_spread(p, vec, blk, machine):  # the first block's window: one get, waited
+        total += batch * mv_c / bw                              # before its K loop
     moved = batch * (blocks * (nk * ((0 if hoist_a else mv_a) + (0 if hoist_b else mv_b)) + mv_c * (2 if residual else 1)
                                + (N_CPE * mloc * e if bias else 0)) + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0))
     n_true = min(n, bn * nn)
@@ -353,7 +394,8 @@ def _overlap_plan(fixed: GemmShape, machine: Machine, vec: str, blk: GemmBlockin
     cost = overlap_cost(fixed, vec, blk, machine, name)
     return GemmPlan(fixed.m, fixed.n, fixed.k, fixed.dtype, fixed.trans_a, False, vec, blk.bm, blk.bn, blk.bk,
                     fixed.batch, blk.hoist_a, blk.hoist_b, blk.staged, fp, cost, blk.double_c, overlap=True,
-                    spread_res=residual_spread(fixed, vec, blk, machine))
+                    spread_res=residual_spread(fixed, vec, blk, machine),
+                    spread_put=put_spread(fixed, vec, blk, machine))
 
 
 def overlap_plan(p: GemmShape, machine: Machine, vec: str, bm: int, bn: int, bk: int, double_c: bool,

@@ -1,8 +1,9 @@
 """The overlapping-distribution GEMM of a 1x1 convolution: constant weights stored K-blocked when
-they are streamed in K blocks (graph_to_tile ``_explicit``, model ``overlap_gemm.kblocked_a``) and
-the fused residual window's get spread over the K loop (tile-to-loop ``spread``, model
-``overlap_gemm.residual_spread``): the loop IR has the chunks, the simulated outputs match the
-graph reference, and the model tracks the simulator."""
+they are streamed in K blocks (graph_to_tile ``_explicit``, model ``overlap_gemm.kblocked_a``),
+the fused residual window's get spread over the K loop and each block's C put over the next
+block's K loop (tile-to-loop ``spread``, model ``overlap_gemm.residual_spread`` /
+``put_spread``): the loop IR has the chunks, the simulated outputs match the graph reference,
+and the model tracks the simulator."""
 
 from __future__ import annotations
 
@@ -28,12 +29,17 @@ def _plan(c: int, hw: int, m: int, residual: bool):
 
 
 def test_model_spreads_where_the_steps_have_slack() -> None:
-    """ResNet-50's 1x1 256->1024 on 14x14 + shortcut (K steps of 16, compute-bound): spread into
-    12 chunks (4 rows x 3 column pieces over the 15 pipelined K iterations); 512->2048 on 7x7 +
-    shortcut (DMA-bound steps: each chunk would wait a round-robin round): one get."""
+    """ResNet-50's 1x1 256->1024 on 14x14 + shortcut (K steps of 16, compute-bound, 4 blocks of
+    256 rows): the window and the puts spread into 12 chunks each (4 rows x 3 column pieces over
+    the 15 pipelined K iterations); 512->2048 on 7x7 + shortcut (one block, DMA-bound steps: each
+    chunk would wait a round-robin round): one get; 512->256 on 28x28 (7 blocks of 112 columns):
+    the puts only."""
     g = _plan(256, 14, 1024, True).gemm
-    assert g.overlap and g.bk < 256 and g.spread_res == 12
-    assert _plan(512, 7, 2048, True).gemm.spread_res == 0
+    assert g.overlap and g.bk < 256 and g.double_c and (g.spread_res, g.spread_put) == (12, 12)
+    g = _plan(512, 7, 2048, True).gemm
+    assert (g.spread_res, g.spread_put) == (0, 0)
+    g = _plan(512, 28, 256, False).gemm
+    assert g.overlap and (g.spread_res, g.spread_put) == (0, 12)
 
 
 @pytest.mark.parametrize("residual", [True, False], ids=["residual", "plain"])
@@ -62,11 +68,16 @@ def test_spread_and_kblocked_simulated(residual: bool) -> None:
     run_pipeline(build_pipeline({}, stop_after="convert-tile-to-loop"), at_loop, Context())
     gets = [o for o in at_loop.walk() if isinstance(o, loop.DmaStartOp) and o.is_get]
     res_gets = [o for o in gets if o.memref.name_hint == "res"]
-    if residual:  # the prologue and the in-loop prefetch: 12 chunks each, one row piece each
-        assert len(res_gets) == 24 and all(o.size_values[-2] == 1 for o in res_gets)
+    if residual:  # block 0's window, then the prefetches: the peeled first block's and the loop's
+        # (12 row pieces each)
+        assert len(res_gets) == 1 + 24 and sum(o.size_values[-2] == 1 for o in res_gets) == 24
         assert not any("taihu.spread_residual" in o.attributes for o in at_loop.walk())
     else:
         assert not res_gets
+    # the puts of blocks 0 .. 2 in 12 chunks each (loop body and the last block), block 3's whole
+    puts = [o for o in at_loop.walk() if isinstance(o, loop.DmaStartOp) and not o.is_get]
+    assert sorted(o.size_values[-1] < 196 for o in puts) == [False] + [True] * 24
+    assert not any("taihu.spread_put" in o.attributes for o in at_loop.walk())
     # the weights are read K-blocked: one contiguous run (4 rows x bk) per CPE
     w_gets = [o for o in gets if o.memref.name_hint == "w"]
     assert w_gets and all(o.size_values[-1] == plan.gemm.bk and o.descriptor()[1] == 0 for o in w_gets)

@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerAttr, MemRefType, TensorType, f64, i64
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerAttr, MemRefType, TensorType, UnitAttr, f64, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -88,7 +88,7 @@ from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
 from taihu.target.machine import Machine
 from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
-from taihu.passes.conversion.tile_to_loop.spread import SPREAD_ATTR
+from taihu.passes.conversion.tile_to_loop.spread import SPREAD_ATTR, SPREAD_PUT_ATTR
 from taihu.passes.conversion.graph_to_tile.common import (
     FusedMap,
     GraphToTilePattern,
@@ -192,6 +192,8 @@ def emit_gemm(
     if plan.spread_res and isinstance(res_mem, BlockArgument):
         # tile-to-loop spreads the residual window's get over the K loop (model: residual_spread)
         kb.attrs[SPREAD_ATTR] = IntegerAttr(res_mem.index, i64)
+    if plan.spread_put:  # and each block's C put over the next block's K loop (model: put_spread)
+        kb.attrs[SPREAD_PUT_ATTR] = UnitAttr()
     lay = plan.layouts
     bm, bn, bk = plan.bm, plan.bn, plan.bk
     shapes = {
