@@ -836,6 +836,9 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             main = op
     if main is None:
         raise SimDecodeError("no func.func @main (the MPE host program)")
+    if len(main.body.blocks) != 1:
+        raise SimDecodeError(f"func.func @main (the MPE host program) must have a body of one block, "
+                             f"it has {len(main.body.blocks)}")
     n_spawns = sum(isinstance(o, sw.SpawnOp) for o in main.body.block.ops)
     tm = TimingMemo(eng) if memo is not False else None
     eng.memo = tm

@@ -389,3 +389,9 @@ def test_an_input_larger_than_main_memory_is_refused_before_drawing_it(tmp_path:
     assert_ok(outcome)
     assert "input 'x' of shape [2147483648, 3, 8, 8] holds 1649267441664 bytes, more than the 34359738368 bytes " \
            "of main memory" in outcome.err, outcome.err
+
+
+def test_a_host_program_without_a_body(tmp_path: Path) -> None:
+    text = "sw.kernel @k(%a: i64) {\n}\nfunc.func @main() {\n}\n"
+    outcome = run_text(tmp_path, "taihu-run", text, "--timing-only", outputs=("r.json",))
+    assert "func.func @main (the MPE host program) must have a body of one block, it has 0" in outcome.err
