@@ -1590,8 +1590,8 @@ def _lstm_attrs(since: int) -> frozenset[str]:
 @_converter("LSTM")
 def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     direction = ctx.attr("direction", "forward")
-    if direction != "forward":
-        raise ctx.error(f"direction '{direction}' is not supported (forward only)")
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise ctx.error(f"direction '{direction}' is not one of forward, reverse, bidirectional")
     if ctx.attr("layout", 0) != 0:
         raise ctx.error("layout=1 (batch-major) is not supported")
     acts = ctx.attr("activations")
@@ -1621,8 +1621,50 @@ def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     c0 = imp.opt_value(ctx, 6)
     hidden = ctx.attr("hidden_size")
     hidden = int(hidden) if hidden is not None else _shape(r)[-1]
-    op = imp.emit(graph.LSTMOp(x, w, r, b, h0, c0, hidden_size=hidden))
-    return list(op.results[:3])
+    if direction == "forward":
+        op = imp.emit(graph.LSTMOp(x, w, r, b, h0, c0, hidden_size=hidden))
+        return list(op.results[:3])
+    # reverse / bidirectional: per direction d a forward graph.lstm on its slice of the weights
+    # (and initial states), the reverse one on the time-reversed input with its Y reversed back
+    # (:func:`_reverse_time`); the directions' outputs concatenated (Y on axis 1, Y_h / Y_c on 0)
+    dirs = [0, 1] if direction == "bidirectional" else [0]
+    ys, yhs, ycs = [], [], []
+    for d in dirs:
+        rev = direction == "reverse" or d == 1
+        xd = _reverse_time(imp, x) if rev else x
+        wd, rd, bd, h0d, c0d = (_direction(imp, v, d) for v in (w, r, b, h0, c0))
+        assert wd is not None and rd is not None
+        op = imp.emit(graph.LSTMOp(xd, wd, rd, bd, h0d, c0d, hidden_size=hidden))
+        y, yh, yc = op.results[:3]
+        ys.append(_reverse_time(imp, y) if rev else y)
+        yhs.append(yh)
+        ycs.append(yc)
+    if len(dirs) == 1:
+        return [ys[0], yhs[0], ycs[0]]
+    return [imp.emit(graph.ConcatOp(ys, axis=1)).results[0], imp.emit(graph.ConcatOp(yhs, axis=0)).results[0],
+            imp.emit(graph.ConcatOp(ycs, axis=0)).results[0]]
+
+
+def _direction(imp: _Importer, v: SSAValue | None, d: int) -> SSAValue | None:
+    """Direction ``d``'s slice (1, ...) of an LSTM weight / bias / initial state (None: absent)."""
+    if v is None:
+        return None
+    win = [(0, n) for n in _shape(v)]
+    win[0] = (d, d + 1)
+    return _crop(imp, v, win)
+
+
+def _reverse_time(imp: _Importer, v: SSAValue) -> SSAValue:
+    """``v`` with its first (time) axis reversed: the anti-diagonal permutation matrix times the
+    (seq, rest) view -- products with 1 and sums with 0, so exact -- viewed back."""
+    s = _shape(v)
+    seq, rest = s[0], math.prod(s[1:])
+    t = v.type
+    assert isinstance(t, TensorType)
+    perm = np.eye(seq, dtype=_ELEM_TO_NP[t.element_type])[::-1].copy()
+    p = imp.emit(graph.constant(perm, name_hint="reverse")).results[0]
+    flat = imp.emit(graph.ReshapeOp(v, (seq, rest))).results[0]
+    return imp.emit(graph.ReshapeOp(imp.emit(graph.MatMulOp(p, flat)).results[0], s)).results[0]
 
 
 _CONVERTERS["LSTM"] = _Conv(_lstm, _lstm_attrs)

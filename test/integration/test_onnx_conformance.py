@@ -190,8 +190,6 @@ SKIPPED: dict[str, str] = {
     " zero-size tensor: empty tensors are not supported",
     "test_lstm_with_peepholes": "LSTM peephole input P: graph.lstm has no peepholes",
     "test_lstm_batchwise": "LSTM layout=1 (batch-major): graph.lstm is sequence-major",
-    "test_lstm_reverse": "LSTM direction='reverse': graph.lstm is forward only",
-    "test_lstm_bidirectional": "LSTM direction='bidirectional': graph.lstm is forward only",
 }
 
 
@@ -230,7 +228,6 @@ def _expected_error(name: str) -> str:
         ("allowzero", "zero-size"),
         ("peephole", "peephole"),
         ("layout=1", "layout=1"),
-        ("direction=", "direction"),
     ):
         if key in reason:
             return fragment

@@ -192,3 +192,21 @@ def test_two_layer_lstm_classifier() -> None:
         n("Gemm", ["h", "fc_w", "fc_b"], ["y"], transB=1),
     ]
     _check(_model(nodes, (seq, batch, inp), ["y"], inits, opset=14), (seq, batch, inp))
+
+
+@pytest.mark.parametrize("direction", ["bidirectional", "reverse"])
+def test_lstm_directions(direction: str) -> None:
+    """A reverse / bidirectional LSTM: per direction a forward graph.lstm (the reverse one on the
+    time-reversed input, its Y reversed back), outputs concatenated."""
+    seq, batch, inp, hid = 5, 2, 6, 8
+    nd = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(6)
+
+    def w(name, *shape):
+        return numpy_helper.from_array((0.4 * rng.standard_normal(shape)).astype(np.float32), name)
+
+    inits = [w("W", nd, 4 * hid, inp), w("R", nd, 4 * hid, hid), w("B", nd, 8 * hid),
+             w("h0", nd, batch, hid), w("c0", nd, batch, hid)]
+    node = helper.make_node("LSTM", ["x", "W", "R", "B", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=hid,
+                            direction=direction)
+    _check(_model([node], (seq, batch, inp), ["y", "yh", "yc"], inits, opset=14), (seq, batch, inp))
