@@ -1152,21 +1152,27 @@ def im2col_cost(s: ConvShape, machine: Machine, budget: int | None = None, how: 
 
 def _im2col_planes_cost(s: ConvShape, pl: tasks.Im2colPlanes, how: int, mach: Machine) -> KernelCost:
     """:func:`parallel_tasks_cost` of the whole-plane im2col tasks: per channel one contiguous
-    plane get, per task one put of q x kh*kw col rows (whole 128-B transactions averaged over the
+    plane get (one get of the task's q planes without vertical padding), per task one put of q x kh*kw col rows (whole 128-B transactions averaged over the
     tasks' starts, :class:`~taihu.backends.model.tasks.DmaWindow`), the unfold (+ transpose when
     kw > 1) of every col element, one map run per output row when strided."""
     e, kk, hw = s.elem, s.kh * s.kw, s.ho * s.wo
     n_tasks = s.n * _ceil(s.c, pl.q)
     cc = range(min(s.c, 4))
-    gets = tasks.DmaWindow((s.n, s.c, s.h, s.w), (1, 1, s.h, s.w), 1, tuple(ci * s.h * s.w for ci in cc)).blocks(e, s.n * s.c)
     starts = tasks.chunk_starts(s.c, pl.q)[:4]
+    merged = pl.hp == s.h  # no vertical padding: one get of the q planes per task
+    if merged:
+        gets = tasks.DmaWindow((s.n, s.c, s.h, s.w), (1, pl.q, s.h, s.w), 1,
+                               tuple(c0 * s.h * s.w for c0 in starts)).blocks(e, n_tasks)
+    else:
+        gets = tasks.DmaWindow((s.n, s.c, s.h, s.w), (1, 1, s.h, s.w), 1,
+                               tuple(ci * s.h * s.w for ci in cc)).blocks(e, s.n * s.c)
     cols = how if kk == 1 else hw  # 1x1: whole (padded) col rows
     puts = tasks.DmaWindow((s.c * kk, s.n * how), (pl.q * kk, cols), 1,
                            tuple(c0 * kk * s.n * how for c0 in starts)).blocks(e, n_tasks)
     runs = s.n * s.c * s.kh * (1 if s.strides[0] == 1 else s.ho)
     comp = s.n * s.c * kk * hw * (IM2COL_MAP_CYCLES_PER_ELEM + (IM2COL_TRANSPOSE_CYCLES_PER_ELEM if s.kw > 1 else 0.0))
     comp += runs * IM2COL_RUN_CYCLES
-    return parallel_tasks_cost("im2col", [gets], [puts], n_tasks * (pl.q + 1), comp, n_tasks, mach)
+    return parallel_tasks_cost("im2col", [gets], [puts], n_tasks * ((1 if merged else pl.q) + 1), comp, n_tasks, mach)
 
 
 #: The forms of the explicit convolution's GEMM (:func:`explicit_space`): ``image`` per-image

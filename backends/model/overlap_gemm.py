@@ -245,9 +245,10 @@ def put_spread(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine) -> i
     of one put at the end of block i that the next steps' loads queue behind), 0 when it stays
     one put. Spread when the staging tile is double-buffered (the put's slot is rewritten two
     blocks later), there is one block loop (a single M or N block, one batch iteration) of >= 4
-    blocks (tile-to-loop peels the first and the last block: >= 2 loop iterations), the window is one put per CPE (M a multiple of bm, columns not clipped), the K loop
-    has >= 2 pipelined iterations, and a step's compute covers its loads plus one chunk of the
-    put (and one of the residual window when that is spread too, :func:`residual_spread`)."""
+    blocks (tile-to-loop peels the first and the last block: >= 2 loop iterations), the window
+    is one put per CPE (M a multiple of bm, columns not clipped), the K loop has >= 2 pipelined
+    iterations, and a step's compute covers its loads plus one chunk of the put (and one of the
+    residual window when that is spread too, :func:`residual_spread`)."""
     mloc, nk = _ceil(blk.bm, N_CPE), _ceil(p.k, blk.bk)
     nm, nn = _ceil(p.m, blk.bm), _ceil(p.n, blk.bn)
     if (not blk.double_c or p.batch != 1 or nm * nn < 4 or (nm > 1 and nn > 1) or p.m % blk.bm

@@ -292,7 +292,8 @@ class Im2colPlanes:
     """Whole-plane decomposition of an NCHW ``tile.im2col`` (small maps): a task = ``q``
     channels of one image (``N * ceil(C/q)`` tasks, the last chunk shifted left): per channel one
     contiguous DMA of its H x W plane into rows ``pt ..`` of a zero-padded LDM plane of ``hp``
-    rows (the padding rows stay zero), per channel and kernel row i the unfold of the Ho padded
+    rows (the padding rows stay zero; without vertical padding, ``hp = H``, one DMA of the q
+    planes, contiguous in x and in LDM), per channel and kernel row i the unfold of the Ho padded
     rows ``i*dh + ho*sh`` (one ``loop.map im2col`` on a contiguous view when sh = 1, one per
     output row otherwise) and, when kw > 1, a transpose into the channel's (kh*kw, Ho*Wo) block,
     then ONE DMA of the q channels' kh*kw col rows (contiguous when the image columns are not
@@ -321,12 +322,15 @@ def im2col_moved(x: Im2colShape, how: int, plan: Im2colTasks | Im2colPlanes) -> 
     xs, cs = (n, c, h, w), (c * kk, n * how)
     cc = range(min(c, 4))  # representative channels for the start offsets
     if isinstance(plan, Im2colPlanes):
-        gets = _window(xs, (1, 1, h, w), 1, [ci * h * w for ci in cc])
         starts = chunk_starts(c, plan.q)[:4]
+        tasks = n * _ceil(c, plan.q)
+        if plan.hp == h:  # no vertical padding: one get of the q planes
+            got = _avg_blocks(_window(xs, (1, plan.q, h, w), 1, [c0 * h * w for c0 in starts]), eb, tasks)
+        else:
+            got = _avg_blocks(_window(xs, (1, 1, h, w), 1, [ci * h * w for ci in cc]), eb, n * c)
         cols = how if kk == 1 else ho * wo  # 1x1: whole col rows (the padded columns zeroed)
         puts = _window(cs, (plan.q * kk, cols), 1, [c0 * kk * n * how for c0 in starts])
-        tasks = n * _ceil(c, plan.q)
-        return _avg_blocks(gets, eb, n * c) + _avg_blocks(puts, eb, tasks)
+        return got + _avg_blocks(puts, eb, tasks)
     total = 0.0
     for g in plan.groups:
         tasks = n * c * g.chunks

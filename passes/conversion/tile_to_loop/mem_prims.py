@@ -549,8 +549,11 @@ def _lower_im2col_planes(op: Im2colOp, ctx, p: Im2colPlan, pl: Im2colPlanes, how
     with e.tasks(p.N * chunks) as t:
         n, u = e.digits(t, [p.N, chunks])
         c0 = e.chunk_start(u, q, p.C)
-        toks = [e.get(x, [n, e.add(c0, j), 0, 0], [1, 1, p.H, W], e.view(planes, (p.H, W), (j * hp + p.pt) * W))
-                for j in range(q)]
+        if hp == p.H:  # no vertical padding: the q planes are one run in x and in LDM
+            toks = [e.get(x, [n, c0, 0, 0], [1, q, p.H, W], planes)]
+        else:
+            toks = [e.get(x, [n, e.add(c0, j), 0, 0], [1, 1, p.H, W], e.view(planes, (p.H, W), (j * hp + p.pt) * W))
+                    for j in range(q)]
         e.wait(toks)
         for j in range(q):
             for i in range(p.kh):
