@@ -118,8 +118,8 @@ def pass_from_spec(cls: type[ModulePass], spec: ArgSpec) -> ModulePass:
     except (ValueError, TypeError) as e:
         fields = {f.name: f.type for f in dataclasses.fields(cls)}
         for key, value in spec.normalize_parameter_names().parameters.items():
-            if key not in fields:
-                continue
+            if key not in fields or not str(e).startswith("Incompatible types"):
+                continue  # (only xDSL's type conversion is attributed to an option here)
             try:
                 cls.from_spec(ArgSpec(spec.name, {key: value}))
             except (ValueError, TypeError):
