@@ -1,7 +1,8 @@
 """Fuzz: malformed machine files (``--machine``, ``sw-to-swsim{machine=...}``), malformed ONNX
 models (``taihu-import``, ``taihu-run`` at the graph and swsim levels) and abused command-line
-options of ``taihu-opt`` / ``taihu-run`` / the ``taihu-lower`` pass options: exit 0 or a
-diagnostic, never a catch-all, a hang or a partial output (test/fuzz/harness.py)."""
+options of ``taihu-opt`` / ``taihu-run``, pass options (``taihu-lower`` and every registered
+pass) and ``swsim-run`` target options: exit 0 or a diagnostic, never a catch-all, a hang or a
+partial output (test/fuzz/harness.py)."""
 
 from __future__ import annotations
 
@@ -176,9 +177,19 @@ def check_cli(tool: str, argv: list, inputs: dict[str, np.ndarray] | None) -> No
 
 
 @st.composite
+def target_options(draw) -> str:
+    """``swsim-run{key=value}`` (taihu-opt's simulation target) with abused values."""
+    key = draw(st.sampled_from(("seed", "machine", "timing-only", "inputs", "report", "output", "trace", "nope")))
+    return f"swsim-run{{{key}={draw(st.sampled_from(BAD_VALUES + ('sw26010', '.', '/')))}}}"
+
+
+@st.composite
 def cli_cases(draw) -> tuple[str, list, dict[str, np.ndarray] | None]:
-    if draw(st.booleans()):
+    which = draw(st.sampled_from(("pass", "pass", "target", "run", "run")))
+    if which == "pass":
         return "taihu-opt", [draw(st.sampled_from((GRAPH, SW))), "-p", draw(pass_options())], None
+    if which == "target":
+        return "taihu-opt", [SW, "-t", draw(target_options())], None
     argv, inputs = draw(run_options())
     return "taihu-run", [draw(st.sampled_from((GRAPH, SW))), *argv], inputs
 
