@@ -24,7 +24,7 @@ ReduceMin over any axes (transpose the reduced axes last, reshape to (1, P, R), 
 sum = mean x R; max: a (1, R) max_pool; min = -max(-x)), Slice with step 1 and Split (cropping
 pads), ConvTranspose (2-D, constant weight: zeros inserted between the pixels, a stride-1
 convolution with the flipped weight), Resize (nearest, integer upsampling: a broadcast multiply),
-Squeeze (a reshape view).
+Squeeze (a reshape view), Gather at constant indices (crops of the index runs, concatenated).
 
 Shape sub-graphs (the exporters' ``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, int64
 ``Mul``/``Div``, ``Slice``/``Squeeze``/``Cast``/``Expand``/``Equal``/``Where``/``Mod``/``Range`` on
@@ -124,6 +124,7 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "LSTM": (7, 14, 22),
         "ConvTranspose": (1, 11, 22),
         "Squeeze": (1, 11, 13, 21, 23, 24, 25),
+        "Gather": (1, 11, 13),
         "Resize": (10, 11, 13, 18, 19),
         "Sqrt": (6, 13),
         "Erf": (9, 13),
@@ -1514,6 +1515,45 @@ def _crop(imp: _Importer, x: SSAValue, win: Sequence[tuple[int, int]]) -> SSAVal
     return imp.emit(graph.PadOp(x, pads=pads)).results[0]
 
 
+@_converter("Gather", attrs=("axis",))
+def _gather(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """Gather of a tensor at constant indices (torch's ``x[:, 0]``, ``x[..., 1:3]``): each
+    maximal run of consecutive indices is a cropping pad, several runs are concatenated along
+    the axis, and a view gives the indices' shape (a scalar index drops the axis). (Gather on
+    compile-time data is evaluated at import.)"""
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    axis = int(ctx.attr("axis", 0))
+    if not -len(s) <= axis < len(s):
+        raise ctx.error(f"axis {axis} is out of range for rank {len(s)}")
+    axis %= len(s)
+    idx = imp.const(ctx, 1, "indices")
+    if idx.dtype.kind not in "iu":
+        raise ctx.error(f"indices have element type {idx.dtype}, not an integer type")
+    flat = [int(i) + s[axis] if int(i) < 0 else int(i) for i in idx.reshape(-1)]
+    if not flat or any(not 0 <= i < s[axis] for i in flat):
+        raise ctx.error(f"indices {idx.reshape(-1).tolist()} are empty or out of range for axis {axis} of "
+                        f"{_fmt(s)}")
+    runs: list[tuple[int, int]] = []
+    for i in flat:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    if len(runs) > 64:
+        raise ctx.error(f"{len(runs)} separate index runs: at most 64 are supported")
+    parts = []
+    for b, e in runs:
+        win = [(0, d) for d in s]
+        win[axis] = (b, e)
+        parts.append(_crop(imp, x, win))
+    y = parts[0] if len(parts) == 1 else imp.emit(graph.ConcatOp(parts, axis=axis)).results[0]
+    out = s[:axis] + tuple(idx.shape) + s[axis + 1:]
+    if out != _shape(y):
+        y = imp.emit(graph.ReshapeOp(y, out)).results[0]
+    return [y]
+
+
 def _slice_attrs(since: int) -> frozenset[str]:
     return frozenset(("starts", "ends", "axes")) if since < 10 else frozenset()
 
@@ -1713,6 +1753,7 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "Resize": (1, 2, 3),
     "ConvTranspose": (1,),
     "Squeeze": (1,),
+    "Gather": (1,),
     "Split": (1,),
 }
 """op type -> input slots the importer needs as compile-time constants (opset >= 11/12/13 forms)."""

@@ -210,3 +210,11 @@ def test_lstm_directions(direction: str) -> None:
     node = helper.make_node("LSTM", ["x", "W", "R", "B", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=hid,
                             direction=direction)
     _check(_model([node], (seq, batch, inp), ["y", "yh", "yc"], inits, opset=14), (seq, batch, inp))
+
+
+@pytest.mark.parametrize("indices, axis", [(0, 1), ([[2, 3], [0, 1]], 2), ([4, 5, 1, -1], 3)])
+def test_gather_at_constant_indices(indices, axis) -> None:
+    """x[:, 0] (ViT's class token) and index lists: crops of the index runs, concatenated."""
+    idx = numpy_helper.from_array(np.array(indices, np.int64), "idx")
+    _check(_model([helper.make_node("Gather", ["x", "idx"], ["y"], axis=axis)], (1, 5, 6, 7), ["y"], [idx]),
+           (1, 5, 6, 7))
