@@ -42,7 +42,7 @@ def check_machine(name: str, content: bytes, applied: list[str], data: st.DataOb
         assert_ok(outcome, f"machine {name}, mutations {applied}\n--- file ---\n{content[:3000]!r}")
 
 
-@profiles.default(60)
+@profiles.default(150)
 @given(machine_mutants(), st.data())
 def test_machine_mutants(mutant, data) -> None:
     check_machine(*mutant, data)
@@ -74,7 +74,7 @@ def check_onnx(content: bytes, applied: list[str], data: st.DataObject) -> None:
         assert_ok(outcome, f"onnx mutations {applied}")
 
 
-@profiles.default(60)
+@profiles.default(150)
 @given(onnx_mutants(), st.data())
 def test_onnx_mutants(mutant, data) -> None:
     check_onnx(*mutant, data)
@@ -194,7 +194,7 @@ def cli_cases(draw) -> tuple[str, list, dict[str, np.ndarray] | None]:
     return "taihu-run", [draw(st.sampled_from((GRAPH, SW))), *argv], inputs
 
 
-@profiles.default(80)
+@profiles.default(200)
 @given(cli_cases())
 def test_cli_options(case) -> None:
     check_cli(*case)
