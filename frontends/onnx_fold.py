@@ -40,7 +40,7 @@ def evaluate_node(node: NodeProto, inputs: Sequence[np.ndarray | None], opset: i
     :class:`FoldError` when the reference implementation rejects the node or its inputs."""
     names = [n for n in node.input if n]
     feeds = {n: a for n, a in zip(node.input, inputs) if n and a is not None}
-    if len(feeds) != len(names):
+    if set(feeds) != set(names):  # a name may stand for several inputs
         raise FoldError("an input has no value")
     graph = helper.make_graph(
         [node], "fold",

@@ -129,3 +129,12 @@ def test_int64_graph_output_is_still_refused() -> None:
     m = _model([helper.make_node("Shape", ["x"], ["s"])], [_vi("x", [2, 3])], [_vi("s", None, TensorProto.INT64)])
     with pytest.raises(OnnxImportError, match="element type int64"):
         import_model(m)
+
+
+def test_a_value_feeding_two_inputs_of_a_folded_node() -> None:
+    """Slice(s, k, k) with starts and ends the same value (swin_t's dynamo export): folded."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Slice", ["s", "k", "k"], ["e"]),
+             helper.make_node("Concat", ["s", "e"], ["s2"], axis=0),
+             helper.make_node("Reshape", ["x", "s"], ["y"])]
+    m = _model(nodes, [_vi("x", [2, 3])], [_vi("y", None)], [_i64("k", 1)])
+    assert [type(o) for o in import_model(m).walk() if o.dialect_name() == "graph"] == [graph.ReshapeOp]
