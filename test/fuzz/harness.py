@@ -23,6 +23,7 @@ import io
 import re
 import resource
 import signal
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,16 +95,23 @@ def bounded(seconds: float = CASE_SECONDS, extra_bytes: int = CASE_EXTRA_BYTES) 
 
 
 def run_main(main: Callable[[list[str]], int], argv: Sequence[str], outputs: Sequence[Path] = (),
-             seconds: float = CASE_SECONDS) -> Outcome:
+             seconds: float = CASE_SECONDS, cwd: Path | None = None) -> Outcome:
     """Call ``main(argv)`` with stdout/stderr captured under :func:`bounded` and check the
-    invariant (module docstring); ``outputs`` are the files the invocation was asked to write."""
+    invariant (module docstring); ``outputs`` are the files the invocation was asked to write.
+    ``cwd``: the working folder during the call (fuzzed options may name relative output files;
+    default: a new temporary folder, removed afterwards)."""
     argv = [str(a) for a in argv]
     existed = {p: p.exists() for p in outputs}
     out, err = io.StringIO(), io.StringIO()
     status: int | None = None
     exc: BaseException | None = None
     try:
-        with bounded(seconds), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.ExitStack() as stack:
+            folder = cwd if cwd is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            stack.enter_context(contextlib.chdir(folder))
+            stack.enter_context(bounded(seconds))
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(err))
             status = main(argv)
     except SystemExit as e:  # argparse: usage error (status 2) with its message on stderr
         status = e.code if isinstance(e.code, int) else 1
