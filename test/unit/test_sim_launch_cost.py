@@ -12,57 +12,11 @@ from xdsl.parser import Parser
 from taihu.backends.sim.runner import simulate
 from taihu.passes.pipelines import default_context
 from taihu.target.machine import default_machine, load_machine, resolve_machine
+from taihu.test.unit.sw_programs import scale_copy
 
 # one kernel launched three times on the same arguments (the memo records the second launch
 # and replays the third), then a second kernel
-PROGRAM = """
-sw.global @X : tensor<64x512xf64> io input
-sw.global @Y : tensor<64x512xf64> io output
-
-sw.kernel @scale(%x: i64, %y: i64) {
-  %buf = sw.ldm_alloc 4096 align 128
-  %rw = sw.reply_alloc
-  %id = sw.cpe_id
-  %s = arith.constant 4096 : i64
-  %off = arith.muli %id, %s : i64
-  %src = arith.addi %x, %off : i64
-  %dst = arith.addi %y, %off : i64
-  sw.dma_get %src -> %buf, %rw size 4096
-  sw.dma_wait %rw, 1
-  sw.microkernel trip 128 (%buf step 32) {
-    sw.vldd r0, 0(p0)
-    sw.vaddd r0, r0, r1
-    sw.vstd r1, 0(p0)
-  }
-  sw.dma_put %buf -> %dst, %rw size 4096
-  sw.dma_wait %rw, 2
-}
-
-sw.kernel @copy(%x: i64, %y: i64) {
-  %buf = sw.ldm_alloc 4096 align 128
-  %rw = sw.reply_alloc
-  %id = sw.cpe_id
-  %s = arith.constant 4096 : i64
-  %off = arith.muli %id, %s : i64
-  %src = arith.addi %y, %off : i64
-  sw.dma_get %src -> %buf, %rw size 4096
-  sw.dma_wait %rw, 1
-}
-
-func.func @main() {
-  %x = sw.global_addr @X
-  %y = sw.global_addr @Y
-  sw.spawn @scale(%x, %y)
-  sw.join
-  sw.spawn @scale(%x, %y)
-  sw.join
-  sw.spawn @scale(%x, %y)
-  sw.join
-  sw.spawn @copy(%x, %y)
-  sw.join
-  func.return
-}
-"""
+PROGRAM = scale_copy(("scale", "scale", "scale", "copy"))
 
 
 def _run(machine=None, **kw):
