@@ -556,7 +556,8 @@ def _gemm_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name
     if p.residual:
         epi_cycles += MAP_CYCLES_PER_ELEM * c_local
         epi_moved += mv_c
-    # bias (a rep tile: one broadcast DMA, tile-to-loop's rep_bcast): loaded per C block, or
+    # bias (a rep tile: one broadcast DMA, tile-to-loop's rep_bcast): loaded per C block at the
+    # block start (emit_gemm: its DMA overlaps the K loop, only the conversion is exposed), or
     # once per batch iteration when its window is invariant in the block loops (Alg 7 hoisting:
     # an (M, 1) column with a single M block, a (1, N) row with a single N block).
     bias_hoisted = (p.bias_along == "m" and nm == 1) or (p.bias_along == "n" and nn == 1)
@@ -572,7 +573,6 @@ def _gemm_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name
             t_hoist_comp += cyc(bias_cycles)
         else:
             epi_cycles += bias_cycles
-            epi_dma += t_bias
             epi_moved += bias_moved
     steps, blocks = nm * nn * nk, nm * nn
     t_put = t_dma_tiles(mv_c, machine, put=True)

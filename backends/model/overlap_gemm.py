@@ -307,13 +307,14 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
     epi = FILL_CYCLES_PER_ELEM * c_local + MAP_CYCLES_PER_ELEM * maps * c_local
     epi += (TRANSPOSE_CYCLES_PER_ELEM if vec == "m" else MAP_CYCLES_PER_ELEM) * c_local if e != 8 or vec == "m" else 0.0
     t_bias = t_bias_hoisted = 0.0
-    if bias:  # the (bm, 1) bias rows: loaded per block, once when there is one M block (hoisted)
+    if bias:  # the (bm, 1) bias rows: loaded per block (at the block start, emit_gemm: only
+        # the conversion is exposed), once when there is one M block (hoisted)
         epi += BIAS_CYCLES_PER_ELEM * c_local
         tb = cyc(machine.dma_latency + MAP_CYCLES_PER_ELEM * mloc) + N_CPE * _txn_bytes(mloc * e, txn, False) / bw
         if nm == 1:
             t_bias_hoisted = tb
         else:
-            t_bias = tb
+            t_bias = cyc(MAP_CYCLES_PER_ELEM * mloc)
     if clipped:  # one DMA per row: the CPE's rows are not one run in LDM
         mv_c = N_CPE * mloc * _txn_bytes(n * e, txn, False)
         t_put = cyc(mloc * machine.dma_latency) + mv_c * machine.dma_put_bw_factor / bw

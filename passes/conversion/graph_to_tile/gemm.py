@@ -229,6 +229,11 @@ def emit_gemm(
         bdist = tile.Dist.CPE if plan.overlap and epi.bias_shape[1] == 1 else tile.Dist.REP
         bias_s = kb.alloc(epi.bias_shape, elem, bdist, name="bias_s")
         bias_t = kb.alloc(epi.bias_shape, f64, bdist, name="bias")
+    # a bias window that changes from block to block ((bm, 1) rows with several M blocks, a
+    # (1, bn) row with several N blocks) is loaded at the block start (model: the per-block bias
+    # DMA is not exposed); an invariant one stays after the K loop (hoisted by tile-to-loop)
+    bias_early = epi.bias_shape is not None and (
+        (epi.bias_shape[1] == 1 and -(-plan.m // bm) > 1) or (epi.bias_shape[0] == 1 and -(-plan.n // bn) > 1))
     if alpha_t is not None:
         kb.map(MapKind.FILL, [], alpha_t, value=epi.alpha)
     if beta_t is not None:
@@ -279,6 +284,11 @@ def emit_gemm(
                     st = (stage["C"] or buf["C"]).type
                     assert isinstance(st, tile.TileBufType)
                     kb.prefetch_fused(st, post, c.offsets(ivs, i, j), c.sizes, strides=c.strides)
+                if epi.bias is not None and bias_early:
+                    # the bias window of the block, loaded at its start: its DMA overlaps the K
+                    # loop (waited where the epilogue converts it)
+                    assert bias_s is not None
+                    kb.load(epi.bias.mem, epi.bias.offsets(ivs, i, j), epi.bias.sizes, bias_s, strides=epi.bias.strides)
                 if epi.c_init is not None:
                     acc = epi.c_init
                     kb.load(acc.mem, acc.offsets(ivs, i, j), acc.sizes, stage["C"] or buf["C"], strides=acc.strides)
@@ -300,8 +310,9 @@ def emit_gemm(
                     kb.map(MapKind.MUL, [buf["C"], alpha_t], buf["C"])
                 if epi.bias is not None:
                     assert bias_s is not None and bias_t is not None
-                    bias = epi.bias
-                    kb.load(bias.mem, bias.offsets(ivs, i, j), bias.sizes, bias_s, strides=bias.strides)
+                    if not bias_early:
+                        bias = epi.bias
+                        kb.load(bias.mem, bias.offsets(ivs, i, j), bias.sizes, bias_s, strides=bias.strides)
                     kb.map(MapKind.CONVERT if _dtype(elem) == "f32" else MapKind.COPY, [bias_s], bias_t)
                     if beta_t is not None and epi.c_init is None:
                         kb.map(MapKind.MUL, [bias_t, beta_t], bias_t)
