@@ -224,7 +224,10 @@ def residual_spread(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine)
     chunk j issued in K iteration j behind that step's loads, instead of one get of the CPE's
     rows at the block start that the next steps' loads queue behind), 0 when it stays one get.
     Spread when ``p`` has a fused residual, the window is one get per CPE (mloc >= 2 whole rows
-    of the block, M a multiple of bm, columns not clipped), the pipelined K loop has >= 2
+    of the block, M a multiple of bm, columns not clipped), with several blocks the staging tile
+    is double-buffered (tile-to-loop peels the first block: its own window and the next block's
+    are spread over its K loop; else they would be issued in a row before the block loop, a CPE
+    stalling behind its 3 waiting requests), the pipelined K loop has >= 2
     iterations (nk - 1, the last one peeled) and a step's compute covers its loads plus one
     chunk's data: otherwise the chunks lengthen DMA-bound steps (simulator: on a bus saturated by
     the steps' large A pieces each extra request of a CPE waits a whole round-robin round, e.g.
@@ -232,6 +235,8 @@ def residual_spread(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine)
     mloc, nk = _ceil(blk.bm, N_CPE), _ceil(p.k, blk.bk)
     if not p.residual or mloc < 2 or p.m % blk.bm or blk.bn > p.n or nk - 1 < 2:
         return 0
+    if p.batch * _ceil(p.m, blk.bm) * _ceil(p.n, blk.bn) > 1 and not blk.double_c:
+        return 0  # (several blocks: the first block's windows go to its peeled K loop)
     n = len(chunk_rows(mloc, blk.bn, nk - 1))
     _, _, _, t_dma_step, t_comp_step = _step_terms(p, vec, blk, machine)
     # a chunk's data phase (its start-up overlaps the step's)
@@ -346,8 +351,6 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
     # single block (the K loop is then the batch loop's only loop: Alg 8's wrap crosses it)
     n_first = 1 if blocks == 1 and batch > 1 else batch
     total = batch * (t_hoist + t_bias_hoisted + blocks * per_block) + n_first * t_dma_step + (t_put if double_c else 0.0)
-    if blocks > 1 and residual_spread(p, vec, blk, machine):  # the first block's window: one get, waited
-        total += batch * mv_c / bw                              # before its K loop
     moved = batch * (blocks * (nk * ((0 if hoist_a else mv_a) + (0 if hoist_b else mv_b)) + mv_c * (2 if residual else 1)
                                + (N_CPE * mloc * e if bias else 0)) + (mv_a if hoist_a else 0) + (mv_b if hoist_b else 0))
     n_true = min(n, bn * nn)

@@ -213,7 +213,46 @@ def _carried(p: loop.DmaStartOp) -> tuple[scf.ForOp, int] | None:
     return (outer, idx[0]) if len(idx) == 1 else None
 
 
+def _slot_of(v: SSAValue) -> tuple[SSAValue, int | None] | None:
+    """(LDM buffer, constant slot index or None) of a ``loop.slot`` view."""
+    o = v.owner
+    if isinstance(o, loop.SlotOp):
+        return o.buffer, _const_int(o.index)
+    return None
+
+
+def _sink_early_wait(p: loop.DmaStartOp) -> None:
+    """A get waited right away (a peeled first block's own residual window: the double buffer's
+    wait of the current slot) whose slot nothing reads before the K loop that follows: its wait
+    moves after that loop, so the get can overlap (and be spread over) the loop."""
+    blk = p.parent
+    uses = [u.operation for u in p.token.uses]
+    slot = _slot_of(p.buffer)
+    if blk is None or len(uses) != 1 or slot is None or slot[1] is None:
+        return
+    w = uses[0]
+    if not isinstance(w, loop.DmaWaitOp) or w.parent is not blk or list(w.tokens) != [p.token]:
+        return
+    op = w.next_op
+    while op is not None and not isinstance(op, scf.ForOp):
+        for inner in op.walk():
+            if isinstance(inner, (loop.SlotOp, loop.ViewOp)):  # views: their users are checked
+                continue
+            for v in inner.operands:
+                sv = _slot_of(v)
+                if v is slot[0] or v is p.buffer or (sv is not None and sv[0] is slot[0] and sv[1] in (None, slot[1])):
+                    return
+        op = op.next_op
+    if op is None or _gemm_loop(op) is None or _touches(op, {p.buffer, slot[0]}):
+        return
+    nxt = op.next_op
+    assert nxt is not None
+    w.detach()
+    blk.insert_op_before(w, nxt)
+
+
 def _try(p: loop.DmaStartOp, plan: Schedule) -> bool:
+    _sink_early_wait(p)
     win = _window(p)
     blk = p.parent
     if win is None or blk is None:
