@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import NoReturn, TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -72,7 +73,8 @@ def report(tool: str, error: BaseException) -> int:
     return 1
 
 
-def parse_mlir(ctx: Context, text: str, name: str, implicit_module: bool = True) -> ModuleOp:
+def parse_mlir(ctx: Context, text: str, name: str, implicit_module: bool = True,
+               source: SourceMap | None = None) -> ModuleOp:
     """Parse MLIR ``text`` (named ``name`` in diagnostics) into a module.
 
     Every error is a ``ParseError`` at a ``name:line:col`` position: besides xDSL's own parse
@@ -86,6 +88,9 @@ def parse_mlir(ctx: Context, text: str, name: str, implicit_module: bool = True)
     - a value used before its definition in the same block (``%v = graph.reshape %r`` above
       ``%r = ...``): xDSL resolves such forward references silently, so the interpreter or a
       pass would later meet a value that does not dominate its use; the position is the use.
+
+    ``source``: filled with the text and where each op starts (:func:`locate` puts the position
+    of the op on a verification error).
     """
     parser = _RecordingParser(ctx, text, name)
     try:
@@ -96,15 +101,63 @@ def parse_mlir(ctx: Context, text: str, name: str, implicit_module: bool = True)
         raise ParseError(Span(pos, pos, parser.lexer.input), msg) from None
     if parser.forward_uses:
         _check_dominance(module, parser.forward_uses)
+    if source is not None:
+        source.name, source.text, source.starts = name, text, parser.op_starts
     return module
 
 
+@dataclass
+class SourceMap:
+    """Where the ops of a parsed module start in their text (filled by :func:`parse_mlir`):
+    :meth:`where` gives ``file:line:col`` for a diagnostic (ops created later by a pass have
+    no position)."""
+
+    name: str = ""
+    text: str = ""
+    line_offset: int = 0  # lines before the text (a chunk of --split-input-file)
+    starts: dict[Operation, int] = field(default_factory=dict)
+
+    def where(self, op: Operation) -> str | None:
+        pos = self.starts.get(op)
+        if pos is None:
+            return None
+        line = self.text.count("\n", 0, pos) + 1 + self.line_offset
+        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        return f"{self.name}:{line}:{col}"
+
+
+def locate(error: BaseException, source: SourceMap) -> BaseException:
+    """Prefix ``error`` (an op verification error: xDSL raises it from ``Operation.emit_error``,
+    whose frame holds the op) with the op's ``file:line:col`` in ``source``; returned unchanged
+    when the op is not found there."""
+    tb = error.__traceback__
+    op = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "emit_error" and isinstance(frame.f_locals.get("self"), Operation):
+            op = frame.f_locals["self"]
+        tb = tb.tb_next
+    where = source.where(op) if op is not None else None
+    if where is not None and error.args and isinstance(error.args[0], str) and not error.args[0].startswith(where):
+        error.args = (f"{where}: {error.args[0]}", *error.args[1:])
+    return error
+
+
 class _RecordingParser(Parser):
-    """xDSL's parser, recording where each value is first used before its definition."""
+    """xDSL's parser, recording where each value is first used before its definition and where
+    each op starts."""
 
     def __init__(self, ctx: Context, text: str, name: str) -> None:
         super().__init__(ctx, text, name)
         self.forward_uses: dict[str, Span] = {}
+        self.op_starts: dict[Operation, int] = {}
+
+    def parse_optional_operation(self) -> Operation | None:
+        start = self._current_token.span.start
+        op = super().parse_optional_operation()
+        if op is not None:
+            self.op_starts[op] = start
+        return op
 
     def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
         name = operand.operand_name
@@ -147,7 +200,7 @@ def _check_dominance(module: ModuleOp, forward_uses: dict[str, Span]) -> None:
                 _raise_undominated(op, operand, forward_uses, f"before its definition (by '{definer.name}')")
 
 
-def _raise_undominated(op: Operation, value: SSAValue, forward_uses: dict[str, Span], how: str) -> None:
+def _raise_undominated(op: Operation, value: SSAValue, forward_uses: dict[str, Span], how: str) -> NoReturn:
     hint = value.name_hint
     span = forward_uses.get(hint) if hint is not None else None
     if span is None:

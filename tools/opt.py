@@ -25,7 +25,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from taihu.passes.pipelines import pass_from_spec
 from taihu.tools.atomic import unwritable, write_atomically
-from taihu.tools.diagnostics import parse_mlir, report
+from taihu.tools.diagnostics import SourceMap, locate, parse_mlir, report
 from taihu.tools.universe import get_all_dialects, get_all_passes, get_all_targets
 
 
@@ -36,6 +36,8 @@ class TaihuOptMain(xDSLOptMain):
 
     def __init__(self, description: str = "taihu modular optimizer driver",
                  args: list[str] | None = None) -> None:
+        self.source = SourceMap()  # of the chunk being processed
+        self._line_offset = 0
         super().__init__(description=description, args=args)
         # xDSL builds the target from its spec only after the passes ran: a bad option would
         # then surface only after lowering a whole network.
@@ -73,9 +75,22 @@ class TaihuOptMain(xDSLOptMain):
                 text = data.decode() if isinstance(data, bytes) else data
             except UnicodeDecodeError as e:
                 raise DiagnosticException(f"{name}: not a text MLIR file ({e.reason} at byte {e.start})") from None
-            return parse_mlir(self.ctx, text, name, not self.args.no_implicit_module)
+            self.source = SourceMap(line_offset=self._line_offset)
+            return parse_mlir(self.ctx, text, name, not self.args.no_implicit_module, self.source)
 
         self.available_frontends["mlir"] = parse
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        self._line_offset = start_offset  # (the lines of the chunks before: --split-input-file)
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        # the module is verified before the first pass: an op of the input that does not verify
+        # is named with its file:line:col (SourceMap)
+        try:
+            super().apply_passes(prog)
+        except DiagnosticException as e:
+            raise locate(e, self.source) from None
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

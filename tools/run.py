@@ -245,8 +245,10 @@ def load_onnx(path: str | os.PathLike[str], random_weights: int | None = None) -
 
 def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
     """Parse (and verify) an MLIR file (any taihu or xDSL dialect)."""
+    from xdsl.utils.exceptions import DiagnosticException
+
     from taihu.passes.pipelines import default_context, gc_paused
-    from taihu.tools.diagnostics import parse_mlir
+    from taihu.tools.diagnostics import SourceMap, locate, parse_mlir
 
     try:
         text = Path(path).read_text()
@@ -254,9 +256,13 @@ def load_mlir(path: str | os.PathLike[str]) -> ModuleOp:
         raise RunError(f"cannot read {path}: {e.strerror}") from e
     except UnicodeDecodeError as e:
         raise RunError(f"{path}: not a text MLIR file ({e.reason})") from e
+    source = SourceMap()
     with gc_paused():  # a lowered network is ~10^5 ops: the cyclic GC would re-scan them repeatedly
-        module = parse_mlir(default_context(), text, str(path))
-        module.verify()
+        module = parse_mlir(default_context(), text, str(path), source=source)
+        try:
+            module.verify()
+        except DiagnosticException as e:  # the failing op's file:line:col first
+            raise locate(e, source) from None
     return module
 
 

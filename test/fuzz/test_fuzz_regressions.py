@@ -395,3 +395,12 @@ def test_a_host_program_without_a_body(tmp_path: Path) -> None:
     text = "sw.kernel @k(%a: i64) {\n}\nfunc.func @main() {\n}\n"
     outcome = run_text(tmp_path, "taihu-run", text, "--timing-only", outputs=("r.json",))
     assert "func.func @main (the MPE host program) must have a body of one block, it has 0" in outcome.err
+
+
+@pytest.mark.parametrize("tool", ["taihu-opt", "taihu-run"])
+def test_verifier_diagnostics_name_the_position_of_the_op(tmp_path: Path, tool: str) -> None:
+    """An op of the input that does not verify is named with its file:line:col (SourceMap)."""
+    text, _ = SIM_CASES["join without spawn"]
+    line = text.splitlines().index("  sw.join") + 1
+    outcome = run_text(tmp_path, tool, text, outputs=("out.mlir",) if tool == "taihu-opt" else ())
+    assert f"in.mlir:{line}:3: sw.join: no sw.spawn before it" in outcome.err, outcome.err

@@ -10,9 +10,9 @@
 // RUN: %taihu-opt %examples/sw/rlc_p2p.mlir -p sw-to-swsim | sed -e 's/swsim.target "sw26010.toml"/swsim.target "bad.toml"/' -e 's/vmad = {pipes = "P0", latency = 7 : i64}, //' > %t.mlir
 // RUN: not %taihu-run %t.mlir 2>&1 | filecheck %s --check-prefix=SIM
 
-// LAT: {{^}}swsim.target: invalid machine description: bad.toml: key 'dma_latency': expected an integer in [0, 10000] cycles, got 1000000000000{{$}}
-// NAN: {{^}}swsim.target: invalid machine description: bad.toml: key 'f_clk_ghz': expected a finite number in [0.01, 10] GHz, got nan{{$}}
-// BOOL: {{^}}swsim.target: invalid machine description: bad.toml: key 'n_regs': expected an integer in [32, 256], got true{{$}}
-// VMADLAT: {{^}}swsim.target: invalid machine description: bad.toml: key 'instructions.vmad.latency': expected an integer in [0, 10000] cycles or the name of a cycle parameter (e.g. 'lat_fp'), got 100000{{$}}
+// LAT: {{^}}stdin:{{[0-9]+}}:{{[0-9]+}}: swsim.target: invalid machine description: bad.toml: key 'dma_latency': expected an integer in [0, 10000] cycles, got 1000000000000{{$}}
+// NAN: {{^}}stdin:{{[0-9]+}}:{{[0-9]+}}: swsim.target: invalid machine description: bad.toml: key 'f_clk_ghz': expected a finite number in [0.01, 10] GHz, got nan{{$}}
+// BOOL: {{^}}stdin:{{[0-9]+}}:{{[0-9]+}}: swsim.target: invalid machine description: bad.toml: key 'n_regs': expected an integer in [32, 256], got true{{$}}
+// VMADLAT: {{^}}stdin:{{[0-9]+}}:{{[0-9]+}}: swsim.target: invalid machine description: bad.toml: key 'instructions.vmad.latency': expected an integer in [0, 10000] cycles or the name of a cycle parameter (e.g. 'lat_fp'), got 100000{{$}}
 // SIM: {{^}}taihu-run: error: {{.*}}bad.toml: key 'instructions.vmad': missing (every mnemonic of the shipped sw26010.toml table is required){{$}}
 // SIM-NOT: Traceback

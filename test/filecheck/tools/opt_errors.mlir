@@ -6,7 +6,7 @@
 // RUN: not %taihu-opt %t.missing.mlir 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not %taihu-opt %s -p 'graph-simplify{dce=true' 2>&1 | filecheck %s --check-prefix=SPEC
 
-// CHECK: taihu-opt: error: Expected arguments to have the same types as the function output types
+// CHECK: taihu-opt: error: {{.*}}opt_errors.mlir:{{[0-9]+}}:{{[0-9]+}}: Expected arguments to have the same types as the function output types
 // CHECK-NEXT: "func.func"
 // CHECK: "func.return"(%0) : (i64) -> ()
 // CHECK-NEXT: ^^^

@@ -22,7 +22,7 @@ func.func @main() {
   func.return
 }
 
-// LDM: taihu-run: error: sw.kernel @too_big: LDM allocations need {{[0-9]+}} bytes > ldm_user_bytes = 57344: %a 40000 B, %b 30000 B
+// LDM: taihu-run: error: {{.*}}run_errors.mlir:{{[0-9]+}}:{{[0-9]+}}: sw.kernel @too_big: LDM allocations need {{[0-9]+}} bytes > ldm_user_bytes = 57344: %a 40000 B, %b 30000 B
 // LDM-NOT: Traceback
 // MISSING: taihu-run: error: no such file: {{.*}}does-not-exist.onnx
 // BADONNX: taihu-run: error: {{.*}}not_a_model.onnx: not a readable ONNX model
