@@ -357,8 +357,9 @@ def im2col_planes(x: Im2colShape, budget: int, how: int, rows_per_task: int | No
     columns per image when it applies (NCHW, no ``rows_per_task`` override, the buffers of one
     channel fit ``budget`` bytes) and moves fewer bytes than :func:`im2col_tasks`'
     (:func:`im2col_moved`), else None. ``q`` = channels per task: as many as leave >= 64 tasks
-    (``ceil(C / ceil(64 / N))``), lowered until the LDM buffers fit (the zero-padded planes
-    q x hp x W, the unfolded rows Ho x kw x Wo, the col block q x kh*kw x Ho*Wo)."""
+    (``ceil(C / ceil(64 / N))``) for a 1x1 kernel, one for a wider one, lowered until the LDM
+    buffers fit (the zero-padded planes q x hp x W, the unfolded rows Ho x kw x Wo, the col block
+    q x kh*kw x Ho*Wo)."""
     if x.nhwc or rows_per_task is not None:
         return None
     n, c, h, w, eb = x.n, x.c, x.h, x.w, x.eb
@@ -368,7 +369,11 @@ def im2col_planes(x: Im2colShape, budget: int, how: int, rows_per_task: int | No
     if ho <= 0 or wo <= 0:
         return None
     hp = max(pt + h, (kh - 1) * dh + (ho - 1) * sh + 1)
-    q = max(1, _ceil(c, _ceil(N_CPE, n)))
+    # a kernel wider than 1x1: one channel per task (several tasks per CPE, so that a CPE's
+    # unfold overlaps the others' transfers instead of all CPEs getting, unfolding and putting in
+    # step: 3x3 s2 256 ch on 28x28 143.5k -> 124.8k cycles); 1x1: as many channels as leave >= 64
+    # tasks (fewer, larger DMAs)
+    q = 1 if kh * kw > 1 else max(1, _ceil(c, _ceil(N_CPE, n)))
     while not fits([q * hp * w, ho * kw * wo if kw > 1 else 0, q * kh * kw * (how if kh * kw == 1 else ho * wo)],
                    eb, budget):
         if q == 1:
