@@ -278,15 +278,15 @@ class GraphOperation(IRDLOperation):
 
 
 def _check_not_empty(op: Operation) -> None:
-    """``VerifyException`` for an operand or result tensor with a zero dimension (e.g. a zero
-    batch): zero-size tensors are not supported (the ONNX importer refuses zero-size shapes;
-    the planners would divide by the empty extent)."""
-    for kind, values in (("operand", op.operands), ("result", op.results)):
-        for i, v in enumerate(values):
-            t = v.type
-            if isinstance(t, TensorType) and 0 in t.get_shape():
-                raise VerifyException(f"{op.name}: {kind} #{i} has the zero-size shape "
-                                      f"{list(t.get_shape())}: zero-size tensors are not supported")
+    """``VerifyException`` for an operand tensor with a zero dimension (e.g. a zero batch):
+    zero-size inputs are not supported (the ONNX importer refuses zero-size shapes; the planners
+    would divide by the empty extent). An op may still produce an empty result (a pad cropping
+    everything lowers to an empty buffer) as long as no graph op consumes it."""
+    for i, v in enumerate(op.operands):
+        t = v.type
+        if isinstance(t, TensorType) and 0 in t.get_shape():
+            raise VerifyException(f"{op.name}: operand #{i} has the zero-size shape "
+                                  f"{list(t.get_shape())}: zero-size tensors are not supported")
 
 
 def _result_names(op: Operation) -> list[str]:
