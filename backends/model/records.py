@@ -22,21 +22,41 @@ from dataclasses import dataclass
 
 from taihu.backends.model.conv import ConvShape, GemmShape
 from taihu.backends.model.lstm_plan import LstmShape
-from taihu.backends.model.map_plans import MapShape
+from taihu.backends.model.map_plans import MAP_SHAPES, MapShape
 from taihu.backends.model.schedule import Schedule
 
-__all__ = ["TuningRecord", "problem_signature", "read_records", "records_text"]
+__all__ = ["TuningRecord", "normalize_signature", "problem_signature", "read_records", "records_text"]
 
 _KEYS = ("op", "signature", "target", "schedule", "model_cycles", "sim_cycles")
 
 
 def problem_signature(shape: ConvShape | GemmShape | LstmShape | MapShape) -> str:
-    """The canonical text of a problem: the class name and every field, in declaration order
-    (``ConvShape n=1 c=64 h=56 ...``; nested tuples in parentheses,
+    """The canonical text of a problem: the class name and every field that is not at its
+    default, in declaration order (``ConvShape n=1 c=64 h=56 ...``; nested tuples in parentheses,
     ``ElementwiseShape dims=64,3136 operands=(True,True),(True,False) ...``). Two ops share records
-    exactly when their signatures are equal."""
-    fields = " ".join(f"{f.name}={_canon(getattr(shape, f.name))}" for f in dataclasses.fields(shape))
-    return f"{type(shape).__name__} {fields}"
+    exactly when their signatures are equal. Leaving defaults out keeps records valid when a
+    problem class gains a field with a default (:func:`normalize_signature` reads older,
+    complete signatures)."""
+    parts = [f"{f.name}={_canon(getattr(shape, f.name))}" for f in dataclasses.fields(shape)
+             if f.default is dataclasses.MISSING or getattr(shape, f.name) != f.default]
+    return " ".join([type(shape).__name__, *parts])
+
+
+#: the problem classes by name (signatures start with it)
+_PROBLEMS: dict[str, type] = {c.__name__: c for c in (ConvShape, GemmShape, LstmShape, *MAP_SHAPES)}
+
+
+def normalize_signature(signature: str) -> str:
+    """``signature`` with the fields at their class's default left out (records written with
+    every field, or before a field was added, match :func:`problem_signature`); unknown classes
+    and fields are kept as they are."""
+    name, *pairs = signature.split(" ")
+    cls = _PROBLEMS.get(name)
+    if cls is None:
+        return signature
+    defaults = {f.name: _canon(f.default) for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+    kept = [p for p in pairs if p.partition("=")[0] not in defaults or p.partition("=")[2] != defaults[p.partition("=")[0]]]
+    return " ".join([name, *kept])
 
 
 def _canon(v: object) -> str:
@@ -104,7 +124,7 @@ class TuningRecord:
             raise ValueError(f"{where}: key 'model_cycles': expected an integer >= 0")
         if sc is not None and (isinstance(sc, bool) or not isinstance(sc, int) or sc < 0):
             raise ValueError(f"{where}: key 'sim_cycles': expected an integer >= 0 or null")
-        return TuningRecord(d["op"], d["signature"], d["target"],
+        return TuningRecord(d["op"], normalize_signature(d["signature"]), d["target"],
                             Schedule.make(sched["algorithm"], **sched["params"]), mc, sc)
 
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from taihu.backends.model.conv import ConvShape, GemmShape
-from taihu.backends.model.records import TuningRecord, problem_signature, read_records, records_text
+from taihu.backends.model.records import (
+    TuningRecord,
+    normalize_signature,
+    problem_signature,
+    read_records,
+    records_text,
+)
 from taihu.backends.model.schedule import Schedule
 
 T = '#target.machine<"sw26010">'
@@ -45,3 +51,15 @@ def test_signature_is_canonical_and_shared_by_equal_problems() -> None:
 def test_bad_lines_name_the_line_and_key(line: str, why: str) -> None:
     with pytest.raises(ValueError, match=why.replace("(", r"\(").replace(")", r"\)")):
         read_records(line + "\n", "r.json")
+
+
+def test_signatures_leave_defaults_out_and_old_complete_ones_still_match() -> None:
+    g = GemmShape(256, 256, 512, "f64")
+    assert problem_signature(g) == "GemmShape m=256 n=256 k=512 dtype=f64"
+    complete = ("GemmShape m=256 n=256 k=512 dtype=f64 trans_a=False trans_b=False lda=None ldb=None ldc=None "
+                "batch=1 c_full=False bias_along=None maps=0 scalars=0 residual=False const_a=False")
+    assert normalize_signature(complete) == problem_signature(g)
+    assert normalize_signature("Unknown a=1 b=2") == "Unknown a=1 b=2"
+    line = ('{"op": "matmul", "signature": "%s", "target": "t", "schedule": {"algorithm": "gemm", "params": {}}, '
+            '"model_cycles": 1, "sim_cycles": null}' % complete)
+    assert list(read_records(line, "f.json")) == [(problem_signature(g), "t")]
