@@ -114,7 +114,7 @@ def run_main(main: Callable[[list[str]], int], argv: Sequence[str], outputs: Seq
             stack.enter_context(contextlib.redirect_stderr(err))
             status = main(argv)
     except SystemExit as e:  # argparse: usage error (status 2) with its message on stderr
-        status = e.code if isinstance(e.code, int) else 1
+        status = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
     except CaseTimeout as e:
         exc = e
     except BaseException as e:  # noqa: B036  (an uncaught exception is the finding)
