@@ -346,7 +346,11 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
     if put_spread(p, vec, blk, machine):  # (put_spread: likewise the puts in the next block's steps)
         put_data = 0.0
     first = max(t_comp_step, t_dma_step + res_data + (put_data if double_c else 0.0))
-    per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
+    if nk == 1:  # one step per block: its epilogue runs while the block's DMAs (the next
+        # block's loads, this block's residual window after them, the previous put) are in flight
+        per_block = max(first, t_comp_step + t_epi) + (0.0 if double_c else t_put)
+    else:
+        per_block = (nk - 1) * max(t_dma_step, t_comp_step) + first + t_epi + (0.0 if double_c else t_put)
     # the first step's DMA is exposed once per batch iteration, or once in all when there is a
     # single block (the K loop is then the batch loop's only loop: Alg 8's wrap crosses it)
     n_first = 1 if blocks == 1 and batch > 1 else batch

@@ -280,15 +280,22 @@ def emit_gemm(
         if plan.hoist_a:
             load("A", a, ivs, *a_pos(0, 0))
         for i, j in block_loops():
-                if post:  # residual windows: loaded at the block start, overlapping its K loop
-                    st = (stage["C"] or buf["C"]).type
-                    assert isinstance(st, tile.TileBufType)
-                    kb.prefetch_fused(st, post, c.offsets(ivs, i, j), c.sizes, strides=c.strides)
-                if epi.bias is not None and bias_early:
-                    # the bias window of the block, loaded at its start: its DMA overlaps the K
-                    # loop (waited where the epilogue converts it)
-                    assert bias_s is not None
-                    kb.load(epi.bias.mem, epi.bias.offsets(ivs, i, j), epi.bias.sizes, bias_s, strides=epi.bias.strides)
+                def block_windows(i: Idx = i, j: Idx = j) -> None:
+                    if post:  # residual windows: loaded early, overlapping the block's compute
+                        st = (stage["C"] or buf["C"]).type
+                        assert isinstance(st, tile.TileBufType)
+                        kb.prefetch_fused(st, post, c.offsets(ivs, i, j), c.sizes, strides=c.strides)
+                    if epi.bias is not None and bias_early:
+                        # the bias window of the block: its DMA overlaps the block's compute
+                        # (waited where the epilogue converts it)
+                        assert bias_s is not None
+                        kb.load(epi.bias.mem, epi.bias.offsets(ivs, i, j), epi.bias.sizes, bias_s,
+                                strides=epi.bias.strides)
+
+                # with several K steps at the block start; with one, after the step's A/B loads
+                # (which its GEMM waits for first)
+                if plan.k > bk or epi.alpha == 0.0:
+                    block_windows()
                 if epi.c_init is not None:
                     acc = epi.c_init
                     kb.load(acc.mem, acc.offsets(ivs, i, j), acc.sizes, stage["C"] or buf["C"], strides=acc.strides)
@@ -304,6 +311,8 @@ def emit_gemm(
                             load("A", a, ivs, *a_pos(i, k))
                         if not plan.hoist_b:
                             load("B", b, ivs, *b_pos(k, j))
+                        if plan.k <= bk:  # (one K step)
+                            block_windows()
                         kb.insert(tile.GemmOp(buf["A"], buf["B"], buf["C"], bm, bn, bk, plan.scheme,
                                               trans_a=plan.trans_a, trans_b=plan.trans_b))
                 if alpha_t is not None:

@@ -74,10 +74,11 @@ func.func @main(%x: tensor<64x256xf64> {graph.name = "x"}, %w: tensor<512x256xf6
 // CHECK-NEXT:   %bias = tile.alloc : !tile.buf<1x{{[0-9]+}}xf64, rep>
 // CHECK:        tile.map fill out(%alpha : !tile.buf<1x1xf64, rep>) {value = 2.000000e+00 : f64}
 // CHECK-NEXT:   tile.map fill out(%beta : !tile.buf<1x1xf64, rep>) {value = 5.000000e-01 : f64}
-// (the bias row of each N block is loaded at the block start: its DMA overlaps the K loop)
+// (the bias row of each N block is loaded before the GEMM, after its single K step's operands:
+// its DMA overlaps the GEMM)
 // CHECK:        tile.for %cN = 0 to 512 step {{[0-9]+}} name "cN" {
-// CHECK-NEXT:   tile.move %c[%c0, %cN] sizes [1, {{[0-9]+}}] -> %bias_s
-// CHECK:        tile.gemm {{.*}} scheme {{[24]}} vec {{[mn]}} trans_b
+// CHECK:        tile.move %c[%c0, %cN] sizes [1, {{[0-9]+}}] -> %bias_s
+// CHECK-NEXT:   tile.gemm {{.*}} scheme {{[24]}} vec {{[mn]}} trans_b
 // CHECK:        tile.map mul ins(%c{{.*}}, %alpha : {{.*}}) out(%c
 // CHECK-NEXT:   tile.map copy ins(%bias_s {{.*}}) out(%bias
 // CHECK-NEXT:   tile.map mul ins(%bias, %beta {{.*}}) out(%bias
