@@ -159,8 +159,8 @@ class OutputFiles:
         if threading.current_thread() is threading.main_thread():  # (handlers: main thread only)
             for signum in CAUGHT_SIGNALS:
                 previous = signal.getsignal(signum)
-                if previous == signal.SIG_IGN:
-                    continue  # (e.g. nohup: the signal is meant to be ignored)
+                if previous is None or previous == signal.SIG_IGN:
+                    continue  # ignored (e.g. nohup), or a handler not installed from Python
                 self._handlers[signum] = previous
                 signal.signal(signum, _raise_signalled)
         return self
