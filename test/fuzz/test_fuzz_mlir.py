@@ -29,7 +29,7 @@ def check_mlir(seed, text: str, applied: list[str], data: st.DataObject) -> None
         if seed.level in ("sw", "swsim"):
             tools += ["run", "run-timing"]
         elif seed.level == "graph":
-            tools += ["run-graph", "run-timing"]
+            tools += ["run-graph", "run-timing", "run"]
         tool = data.draw(st.sampled_from(tools), label="tool")
         if tool == "opt":
             passes = data.draw(st.sampled_from([p for p in (seed.passes, NEXT_PASS.get(seed.level)) if p] or [None]),
