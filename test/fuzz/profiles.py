@@ -1,4 +1,4 @@
-"""Hypothesis profiles of the fuzz tests (the default run: ~30 s for the whole test/fuzz folder).
+"""Hypothesis profiles of the fuzz tests (the default run: ~40 s for the whole test/fuzz folder).
 
 - ``DEFAULT``: the bounded profile of the default test run: few examples, derandomized (the
   examples are a fixed function of the test, so CI is deterministic), no example database.

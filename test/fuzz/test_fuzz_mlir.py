@@ -57,7 +57,7 @@ def check_mlir(seed, text: str, applied: list[str], data: st.DataObject) -> None
         assert_ok(outcome, f"seed {seed.name} ({seed.level}), mutations {applied}\n--- mutant ---\n{text[:6000]}")
 
 
-@profiles.default(1000)
+@profiles.default(800)
 @given(mlir_mutants(), st.data())
 def test_mlir_mutants(mutant, data) -> None:
     check_mlir(*mutant, data)
