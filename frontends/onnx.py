@@ -1169,11 +1169,10 @@ def _squeeze(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     else:
         drop = set()
         for a in axes:
-            if not -len(s) <= a < len(s):
-                raise ctx.error(f"axis {a} is out of range for rank {len(s)}")
-            if s[a % len(s)] != 1:
-                raise ctx.error(f"axis {a} has size {s[a % len(s)]}, not 1")
-            drop.add(a % len(s))
+            a = _norm_axis(ctx, a, len(s))
+            if s[a] != 1:
+                raise ctx.error(f"axis {a} has size {s[a]}, not 1")
+            drop.add(a)
     return [imp.emit(graph.ReshapeOp(x, tuple(d for i, d in enumerate(s) if i not in drop))).results[0]]
 
 
@@ -1380,12 +1379,10 @@ def _layer_norm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     scale = imp.value(ctx, ctx.input_name(1))
     bias = imp.opt_value(ctx, 2)
     s = _shape(x)
-    axis = int(ctx.attr("axis", -1))
-    if not -len(s) <= axis < len(s):
-        raise ctx.error(f"axis {axis} is out of range for rank {len(s)}")
+    axis = _norm_axis(ctx, int(ctx.attr("axis", -1)), len(s))
     if int(ctx.attr("stash_type", 1)) != 1:
         raise ctx.error("stash_type other than 1 (float32 statistics) is not supported")
-    axes = tuple(range(axis % len(s), len(s)))
+    axes = tuple(range(axis, len(s)))
     mean = _reduce(imp, ctx, x, axes, "mean")
     d = imp.emit(graph.SubOp(x, mean)).results[0]
     var = _reduce(imp, ctx, imp.emit(graph.MulOp(d, d)).results[0], axes, "mean")
@@ -1407,11 +1404,7 @@ def _reduce_axes(imp: _Importer, ctx: _NodeCtx, rank: int) -> tuple[int, ...] | 
         axes = [int(a) for a in attr] if attr is not None else []
     if not axes:
         return None if int(ctx.attr("noop_with_empty_axes", 0)) else tuple(range(rank))
-    out = []
-    for a in axes:
-        if not -rank <= a < rank:
-            raise ctx.error(f"axis {a} is out of range for rank {rank}")
-        out.append(a % rank)
+    out = [_norm_axis(ctx, a, rank) for a in axes]
     if len(set(out)) != len(out):
         raise ctx.error(f"axes {axes} repeat an axis")
     return tuple(sorted(out))
@@ -1488,9 +1481,7 @@ def _slice_window(ctx: _NodeCtx, s: Sequence[int], starts: Sequence[int], ends: 
         raise ctx.error("starts, ends, axes and steps must have the same length")
     seen = set()
     for b, e, a, st in zip(starts, ends, axes, steps):
-        if not -len(s) <= a < len(s):
-            raise ctx.error(f"axis {a} is out of range for rank {len(s)}")
-        a %= len(s)
+        a = _norm_axis(ctx, a, len(s))
         if a in seen:
             raise ctx.error(f"axis {a} is sliced twice")
         seen.add(a)
@@ -1523,10 +1514,7 @@ def _gather(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     compile-time data is evaluated at import.)"""
     x = imp.value(ctx, ctx.input_name(0))
     s = _shape(x)
-    axis = int(ctx.attr("axis", 0))
-    if not -len(s) <= axis < len(s):
-        raise ctx.error(f"axis {axis} is out of range for rank {len(s)}")
-    axis %= len(s)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), len(s))
     idx = imp.const(ctx, 1, "indices")
     if idx.dtype.kind not in "iu":
         raise ctx.error(f"indices have element type {idx.dtype}, not an integer type")
@@ -1587,10 +1575,7 @@ def _split(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     of outputs in equal parts, the last one smaller: the operator's rule)."""
     x = imp.value(ctx, ctx.input_name(0))
     s = _shape(x)
-    axis = int(ctx.attr("axis", 0))
-    if not -len(s) <= axis < len(s):
-        raise ctx.error(f"axis {axis} is out of range for rank {len(s)}")
-    axis %= len(s)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), len(s))
     n = len(ctx.node.output)
     if ctx.since < 13 and ctx.attr("split") is not None:
         sizes = list(_ints(ctx.attr("split")))
