@@ -1,7 +1,7 @@
 """Tuning benchmark (issue 12): default vs tuned vs exhaustive schedules, side by side, one run.
 
 Usage: ``python benchmarks/tuning.py [--models resnet50:1,vgg19:1,resnet50:32,vgg19:32]
-[--layers 1,3,5] [--quick] [--top-k 4] [--exhaustive-max N] [--workers N]
+[--layers 1,3,5] [--quick] [--top-k 8] [--exhaustive-max N] [--workers N]
 [--scheduler tcp://HOST:8786] [--no-conv] [--no-gemm] [--sweep-sim N] [--json FILE]``
 
 Convolutions: every distinct conv layer of ResNet-50 and VGG-19 (shapes from the ONNX models that
@@ -50,6 +50,7 @@ from taihu.target.machine import default_machine
 from taihu.tools.executor import Executor
 from taihu.tools.layers import conv_module, matmul_module
 from taihu.tools.tune import (
+    DEFAULT_TOP_K,
     Candidate,
     LayerResult,
     SimJob,
@@ -286,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="resnet50:1,vgg19:1,resnet50:32,vgg19:32", help="MODEL:BATCH list")
     ap.add_argument("--layers", default=None, help="1-based conv layer numbers per model (as kernels.py numbers them)")
     ap.add_argument("--quick", action="store_true", help="batch 1, three layers per model, capped exhaustive search")
-    ap.add_argument("--top-k", type=int, default=4, help="the default strategy's simulated candidates (default 4)")
+    ap.add_argument("--top-k", type=int, default=DEFAULT_TOP_K,
+                    help=f"the default strategy's simulated candidates (default {DEFAULT_TOP_K}, as taihu-tune)")
     ap.add_argument("--exhaustive-max", type=int, default=None, metavar="N",
                     help="simulate at most the model's best N candidates as 'exhaustive' (default: all)")
     ap.add_argument("--workers", type=int, default=None, help="Dask worker processes (default: the cores)")

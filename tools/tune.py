@@ -82,7 +82,7 @@ TOOL = "taihu-tune"
 
 STRATEGIES = ("model", "sim", "exhaustive", "anneal", "greedy")
 DEFAULT_STRATEGY = "sim"
-DEFAULT_TOP_K = 4
+DEFAULT_TOP_K = 8
 DEFAULT_STEPS = 64
 
 #: 004 Table 6.1 (L1613-1623): average schedule-space size per layer of swAutoDNN's tuner
