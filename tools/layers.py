@@ -14,7 +14,8 @@ layers with the same code:
   for a :class:`~taihu.backends.model.conv.GemmShape`: operands stored as the shape says,
   constant (random) where it says so, the epilogue (full C, bias row/column, alpha/beta
   scalars, a residual sum, relus) rebuilt from its counts;
-* :func:`layer_module` dispatches on the op kind (``"conv2d"``, ``"gemm"``, ``"matmul"``).
+* :func:`lstm_module`: a forward ``graph.lstm`` of an :class:`~taihu.backends.model.lstm_plan.LstmShape`;
+* :func:`layer_module` dispatches on the op kind (``"conv2d"``, ``"gemm"``, ``"matmul"``, ``"lstm"``).
 
 Random values come from ``numpy.random.default_rng(seed)``: weights are standard normal times
 0.1, biases and inputs standard normal, so a layer is reproducible. A shape none of these
@@ -39,6 +40,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, Modul
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from taihu.backends.model.conv import ConvShape, GemmShape
+from taihu.backends.model.lstm_plan import LstmShape
 from taihu.dialects import graph
 
 __all__ = [
@@ -50,11 +52,12 @@ __all__ = [
     "flops",
     "gemm_module",
     "layer_module",
+    "lstm_module",
     "matmul_module",
 ]
 
 #: op kinds :func:`layer_module` builds
-LAYER_KINDS = ("conv2d", "gemm", "matmul")
+LAYER_KINDS = ("conv2d", "gemm", "matmul", "lstm")
 
 #: scale of the random weights (keeps deep sums of products in a sensible range)
 WEIGHT_SCALE = 0.1
@@ -240,8 +243,25 @@ def matmul_module(s: GemmShape, seed: int = 0) -> LayerModule:
     return LayerModule(g.module(y), g.inputs(seed), op)
 
 
-def layer_module(kind: str, shape: ConvShape | GemmShape, seed: int = 0) -> LayerModule:
+def lstm_module(s: LstmShape, seed: int = 0) -> LayerModule:
+    """One forward ``graph.lstm``: input ``x0`` (seq, batch, input), constant random W, R (and
+    B when ``s.bias``), no initial state."""
+    dt = _np_dtype(s.dtype)
+    rng = np.random.default_rng(seed)
+    g = GraphBuilder((s.seq, s.batch, s.input), dtype=dt)
+    w = g.cst(_random(rng, (1, 4 * s.hidden, s.input), dt, WEIGHT_SCALE), "w")
+    r = g.cst(_random(rng, (1, 4 * s.hidden, s.hidden), dt, WEIGHT_SCALE), "r")
+    b = g.cst(_random(rng, (1, 8 * s.hidden), dt), "b") if s.bias else None
+    op = graph.LSTMOp(g.args[0], w, r, b, None, None, hidden_size=s.hidden)
+    g.block.add_op(op)
+    op.results[0].name_hint = "lstm"
+    return LayerModule(g.module(op.results[0]), g.inputs(seed), op)
+
+
+def layer_module(kind: str, shape: ConvShape | GemmShape | LstmShape, seed: int = 0) -> LayerModule:
     """The single-layer module of a problem of op kind ``kind`` (:data:`LAYER_KINDS`)."""
+    if kind == "lstm" and isinstance(shape, LstmShape):
+        return lstm_module(shape, seed)
     if kind == "conv2d" and isinstance(shape, ConvShape):
         return conv_module(shape, seed)
     if kind == "gemm" and isinstance(shape, GemmShape):

@@ -10,9 +10,10 @@ Usage::
 
 The source is loaded as ``taihu-run`` loads it (:func:`taihu.tools.run.load_source`) and run
 through the graph stages of ``taihu-lower`` (``set-target`` with ``--machine``, the constant and
-batch-norm folds, ``graph-simplify``). Every op whose lowering has a schedule (convolutions,
-``graph.gemm``, ``graph.matmul``: :func:`~taihu.passes.conversion.graph_to_tile.schedules.op_problem`)
-is a *problem*; problems are deduplicated by (canonical signature, target), so ResNet-50's 53
+batch-norm folds, ``graph-simplify``). Every convolution, ``graph.gemm``, ``graph.matmul`` and
+``graph.lstm`` (:func:`~taihu.passes.conversion.graph_to_tile.schedules.op_problem`; the ops
+:func:`taihu.tools.layers.layer_module` builds alone: the memory-bound ops' schedules are not
+searched) is a *problem*; problems are deduplicated by (canonical signature, target), so ResNet-50's 53
 convolutions are ~20 problems. ``--layers`` keeps some: 1-based problem numbers (as
 ``--list-space`` prints them) and/or layer names, comma-separated.
 
@@ -77,6 +78,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taihu.backends.model.conv import ConvShape, GemmShape
+from taihu.backends.model.lstm_plan import LstmShape
 
 TOOL = "taihu-tune"
 
@@ -316,7 +318,7 @@ class SimJob:
     machine file) and the layer name for messages."""
 
     kind: str
-    shape: ConvShape | GemmShape
+    shape: ConvShape | GemmShape | LstmShape
     schedule: Any
     target: str
     layer: str

@@ -204,3 +204,30 @@ def test_tuning_benchmark_on_a_tiny_layer(capsys):
     assert "tuned slower than default: 0" in summary[0]
     bench.render(rows, summary)
     assert "default vs tuned" in capsys.readouterr().out
+
+
+def test_an_lstm_layer_is_tuned_and_its_record_applies(tmp_path):
+    """taihu-tune searches an LSTM's schedule (its input projection's GEMM and hoist_r) on a
+    single-layer module; taihu-lower{tuning=} follows the record."""
+    from taihu.backends.model.lstm_plan import LstmShape
+    from taihu.tools.importer import module_to_text
+    from taihu.tools.layers import lstm_module
+
+    layer = lstm_module(LstmShape(4, 3, 12, 20, "f32", True))
+    src = tmp_path / "lstm.mlir"
+    src.write_text(module_to_text(layer.module))
+    out = tmp_path / "lstm.json"
+    assert tune.main([str(src), "-o", str(out), "--quiet", "--top-k", "2", "--workers", "0"]) == 0
+    (rec,) = read_records(out.read_text(), "lstm").values()
+    assert rec.op == "lstm" and rec.schedule.algorithm == "lstm" and rec.sim_cycles is not None
+    assert set(rec.schedule.as_dict()) >= {"hoist_r", "x.bm", "x.bn", "x.bk", "x.vec"}
+    from xdsl.context import Context
+
+    from taihu.dialects import graph
+    from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
+    from taihu.passes.graph_schedule import GraphSchedulePass
+
+    module = lstm_module(LstmShape(4, 3, 12, 20, "f32", True)).module
+    GraphSchedulePass(tuning=str(out)).apply(Context(), module)
+    (op,) = [o for o in module.walk() if isinstance(o, graph.LSTMOp)]
+    assert op_schedule(op) == rec.schedule
