@@ -813,6 +813,9 @@ def _resize(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
                         "(half_pixel with rounding, or asymmetric with floor)")
     if ctx.attr("axes") is not None:
         raise ctx.error("axes is not supported")
+    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise ctx.error(f"keep_aspect_ratio_policy='{ctx.attr('keep_aspect_ratio_policy')}' is not supported "
+                        "(stretch only)")
     if ctx.since >= 11 and ctx.input_name(3):  # (X, roi, scales, sizes)
         sizes = _ints(imp.const(ctx, 3, "sizes").reshape(-1))
         factors = [o / i for o, i in zip(sizes, (n, c, h, w))]
