@@ -1627,7 +1627,7 @@ def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
         "Sigmoid",
         "Tanh",
         "Tanh",
-    ]:
+    ] * (2 if direction == "bidirectional" else 1):
         raise ctx.error(f"activations {acts} are not supported (only Sigmoid, Tanh, Tanh)")
     for a in ("activation_alpha", "activation_beta", "clip"):
         if a in ctx.attrs:
