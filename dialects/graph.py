@@ -91,6 +91,7 @@ __all__ = [
     "Graph",
     "LRNOp",
     "LSTMOp",
+    "GRUOp",
     "LayoutTransformOp",
     "LeakyReluOp",
     "MatMulOp",
@@ -1917,6 +1918,118 @@ class LSTMOp(GraphOperation):
         )
 
 
+@irdl_op_definition
+class GRUOp(GraphOperation):
+    """``graph.gru``: ONNX GRU, forward direction, activations (sigmoid, tanh).
+
+    x (seq, batch, input), w (1, 3H, input), r (1, 3H, H), optional b (1, 6H) [Wb, Rb],
+    initial_h (1, batch, H); gate order z, r, h (ONNX); ``linear_before_reset`` (0 or 1)
+    applies the reset gate after (1) or before (0) the recurrent product of the h gate.
+    Results y (seq, 1, batch, H), y_h (1, batch, H).
+    """
+
+    name = "graph.gru"
+
+    x = operand_def(TensorType)
+    w = operand_def(TensorType)
+    r = operand_def(TensorType)
+    b = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+
+    y = result_def(TensorType)
+    y_h = result_def(TensorType)
+
+    hidden_size_attr = prop_def(_I64_ATTR, prop_name="hidden_size")
+    linear_before_reset_attr = prop_def(_I64_ATTR, _i64(0), prop_name="linear_before_reset")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+
+    assembly_format = (
+        "$x `,` $w `,` $r"
+        " (`bias` `(` $b^ `:` type($b) `)`)?"
+        " (`initial_h` `(` $initial_h^ `:` type($initial_h) `)`)?"
+        " attr-dict `:` `(` type($x) `,` type($w) `,` type($r) `)`"
+        " `->` `(` type($y) `,` type($y_h) `)`"
+    )
+
+    def __init__(
+        self,
+        x: SSAValue | Operation,
+        w: SSAValue | Operation,
+        r: SSAValue | Operation,
+        b: SSAValue | Operation | None = None,
+        initial_h: SSAValue | Operation | None = None,
+        *,
+        hidden_size: int,
+        linear_before_reset: int = 0,
+        result_types: Sequence[Attribute] | None = None,
+    ):
+        xv, wv, rv = SSAValue.get(x), SSAValue.get(w), SSAValue.get(r)
+        opt = [SSAValue.get(v) if v is not None else None for v in (b, initial_h)]
+        if result_types is None:
+            result_types = self.infer_types(xv.type, wv.type, rv.type, *[v.type if v is not None else None for v in opt],
+                                            hidden_size=hidden_size, linear_before_reset=linear_before_reset)
+        super().__init__(
+            operands=[xv, wv, rv, *[[v] if v is not None else [] for v in opt]],
+            result_types=list(result_types),
+            properties={"hidden_size": _i64(hidden_size), "linear_before_reset": _i64(linear_before_reset)},
+        )
+
+    @property
+    def hidden_size(self) -> int:
+        return self.hidden_size_attr.value.data
+
+    @property
+    def linear_before_reset(self) -> int:
+        return self.linear_before_reset_attr.value.data
+
+    @classmethod
+    def infer_types(
+        cls,
+        x: Attribute,
+        w: Attribute,
+        r: Attribute,
+        b: Attribute | None = None,
+        initial_h: Attribute | None = None,
+        *,
+        hidden_size: int,
+        linear_before_reset: int = 0,
+    ) -> tuple[TensorType, TensorType]:
+        """Types of (y, y_h)."""
+        n = cls.name
+        h = hidden_size
+        if h < 1:
+            raise _fail(n, f"hidden_size must be >= 1, got {h}")
+        if linear_before_reset not in (0, 1):
+            raise _fail(n, f"linear_before_reset must be 0 or 1, got {linear_before_reset}")
+        named = [(nm, _float_tensor(n, nm, t)) for nm, t in (("x", x), ("w", w), ("r", r))]
+        for nm, t in (("b", b), ("initial_h", initial_h)):
+            if t is not None:
+                named.append((nm, _float_tensor(n, nm, t)))
+        el = _same_element(n, named)
+        xs = _shape(named[0][1])
+        if len(xs) != 3:
+            raise _fail(n, f"x must be 3-D (seq, batch, input), got rank {len(xs)}")
+        seq, batch, inp = xs
+        expected = {"w": (1, 3 * h, inp), "r": (1, 3 * h, h), "b": (1, 6 * h), "initial_h": (1, batch, h)}
+        for nm, t in named[1:]:
+            s, e = _shape(t), expected[nm]
+            if len(s) != len(e):
+                raise _fail(n, f"{nm} must have rank {len(e)} {list(e)}, got {list(s)}")
+            for d, (got, want) in enumerate(zip(s, e)):
+                if got != want:
+                    raise _fail(n, f"{nm} dim {d} is {got}, expected {want} (shape {list(e)})")
+        return TensorType(el, [seq, 1, batch, h]), TensorType(el, [1, batch, h])
+
+    def infer_result_types(self) -> tuple[TensorType, ...]:
+        return self.infer_types(
+            self.x.type, self.w.type, self.r.type,
+            self.b.type if self.b is not None else None,
+            self.initial_h.type if self.initial_h is not None else None,
+            hidden_size=self.hidden_size, linear_before_reset=self.linear_before_reset,
+        )
+
+
 Graph = Dialect(
     "graph",
     [
@@ -1951,6 +2064,7 @@ Graph = Dialect(
         DropoutOp,
         LayoutTransformOp,
         LSTMOp,
+        GRUOp,
     ],
     [],
 )

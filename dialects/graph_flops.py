@@ -112,6 +112,15 @@ def _lstm(op: graph.LSTMOp) -> int:
     return seq * batch * per_row
 
 
+def _gru(op: graph.GRUOp) -> int:
+    """Per row and step: the 3 input and 3 recurrent products (2 flops per multiply-add), the
+    biases, and the cell: 2 sigmoids, a tanh, the reset product, 1-z, two products and a sum."""
+    seq, batch, inp = _dims(op.x.type)
+    h = op.hidden_size
+    per_row = 6 * h * (inp + h) + 7 * h + (6 * h if op.b is not None else 0)
+    return seq * batch * per_row
+
+
 _ZERO: Callable[[Operation], int] = lambda op: 0  # noqa: E731 - data movement only
 
 #: graph op class -> its useful flops (see the module docstring)
@@ -138,6 +147,7 @@ _RULES: dict[type[Operation], Callable] = {
     graph.LRNOp: _lrn,
     graph.SoftmaxOp: _per_element(3),
     graph.LSTMOp: _lstm,
+    graph.GRUOp: _gru,
     graph.ConstantOp: _ZERO,
     graph.ConcatOp: _ZERO,
     graph.ReshapeOp: _ZERO,

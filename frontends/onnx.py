@@ -17,7 +17,7 @@ Supported: default-domain opsets 9-25 (the op versions listed in ``_SUPPORTED_VE
 versions 22-25 of these ops only widen type constraints) for Conv, MatMul, Gemm, Add, Sub, Mul,
 Div, Sum, Relu, Sigmoid, Tanh, Clip, LeakyRelu, MaxPool, AveragePool, GlobalAveragePool,
 BatchNormalization, LRN, Softmax, Concat, Reshape, Flatten, Transpose, Unsqueeze, Pad, Dropout,
-Constant, ConstantOfShape, Identity, LSTM; 2-D (NCHW) convolution and pooling; element types
+Constant, ConstantOfShape, Identity, LSTM, GRU; 2-D (NCHW) convolution and pooling; element types
 f16/f32/f64; static shapes. Decomposed into graph ops: HardSigmoid (mul, add, clip), HardSwish
 (x * HardSigmoid(x)), GlobalMaxPool (a whole-plane max_pool), ReduceMean / ReduceSum / ReduceMax /
 ReduceMin over any axes (transpose the reduced axes last, reshape to (1, P, R), global_avg_pool;
@@ -122,6 +122,7 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "ConstantOfShape": (9, 20, 21, 23, 24, 25),
         "Identity": (1, 13, 14, 16, 19, 21, 23, 24, 25),
         "LSTM": (7, 14, 22),
+        "GRU": (7, 14, 22),
         "ConvTranspose": (1, 11, 22),
         "Squeeze": (1, 11, 13, 21, 23, 24, 25),
         "Gather": (1, 11, 13),
@@ -1673,6 +1674,57 @@ def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
             imp.emit(graph.ConcatOp(ycs, axis=0)).results[0]]
 
 
+def _gru_attrs(since: int) -> frozenset[str]:
+    base = ("activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size",
+            "linear_before_reset")
+    return frozenset(base + (("layout",) if since >= 14 else ()))
+
+
+@_converter("GRU")
+def _gru(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """ONNX GRU (default activations, no clip, layout 0) as ``graph.gru``; reverse and
+    bidirectional as for LSTM (:func:`_lstm`)."""
+    direction = ctx.attr("direction", "forward")
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise ctx.error(f"direction '{direction}' is not one of forward, reverse, bidirectional")
+    if ctx.attr("layout", 0) != 0:
+        raise ctx.error("layout=1 (batch-major) is not supported")
+    acts = ctx.attr("activations")
+    if acts is not None and [a.decode() if isinstance(a, bytes) else a for a in acts] != [
+            "Sigmoid", "Tanh"] * (2 if direction == "bidirectional" else 1):
+        raise ctx.error(f"activations {acts} are not supported (only Sigmoid, Tanh)")
+    for a in ("activation_alpha", "activation_beta", "clip"):
+        if a in ctx.attrs:
+            raise ctx.error(f"unsupported attribute '{a}'")
+    x = imp.value(ctx, ctx.input_name(0))
+    xs = _require_rank(ctx, x, 3, "X")
+    if ctx.input_name(4):
+        lens = imp.const(ctx, 4, "sequence_lens").reshape(-1)
+        if not np.all(lens == xs[0]):
+            raise ctx.error("sequence_lens shorter than the sequence length are not supported")
+    w, r = imp.value(ctx, ctx.input_name(1)), imp.value(ctx, ctx.input_name(2))
+    b, h0 = imp.opt_value(ctx, 3), imp.opt_value(ctx, 5)
+    hidden = ctx.attr("hidden_size")
+    hidden = int(hidden) if hidden is not None else _shape(r)[-1]
+    lbr = int(ctx.attr("linear_before_reset", 0))
+    ys, yhs = [], []
+    for d in ([0, 1] if direction == "bidirectional" else [0]):
+        rev = direction == "reverse" or d == 1
+        parts = [_direction(imp, v, d) if direction != "forward" else v for v in (w, r, b, h0)]
+        wd, rd = parts[0], parts[1]
+        assert wd is not None and rd is not None
+        op = imp.emit(graph.GRUOp(_reverse_time(imp, x) if rev else x, wd, rd, parts[2], parts[3],
+                                  hidden_size=hidden, linear_before_reset=lbr))
+        ys.append(_reverse_time(imp, op.results[0]) if rev else op.results[0])
+        yhs.append(op.results[1])
+    if len(ys) == 1:
+        return [ys[0], yhs[0]]
+    return [imp.emit(graph.ConcatOp(ys, axis=1)).results[0], imp.emit(graph.ConcatOp(yhs, axis=0)).results[0]]
+
+
+_CONVERTERS["GRU"] = _Conv(_gru, _gru_attrs)
+
+
 def _direction(imp: _Importer, v: SSAValue | None, d: int) -> SSAValue | None:
     """Direction ``d``'s slice (1, ...) of an LSTM weight / bias / initial state (None: absent)."""
     if v is None:
@@ -1732,6 +1784,7 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "Dropout": (1, 2),
     "ConstantOfShape": (0,),
     "LSTM": (4,),
+    "GRU": (4,),
     "ReduceMean": (1,),
     "ReduceSum": (1,),
     "ReduceMax": (1,),

@@ -203,6 +203,12 @@ class GraphFunctions(InterpreterFunctions):
 
     # ------------------------------------------------------------------------------ recurrent
 
+    @impl(graph.GRUOp)
+    def run_gru(self, interpreter: Interpreter, op: graph.GRUOp, args: PythonValues):
+        y = K.gru(args[0], args[1], args[2], _opt(interpreter, op.b), _opt(interpreter, op.initial_h),
+                  hidden_size=op.hidden_size, linear_before_reset=op.linear_before_reset)
+        return _checked(op, *y)
+
     @impl(graph.LSTMOp)
     def run_lstm(self, interpreter: Interpreter, op: graph.LSTMOp, args: PythonValues):
         x, w, r = args[0], args[1], args[2]

@@ -55,6 +55,7 @@ __all__ = [
     "layout_transform",
     "leaky_relu",
     "lrn",
+    "gru",
     "lstm",
     "matmul",
     "max_pool",
@@ -589,6 +590,47 @@ def layout_transform(x: np.ndarray, *, from_layout: str, to_layout: str) -> np.n
 
 # --------------------------------------------------------------------------------------------
 # recurrent
+
+
+def gru(
+    x: np.ndarray,
+    w: np.ndarray,
+    r: np.ndarray,
+    b: np.ndarray | None = None,
+    initial_h: np.ndarray | None = None,
+    *,
+    hidden_size: int,
+    linear_before_reset: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """ONNX GRU, forward direction, layout 0, default activations (sigmoid, tanh).
+
+    x (seq, batch, input); w (1, 3H, input); r (1, 3H, H); b (1, 6H) = [Wb, Rb]; initial_h
+    (1, batch, H). Gate order z, r, h: ``z = σ(Xt Wzᵀ + H Rzᵀ + Wbz + Rbz)``, likewise r;
+    ``h̃ = tanh(Xt Whᵀ + (r ⊙ H) Rhᵀ + Rbh + Wbh)`` (``linear_before_reset=0``) or
+    ``tanh(Xt Whᵀ + r ⊙ (H Rhᵀ + Rbh) + Wbh)`` (1); ``H = (1 - z) ⊙ h̃ + z ⊙ H``.
+    Returns (y (seq, 1, batch, H), y_h (1, batch, H))."""
+    hs = int(hidden_size)
+    seq, batch, _ = x.shape
+    if w.shape[:2] != (1, 3 * hs) or r.shape != (1, 3 * hs, hs):
+        raise ValueError(f"gru: W {w.shape} / R {r.shape} do not match hidden_size {hs}")
+    dtype = x.dtype
+    cdt = _compute_dtype(dtype)
+    wt, rt = w[0].astype(cdt).T, r[0].astype(cdt).T  # (input, 3H), (H, 3H)
+    wb = np.zeros(3 * hs, cdt) if b is None else b[0, : 3 * hs].astype(cdt)
+    rb = np.zeros(3 * hs, cdt) if b is None else b[0, 3 * hs :].astype(cdt)
+    h = np.zeros((batch, hs), cdt) if initial_h is None else initial_h[0].astype(cdt)
+    xw = np.matmul(x.astype(cdt, copy=False), wt) + wb
+    y = np.empty((seq, 1, batch, hs), cdt)
+    for t in range(seq):
+        zr = sigmoid(xw[t, :, : 2 * hs] + h @ rt[:, : 2 * hs] + rb[: 2 * hs])
+        z, rg = zr[:, :hs], zr[:, hs:]
+        if linear_before_reset:
+            n = np.tanh(xw[t, :, 2 * hs :] + rg * (h @ rt[:, 2 * hs :] + rb[2 * hs :]))
+        else:
+            n = np.tanh(xw[t, :, 2 * hs :] + (rg * h) @ rt[:, 2 * hs :] + rb[2 * hs :])
+        h = (1 - z) * n + z * h
+        y[t, 0] = h
+    return y.astype(dtype, copy=False), h[None].astype(dtype, copy=False)
 
 
 def lstm(

@@ -218,3 +218,20 @@ def test_gather_at_constant_indices(indices, axis) -> None:
     idx = numpy_helper.from_array(np.array(indices, np.int64), "idx")
     _check(_model([helper.make_node("Gather", ["x", "idx"], ["y"], axis=axis)], (1, 5, 6, 7), ["y"], [idx]),
            (1, 5, 6, 7))
+
+
+@pytest.mark.parametrize("direction, lbr", [("forward", 0), ("forward", 1), ("bidirectional", 0)])
+def test_gru(direction: str, lbr: int) -> None:
+    """graph.gru: the input projection as one GEMM, the recurrence with h in LDM (both reset
+    forms); bidirectional as two forward GRUs, the second on the time-reversed input."""
+    seq, batch, inp, hid = 5, 3, 7, 9
+    nd = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(7)
+
+    def w(name, *shape):
+        return numpy_helper.from_array((0.4 * rng.standard_normal(shape)).astype(np.float32), name)
+
+    inits = [w("W", nd, 3 * hid, inp), w("R", nd, 3 * hid, hid), w("B", nd, 6 * hid), w("h0", nd, batch, hid)]
+    node = helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "yh"], hidden_size=hid,
+                            direction=direction, linear_before_reset=lbr)
+    _check(_model([node], (seq, batch, inp), ["y", "yh"], inits, opset=14), (seq, batch, inp))

@@ -1,4 +1,4 @@
-"""``graph.matmul`` / ``graph.gemm`` (FC) / ``graph.lstm`` -> memory-level GEMM ``tile.kernel``s.
+"""``graph.matmul`` / ``graph.gemm`` (FC) / ``graph.lstm`` / ``graph.gru`` -> memory-level GEMM ``tile.kernel``s.
 
 The memory-level GEMM of swGEMM (004 §4.2, algorithms.md §B): C (M, N) is blocked by
 (B_M, B_N, B_K) with **K innermost** (004 L856-863: the C block stays in LDM, A and B blocks
@@ -65,7 +65,8 @@ stream; RBW = 1/(2B_M) + 1/(2B_N)), every block step runs the mesh GEMM primitiv
 * ``graph.matmul`` batch dims (numpy broadcasting) become outer ``tile.for`` loops (a broadcast
   operand keeps index 0); when only A has batch dims they fold into M (one larger GEMM).
 
-LSTM (004 §5.2, Algorithm 6, algorithms.md §D): see :class:`LstmPattern`.
+LSTM (004 §5.2, Algorithm 6, algorithms.md §D): see :class:`LstmPattern`; GRU the same way:
+:class:`GruPattern`.
 """
 
 from __future__ import annotations
@@ -738,6 +739,146 @@ class LstmPattern(GraphToTilePattern):
         self.replace(rewriter, op, [Y, YH, YC])
 
 
+def _per_cpe(r: int, c: int) -> int:
+    """Per-CPE fp64 bytes of an (r, c) tile on the 64 CPEs, rounded up to 32 B."""
+    return -(-(r * c * 8 // 64) // 32) * 32
+
+
+class GruPattern(GraphToTilePattern):
+    """``graph.gru`` (ONNX, forward, z/r/h gates) -> two kernels, as :class:`LstmPattern`:
+
+    * ``NAME_x``: one memory-level GEMM for all time steps, XW (seq*batch, 3H) = X W^T + Wb +
+      [Rbz, Rbr, Rbh] (Rbh only with ``linear_before_reset=0``; the biases must be constants,
+      summed at compile time);
+    * ``NAME``: the recurrence, h in LDM (fp64 (Bp, Hp) tiles, batch padded to 32, H to 128; the
+      zero padding stays zero: z = 1/2, h~ = 0). Per step: g_z = XW[t, z] + h R_z^T and g_r likewise
+      (mesh GEMMs), sigmoids; ``linear_before_reset=0``: g_h = XW[t, h] + (r * h) R_h^T, else
+      g_h = XW[t, h] + r * (h R_h^T + Rbh); h~ = tanh(g_h); h = h~ + z * (h - h~); y[t] = h.
+      The three R_j stay in LDM when they fit, else each is streamed per step; a hidden size
+      whose state and one R_j do not fit is a diagnostic.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.GRUOp, rewriter: PatternRewriter) -> None:
+        opt = [v for v in (op.b, op.initial_h) if v is not None]
+        el = _check_float(self, op, op.x, op.w, op.r, *opt)
+        seq, batch, inp = shape_of(op.x)
+        H, lbr = op.hidden_size, op.linear_before_reset
+        name = self.state.layer_name(op)
+        b_np = constant_array(op.b) if op.b is not None else None
+        if op.b is not None and b_np is None:
+            raise self.fail(op, "the bias B must be a compile-time constant (run graph-fold-constants)")
+        dt = _dtype(el)
+        Bp, Hp = -(-batch // 32) * 32, -(-H // 128) * 128
+        eb = 4 if dt == "f32" else 8
+        state = (4 + (1 if lbr else 2)) * _per_cpe(Bp, Hp) + 2 * _per_cpe(Bp, Hp) * eb // 8 + _per_cpe(32, Hp)
+        r_bytes = _per_cpe(Hp, Hp)
+        budget = self.state.ldm_budget
+        hoist_r = state + 4 * r_bytes <= budget  # three R_j + their f32/f64 staging tile
+        if not hoist_r and state + 2 * r_bytes > budget:
+            raise self.fail(op, f"hidden_size {H}: the LDM-resident recurrence (h, gates and one R_j of {Hp}x{Hp}) "
+                                f"needs {state + 2 * r_bytes} B per CPE > {budget}")
+        X, W, R = self.buffer(rewriter, op.x), self.buffer(rewriter, op.w), self.buffer(rewriter, op.r)
+        Y = self.alloc_like(rewriter, op.y, name)
+        YH = self.alloc_like(rewriter, op.y_h, f"{name}_h")
+        # -- 1. XW = X W^T + Wb + Rb (z, r; h too when lbr = 0) --------------------------------
+        xw_shape = GemmShape(seq * batch, 3 * H, inp, dt, trans_b=True, bias_along="n" if op.b is not None else None)
+        try:
+            plan = plan_gemm(xw_shape, plan_machine(self.state), name=f"{name}_x")
+        except ValueError as e:
+            raise self.fail(op, str(e)) from e
+        XW = self.alloc(rewriter, (seq * batch, 3 * H), el, f"{name}_xw")
+        kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
+                           shape=gemm_attrs_shape(seq * batch, 3 * H, inp, False, True) + f" ({plan.shape_class})",
+                           layer=name)
+        kb.attrs["taihu.blocking"] = _blocking_attr(plan)
+        a = kb.arg(self.view(rewriter, X, (seq * batch, inp)), "x")
+        w = kb.arg(self.view(rewriter, W, (3 * H, inp)), "w")
+        xw = kb.arg(XW, "xw")
+        epi = GemmEpilogue()
+        rbh = None
+        if b_np is not None:
+            wb, rb = b_np[0, : 3 * H].astype(np.float64), b_np[0, 3 * H :].astype(np.float64)
+            folded = wb + np.concatenate([rb[: 2 * H], np.zeros(H) if lbr else rb[2 * H :]])
+            bv = self.state.new_global(rewriter, folded.astype(b_np.dtype).reshape(1, 3 * H), f"{name}_bias").memref
+            epi.bias = GemmAccess(kb.arg(bv, "bias"), lambda ivs, r, col: [0, col], [1, plan.bn])
+            epi.bias_shape = (1, plan.bn)
+            if lbr:
+                rbh = self.state.new_global(rewriter, rb[2 * H :].astype(b_np.dtype).reshape(1, H), f"{name}_rbh").memref
+        emit_gemm(kb, plan, dense2d(a, plan.bm, plan.bk), dense2d(w, plan.bn, plan.bk), dense2d(xw, plan.bm, plan.bn),
+                  epilogue=epi, elem=el)
+        kb.finish(rewriter)
+        # -- 2. the recurrence ----------------------------------------------------------------
+        kb = KernelBuilder(self.state, name, op, algorithm="gru",
+                           shape=f"{seq}x{batch}x{H} <- {seq}x{batch}x{inp} (H={H})", layer=name)
+        xwv = kb.arg(self.view(rewriter, XW, (seq, batch, 3, H)), "xw")
+        rv = kb.arg(self.view(rewriter, R, (3, H, H)), "r")
+        yv = kb.arg(self.view(rewriter, Y, (seq, batch, H)), "y")
+        yh = kb.arg(self.view(rewriter, YH, (batch, H)), "y_h")
+        h0 = (kb.arg(self.view(rewriter, self.buffer(rewriter, op.initial_h), (batch, H)), "h0")
+              if op.initial_h is not None else None)
+        lay = gemm_operand_layouts("n", False, True)
+        conv = MapKind.CONVERT if dt == "f32" else MapKind.COPY
+        h = kb.alloc((Bp, Hp), f64, lay["A"][0], name="h")
+        rh = kb.alloc((Bp, Hp), f64, lay["A"][0], name="rh") if not lbr else None
+        gz, gr, gh, tmp = (kb.alloc((Bp, Hp), f64, lay["C"][0], name=n) for n in ("gz", "gr", "gh", "tmp"))
+        s32 = kb.alloc((Bp, Hp), el, lay["C"][0], double=True, name="s")
+        r_s = kb.alloc((Hp, Hp), el, lay["B"][0], name="r_s")
+        rts = [kb.alloc((Hp, Hp), f64, lay["B"][0], layout=lay["B"][1], name=f"r{j}") for j in range(3 if hoist_r else 1)]
+        rb_t = None
+        if rbh is not None:
+            rb_s = kb.alloc((1, Hp), el, tile.Dist.REP, name="rbh_s")
+            rb_t = kb.alloc((1, Hp), f64, tile.Dist.REP, name="rbh")
+            kb.load(kb.arg(rbh, "rbh"), [0, 0], [1, Hp], rb_s)
+            kb.map(conv, [rb_s], rb_t)
+        if h0 is None:
+            kb.map(MapKind.FILL, [], h, value=0.0)
+        else:
+            kb.load(h0, [0, 0], [Bp, Hp], s32)
+            kb.map(conv, [s32], h)
+        if hoist_r:
+            for j in range(3):
+                kb.load(rv, [j, 0, 0], [1, Hp, Hp], r_s)
+                kb.map(conv, [r_s], rts[j])
+
+        def r_of(j: int) -> SSAValue:
+            if hoist_r:
+                return rts[j]
+            kb.load(rv, [j, 0, 0], [1, Hp, Hp], r_s)
+            kb.map(conv, [r_s], rts[0])
+            return rts[0]
+
+        with kb.loop(0, seq, 1, "t") as t:
+            for j, g in enumerate((gz, gr, gh)):
+                kb.load(xwv, [t, 0, j, 0], [1, Bp, 1, Hp], s32)
+                kb.map(conv, [s32], g)
+            for j, g in ((0, gz), (1, gr)):
+                kb.insert(tile.GemmOp(h, r_of(j), g, Bp, Hp, Hp, 4, trans_b=True))
+            kb.map(MapKind.SIGMOID, [gz], gz)
+            kb.map(MapKind.SIGMOID, [gr], gr)
+            if rh is not None:  # g_h += (r * h) R_h^T
+                kb.map(MapKind.MUL, [gr, h], rh)
+                kb.insert(tile.GemmOp(rh, r_of(2), gh, Bp, Hp, Hp, 4, trans_b=True))
+            else:  # g_h += r * (h R_h^T + Rbh)
+                assert rb_t is not None or op.b is None
+                kb.map(MapKind.FILL, [], tmp, value=0.0)
+                kb.insert(tile.GemmOp(h, r_of(2), tmp, Bp, Hp, Hp, 4, trans_b=True))
+                if rb_t is not None:
+                    kb.map(MapKind.ADD, [tmp, rb_t], tmp)
+                kb.map(MapKind.MUL, [gr, tmp], tmp)
+                kb.map(MapKind.ADD, [gh, tmp], gh)
+            kb.map(MapKind.TANH, [gh], gh)
+            kb.map(MapKind.SUB, [h, gh], tmp)  # h = h~ + z * (h - h~)
+            kb.map(MapKind.MUL, [gz, tmp], tmp)
+            kb.map(MapKind.ADD, [gh, tmp], h)
+            kb.map(conv, [h], s32)
+            kb.store(s32, yv, [t, 0, 0], [1, Bp, Hp])
+        kb.map(conv, [h], s32)
+        kb.store(s32, yh, [0, 0], [Bp, Hp])
+        kb.finish(rewriter)
+        self.replace(rewriter, op, [Y, YH])
+
+
 def patterns(state: LoweringState) -> list[RewritePattern]:
     """The patterns of this module."""
-    return [GemmPattern(state), MatMulPattern(state), LstmPattern(state)]
+    return [GemmPattern(state), MatMulPattern(state), LstmPattern(state), GruPattern(state)]

@@ -829,3 +829,21 @@ func.func @gemm_result_shape(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) {
 }
 
 // CHECK: graph.gemm: result dim 1 is 5 but inferred 4
+
+// -----
+
+func.func @gru_reset(%x: tensor<6x2x5xf32>, %w: tensor<1x9x5xf32>, %r: tensor<1x9x3xf32>) {
+  %y, %yh = graph.gru %x, %w, %r {hidden_size = 3 : i64, linear_before_reset = 2 : i64} : (tensor<6x2x5xf32>, tensor<1x9x5xf32>, tensor<1x9x3xf32>) -> (tensor<6x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// CHECK: graph.gru: linear_before_reset must be 0 or 1, got 2
+
+// -----
+
+func.func @gru_r_shape(%x: tensor<6x2x5xf32>, %w: tensor<1x9x5xf32>, %r: tensor<1x9x4xf32>) {
+  %y, %yh = graph.gru %x, %w, %r {hidden_size = 3 : i64} : (tensor<6x2x5xf32>, tensor<1x9x5xf32>, tensor<1x9x4xf32>) -> (tensor<6x1x2x3xf32>, tensor<1x2x3xf32>)
+  func.return
+}
+
+// CHECK: graph.gru: r dim 2 is 4, expected 3 (shape [1, 9, 3])
