@@ -25,7 +25,7 @@ or a ``DenseResourceAttr`` whose blob lives in the file's ``dialect_resources`` 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -1793,6 +1793,18 @@ class LayoutTransformOp(GraphOperation):
 # --------------------------------------------------------------------------------------------
 
 
+def _check_shapes(op_name: str, named: Sequence[tuple[str, TensorType]], expected: Mapping[str, Sequence[int]]) -> None:
+    """Each named operand has exactly its expected shape (a recurrent op's weights and states);
+    else a VerifyException naming the operand and the dim."""
+    for nm, t in named:
+        s, e = _shape(t), expected[nm]
+        if len(s) != len(e):
+            raise _fail(op_name, f"{nm} must have rank {len(e)} {list(e)}, got {list(s)}")
+        for d, (got, want) in enumerate(zip(s, e)):
+            if got != want:
+                raise _fail(op_name, f"{nm} dim {d} is {got}, expected {want} (shape {list(e)})")
+
+
 @irdl_op_definition
 class LSTMOp(GraphOperation):
     """``graph.lstm``: ONNX LSTM, forward direction, activations (sigmoid, tanh, tanh).
@@ -1893,13 +1905,7 @@ class LSTMOp(GraphOperation):
             "initial_h": (1, batch, h),
             "initial_c": (1, batch, h),
         }
-        for nm, t in named[1:]:
-            s, e = _shape(t), expected[nm]
-            if len(s) != len(e):
-                raise _fail(n, f"{nm} must have rank {len(e)} {list(e)}, got {list(s)}")
-            for d, (got, want) in enumerate(zip(s, e)):
-                if got != want:
-                    raise _fail(n, f"{nm} dim {d} is {got}, expected {want} (shape {list(e)})")
+        _check_shapes(n, named[1:], expected)
         return (
             TensorType(el, [seq, 1, batch, h]),
             TensorType(el, [1, batch, h]),
@@ -2012,13 +2018,7 @@ class GRUOp(GraphOperation):
             raise _fail(n, f"x must be 3-D (seq, batch, input), got rank {len(xs)}")
         seq, batch, inp = xs
         expected = {"w": (1, 3 * h, inp), "r": (1, 3 * h, h), "b": (1, 6 * h), "initial_h": (1, batch, h)}
-        for nm, t in named[1:]:
-            s, e = _shape(t), expected[nm]
-            if len(s) != len(e):
-                raise _fail(n, f"{nm} must have rank {len(e)} {list(e)}, got {list(s)}")
-            for d, (got, want) in enumerate(zip(s, e)):
-                if got != want:
-                    raise _fail(n, f"{nm} dim {d} is {got}, expected {want} (shape {list(e)})")
+        _check_shapes(n, named[1:], expected)
         return TensorType(el, [seq, 1, batch, h]), TensorType(el, [1, batch, h])
 
     def infer_result_types(self) -> tuple[TensorType, ...]:

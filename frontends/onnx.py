@@ -1616,62 +1616,65 @@ def _lstm_attrs(since: int) -> frozenset[str]:
     return frozenset(base + (("layout",) if since >= 14 else ()))
 
 
-@_converter("LSTM")
-def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+def _recurrent(imp: _Importer, ctx: _NodeCtx, acts: Sequence[str], slots: Sequence[int],
+               make: Callable[[SSAValue, list[SSAValue | None], int], Operation]) -> list[Any]:
+    """LSTM / GRU: the checks they share (direction, layout 0, the default ``acts``, no clip or
+    activation parameters, full-length sequences), then per direction d ``make(x_d, inputs_d,
+    hidden)`` on the inputs at ``slots`` (W, R, B, initial states: their slice d for reverse /
+    bidirectional), the reverse direction on the time-reversed input (:func:`_reverse_time`) with
+    its Y reversed back; the directions' outputs concatenated (Y on axis 1, the states on 0)."""
     direction = ctx.attr("direction", "forward")
     if direction not in ("forward", "reverse", "bidirectional"):
         raise ctx.error(f"direction '{direction}' is not one of forward, reverse, bidirectional")
     if ctx.attr("layout", 0) != 0:
         raise ctx.error("layout=1 (batch-major) is not supported")
-    acts = ctx.attr("activations")
-    if acts is not None and [a.decode() if isinstance(a, bytes) else a for a in acts] != [
-        "Sigmoid",
-        "Tanh",
-        "Tanh",
-    ] * (2 if direction == "bidirectional" else 1):
-        raise ctx.error(f"activations {acts} are not supported (only Sigmoid, Tanh, Tanh)")
+    given = ctx.attr("activations")
+    if given is not None and [a.decode() if isinstance(a, bytes) else a for a in given] != \
+            list(acts) * (2 if direction == "bidirectional" else 1):
+        raise ctx.error(f"activations {given} are not supported (only {', '.join(acts)})")
     for a in ("activation_alpha", "activation_beta", "clip"):
         if a in ctx.attrs:
             raise ctx.error(f"unsupported attribute '{a}'")
-    if ctx.attr("input_forget", 0):
-        raise ctx.error("input_forget=1 is not supported")
-    if ctx.input_name(7):
-        raise ctx.error("peephole weights (input P) are not supported")
     x = imp.value(ctx, ctx.input_name(0))
     xs = _require_rank(ctx, x, 3, "X")
     if ctx.input_name(4):
         lens = imp.const(ctx, 4, "sequence_lens").reshape(-1)
         if not np.all(lens == xs[0]):
             raise ctx.error("sequence_lens shorter than the sequence length are not supported")
-    w = imp.value(ctx, ctx.input_name(1))
-    r = imp.value(ctx, ctx.input_name(2))
-    b = imp.opt_value(ctx, 3)
-    h0 = imp.opt_value(ctx, 5)
-    c0 = imp.opt_value(ctx, 6)
+    ins = [imp.opt_value(ctx, i) for i in slots]
     hidden = ctx.attr("hidden_size")
-    hidden = int(hidden) if hidden is not None else _shape(r)[-1]
-    if direction == "forward":
-        op = imp.emit(graph.LSTMOp(x, w, r, b, h0, c0, hidden_size=hidden))
-        return list(op.results[:3])
-    # reverse / bidirectional: per direction d a forward graph.lstm on its slice of the weights
-    # (and initial states), the reverse one on the time-reversed input with its Y reversed back
-    # (:func:`_reverse_time`); the directions' outputs concatenated (Y on axis 1, Y_h / Y_c on 0)
-    dirs = [0, 1] if direction == "bidirectional" else [0]
-    ys, yhs, ycs = [], [], []
-    for d in dirs:
+    hidden = int(hidden) if hidden is not None else _shape(ins[1] or x)[-1]
+    outs: list[list[SSAValue]] = []
+    for d in ([0, 1] if direction == "bidirectional" else [0]):
         rev = direction == "reverse" or d == 1
-        xd = _reverse_time(imp, x) if rev else x
-        wd, rd, bd, h0d, c0d = (_direction(imp, v, d) for v in (w, r, b, h0, c0))
-        assert wd is not None and rd is not None
-        op = imp.emit(graph.LSTMOp(xd, wd, rd, bd, h0d, c0d, hidden_size=hidden))
-        y, yh, yc = op.results[:3]
-        ys.append(_reverse_time(imp, y) if rev else y)
-        yhs.append(yh)
-        ycs.append(yc)
-    if len(dirs) == 1:
-        return [ys[0], yhs[0], ycs[0]]
-    return [imp.emit(graph.ConcatOp(ys, axis=1)).results[0], imp.emit(graph.ConcatOp(yhs, axis=0)).results[0],
-            imp.emit(graph.ConcatOp(ycs, axis=0)).results[0]]
+        op = make(_reverse_time(imp, x) if rev else x,
+                  [_direction(imp, v, d) for v in ins] if direction != "forward" else ins, hidden)
+        res = list(op.results)
+        outs.append([_reverse_time(imp, res[0]) if rev else res[0], *res[1:]])
+    if len(outs) == 1:
+        return list(outs[0])
+    return [imp.emit(graph.ConcatOp([o[i] for o in outs], axis=1 if i == 0 else 0)).results[0]
+            for i in range(len(outs[0]))]
+
+
+@_converter("LSTM")
+def _lstm(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """ONNX LSTM (default activations, no peepholes, no input_forget) as ``graph.lstm``
+    (:func:`_recurrent`)."""
+    if ctx.attr("input_forget", 0):
+        raise ctx.error("input_forget=1 is not supported")
+    if ctx.input_name(7):
+        raise ctx.error("peephole weights (input P) are not supported")
+
+    def make(x: SSAValue, v: list[SSAValue | None], hidden: int) -> Operation:
+        w, r, b, h0, c0 = v
+        assert w is not None and r is not None
+        return imp.emit(graph.LSTMOp(x, w, r, b, h0, c0, hidden_size=hidden))
+
+    return _recurrent(imp, ctx, ("Sigmoid", "Tanh", "Tanh"), (1, 2, 3, 5, 6), make)
+
+
+_CONVERTERS["LSTM"] = _Conv(_lstm, _lstm_attrs)
 
 
 def _gru_attrs(since: int) -> frozenset[str]:
@@ -1682,51 +1685,22 @@ def _gru_attrs(since: int) -> frozenset[str]:
 
 @_converter("GRU")
 def _gru(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
-    """ONNX GRU (default activations, no clip, layout 0) as ``graph.gru``; reverse and
-    bidirectional as for LSTM (:func:`_lstm`)."""
-    direction = ctx.attr("direction", "forward")
-    if direction not in ("forward", "reverse", "bidirectional"):
-        raise ctx.error(f"direction '{direction}' is not one of forward, reverse, bidirectional")
-    if ctx.attr("layout", 0) != 0:
-        raise ctx.error("layout=1 (batch-major) is not supported")
-    acts = ctx.attr("activations")
-    if acts is not None and [a.decode() if isinstance(a, bytes) else a for a in acts] != [
-            "Sigmoid", "Tanh"] * (2 if direction == "bidirectional" else 1):
-        raise ctx.error(f"activations {acts} are not supported (only Sigmoid, Tanh)")
-    for a in ("activation_alpha", "activation_beta", "clip"):
-        if a in ctx.attrs:
-            raise ctx.error(f"unsupported attribute '{a}'")
-    x = imp.value(ctx, ctx.input_name(0))
-    xs = _require_rank(ctx, x, 3, "X")
-    if ctx.input_name(4):
-        lens = imp.const(ctx, 4, "sequence_lens").reshape(-1)
-        if not np.all(lens == xs[0]):
-            raise ctx.error("sequence_lens shorter than the sequence length are not supported")
-    w, r = imp.value(ctx, ctx.input_name(1)), imp.value(ctx, ctx.input_name(2))
-    b, h0 = imp.opt_value(ctx, 3), imp.opt_value(ctx, 5)
-    hidden = ctx.attr("hidden_size")
-    hidden = int(hidden) if hidden is not None else _shape(r)[-1]
+    """ONNX GRU (default activations) as ``graph.gru`` (:func:`_recurrent`)."""
     lbr = int(ctx.attr("linear_before_reset", 0))
-    ys, yhs = [], []
-    for d in ([0, 1] if direction == "bidirectional" else [0]):
-        rev = direction == "reverse" or d == 1
-        parts = [_direction(imp, v, d) if direction != "forward" else v for v in (w, r, b, h0)]
-        wd, rd = parts[0], parts[1]
-        assert wd is not None and rd is not None
-        op = imp.emit(graph.GRUOp(_reverse_time(imp, x) if rev else x, wd, rd, parts[2], parts[3],
-                                  hidden_size=hidden, linear_before_reset=lbr))
-        ys.append(_reverse_time(imp, op.results[0]) if rev else op.results[0])
-        yhs.append(op.results[1])
-    if len(ys) == 1:
-        return [ys[0], yhs[0]]
-    return [imp.emit(graph.ConcatOp(ys, axis=1)).results[0], imp.emit(graph.ConcatOp(yhs, axis=0)).results[0]]
+
+    def make(x: SSAValue, v: list[SSAValue | None], hidden: int) -> Operation:
+        w, r, b, h0 = v
+        assert w is not None and r is not None
+        return imp.emit(graph.GRUOp(x, w, r, b, h0, hidden_size=hidden, linear_before_reset=lbr))
+
+    return _recurrent(imp, ctx, ("Sigmoid", "Tanh"), (1, 2, 3, 5), make)
 
 
 _CONVERTERS["GRU"] = _Conv(_gru, _gru_attrs)
 
 
 def _direction(imp: _Importer, v: SSAValue | None, d: int) -> SSAValue | None:
-    """Direction ``d``'s slice (1, ...) of an LSTM weight / bias / initial state (None: absent)."""
+    """Direction ``d``'s slice (1, ...) of an LSTM / GRU weight, bias or initial state (None: absent)."""
     if v is None:
         return None
     win = [(0, n) for n in _shape(v)]
@@ -1745,9 +1719,6 @@ def _reverse_time(imp: _Importer, v: SSAValue) -> SSAValue:
     p = imp.emit(graph.constant(perm, name_hint="reverse")).results[0]
     flat = imp.emit(graph.ReshapeOp(v, (seq, rest))).results[0]
     return imp.emit(graph.ReshapeOp(imp.emit(graph.MatMulOp(p, flat)).results[0], s)).results[0]
-
-
-_CONVERTERS["LSTM"] = _Conv(_lstm, _lstm_attrs)
 
 
 # --------------------------------------------------------------------------------------------
