@@ -31,7 +31,7 @@ from taihu.backends.model.conv import GemmPlan, GemmShape, plan_gemm
 from taihu.backends.model.schedule import IllegalSchedule, Schedule, _bool, _take, gemm_plan_for, gemm_schedule_of, gemm_space
 from taihu.target.machine import Machine
 
-__all__ = ["LstmPlan", "LstmShape", "lstm_cycles", "lstm_model_plan", "lstm_plan_for", "lstm_schedule_of",
+__all__ = ["LstmPlan", "LstmShape", "lstm_cycles", "per_cpe_bytes", "lstm_model_plan", "lstm_plan_for", "lstm_schedule_of",
            "lstm_space"]
 
 #: the prefix of the input projection's GEMM parameters in an ``lstm`` schedule
@@ -65,12 +65,12 @@ class LstmShape:
         """LDM bytes per CPE of the recurrence kernel (module docstring)."""
         bp, hp = self.padded
         eb = 4 if self.dtype == "f32" else 8
-        state = 7 * _per(bp, hp) + 2 * _per(bp, hp) * eb // 8
-        r = _per(hp, hp)
+        state = 7 * per_cpe_bytes(bp, hp) + 2 * per_cpe_bytes(bp, hp) * eb // 8
+        r = per_cpe_bytes(hp, hp)
         return state + (4 if hoist_r else 1) * r + r * eb // 8
 
 
-def _per(r: int, c: int) -> int:
+def per_cpe_bytes(r: int, c: int) -> int:
     """Per-CPE fp64 bytes of an (r, c) tile on the 64 CPEs, rounded up to 32 B."""
     return -(-(r * c * 8 // 64) // 32) * 32
 

@@ -83,7 +83,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from taihu.backends.model.conv import GemmPlan, GemmShape, gemm_operand_layouts, plan_gemm
-from taihu.backends.model.lstm_plan import LstmPlan, LstmShape, lstm_model_plan, lstm_plan_for
+from taihu.backends.model.lstm_plan import LstmPlan, LstmShape, lstm_model_plan, lstm_plan_for, per_cpe_bytes
 from taihu.backends.model.schedule import gemm_plan_for
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
@@ -610,7 +610,35 @@ def plan_lstm_op(p: GraphToTilePattern, op: graph.LSTMOp, shape: LstmShape, name
         raise p.fail(op, f"illegal tile.schedule: {e}" if schedule is not None else str(e)) from e
 
 
-class LstmPattern(GraphToTilePattern):
+class _RecurrentPattern(GraphToTilePattern):
+    """LSTM and GRU: the input projection of every time step as one GEMM kernel."""
+
+    def input_projection(self, rewriter: PatternRewriter, op: graph.LSTMOp | graph.GRUOp, name: str, plan: GemmPlan,
+                         gates: int, el: Attribute, bias: SSAValue | None) -> SSAValue:
+        """``NAME_x``: XW (seq*batch, gates*H) = X W^T (+ the (1, gates*H) row ``bias``), the
+        memory-level GEMM ``plan`` (Table 4.2 row 5, GEPB/GEMP; ONNX's W holds the gates fused,
+        004 L1213); returns XW's buffer."""
+        seq, batch, inp = shape_of(op.x)
+        n = gates * op.hidden_size
+        XW = self.alloc(rewriter, (seq * batch, n), el, f"{name}_xw")
+        kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
+                           shape=gemm_attrs_shape(seq * batch, n, inp, False, True) + f" ({plan.shape_class})",
+                           layer=name)
+        kb.attrs["taihu.blocking"] = _blocking_attr(plan)
+        a = kb.arg(self.view(rewriter, self.buffer(rewriter, op.x), (seq * batch, inp)), "x")
+        w = kb.arg(self.view(rewriter, self.buffer(rewriter, op.w), (n, inp)), "w")
+        xw = kb.arg(XW, "xw")
+        epi = GemmEpilogue()
+        if bias is not None:
+            epi.bias = GemmAccess(kb.arg(bias, "bias"), lambda ivs, r, col: [0, col], [1, plan.bn])
+            epi.bias_shape = (1, plan.bn)
+        emit_gemm(kb, plan, dense2d(a, plan.bm, plan.bk), dense2d(w, plan.bn, plan.bk), dense2d(xw, plan.bm, plan.bn),
+                  epilogue=epi, elem=el)
+        kb.finish(rewriter)
+        return XW
+
+
+class LstmPattern(_RecurrentPattern):
     """``graph.lstm`` (ONNX, forward, i/o/f/c gates) -> two kernels, Algorithm 6 (004 L1229-1244,
     algorithms.md §D):
 
@@ -633,8 +661,6 @@ class LstmPattern(GraphToTilePattern):
         seq, batch, inp = shape_of(op.x)
         H = op.hidden_size
         name = self.state.layer_name(op)
-        X = self.buffer(rewriter, op.x)
-        W = self.buffer(rewriter, op.w)
         R = self.buffer(rewriter, op.r)
         Y = self.alloc_like(rewriter, op.y, name)
         YH = self.alloc_like(rewriter, op.y_h, f"{name}_h")
@@ -644,17 +670,8 @@ class LstmPattern(GraphToTilePattern):
         b_np = constant_array(op.b) if op.b is not None else None
         lplan = plan_lstm_op(self, op, lstm_op_shape(op), name)
         plan, hoist_r = lplan.xw, lplan.hoist_r
-        XW = self.alloc(rewriter, (seq * batch, 4 * H), el, f"{name}_xw")
-        kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
-                           shape=gemm_attrs_shape(seq * batch, 4 * H, inp, False, True) + f" ({plan.shape_class})",
-                           layer=name)
-        kb.attrs["taihu.blocking"] = _blocking_attr(plan)
-        a = kb.arg(self.view(rewriter, X, (seq * batch, inp)), "x")
-        w = kb.arg(self.view(rewriter, W, (4 * H, inp)), "w")
-        xw = kb.arg(XW, "xw")
-        epi = GemmEpilogue()
+        bv: SSAValue | None = None
         if op.b is not None:
-            bv: SSAValue
             if b_np is not None:  # Wb + Rb folded at compile time
                 bsum = (b_np[0, : 4 * H].astype(np.float64) + b_np[0, 4 * H :]).astype(b_np.dtype).reshape(1, 4 * H)
                 bv = self.state.new_global(rewriter, bsum, f"{name}_bias").memref
@@ -670,12 +687,7 @@ class LstmPattern(GraphToTilePattern):
                                  [Access(bin_, (True, True)), Access(bin_, (True, True), (1, 0))],
                                  Access(kbb.arg(bv, "bias"), (True, True)), [Step(MapKind.ADD, (0, 1))])
                 kbb.finish(rewriter)
-            bacc = kb.arg(bv, "bias")
-            epi.bias = GemmAccess(bacc, lambda ivs, r, col: [0, col], [1, plan.bn])
-            epi.bias_shape = (1, plan.bn)
-        emit_gemm(kb, plan, dense2d(a, plan.bm, plan.bk), dense2d(w, plan.bn, plan.bk), dense2d(xw, plan.bm, plan.bn),
-                  epilogue=epi, elem=el)
-        kb.finish(rewriter)
+        XW = self.input_projection(rewriter, op, name, plan, 4, el, bv)
         # -- 2. the recurrence ----------------------------------------------------------------
         Bp = -(-batch // 32) * 32
         Hp = -(-H // 128) * 128
@@ -739,12 +751,7 @@ class LstmPattern(GraphToTilePattern):
         self.replace(rewriter, op, [Y, YH, YC])
 
 
-def _per_cpe(r: int, c: int) -> int:
-    """Per-CPE fp64 bytes of an (r, c) tile on the 64 CPEs, rounded up to 32 B."""
-    return -(-(r * c * 8 // 64) // 32) * 32
-
-
-class GruPattern(GraphToTilePattern):
+class GruPattern(_RecurrentPattern):
     """``graph.gru`` (ONNX, forward, z/r/h gates) -> two kernels, as :class:`LstmPattern`:
 
     * ``NAME_x``: one memory-level GEMM for all time steps, XW (seq*batch, 3H) = X W^T + Wb +
@@ -771,14 +778,14 @@ class GruPattern(GraphToTilePattern):
         dt = _dtype(el)
         Bp, Hp = -(-batch // 32) * 32, -(-H // 128) * 128
         eb = 4 if dt == "f32" else 8
-        state = (4 + (1 if lbr else 2)) * _per_cpe(Bp, Hp) + 2 * _per_cpe(Bp, Hp) * eb // 8 + _per_cpe(32, Hp)
-        r_bytes = _per_cpe(Hp, Hp)
+        state = (4 + (1 if lbr else 2)) * per_cpe_bytes(Bp, Hp) + 2 * per_cpe_bytes(Bp, Hp) * eb // 8 + per_cpe_bytes(32, Hp)
+        r_bytes = per_cpe_bytes(Hp, Hp)
         budget = self.state.ldm_budget
         hoist_r = state + 4 * r_bytes <= budget  # three R_j + their f32/f64 staging tile
         if not hoist_r and state + 2 * r_bytes > budget:
             raise self.fail(op, f"hidden_size {H}: the LDM-resident recurrence (h, gates and one R_j of {Hp}x{Hp}) "
                                 f"needs {state + 2 * r_bytes} B per CPE > {budget}")
-        X, W, R = self.buffer(rewriter, op.x), self.buffer(rewriter, op.w), self.buffer(rewriter, op.r)
+        R = self.buffer(rewriter, op.r)
         Y = self.alloc_like(rewriter, op.y, name)
         YH = self.alloc_like(rewriter, op.y_h, f"{name}_h")
         # -- 1. XW = X W^T + Wb + Rb (z, r; h too when lbr = 0) --------------------------------
@@ -787,27 +794,14 @@ class GruPattern(GraphToTilePattern):
             plan = plan_gemm(xw_shape, plan_machine(self.state), name=f"{name}_x")
         except ValueError as e:
             raise self.fail(op, str(e)) from e
-        XW = self.alloc(rewriter, (seq * batch, 3 * H), el, f"{name}_xw")
-        kb = KernelBuilder(self.state, f"{name}_x", op, algorithm="gemm",
-                           shape=gemm_attrs_shape(seq * batch, 3 * H, inp, False, True) + f" ({plan.shape_class})",
-                           layer=name)
-        kb.attrs["taihu.blocking"] = _blocking_attr(plan)
-        a = kb.arg(self.view(rewriter, X, (seq * batch, inp)), "x")
-        w = kb.arg(self.view(rewriter, W, (3 * H, inp)), "w")
-        xw = kb.arg(XW, "xw")
-        epi = GemmEpilogue()
-        rbh = None
+        bv, rbh = None, None
         if b_np is not None:
             wb, rb = b_np[0, : 3 * H].astype(np.float64), b_np[0, 3 * H :].astype(np.float64)
             folded = wb + np.concatenate([rb[: 2 * H], np.zeros(H) if lbr else rb[2 * H :]])
             bv = self.state.new_global(rewriter, folded.astype(b_np.dtype).reshape(1, 3 * H), f"{name}_bias").memref
-            epi.bias = GemmAccess(kb.arg(bv, "bias"), lambda ivs, r, col: [0, col], [1, plan.bn])
-            epi.bias_shape = (1, plan.bn)
             if lbr:
                 rbh = self.state.new_global(rewriter, rb[2 * H :].astype(b_np.dtype).reshape(1, H), f"{name}_rbh").memref
-        emit_gemm(kb, plan, dense2d(a, plan.bm, plan.bk), dense2d(w, plan.bn, plan.bk), dense2d(xw, plan.bm, plan.bn),
-                  epilogue=epi, elem=el)
-        kb.finish(rewriter)
+        XW = self.input_projection(rewriter, op, name, plan, 3, el, bv)
         # -- 2. the recurrence ----------------------------------------------------------------
         kb = KernelBuilder(self.state, name, op, algorithm="gru",
                            shape=f"{seq}x{batch}x{H} <- {seq}x{batch}x{inp} (H={H})", layer=name)
