@@ -162,16 +162,8 @@ class CPE(Agent):
         req.cpe = self.id
         eng.dma.validate(req)
         yield from self.sync()
-        while eng.dma.channel_full(self.id):
-            eng.dma.chan_waiters[self.id].append(partial(eng.wake, self))
-            yield _Block(f"DMA {req.kind} issue: channel buffer full "
-                         f"({eng.machine.chan_buf_depth} requests waiting)")
-        eng.dma.issue(req, self.t)
-        k = self.kernel
-        if k is not None:
-            k.dma_bytes += req.size
-            k.dma_moved += req.moved
-            k.dma_count += 1
+        while not eng.dma_issue(self, req, self.t):
+            yield _Block(eng.chan_full_reason(req.kind))
         self.t += 1  # issues on P1 in one cycle
 
     def dma_get(self, mem: int, ldm: int, size: int, reply: int = 0, bsize: int = 0,
@@ -189,11 +181,8 @@ class CPE(Agent):
         """Stall until reply word ``reply`` >= ``n`` (rule 6)."""
         eng = self.engine
         yield from self.sync()
-        while self.replies.get(reply, 0) < n:
-            eng.reply_waiters.setdefault((self.id, reply), []).append(self)
-            inflight = eng.dma.inflight[self.id] + len(eng.dma.chan[self.id])
-            yield _Block(f"dma_wait: reply word {reply} = {self.replies.get(reply, 0)} < {n} "
-                         f"({inflight} DMA requests of this CPE pending)")
+        while (reason := eng.reply_short(self, reply, n)) is not None:
+            yield _Block(reason)
 
     def reply_reset(self, reply: int, value: int = 0) -> None:
         self.replies[reply] = value
@@ -423,6 +412,42 @@ class Engine:
             if mpe.blocked:
                 blocked.append((mpe.name, mpe.blocked))
             raise DeadlockError(blocked, self.now)
+
+    # -- the DMA and reply-word rules of both execution paths (per CPE and lockstep) ----------
+    def dma_issue(self, cpe: CPE, req: DMARequest, t: int) -> bool:
+        """Issue the validated ``req`` of ``cpe`` at cycle ``t`` (spec §4.3; the kernel's DMA
+        counters). False if the CPE's channel buffer is full (rule 1): nothing is issued and
+        ``cpe`` is woken when a slot frees (``chan_full_reason`` says why it waits)."""
+        dma = self.dma
+        c = cpe.id
+        if dma.channel_full(c):
+            dma.chan_waiters[c].append(partial(self.wake, cpe))
+            return False
+        dma.issue(req, t)
+        k = cpe.kernel
+        if k is not None:
+            k.dma_bytes += req.size
+            k.dma_moved += req.moved
+            k.dma_count += 1
+        return True
+
+    def chan_full_reason(self, kind: str) -> str:
+        """Why a CPE cannot issue a DMA ``kind`` (its blocked reason, deadlock reports)."""
+        return (f"DMA {kind} issue: channel buffer full "
+                f"({self.machine.chan_buf_depth} requests waiting)")
+
+    def reply_short(self, cpe: CPE, reply: int, n: int) -> str | None:
+        """None if reply word ``reply`` of ``cpe`` is >= ``n`` (``sw.dma_wait`` may pass, rule
+        6); else ``cpe`` is woken by the next completion on that word and the reason it waits
+        is returned."""
+        have = cpe.replies.get(reply, 0)
+        if have >= n:
+            return None
+        c = cpe.id
+        self.reply_waiters.setdefault((c, reply), []).append(cpe)
+        inflight = self.dma.inflight[c] + len(self.dma.chan[c])
+        return (f"dma_wait: reply word {reply} = {have} < {n} "
+                f"({inflight} DMA requests of this CPE pending)")
 
     # -- DMA completion ---------------------------------------------------------------------
     def on_dma_complete(self, req: DMARequest) -> None:

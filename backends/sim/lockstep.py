@@ -6,10 +6,11 @@ work in two:
 * **Tape** (:class:`Seq`): the kernel's scalar code is interpreted once for a set of lanes,
   vectorised over them (``runner.KernelProgram.tape``): control flow and addresses never depend
   on time or data, so this yields the exact sequence of operations every CPE performs -- entries
-  ``("mk", mk, trip, bases, checked)``, ``("get"|"put", mem, ldm, reply, kw)``, ``("wait", reply, n)``,
-  ``("reset", reply)``, ``("barrier", scope, mask)`` with per-lane operands (scalars when
-  uniform), and ``("branch", [child Seq ...])`` where a lane-dependent ``scf.if`` / ``scf.for``
-  bound splits the lanes. Entries are produced lazily.
+  (``program.py``) ``MkEntry`` (micro-kernel run), ``DmaEntry``, ``WaitEntry``, ``ResetEntry``,
+  the ``Barrier`` record, with per-lane operands (scalars when uniform), and ``BranchEntry``
+  (child Seqs) where a lane-dependent ``scf.if`` / ``scf.for`` bound splits the lanes. Entries
+  are produced lazily. The DMA and reply-word rules are the engine's (``Engine.dma_issue``,
+  ``Engine.reply_short``), shared with the per-CPE path.
 * **Replay** (:class:`Lockstep`): *cohorts* -- lanes at the same tape position -- replay the tape
   with one clock per lane. Operations whose outcome depends on global event order (DMA issue,
   ``dma_wait``, barriers: the *timed* entries) are processed for each lane exactly at the lane's
@@ -37,13 +38,21 @@ from collections import deque
 from collections.abc import Generator
 from functools import partial
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from taihu.backends.sim.dma import DMARequest
 from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.microkernel import check_run_addresses
+from taihu.backends.sim.program import (
+    Barrier,
+    BranchEntry,
+    DmaEntry,
+    MkEntry,
+    ResetEntry,
+    WaitEntry,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from taihu.backends.sim.engine import CPE, Engine, KernelStats
@@ -70,7 +79,7 @@ class Seq:
         self.mesh_cols = mesh_cols
         self.pos = np.full(n_cpes, -1, dtype=np.int64)
         self.pos[lanes] = np.arange(len(lanes), dtype=np.int64)
-        self.entries: list[tuple] = []
+        self.entries: list[Any] = []  # program.MkEntry, DmaEntry, ... (lazily produced)
         #: the producer appending to ``entries`` (``runner.KernelProgram._produce``), None once
         #: it returned
         self.gen: Generator[None, None, list] | None = None
@@ -88,7 +97,7 @@ class Seq:
     def child(self, mask: np.ndarray, idx: int) -> Seq:
         return Seq(self.lanes[mask], self.n_cpes, self.mesh_cols, self, idx)
 
-    def entry(self, i: int) -> tuple | None:
+    def entry(self, i: int) -> Any:
         """Entry ``i`` (produced on demand), None past the end."""
         entries = self.entries
         while i >= len(entries):
@@ -394,17 +403,17 @@ class Lockstep:
             if e is None:
                 self._end_of_seq(co, work)
                 return
-            tag = e[0]
-            if tag == "mk":
+            t = e.__class__
+            if t is MkEntry:
                 if self._mk(co, e) is False:
                     return  # deferred (retried later in this event)
                 co.idx += 1
                 continue
-            if tag == "branch":
-                self._branch(co, e[1], work)
+            if t is BranchEntry:
+                self._branch(co, e.children, work)
                 return
-            if tag == "reset":
-                r = co.arg(e[1])
+            if t is ResetEntry:
+                r = co.arg(e.reply)
                 for i, c in enumerate(co.lane_list):
                     eng.cpes[c].replies[int(r[i]) if isinstance(r, np.ndarray) else r] = 0
                 co.idx += 1
@@ -425,15 +434,15 @@ class Lockstep:
             if tmin > eng.now:
                 self.schedule(co, tmin)
                 return
-            if tag == "get" or tag == "put":
+            if t is DmaEntry:
                 self._dma(co, e)
-            elif tag == "wait":
+            elif t is WaitEntry:
                 self._wait(co, e)
-            elif tag == "barrier":
+            elif t is Barrier:
                 self._barrier(co, e)
                 return
             else:  # pragma: no cover
-                raise SimError(f"internal error: unknown tape entry '{tag}'")
+                raise SimError(f"internal error: unknown tape entry {e!r}")
             co.idx += 1
 
     def _end_of_seq(self, co: Cohort, work: list[Cohort]) -> None:
@@ -500,71 +509,52 @@ class Lockstep:
         eng.lanes_finished()
 
     # -- timed entries --------------------------------------------------------------------
-    def _dma(self, co: Cohort, e: tuple) -> None:
+    def _dma(self, co: Cohort, e: DmaEntry) -> None:
         eng = self.eng
-        dma = eng.dma
-        k = self.kernel
-        tag, mem, ldm, reply, kw = e
-        mem, ldm, reply = co.arg(mem), co.arg(ldm), co.arg(reply)
-        kind = "get" if tag == "get" else "put"
-        mode = kw.get("mode", "pe")
-        mask = kw.get("mask", 0xFF)
-        size, bsize, stride, limit = kw["size"], kw["bsize"], kw["stride"], kw["ldm_limit"]
+        rec = e.rec
+        mem, ldm, reply = co.arg(e.mem), co.arg(e.ldm), co.arg(e.reply)
+        kind = rec.kind
         arr = [isinstance(x, np.ndarray) for x in (mem, ldm, reply)]
         tl = co.tl
         keep = None
         now = eng.now
         for i, c in enumerate(co.lane_list):
             req = DMARequest(c, kind, int(mem[i]) if arr[0] else mem,
-                             int(ldm[i]) if arr[1] else ldm, size, bsize, stride,
-                             int(reply[i]) if arr[2] else reply, mode, mask, limit)
-            dma.validate(req)
-            if dma.channel_full(c):
-                cpe = eng.cpes[c]
-                dma.chan_waiters[c].append(partial(eng.wake, cpe))
-                self.block(cpe, co, i, co.idx, "chan",
-                           f"DMA {kind} issue: channel buffer full "
-                           f"({eng.machine.chan_buf_depth} requests waiting)")
+                             int(ldm[i]) if arr[1] else ldm, rec.size, rec.bsize, rec.stride,
+                             int(reply[i]) if arr[2] else reply, rec.mode, rec.mask, rec.ldm_limit)
+            eng.dma.validate(req)
+            cpe = eng.cpes[c]
+            if not eng.dma_issue(cpe, req, now):
+                self.block(cpe, co, i, co.idx, "chan", eng.chan_full_reason(kind))
                 if keep is None:
                     keep = np.ones(len(co.lanes), dtype=bool)
                 keep[i] = False
                 continue
-            dma.issue(req, now)
-            if k is not None:
-                k.dma_bytes += req.size
-                k.dma_moved += req.moved
-                k.dma_count += 1
             tl[i] = now + 1
         if keep is not None:
             co.keep(keep)
 
-    def _wait(self, co: Cohort, e: tuple) -> None:
+    def _wait(self, co: Cohort, e: WaitEntry) -> None:
         eng = self.eng
-        reply, n = co.arg(e[1]), co.arg(e[2])
+        reply, n = co.arg(e.reply), co.arg(e.n)
         ra, na = isinstance(reply, np.ndarray), isinstance(n, np.ndarray)
         keep = None
         for i, c in enumerate(co.lane_list):
             cpe = eng.cpes[c]
-            r = int(reply[i]) if ra else reply
-            need = int(n[i]) if na else n
-            have = cpe.replies.get(r, 0)
-            if have < need:
-                eng.reply_waiters.setdefault((c, r), []).append(cpe)
-                inflight = eng.dma.inflight[c] + len(eng.dma.chan[c])
-                self.block(cpe, co, i, co.idx, "wait",
-                           f"dma_wait: reply word {r} = {have} < {need} "
-                           f"({inflight} DMA requests of this CPE pending)")
+            reason = eng.reply_short(cpe, int(reply[i]) if ra else reply, int(n[i]) if na else n)
+            if reason is not None:
+                self.block(cpe, co, i, co.idx, "wait", reason)
                 if keep is None:
                     keep = np.ones(len(co.lanes), dtype=bool)
                 keep[i] = False
         if keep is not None:
             co.keep(keep)
 
-    def _barrier(self, co: Cohort, e: tuple) -> None:
+    def _barrier(self, co: Cohort, e: Barrier) -> None:
         """Every lane arrives (at ``now``); released lanes continue at the release cycle after
         the barrier (like per-CPE agents, which re-synchronise there)."""
         eng = self.eng
-        scope, mask = e[1], e[2]
+        scope, mask = e.scope, e.mask
         nxt = co.idx + 1
         for i, c in enumerate(co.lane_list):
             cpe = eng.cpes[c]
@@ -634,7 +624,7 @@ class Lockstep:
                     trace.span(ll[i], 1, "rlc stall", int(t0[i]), int(start[i]))
                 trace.span(ll[i], 1, name, int(start[i]), int(end[i]), {"trip": rp.trip})
 
-    def _mk(self, co: Cohort, e: tuple) -> bool | None:
+    def _mk(self, co: Cohort, e: MkEntry) -> bool | None:
         """Time one run of ``e``'s micro-kernel for every lane (spec §6: start = max(lane clock,
         register scoreboard, message arrivals); §5 back-pressure) and queue its numerics; lanes
         whose messages are not all posted yet block (re-run when woken), senders whose links
@@ -642,7 +632,7 @@ class Lockstep:
         (retried later in this event, ``_drain``), else None."""
         eng = self.eng
         m = eng.machine
-        _, mk, trip, bases_all, checked = e
+        mk, trip, bases_all, checked = e.mk, e.trip, e.bases, e.checked
         if trip <= 0:
             return None
         if bases_all.shape[1] != len(mk.strides):

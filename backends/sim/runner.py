@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -39,16 +39,38 @@ from taihu.backends.sim.engine import CPE, MPE, Engine
 from taihu.backends.sim.lockstep import Seq
 from taihu.target.machine import Machine
 from taihu.backends.sim.memo import TimingMemo
-from taihu.backends.sim.memory import SimError
-from taihu.backends.sim.microkernel import MicroKernel
-from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS, Instr
+from taihu.backends.sim.dma import DMARequest
+from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS
+from taihu.backends.sim.program import (
+    CMP,
+    INT_BIN,
+    INT_CASTS,
+    SCALAR,
+    Barrier,
+    BranchEntry,
+    Compiler,
+    Dma,
+    DmaEntry,
+    DmaWait,
+    For,
+    If,
+    MicroKernelRun,
+    MkEntry,
+    ReplyReset,
+    ResetEntry,
+    SimDecodeError,
+    Taint,
+    WaitEntry,
+    Yield,
+    decode_microkernel,
+    loop_range,
+    reads,
+    taint,
+    uses,
+)
 from taihu.backends.sim.report import KERNEL_INFO_ATTRS, USEFUL_FLOPS_ATTR, build_report
 from taihu.dialects import sw
-from taihu.dialects.swsim import LdmAddrOp, ReplySlotOp, TargetOp, kernel_ldm_high_water
-
-
-class SimDecodeError(SimError):
-    """An op the simulator cannot execute (names the op)."""
+from taihu.dialects.swsim import TargetOp, kernel_ldm_high_water
 
 
 @dataclass
@@ -68,245 +90,9 @@ def _np_dtype(t) -> np.dtype:
     raise SimDecodeError(f"unsupported element type {t}")
 
 
-def _decode_instr(ins) -> Instr:
-    mem = ins.mem()
-    rlc = ins.rlc()
-    if mem is not None and mem.space == "mem":
-        raise SimDecodeError(f"{ins.name}: gld/gstd numerics are not simulated (use DMA, 004 L655)")
-    return Instr(
-        op=ins.mnemonic,
-        dst=ins.writes(),
-        src=ins.reads(),
-        ptr=None if mem is None else mem.ptr,
-        offset=getattr(ins, "lane_index", 0) if mem is None else mem.offset,
-        rlc_dst=None if rlc is None or rlc.role != "put" else rlc.dst,
-        imm=getattr(ins, "imm", None),
-    )
-
-
-#: decoded instructions by (op class, properties, attributes): an instruction op without
-#: operands, results or regions is a function of those (networks repeat few instruction forms)
-_INSTR_CACHE: dict[tuple, Instr] = {}
-
-
-def decode_microkernel(op: sw.MicrokernelOp) -> MicroKernel:
-    """``sw.microkernel`` -> :class:`MicroKernel` (register numbers, pointer offsets)."""
-    body = []
-    cache = _INSTR_CACHE
-    for ins in op.instructions():
-        if ins.operands or ins.results or ins.regions:
-            body.append(_decode_instr(ins))
-            continue
-        key = (type(ins), tuple(ins.properties.items()), tuple(ins.attributes.items()))
-        d = cache.get(key)
-        if d is None:
-            d = _decode_instr(ins)
-            if len(cache) < 1 << 16:
-                cache[key] = d
-        body.append(d)
-    name = op.attributes.get("name")
-    label = name.data if name is not None and hasattr(name, "data") else f"microkernel x{op.trip}"
-    return MicroKernel(tuple(body), op.pointer_strides(), label)
-
-
-def _int_div(name: str, f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """``f`` (an integer division or remainder) refusing a zero divisor: a ``SimError``
-    naming the op (the hardware result is undefined; Python would raise ZeroDivisionError,
-    numpy return garbage)."""
-
-    def checked(a: Any, b: Any) -> Any:
-        if (b == 0).any() if isinstance(b, np.ndarray) else b == 0:
-            raise SimError(f"{name}: integer division by zero")
-        return f(a, b)
-
-    return checked
-
-
-def _shift(name: str, f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """``f`` (a shift) refusing a shift amount outside [0, 64) (poison in MLIR's arith; Python
-    raises on a negative count and builds a huge integer for a large one)."""
-
-    def checked(a: Any, b: Any) -> Any:
-        if ((b < 0) | (b >= 64)).any() if isinstance(b, np.ndarray) else not 0 <= b < 64:
-            shown = b.tolist() if isinstance(b, np.ndarray) else b
-            raise SimError(f"{name}: shift amount {shown} outside [0, 64)")
-        return f(a, b)
-
-    return checked
-
-
-_INT_BIN: dict[type[Operation], Callable[[Any, Any], Any]] = {
-    arith.AddiOp: lambda a, b: a + b,
-    arith.SubiOp: lambda a, b: a - b,
-    arith.MuliOp: lambda a, b: a * b,
-    arith.DivSIOp: _int_div("arith.divsi", lambda a, b: int(a / b)),
-    arith.DivUIOp: _int_div("arith.divui", lambda a, b: a // b),
-    arith.RemSIOp: _int_div("arith.remsi", lambda a, b: a - b * int(a / b)),
-    arith.RemUIOp: _int_div("arith.remui", lambda a, b: a % b),
-    arith.FloorDivSIOp: _int_div("arith.floordivsi", lambda a, b: a // b),
-    arith.MinSIOp: min,
-    arith.MaxSIOp: max,
-    arith.AndIOp: lambda a, b: a & b,
-    arith.OrIOp: lambda a, b: a | b,
-    arith.XOrIOp: lambda a, b: a ^ b,
-    arith.ShLIOp: _shift("arith.shli", lambda a, b: a << b),
-    arith.ShRSIOp: _shift("arith.shrsi", lambda a, b: a >> b),
-}
-_INT_BIN_NP: dict[type[Operation], Callable[[Any, Any], Any]] = {
-    arith.AddiOp: np.add,
-    arith.SubiOp: np.subtract,
-    arith.MuliOp: np.multiply,
-    arith.DivSIOp: _int_div("arith.divsi", lambda a, b: np.fix(np.true_divide(a, b)).astype(np.int64)),
-    arith.DivUIOp: _int_div("arith.divui", np.floor_divide),
-    arith.RemSIOp: _int_div("arith.remsi", np.fmod),
-    arith.RemUIOp: _int_div("arith.remui", np.mod),
-    arith.FloorDivSIOp: _int_div("arith.floordivsi", np.floor_divide),
-    arith.MinSIOp: np.minimum,
-    arith.MaxSIOp: np.maximum,
-    arith.AndIOp: np.bitwise_and,
-    arith.OrIOp: np.bitwise_or,
-    arith.XOrIOp: np.bitwise_xor,
-    arith.ShLIOp: _shift("arith.shli", np.left_shift),
-    arith.ShRSIOp: _shift("arith.shrsi", np.right_shift),
-}
-_CMP_NP = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-           np.less, np.less_equal, np.greater, np.greater_equal]
-_CMP = [lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, b: a <= b,
-        lambda a, b: a > b, lambda a, b: a >= b, lambda a, b: a < b, lambda a, b: a <= b,
-        lambda a, b: a > b, lambda a, b: a >= b]
-
-
-#: most iterations one ``scf.for`` of a kernel may run (per CPE, per entry): the simulator
-#: interprets every iteration (an event per op and CPE), so a longer loop would not finish in
-#: any useful time; refused with a diagnostic instead (issue 15: a 10^9-trip loop hung)
-MAX_LOOP_TRIPS = 1 << 20
-
-#: most instruction issues one micro-kernel run may have (trip count x body length, per CPE):
-#: the run's timing plan holds one issue time per issue (8 B each, 128 MiB at the bound)
-MAX_MICROKERNEL_ISSUES = 1 << 24
-
-
-def _loop_range(kernel: str, lb: int, ub: int, step: int) -> range:
-    """The iterations of an ``scf.for`` of kernel ``kernel``; ``SimError`` for a step <= 0
-    (an endless loop on the machine) or more than :data:`MAX_LOOP_TRIPS` iterations."""
-    if step <= 0:
-        raise SimError(f"kernel @{kernel}: scf.for with step {step}: the step must be > 0")
-    r = range(lb, ub, step)
-    if len(r) > MAX_LOOP_TRIPS:
-        raise SimError(f"kernel @{kernel}: scf.for from {lb} to {ub} step {step} runs {len(r)} "
-                       f"iterations, more than the simulator's bound of {MAX_LOOP_TRIPS}")
-    return r
-
-
-def _freeze(x):
-    """Hashable structural copy of compiled records (lists -> tuples, dicts -> item tuples)."""
-    if isinstance(x, (list, tuple)):
-        return tuple(_freeze(v) for v in x)
-    if isinstance(x, dict):
-        return ("{}",) + tuple((k, _freeze(v)) for k, v in sorted(x.items()))
-    return x
-
-
-#: integer casts: the simulator's integers are unbounded (the value is copied)
-_INT_CASTS = (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)
-_ADD, _SUB = _INT_BIN[arith.AddiOp], _INT_BIN[arith.SubiOp]
 _RLC_OPS = GETS | PUTS | FUSED_SEND
 _CHUNK = 16  # tape entries produced per resumption of the producer (KernelProgram._produce)
 _VECTOR_FMA = frozenset({"vmad", "vmas"})
-
-
-def _code_uses(code: list[tuple], ops: frozenset) -> bool:
-    """Some micro-kernel of ``code`` has an instruction of ``ops``."""
-    for rec in code:
-        tag = rec[0]
-        if tag == "mk" and any(ins.op in ops for ins in rec[1].body):
-            return True
-        if tag == "for" and _code_uses(rec[8], ops):
-            return True
-        if tag == "if" and (_code_uses(rec[2], ops) or _code_uses(rec[3], ops)):
-            return True
-    return False
-
-
-def _deps(k) -> frozenset:
-    return frozenset() if k is None else frozenset((k,)) if isinstance(k, int) else k
-
-
-def _join(a, b):
-    return a if a == b else _deps(a) | _deps(b)
-
-
-def _taint(code: list[tuple], kinds: dict, exact: set, pointers: set, dma_base: dict,
-           ok: list) -> list | None:
-    """Abstract interpretation of compiled ``code`` for ``KernelProgram.memo_plan`` (kinds:
-    slot -> None | int | frozenset; absent slots are argument-independent). Returns the kinds
-    of a terminating ``scf.yield``."""
-    K = kinds.get
-    for rec in code:
-        tag = rec[0]
-        if tag == "bin":
-            ka, kb = K(rec[3]), K(rec[4])
-            if ka is None and kb is None:
-                k = None
-            elif rec[2] is _ADD and (ka is None or kb is None) and \
-                    isinstance(ka if kb is None else kb, int):
-                k = ka if kb is None else kb
-            elif rec[2] is _SUB and kb is None and isinstance(ka, int):
-                k = ka
-            else:
-                k = _deps(ka) | _deps(kb)
-            kinds[rec[1]] = k
-        elif tag == "const" or tag == "id":
-            kinds[rec[1]] = None
-        elif tag == "copy":
-            kinds[rec[1]] = K(rec[2])
-        elif tag == "select":
-            exact.update(_deps(K(rec[2])))
-            kinds[rec[1]] = _join(K(rec[3]), K(rec[4]))
-        elif tag == "mk":
-            for p in rec[3]:
-                exact.update(_deps(K(p)))
-        elif tag == "get" or tag == "put":
-            km = K(rec[1])
-            if isinstance(km, int):
-                pointers.add(km)
-                dma_base[id(rec)] = km
-            else:  # an absolute or mixed main-memory address
-                ok[0] = False
-            exact.update(_deps(K(rec[2])) | _deps(K(rec[3])))
-        elif tag == "wait":
-            exact.update(_deps(K(rec[1])))
-            if rec[2] is not None:
-                exact.update(_deps(K(rec[2])))
-        elif tag == "reset":
-            exact.update(_deps(K(rec[1])))
-        elif tag == "for":
-            _, lb, ub, st, iv, inits, bargs, results, body = rec
-            for s_ in (lb, ub, st):
-                exact.update(_deps(K(s_)))
-            kinds[iv] = None
-            carried = [K(a) for a in inits]
-            for _ in range(8):  # fixpoint over the loop-carried kinds (lattice height 3)
-                for a, k in zip(bargs, carried):
-                    kinds[a] = k
-                ys = _taint(body, kinds, exact, pointers, dma_base, ok) or []
-                new = [_join(c, y) for c, y in zip(carried, ys)]
-                if new == carried:
-                    break
-                carried = new
-            else:  # pragma: no cover - the lattice is finite
-                ok[0] = False
-            for r, k in zip(results, carried):
-                kinds[r] = k
-        elif tag == "if":
-            exact.update(_deps(K(rec[1])))
-            yt = _taint(rec[2], kinds, exact, pointers, dma_base, ok) or []
-            ye = _taint(rec[3], kinds, exact, pointers, dma_base, ok) or []
-            for r, a, b in zip(rec[4], yt, ye):
-                kinds[r] = _join(a, b)
-        elif tag == "yield":
-            return [K(a) for a in rec[1]]
-    return None
 
 
 def _eval_pure(op: Operation, env: dict[SSAValue, Any]) -> bool:
@@ -316,43 +102,46 @@ def _eval_pure(op: Operation, env: dict[SSAValue, Any]) -> bool:
         v = op.value
         env[op.result] = v.value.data if hasattr(v, "value") else v
         return True
-    f = _INT_BIN.get(t)
+    f = INT_BIN.get(t)
     if f is not None:
-        assert isinstance(op, arith.SignlessIntegerBinaryOperation)  # the keys of _INT_BIN
+        assert isinstance(op, arith.SignlessIntegerBinaryOperation)  # the keys of INT_BIN
         env[op.result] = f(env[op.lhs], env[op.rhs])
         return True
     if type(op) is arith.CmpiOp:
-        env[op.result] = bool(_CMP[op.predicate.value.data](env[op.lhs], env[op.rhs]))
+        env[op.result] = bool(CMP[op.predicate.value.data](env[op.lhs], env[op.rhs]))
         return True
     if type(op) is arith.SelectOp:
         env[op.result] = env[op.lhs] if env[op.cond] else env[op.rhs]
         return True
-    if t in _INT_CASTS:
-        assert isinstance(op, _INT_CASTS)
+    if t in INT_CASTS:
+        assert isinstance(op, INT_CASTS)
         env[op.result] = env[op.input]
         return True
     return False
 
 
 class KernelProgram:
-    """A decoded ``sw.kernel``: ``run(cpe, *args)`` is the per-CPE generator.
+    """A decoded ``sw.kernel``: ``run(cpe, *args)`` is the per-CPE generator, ``tape(...)`` the
+    lockstep form.
 
-    The body is compiled once into records (tag, operands...) with SSA values replaced by
-    integer slots, so the 64 CPE interpreters do no xDSL attribute access at run time.
+    The body is compiled once into typed records (``program.py``) with SSA values replaced by
+    integer slots, so the 64 CPE interpreters do no xDSL attribute access at run time; the
+    per-CPE path (``_exec``) and the lockstep tape (``_produce``) read the same records and
+    share the scalar semantics (``record.eval``) and the machine rules (the engine's).
     """
 
     def __init__(self, kernel: sw.KernelOp) -> None:
         self.kernel = kernel
         self.name = kernel.sym_name.data
         self.ldm_high_water = kernel_ldm_high_water(kernel)
-        self._slot: dict[SSAValue, int] = {}
         for op in kernel.walk():
             if isinstance(op, sw.LdmAllocOp):
                 raise SimDecodeError(f"kernel @{self.name}: sw.ldm_alloc left (run sw-to-swsim)")
-        self.args = [self._s(a) for a in kernel.body.block.args]
-        self.code = self._compile(list(kernel.body.block.ops))
-        self.n_slots = len(self._slot)
-        self._reads_cache: dict[int, tuple[list, tuple[int, ...]]] = {}
+        comp = Compiler(self.name)
+        self.args = [comp.slot(a) for a in kernel.body.block.args]
+        self.code = comp.block(list(kernel.body.block.ops))
+        self.n_slots = len(comp.slots)
+        self._reads_cache: dict[int, tuple[tuple, tuple[int, ...]]] = {}
         #: set while a launch is recorded for the timing memo (``memo.py``): DMA ranges are
         #: checked against the allocations of their base arguments: (DMA record id -> base
         #: argument, argument -> (start, end) of its allocation, [still memoisable])
@@ -360,10 +149,10 @@ class KernelProgram:
             = None
         self._memo_plan: tuple | None = None
         #: some micro-kernel of the body sends or receives RLC messages
-        self.uses_rlc = _code_uses(self.code, _RLC_OPS)
+        self.uses_rlc = uses(self.code, _RLC_OPS)
         #: ``simulate(lockstep=None)`` runs the kernel in lockstep mode: RLC (SUMMA) or vector
         #: FMA micro-kernels (GEMM / conv bodies: many runs per CPE, batched per cohort)
-        self.prefers_lockstep = self.uses_rlc or _code_uses(self.code, _VECTOR_FMA)
+        self.prefers_lockstep = self.uses_rlc or uses(self.code, _VECTOR_FMA)
         self._signature: tuple | None = None
 
     # -- timing memo support (memo.py) --------------------------------------------------------
@@ -374,16 +163,16 @@ class KernelProgram:
     def signature(self) -> tuple:
         """A hashable structural form of the compiled body: two kernels with equal signatures
         execute the same operations for the same argument values (the kernel's name is not
-        part of it)."""
+        part of it; records compare by value)."""
         if self._signature is None:
-            self._signature = (len(self.args), tuple(self.args), _freeze(self.code))
+            self._signature = (len(self.args), tuple(self.args), self.code)
         return self._signature
 
     def memo_plan(self) -> tuple[frozenset, frozenset, dict[int, int]] | None:
-        """How the launch's timing depends on its arguments (an abstract interpretation of the
-        compiled body over the lattice "independent of the arguments" (None) < "argument i
-        plus an argument-independent value" (int i) < "some other function of the arguments"
-        (frozenset of argument indices)).
+        """How the launch's timing depends on its arguments (``program.taint``: an abstract
+        interpretation of the compiled body over the lattice "independent of the arguments"
+        (None) < "argument i plus an argument-independent value" (int i) < "some other function
+        of the arguments" (frozenset of argument indices)).
 
         Returns ``(exact, pointers, dma_base)``: the arguments whose exact value matters (used
         in loop bounds, conditions, LDM addresses, reply words, micro-kernel bases or
@@ -393,25 +182,19 @@ class KernelProgram:
         mixed addresses: such kernels are not memoised)."""
         if self._memo_plan is None:
             kinds: dict[int, Any] = {s: i for i, s in enumerate(self.args)}
-            exact: set[int] = set()
-            pointers: set[int] = set()
-            dma_base: dict[int, int] = {}
-            ok = [True]
-            _taint(self.code, kinds, exact, pointers, dma_base, ok)
-            self._memo_plan = (frozenset(exact), frozenset(pointers), dma_base) if ok[0] \
+            t = Taint(set(), set(), {})
+            taint(self.code, kinds, t)
+            self._memo_plan = (frozenset(t.exact), frozenset(t.pointers), t.dma_base) if t.ok \
                 else (None,)
         return None if self._memo_plan[0] is None else self._memo_plan
 
-    def _memo_dma(self, rec: tuple, mem) -> None:
+    def _memo_dma(self, rec: Dma, mem) -> None:
         """Recording a launch: the DMA of ``rec`` at ``mem`` (scalar or per-lane array) must
         lie inside its base argument's allocation (else the launch is not memoised)."""
         assert self.memo_check is not None  # the callers run this only while recording
         base, ranges, state = self.memo_check
         lo_a, hi_a = ranges[base[id(rec)]]
-        kw = rec[4]
-        size, bsize, stride = kw["size"], kw["bsize"], kw["stride"]
-        ext = size if bsize == 0 or (bsize == size and stride == 0) else \
-            (size // bsize - 1) * (bsize + stride) + bsize
+        ext = rec.extent()
         if isinstance(mem, np.ndarray):
             lo, hi = int(mem.min()), int(mem.max()) + ext
         else:
@@ -437,143 +220,87 @@ class KernelProgram:
         root.gen = self._produce(self.code, root, env)
         return root
 
-    def _produce(self, code: list[tuple], seq: Seq, env: list) -> Generator[None, None, list]:
+    def _produce(self, code: tuple, seq: Seq, env: list) -> Generator[None, None, list]:
         """Append ``code``'s operations for ``seq``'s lanes to ``seq.entries`` (yields after
         every ``_CHUNK`` appends: production runs ahead of the replay by less than a chunk;
         returns the values of a terminating ``scf.yield``)."""
-        G = len(seq.lanes)
         out = seq.entries
+        ids = (seq.lanes, seq.rows, seq.cols)
         for rec in code:
-            tag = rec[0]
-            if tag == "bin":
-                a, b = env[rec[3]], env[rec[4]]
-                if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-                    env[rec[1]] = rec[5](a, b)
-                else:
-                    env[rec[1]] = rec[2](a, b)
-            elif tag == "const":
-                env[rec[1]] = rec[2]
-            elif tag == "mk":
-                ptrs = rec[3]
-                bases = np.empty((G, len(ptrs)), dtype=np.int64)
+            t = rec.__class__
+            if t in SCALAR:
+                rec.eval(env, ids)
+                continue
+            if t is MicroKernelRun:
+                ptrs = rec.ptrs
+                bases = np.empty((len(seq.lanes), len(ptrs)), dtype=np.int64)
                 for j, p in enumerate(ptrs):
                     bases[:, j] = env[p]
                 # [bounds of every row checked] (lockstep._mk)
-                out.append(("mk", rec[1], rec[2], bases, [False]))
-                if not len(out) % _CHUNK:
-                    yield
-            elif tag == "get" or tag == "put":
+                out.append(MkEntry(rec.mk, rec.trip, bases, [False]))
+            elif t is Dma:
                 if self.memo_check is not None:
-                    self._memo_dma(rec, env[rec[1]])
-                out.append((tag, env[rec[1]], env[rec[2]], env[rec[3]], rec[4]))
-                if not len(out) % _CHUNK:
-                    yield
-            elif tag == "wait":
-                out.append(("wait", env[rec[1]], rec[3] if rec[2] is None else env[rec[2]]))
-                if not len(out) % _CHUNK:
-                    yield
-            elif tag == "reset":
-                out.append(("reset", env[rec[1]]))
-                if not len(out) % _CHUNK:
-                    yield
-            elif tag == "barrier":
-                out.append(("barrier", rec[1], rec[2]))
-                if not len(out) % _CHUNK:
-                    yield
-            elif tag == "for":
-                _, lb, ub, st, iv, inits, bargs, results, body = rec
-                bounds = [env[lb], env[ub], env[st]]
+                    self._memo_dma(rec, env[rec.mem])
+                out.append(DmaEntry(rec, env[rec.mem], env[rec.ldm], env[rec.reply]))
+            elif t is DmaWait:
+                out.append(WaitEntry(env[rec.reply],
+                                     rec.count if rec.count_slot is None else env[rec.count_slot]))
+            elif t is ReplyReset:
+                out.append(ResetEntry(env[rec.reply]))
+            elif t is Barrier:
+                out.append(rec)
+            elif t is For:
+                bounds = [env[rec.lb], env[rec.ub], env[rec.step]]
                 if any(isinstance(x, np.ndarray) for x in bounds):
+                    G = len(seq.lanes)
                     arrs = [np.broadcast_to(np.asarray(x), (G,)) for x in bounds]
                     keys = np.stack(arrs, axis=1)
                     uniq = np.unique(keys, axis=0)
                     if len(uniq) == 1:
                         bounds = [int(v) for v in uniq[0]]
                     else:
-                        parts = [((keys == u).all(axis=1), [rec]) for u in uniq]
-                        yield from self._branch(seq, env, parts, results, True)
+                        parts = [((keys == u).all(axis=1), (rec,)) for u in uniq]
+                        yield from self._branch(seq, env, parts, rec.results, True)
                         continue
-                carried = [env[a] for a in inits]
-                for i in _loop_range(self.name, bounds[0], bounds[1], bounds[2]):
+                carried = [env[a] for a in rec.inits]
+                iv, bargs, body = rec.iv, rec.bargs, rec.body
+                for i in loop_range(self.name, bounds[0], bounds[1], bounds[2]):
                     env[iv] = i
                     for a, v in zip(bargs, carried):
                         env[a] = v
                     carried = yield from self._produce(body, seq, env)
-                for r, v in zip(results, carried):
+                for r, v in zip(rec.results, carried):
                     env[r] = v
-            elif tag == "if":
-                cond = env[rec[1]]
+                continue
+            elif t is If:
+                cond = env[rec.cond]
                 if isinstance(cond, np.ndarray):
                     if cond.all():
                         cond = True
                     elif not cond.any():
                         cond = False
                     else:
-                        yield from self._branch(seq, env, [(cond, rec[2]), (~cond, rec[3])],
-                                                rec[4], False)
+                        yield from self._branch(seq, env, [(cond, rec.then), (~cond, rec.els)],
+                                                rec.results, False)
                         continue
-                res = yield from self._produce(rec[2] if cond else rec[3], seq, env)
-                for r, v in zip(rec[4], res or []):
+                res = yield from self._produce(rec.then if cond else rec.els, seq, env)
+                for r, v in zip(rec.results, res or []):
                     env[r] = v
-            elif tag == "yield":
-                return [env[a] for a in rec[1]]
-            elif tag == "id":
-                env[rec[1]] = seq.lanes if rec[2] == "id" else seq.rows if rec[2] == "row" \
-                    else seq.cols
-            elif tag == "select":
-                c = env[rec[2]]
-                env[rec[1]] = np.where(c, env[rec[3]], env[rec[4]]) if isinstance(c, np.ndarray) \
-                    else (env[rec[3]] if c else env[rec[4]])
-            elif tag == "copy":
-                env[rec[1]] = env[rec[2]]
-            else:  # pragma: no cover - _compile emits only the tags above
-                raise SimDecodeError(f"kernel @{self.name}: unknown record '{tag}'")
+                continue
+            elif t is Yield:
+                return [env[a] for a in rec.values]
+            else:  # pragma: no cover - Compiler emits only the records above
+                raise SimDecodeError(f"kernel @{self.name}: unknown record {rec!r}")
+            if not len(out) % _CHUNK:  # an entry was appended
+                yield
         return []
 
-    def _reads(self, code: list[tuple]) -> tuple[int, ...]:
-        """Env slots read anywhere in ``code`` (cached per code block)."""
-        hit = self._reads_cache.get(id(code))
-        if hit is not None:
-            return hit[1]
-        out: set[int] = set()
-        for rec in code:
-            tag = rec[0]
-            if tag == "bin":
-                out.update((rec[3], rec[4]))
-            elif tag == "select":
-                out.update(rec[2:5])
-            elif tag == "copy":
-                out.add(rec[2])
-            elif tag == "mk":
-                out.update(rec[3])
-            elif tag in ("get", "put"):
-                out.update(rec[1:4])
-            elif tag == "wait":
-                out.add(rec[1])
-                if rec[2] is not None:
-                    out.add(rec[2])
-            elif tag == "reset":
-                out.add(rec[1])
-            elif tag == "yield":
-                out.update(rec[1])
-            elif tag == "for":
-                out.update((rec[1], rec[2], rec[3]))
-                out.update(rec[5])
-                out.update(self._reads(rec[8]))
-            elif tag == "if":
-                out.add(rec[1])
-                out.update(self._reads(rec[2]))
-                out.update(self._reads(rec[3]))
-        res = tuple(sorted(out))
-        self._reads_cache[id(code)] = (code, res)
-        return res
-
-    def _region(self, code: list[tuple], seq: Seq, env: list,
+    def _region(self, code: tuple, seq: Seq, env: list,
                 result_slots: tuple | None) -> Generator[None, None, list]:
         res = yield from self._produce(code, seq, env)
         return [env[r] for r in result_slots] if result_slots is not None else (res or [])
 
-    def _branch(self, seq: Seq, env: list, parts: list[tuple[np.ndarray, list[tuple]]],
+    def _branch(self, seq: Seq, env: list, parts: list[tuple[np.ndarray, tuple]],
                 result_slots: tuple, from_slots: bool) -> Generator[None, None, None]:
         """A ``branch`` entry: ``code`` of each part runs on the lanes of its mask (child Seq).
         Children are produced lazily unless their results are needed to continue here (the
@@ -585,12 +312,12 @@ class KernelProgram:
         for mask, code in parts:
             ch = seq.child(mask, idx)
             sub: list[Any] = [None] * n_slots
-            for k in self._reads(code):  # only the slots the region reads
+            for k in reads(code, self._reads_cache):  # only the slots the region reads
                 v = env[k]
                 sub[k] = v[mask] if isinstance(v, np.ndarray) else v
             ch.gen = self._region(code, ch, sub, result_slots if from_slots else None)
             children.append(ch)
-        seq.entries.append(("branch", children))
+        seq.entries.append(BranchEntry(children))
         if result_slots:
             G = len(seq.lanes)
             merged: list[np.ndarray] = []
@@ -604,142 +331,51 @@ class KernelProgram:
                 env[r] = v
         yield
 
-    def _s(self, v: SSAValue) -> int:
-        k = self._slot.get(v)
-        if k is None:
-            k = len(self._slot)
-            self._slot[v] = k
-        return k
-
-    def _compile(self, ops: list[Operation]) -> list[tuple]:
-        code: list[tuple] = []
-        S = self._s
-        for op in ops:
-            t = type(op)
-            if type(op) is arith.ConstantOp:
-                v = op.value
-                code.append(("const", S(op.result), v.value.data if hasattr(v, "value") else v))
-            elif t in _INT_BIN:
-                assert isinstance(op, arith.SignlessIntegerBinaryOperation)  # the keys of _INT_BIN
-                code.append(("bin", S(op.result), _INT_BIN[t], S(op.lhs), S(op.rhs), _INT_BIN_NP[t]))
-            elif type(op) is arith.CmpiOp:
-                pr = op.predicate.value.data
-                code.append(("bin", S(op.result), _CMP[pr], S(op.lhs), S(op.rhs), _CMP_NP[pr]))
-            elif type(op) is arith.SelectOp:
-                code.append(("select", S(op.result), S(op.cond), S(op.lhs), S(op.rhs)))
-            elif t in _INT_CASTS:
-                assert isinstance(op, _INT_CASTS)
-                code.append(("copy", S(op.result), S(op.input)))
-            elif type(op) is sw.MicrokernelOp:
-                if op.trip * len(op.body.block.ops) > MAX_MICROKERNEL_ISSUES:
-                    raise SimDecodeError(
-                        f"kernel @{self.name}: sw.microkernel trip {op.trip} x {len(op.body.block.ops)} "
-                        f"instructions exceeds the simulator's bound of {MAX_MICROKERNEL_ISSUES} issues "
-                        "per run (split the trip count with an scf.for)")
-                code.append(("mk", decode_microkernel(op), op.trip, tuple(S(p) for p in op.pointers)))
-            elif type(op) is scf.ForOp:
-                body = op.body.block
-                code.append(("for", S(op.lb), S(op.ub), S(op.step), S(body.args[0]),
-                             tuple(S(a) for a in op.iter_args), tuple(S(a) for a in body.args[1:]),
-                             tuple(S(r) for r in op.results), self._compile(list(body.ops))))
-            elif type(op) is scf.IfOp:
-                then = self._compile(list(op.true_region.block.ops)) if op.true_region.blocks else []
-                els = self._compile(list(op.false_region.block.ops)) if op.false_region.blocks else []
-                code.append(("if", S(op.cond), then, els, tuple(S(r) for r in op.results)))
-            elif type(op) is scf.YieldOp:
-                code.append(("yield", tuple(S(a) for a in op.arguments)))
-            elif type(op) is sw.DmaGetOp or type(op) is sw.DmaPutOp:
-                owner = op.ldm.owner
-                limit = None
-                if isinstance(owner, LdmAddrOp):
-                    limit = owner.address.value.data + owner.bytes.value.data
-                kw: dict[str, int | str | None] = dict(
-                    size=op.size.value.data, bsize=sw._int(op.bsize) or 0,
-                    stride=sw._int(op.stride) or 0, ldm_limit=limit)
-                if t is sw.DmaGetOp:
-                    kw["mode"] = str(op.dma_mode.value)
-                    kw["mask"] = sw._int(op.mask) or 0xFF
-                code.append(("get" if t is sw.DmaGetOp else "put", S(op.mem), S(op.ldm), S(op.reply), kw))
-            elif type(op) is sw.DmaWaitOp:
-                if op.count is not None:
-                    code.append(("wait", S(op.reply), None, op.count.value.data))
-                else:
-                    assert op.count_val is not None  # the verifier: count or count_val
-                    code.append(("wait", S(op.reply), S(op.count_val), 0))
-            elif type(op) is LdmAddrOp:
-                code.append(("const", S(op.result), op.address.value.data))
-            elif type(op) is ReplySlotOp:
-                code.append(("const", S(op.result), op.slot.value.data))
-            elif type(op) is sw.ReplyResetOp:
-                code.append(("reset", S(op.reply)))
-            elif type(op) is sw.CpeIdOp:
-                code.append(("id", S(op.results[0]), "id"))
-            elif type(op) is sw.RowIdOp:
-                code.append(("id", S(op.results[0]), "row"))
-            elif type(op) is sw.ColIdOp:
-                code.append(("id", S(op.results[0]), "col"))
-            elif type(op) is sw.BarrierOp:
-                code.append(("barrier", str(op.scope.data.value), sw._int(op.mask)))
-            elif type(op) is sw.SynrOp or type(op) is sw.SyncOp:
-                code.append(("barrier", "row" if t is sw.SynrOp else "col", sw._int(op.mask)))
-            elif type(op) is sw.LdmFreeOp:
-                continue
-            else:
-                raise SimDecodeError(f"kernel @{self.name}: the simulator cannot execute '{op.name}'")
-        return code
-
+    # -- per-CPE execution -----------------------------------------------------------------
     def run(self, cpe: CPE, *args: int) -> Generator:
         env: list[Any] = [None] * self.n_slots
         for k, v in zip(self.args, args):
             env[k] = v
-        yield from self._exec(self.code, cpe, env)
+        yield from self._exec(self.code, cpe, env, (cpe.id, cpe.row, cpe.col))
 
-    def _exec(self, code: list[tuple], cpe: CPE, env: list) -> Generator[Any, None, list]:
+    def _exec(self, code: tuple, cpe: CPE, env: list, ids: tuple[int, int, int]) \
+            -> Generator[Any, None, list]:
         for rec in code:
-            tag = rec[0]
-            if tag == "bin":
-                env[rec[1]] = rec[2](env[rec[3]], env[rec[4]])
-            elif tag == "const":
-                env[rec[1]] = rec[2]
-            elif tag == "mk":
-                yield from cpe.run(rec[1], rec[2], tuple(env[p] for p in rec[3]))
-            elif tag == "for":
-                _, lb, ub, st, iv, inits, bargs, results, body = rec
-                carried = [env[a] for a in inits]
-                for i in _loop_range(self.name, env[lb], env[ub], env[st]):
+            t = rec.__class__
+            if t in SCALAR:
+                rec.eval(env, ids)
+            elif t is MicroKernelRun:
+                yield from cpe.run(rec.mk, rec.trip, tuple(env[p] for p in rec.ptrs))
+            elif t is For:
+                carried = [env[a] for a in rec.inits]
+                iv, bargs, body = rec.iv, rec.bargs, rec.body
+                for i in loop_range(self.name, env[rec.lb], env[rec.ub], env[rec.step]):
                     env[iv] = i
                     for a, v in zip(bargs, carried):
                         env[a] = v
-                    carried = yield from self._exec(body, cpe, env)
-                for r, v in zip(results, carried):
+                    carried = yield from self._exec(body, cpe, env, ids)
+                for r, v in zip(rec.results, carried):
                     env[r] = v
-            elif tag == "if":
-                res = yield from self._exec(rec[2] if env[rec[1]] else rec[3], cpe, env)
-                for r, v in zip(rec[4], res or []):
+            elif t is If:
+                res = yield from self._exec(rec.then if env[rec.cond] else rec.els, cpe, env, ids)
+                for r, v in zip(rec.results, res or []):
                     env[r] = v
-            elif tag == "yield":
-                return [env[a] for a in rec[1]]
-            elif tag == "id":
-                env[rec[1]] = cpe.id if rec[2] == "id" else cpe.row if rec[2] == "row" else cpe.col
-            elif tag == "select":
-                env[rec[1]] = env[rec[3]] if env[rec[2]] else env[rec[4]]
-            elif tag == "copy":
-                env[rec[1]] = env[rec[2]]
-            elif tag == "get":
+            elif t is Yield:
+                return [env[a] for a in rec.values]
+            elif t is Dma:
+                mem = env[rec.mem]
                 if self.memo_check is not None:
-                    self._memo_dma(rec, env[rec[1]])
-                yield from cpe.dma_get(env[rec[1]], env[rec[2]], reply=env[rec[3]], **rec[4])
-            elif tag == "put":
-                if self.memo_check is not None:
-                    self._memo_dma(rec, env[rec[1]])
-                yield from cpe.dma_put(env[rec[2]], env[rec[1]], reply=env[rec[3]], **rec[4])
-            elif tag == "wait":
-                n = rec[3] if rec[2] is None else env[rec[2]]
-                yield from cpe.dma_wait(env[rec[1]], n)
-            elif tag == "reset":
-                cpe.reply_reset(env[rec[1]])
-            elif tag == "barrier":
-                yield from cpe.barrier(rec[1], rec[2])
+                    self._memo_dma(rec, mem)
+                yield from cpe.dma(DMARequest(cpe.id, rec.kind, mem, env[rec.ldm], rec.size,
+                                              rec.bsize, rec.stride, env[rec.reply], rec.mode,
+                                              rec.mask, rec.ldm_limit))
+            elif t is DmaWait:
+                n = rec.count if rec.count_slot is None else env[rec.count_slot]
+                yield from cpe.dma_wait(env[rec.reply], n)
+            elif t is ReplyReset:
+                cpe.reply_reset(env[rec.reply])
+            elif t is Barrier:
+                yield from cpe.barrier(rec.scope, rec.mask)
         return []
 
 
@@ -851,7 +487,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                 if isinstance(nxt, sw.JoinOp):
                     joins_next.add(i)
                     break
-                if not (isinstance(nxt, arith.ConstantOp) or type(nxt) in _INT_BIN
+                if not (isinstance(nxt, arith.ConstantOp) or type(nxt) in INT_BIN
                         or isinstance(nxt, sw.GlobalAddrOp)):
                     break
     if tm is not None:  # a kernel body launched once is never replayed: not recorded
