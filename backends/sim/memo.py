@@ -210,6 +210,25 @@ _COUNTERS = ("flops", "dma_bytes", "dma_moved", "dma_count", "rlc_messages", "p0
              "p1_valid", "p_cycles", "rlc_wait", "uses_rlc", "uses_sync")
 
 
+@dataclass
+class Recording:
+    """A launch being recorded (``TimingMemo.begin`` .. ``end``): the engine's counters at the
+    spawn (trace events, RLC messages and flow ids, DMA bus busy cycles), its data-effect queue
+    (``tasks``), the argument allocations (``groups``) and ``state[0]`` (still memoisable;
+    shared with ``KernelProgram.memo_check``)."""
+
+    kp: KernelProgram
+    key: tuple
+    state: list[bool]
+    n_events: int
+    messages: int
+    next_flow: int
+    busy: list[int]
+    tasks: list
+    groups: list[tuple[int, int]]
+    template: _Template | None = None
+
+
 class TimingMemo:
     """The launch memo of one :class:`~taihu.backends.sim.engine.Engine`."""
 
@@ -218,7 +237,7 @@ class TimingMemo:
         self.records: dict[tuple, _Record] = {}
         self.hits = 0
         self.misses = 0
-        self._active: list | None = None  # the launch being recorded (``begin``)
+        self._active: Recording | None = None  # the launch being recorded (``begin``)
         self._sigs: dict[tuple, int] = {}
         self._body_ids: dict[int, tuple] = {}
         self._fp_count: dict[tuple, int] = {}
@@ -292,7 +311,7 @@ class TimingMemo:
 
     # -- recording ---------------------------------------------------------------------------
     def begin(self, kp: KernelProgram, key: tuple, ranges: dict,
-              groups: Sequence[tuple[int, int]] = ()) -> list:
+              groups: Sequence[tuple[int, int]] = ()) -> Recording:
         """Start recording a launch (call before the spawn); ``groups``: the argument
         allocations (``key``'s second result), needed with numerics."""
         eng = self.eng
@@ -300,8 +319,9 @@ class TimingMemo:
         plan = kp.memo_plan()
         assert plan is not None  # key() gave the launch a key
         kp.memo_check = (plan[2], ranges, state)
-        rec = [kp, key, state, len(eng.trace.events), eng.rlc.messages, eng.rlc.next_flow,
-               [b.busy_cycles for b in eng.dma.buses], eng.tasks, None, list(groups)]
+        rec = Recording(kp, key, state, len(eng.trace.events), eng.rlc.messages,
+                         eng.rlc.next_flow, [b.busy_cycles for b in eng.dma.buses], eng.tasks,
+                         list(groups))
         self._active = rec
         return rec
 
@@ -312,17 +332,18 @@ class TimingMemo:
         so the list recorded at the spawn is no longer the engine's)."""
         rec = self._active
         eng = self.eng
-        if rec is None or not eng.numerics or not rec[2][0]:
+        if rec is None or not eng.numerics or not rec.state[0]:
             return
-        if eng.tasks is not rec[7]:
-            rec[2][0] = False
+        if eng.tasks is not rec.tasks:
+            rec.state[0] = False
             return
-        rec[8] = _Template(eng.tasks, rec[9])
+        rec.template = _Template(eng.tasks, rec.groups)
 
-    def end(self, rec: list, ks: KernelStats, groups: list[tuple[int, int]]) -> None:
+    def end(self, rec: Recording, ks: KernelStats, groups: list[tuple[int, int]]) -> None:
         """The launch of ``rec`` joined: store it if it ran clean."""
         eng = self.eng
-        kp, key, state, n_ev, msgs, flow, busy, _, template, _ = rec
+        kp, key, state, template = rec.kp, rec.key, rec.state, rec.template
+        n_ev, msgs, flow, busy = rec.n_events, rec.messages, rec.next_flow, rec.busy
         kp.memo_check = None
         self._active = None
         self.misses += 1

@@ -38,7 +38,7 @@ from xdsl.ir import Data, Operation, SSAValue
 from taihu.backends.sim.engine import CPE, MPE, Engine
 from taihu.backends.sim.lockstep import Seq
 from taihu.target.machine import Machine
-from taihu.backends.sim.memo import TimingMemo
+from taihu.backends.sim.memo import TimingMemo, Recording
 from taihu.backends.sim.dma import DMARequest
 from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS
 from taihu.backends.sim.program import (
@@ -503,7 +503,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
 
     def host(mpe: MPE) -> Generator:
         env: dict[SSAValue, Any] = {}
-        recording: tuple[list, list[tuple[int, int]]] | None = None
+        recording: tuple[Recording, list[tuple[int, int]]] | None = None
         replayed: bool | None = None
         n_joined, launch = 0, ""  # joins so far, the name of the last launch
         for i, op in enumerate(host_ops):
