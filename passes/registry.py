@@ -100,6 +100,18 @@ def _convert_sw_to_swsim() -> type[ModulePass]:
     return ConvertSwToSwsimPass
 
 
+def _sw_check_deadlock() -> type[ModulePass]:
+    from taihu.passes.sw.check_deadlock import SwCheckDeadlockPass
+
+    return SwCheckDeadlockPass
+
+
+def _sw_check_dma() -> type[ModulePass]:
+    from taihu.passes.sw.check_dma import SwCheckDmaPass
+
+    return SwCheckDmaPass
+
+
 def _taihu_lower() -> type[ModulePass]:
     from taihu.passes.pipelines import TaihuLowerPass
 
@@ -116,6 +128,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "sw-to-swsim": _sw_to_swsim,
         "convert-sw-to-swsim": _convert_sw_to_swsim,
         "convert-loop-to-sw": _loop_to_sw,
+        "sw-check-deadlock": _sw_check_deadlock,
+        "sw-check-dma": _sw_check_dma,
         "graph-fold-constants": _fold_constants,
         "graph-fold-batchnorm": _fold_batchnorm,
         "graph-simplify": _simplify,
