@@ -598,6 +598,14 @@ class ReplyResetOp(_CpeOp):
     assembly_format = "$reply attr-dict"
 
 
+#: Bytes of the smallest element ``sw`` moves between main memory and the LDM (f32 / i32, 4 B;
+#: ``sw.global`` holds f64, f32, i64, i32; ``sw.ldw``/``sw.ldse`` load 4 B): a DMA's size, block
+#: size and gap are multiples of it (``sw.dma_get``/``sw.dma_put`` verifier), and so are its
+#: addresses where they are static (``sw-check-dma``). A 1-, 7- or 33-byte transfer would split an
+#: element. (Alignment to the 128-B transaction, spec §4.4, only costs bandwidth: not a rule.)
+DMA_GRANULE = 4
+
+
 class _DmaOp(_CpeOp):
     """Common part of ``sw.dma_get`` / ``sw.dma_put`` (spec §4.2-4.4, athread_get/put §10).
 
@@ -662,6 +670,12 @@ class _DmaOp(_CpeOp):
             raise VerifyException(f"{where}: stride {stride} needs a block size (bsize = 0 means contiguous)")
         if bsize and size % bsize:
             raise VerifyException(f"{where}: size {size} is not a multiple of bsize {bsize}")
+        for what, v in (("size", size), ("bsize", bsize), ("stride", stride)):
+            if v % DMA_GRANULE:
+                raise VerifyException(
+                    f"{where}: {what} {v} is not a multiple of {DMA_GRANULE} bytes (a DMA moves whole "
+                    f"elements; the smallest is {DMA_GRANULE} B: f32, i32)"
+                )
         mode = self.dma_mode
         if mode == DmaMode.BCAST and self.IS_PUT:
             raise VerifyException(f"{where}: mode bcast is only valid for sw.dma_get")

@@ -71,6 +71,11 @@ TAIHU_LOWER: tuple[str, ...] = (
 #: Last stage of :func:`lower_to_sw`.
 SW_STAGE = "convert-loop-to-sw"
 
+#: Static checks appended by ``taihu-lower{check=true}`` (``check=True`` of the helpers): must-block
+#: CPEs and RLC messages never received, then the DMA address rules (issue 15). Not run by
+#: default: on ResNet-50 they cost more than 2 % of the lowering time (README, "Static checks").
+CHECK_STAGES: tuple[str, ...] = ("sw-check-deadlock", "sw-check-dma")
+
 
 class PipelineUnavailableError(DiagnosticException):
     """A stage of a named pipeline is not a registered pass."""
@@ -158,9 +163,11 @@ def check_options(options: Mapping[str, Any], stages: Sequence[str] = TAIHU_LOWE
 
 def build_pipeline(options: Mapping[str, Any] | None = None, *, stop_after: str | None = None,
                    stages: Sequence[str] = TAIHU_LOWER,
-                   callback: PassPipelineCallbackType | None = None) -> PassPipeline:
+                   callback: PassPipelineCallbackType | None = None,
+                   check: bool = False) -> PassPipeline:
     """The ``PassPipeline`` of ``stages`` (default :data:`TAIHU_LOWER`) up to and including
-    ``stop_after``, each stage built with the ``options`` it declares.
+    ``stop_after``, each stage built with the ``options`` it declares, followed by
+    :data:`CHECK_STAGES` when ``check``.
 
     Raises :class:`PipelineUnavailableError` (first unavailable stage) and ``ValueError``
     (unknown ``stop_after``; an option declared by no stage)."""
@@ -170,6 +177,8 @@ def build_pipeline(options: Mapping[str, Any] | None = None, *, stop_after: str 
         if stop_after not in stages:
             raise ValueError(f"taihu-lower: unknown stage '{stop_after}' (stages: {', '.join(stages)})")
         stages = stages[: stages.index(stop_after) + 1]
+    if check:
+        stages += CHECK_STAGES
     classes = [resolve_stage(s) for s in stages]
     check_options(options, stages)
     passes = tuple(_stage_instance(cls, s, options) for cls, s in zip(classes, stages))
@@ -242,22 +251,24 @@ def run_pipeline(pipeline: PassPipeline, module: ModuleOp, ctx: Context | None =
 
 
 def lower_to_sw(module: ModuleOp, *, callback: PassPipelineCallbackType | None = None,
-                ctx: Context | None = None, **options: Any) -> ModuleOp:
+                ctx: Context | None = None, check: bool = False, **options: Any) -> ModuleOp:
     """Lower a ``graph`` module to ``sw`` in place (stages of :data:`TAIHU_LOWER` up to
     ``convert-loop-to-sw``); ``options`` go to the stages that declare them (e.g.
-    ``conv_algorithm="winograd"``). Returns ``module``."""
-    return run_pipeline(build_pipeline(options, stop_after=SW_STAGE, callback=callback), module, ctx)
+    ``conv_algorithm="winograd"``); ``check``: run :data:`CHECK_STAGES` last. Returns ``module``."""
+    return run_pipeline(build_pipeline(options, stop_after=SW_STAGE, callback=callback, check=check),
+                        module, ctx)
 
 
 def lower_to_swsim(module: ModuleOp, machine: str | None = None, *,
                    callback: PassPipelineCallbackType | None = None, ctx: Context | None = None,
-                   **options: Any) -> ModuleOp:
+                   check: bool = False, **options: Any) -> ModuleOp:
     """Lower a ``graph`` module to runnable ``swsim`` in place (all of :data:`TAIHU_LOWER`) for
     ``machine`` (a shipped name such as ``"sw26010pro"`` or a TOML path; None: the module's
-    ``target.machine``, else ``sw26010``). Returns ``module``."""
+    ``target.machine``, else ``sw26010``); ``check``: run :data:`CHECK_STAGES` last. Returns
+    ``module``."""
     if machine is not None:
         options = {**options, "machine": str(machine)}
-    return run_pipeline(build_pipeline(options, callback=callback), module, ctx)
+    return run_pipeline(build_pipeline(options, callback=callback, check=check), module, ctx)
 
 
 class StageTimer:
@@ -293,12 +304,14 @@ class TaihuLowerPass(ModulePass):
 
     Options are free-form (``taihu-lower{conv-algorithm=im2col}``) and go to every stage pass
     declaring a field of that name; ``stop-after=STAGE`` ends the pipeline after ``STAGE``
-    (e.g. ``stop-after=convert-tile-to-loop`` to look at the loop level)."""
+    (e.g. ``stop-after=convert-tile-to-loop`` to look at the loop level); ``check=true`` runs
+    :data:`CHECK_STAGES` (``sw-check-deadlock``, ``sw-check-dma``) last."""
 
     name: ClassVar[str] = "taihu-lower"
 
     options: tuple[tuple[str, Any], ...] = ()
     stop_after: str | None = None
+    check: bool = False
 
     @classmethod
     def from_spec(cls, spec: ArgSpec) -> Self:
@@ -313,10 +326,14 @@ class TaihuLowerPass(ModulePass):
             stage = stop[0]
             if stage not in TAIHU_LOWER:
                 raise ValueError(f"taihu-lower: unknown stage '{stage}' (stages: {', '.join(TAIHU_LOWER)})")
+        check = params.pop("check", None)
+        if check is not None and (len(check) != 1 or not isinstance(check[0], bool)):
+            raise PassOptionError(f"taihu-lower: option check: expected true or false, got "
+                                  f"{' '.join(str(v) for v in check) or 'no value'}")
         opts = tuple((k, v[0] if len(v) == 1 else (None if not v else tuple(v))) for k, v in params.items())
         check_options(dict(opts))
         build_pipeline(dict(opts), stop_after=stage)  # every stage's option values checked now (PassOptionError)
-        return cls(opts, stage)
+        return cls(opts, stage, bool(check and check[0]))
 
     def spec(self, *, include_default: bool = False) -> ArgSpec:
         params: dict[str, ParameterListType] = {}
@@ -324,16 +341,20 @@ class TaihuLowerPass(ModulePass):
             params[k.replace("_", "-")] = tuple(v) if isinstance(v, tuple) else (() if v is None else (v,))
         if self.stop_after is not None:
             params["stop-after"] = (self.stop_after,)
+        if self.check:
+            params["check"] = (True,)
         return ArgSpec(self.name, params)
 
     def pipeline(self, callback: PassPipelineCallbackType | None = None) -> PassPipeline:
-        return build_pipeline(dict(self.options), stop_after=self.stop_after, callback=callback)
+        return build_pipeline(dict(self.options), stop_after=self.stop_after, callback=callback,
+                              check=self.check)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_pipeline(self.pipeline(), op, ctx, verify=False)
 
 
 __all__ = [
+    "CHECK_STAGES",
     "TAIHU_LOWER",
     "PassOptionError",
     "PipelineUnavailableError",
