@@ -50,7 +50,8 @@ def deadlock_message(eff: KernelEffects) -> str | None:
     name = eff.kernel.sym_name.data
     cols = eff.machine.mesh_cols
     if eff.blocked:
-        parts = [f"{_cpes(b.cpes, cols)} wait forever in {b.op.name} ({b.reason})" for b in eff.blocked]
+        parts = [f"{_cpes(b.cpes, cols)} wait{'s' if len(b.cpes) == 1 else ''} forever in {b.op.name} "
+                 f"({b.reason})" for b in eff.blocked]
         n = sum(len(b.cpes) for b in eff.blocked)
         return f"sw-check-deadlock: kernel @{name} must block ({n} CPE(s)): " + "; ".join(parts)
     if eff.leftover:

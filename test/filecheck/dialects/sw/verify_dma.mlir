@@ -1,7 +1,7 @@
 // RUN: %taihu-opt %s --split-input-file --verify-diagnostics | filecheck %s
 
 // DMA descriptors (spec §4.2-4.4): size > 0, size a multiple of bsize, a stride needs a block size,
-// bcast only for gets, mask only with bcast.
+// bcast only for gets, mask only with bcast, sizes / block sizes / gaps multiples of 4 B.
 
 sw.kernel @k(%a: i64) {
   %buf = sw.ldm_alloc 1024
@@ -57,10 +57,42 @@ sw.kernel @k(%a: i64) {
 
 // -----
 
+// Sizes, block sizes and gaps are multiples of 4 bytes (DMA_GRANULE: whole f32/i32 elements; the
+// fuzzer's 1/7/33-byte transfers, issue 15). 12 B (three f32) is a valid size.
+
 sw.kernel @k(%a: i64) {
   %buf = sw.ldm_alloc 1024
   %rw = sw.reply_alloc
+  sw.dma_get %a -> %buf, %rw size 7
+}
+// CHECK: sw.dma_get: size 7 is not a multiple of 4 bytes (a DMA moves whole elements; the smallest is 4 B: f32, i32)
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  %buf = sw.ldm_alloc 1024
+  %rw = sw.reply_alloc
+  sw.dma_put %buf -> %a, %rw size 36 bsize 6 stride 4
+}
+// CHECK: sw.dma_put: bsize 6 is not a multiple of 4 bytes (a DMA moves whole elements; the smallest is 4 B: f32, i32)
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  %buf = sw.ldm_alloc 1024
+  %rw = sw.reply_alloc
+  sw.dma_get %a -> %buf, %rw size 48 bsize 12 stride 33
+}
+// CHECK: sw.dma_get: stride 33 is not a multiple of 4 bytes (a DMA moves whole elements; the smallest is 4 B: f32, i32)
+
+// -----
+
+sw.kernel @k(%a: i64) {
+  %buf = sw.ldm_alloc 1024
+  %rw = sw.reply_alloc
+  sw.dma_get %a -> %buf, %rw size 12
   sw.dma_get %a -> %buf, %rw size 1024 bsize 128 stride 0
   sw.dma_get %a -> %buf, %rw size 640 bsize 64 stride 64
 }
+// CHECK: sw.dma_get %a -> %buf, %rw size 12
 // CHECK: sw.dma_get %a -> %buf, %rw size 1024 bsize 128 stride 0
