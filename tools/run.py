@@ -4,7 +4,8 @@ Usage::
 
     taihu-run MODEL.onnx | IN.mlir | --example NAME
               [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N]
-              [--report r.json] [--trace t.json] [--plot DIR] [--machine NAME|FILE.toml]
+              [--report r.json] [--trace t.pftrace|t.json] [--trace-kernels NAME,...]
+              [--trace-cpes all|cohorts|LIST] [--plot DIR] [--machine NAME|FILE.toml]
               [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--tuning RECORDS.json] [--verify]
               [--timing-only] [--quiet]
 
@@ -49,8 +50,23 @@ the symbol).
 report, table, trace and plots are exact, there are no outputs (so no ``--output``/``--check``).
 
 Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
-:mod:`taihu.backends.sim.report`), ``--trace t.json`` (Chrome trace events for Perfetto),
-``--plot DIR`` (``roofline.png`` and ``layers.png``, :mod:`taihu.tools.plots`).
+:mod:`taihu.backends.sim.report`), ``--trace FILE`` (a timeline to open in
+https://ui.perfetto.dev), ``--plot DIR`` (``roofline.png`` and ``layers.png``,
+:mod:`taihu.tools.plots`).
+
+The trace's format follows the file name: ``t.pftrace`` or ``t.perfetto-trace`` is Perfetto's
+protobuf trace (:mod:`taihu.backends.sim.pftrace`: interned names, lanes for the MPE, the CPEs,
+each DMA bus and each RLC row and column, flow arrows from put to get; a few percent of the JSON's
+size), ``t.json`` Chrome's trace-event JSON (:mod:`taihu.backends.sim.trace`: a lane per CPE;
+large: hundreds of MB for a network); any other name is an error. Limiting the detail:
+
+- ``--trace-kernels NAME,...``: only the events of these launches (the report's kernel names, as
+  in the per-layer table; shell globs such as ``'conv*'`` match several); a name matching no
+  launch is an error naming the launches. Both formats.
+- ``--trace-cpes all|cohorts|LIST`` (protobuf only): CPEs that run in lockstep (same events, same
+  cycles) share one lane, that of the first of them, by default (``cohorts``); ``all`` gives every
+  CPE its own lane (and draws each RLC message batch instead of one slice per overlapping
+  batches), a list such as ``0,8-15`` gives those CPEs their own lane.
 
 ``--random-weights SEED`` re-initializes the ONNX model's weights with seeded random values
 (:func:`taihu.tools.weights.randomize_weights`) before anything else, so the run, the reference
@@ -639,7 +655,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help=f"compare with the graph reference and onnxruntime (rtol {RTOL:g}, atol {ATOL:g})")
     p.add_argument("--report", metavar="R.json", help="write the simulator report (JSON)")
-    p.add_argument("--trace", metavar="T.json", help="write a Chrome/Perfetto trace")
+    p.add_argument("--trace", metavar="T.pftrace|T.json",
+                   help="write a timeline for ui.perfetto.dev: Perfetto protobuf (.pftrace, "
+                        ".perfetto-trace) or Chrome JSON (.json), by the file name")
+    p.add_argument("--trace-kernels", metavar="NAME,...",
+                   help="trace only these launches (the table's kernel names; globs such as 'conv*')")
+    p.add_argument("--trace-cpes", metavar="all|cohorts|LIST",
+                   help="protobuf trace: CPEs on a lane of their own (e.g. 0,8-15, or all); the others "
+                        "share one lane per cohort in lockstep (default: cohorts)")
     p.add_argument("--plot", metavar="DIR", help="write roofline.png and layers.png into DIR")
     p.add_argument("--machine", metavar="NAME|FILE.toml", help="the machine to compile for and run on: "
                    "a shipped name (sw26010, sw26010pro) or a machine TOML file (default: the "
@@ -670,6 +693,78 @@ def _json_writer(obj: Any) -> Callable[[BinaryIO], None]:
     return write
 
 
+#: ``--trace`` file name endings and their format
+TRACE_FORMATS = {".pftrace": "pftrace", ".perfetto-trace": "pftrace", ".json": "json"}
+
+
+def trace_format(path: str) -> str:
+    """``pftrace`` or ``json`` by the ending of ``path`` (:data:`TRACE_FORMATS`); ``RunError``
+    for any other name."""
+    for end, fmt in TRACE_FORMATS.items():
+        if path.lower().endswith(end):
+            return fmt
+    raise RunError(f"--trace {path}: name the file T.pftrace or T.perfetto-trace (Perfetto's "
+                   "protobuf trace) or T.json (Chrome trace-event JSON)")
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    """The ``--trace`` options, checked before anything runs (:func:`trace_request`)."""
+
+    path: str
+    fmt: str  # "pftrace" | "json"
+    kernels: tuple[str, ...] | None  # launch-name globs, None: every launch
+    cpes: Any  # pftrace.CpeLanes
+
+
+def trace_request(path: str | None, kernels: str | None, cpes: str | None) -> TraceRequest | None:
+    """The trace options (None without ``--trace``); ``RunError`` for an unknown file name, an
+    empty name list, a malformed CPE list, ``--trace-cpes`` on a JSON trace or a ``--trace-*``
+    option without ``--trace``."""
+    from taihu.backends.sim.pftrace import CpeLanes
+    from taihu.backends.sim.trace import TraceOptionError
+
+    if path is None:
+        given = "--trace-kernels" if kernels is not None else "--trace-cpes" if cpes is not None else None
+        if given:
+            raise RunError(f"{given} limits the trace: it needs --trace FILE")
+        return None
+    fmt = trace_format(path)
+    names = None
+    if kernels is not None:
+        names = tuple(k.strip() for k in kernels.split(",") if k.strip())
+        if not names:
+            raise RunError(f"--trace-kernels {kernels!r}: expected launch names, e.g. conv1,fc*")
+    if cpes is not None and fmt == "json":
+        raise RunError(f"--trace-cpes applies to the Perfetto protobuf trace (.pftrace); the JSON trace "
+                       f"{path} has a lane per CPE")
+    try:
+        lanes = CpeLanes.parse(cpes) if cpes is not None else CpeLanes()
+    except TraceOptionError as e:
+        raise RunError(str(e)) from e
+    return TraceRequest(path, fmt, names, lanes)
+
+
+def _trace_writer(args: argparse.Namespace, trace: Any) -> Callable[[BinaryIO], None]:
+    """The writer of the ``--trace`` file: the selected launches (``--trace-kernels``) in the
+    format of the file name; ``RunError`` for a launch name or CPE the run does not have (before
+    any file is written)."""
+    from taihu.backends.sim.pftrace import write_pftrace
+    from taihu.backends.sim.trace import TraceOptionError
+
+    req = trace_request(args.trace, args.trace_kernels, args.trace_cpes)
+    assert req is not None  # (called with --trace)
+    try:
+        if req.kernels is not None:
+            trace = trace.select_kernels(req.kernels)
+        if req.fmt == "json":
+            return _json_writer(trace.to_json())
+        req.cpes.own(trace.m.n_cpes)  # a CPE the machine does not have: before writing
+    except TraceOptionError as e:
+        raise RunError(str(e)) from e
+    return lambda f: write_pftrace(trace, f, req.cpes)
+
+
 def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
     """Write --output / --report / --trace / --plot all or nothing (see the module docstring);
     ``RunError`` naming the file that cannot be written."""
@@ -682,7 +777,7 @@ def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
     if args.report is not None:
         files.append((args.report, _json_writer(result.report)))
     if args.trace is not None:
-        files.append((args.trace, _json_writer(result.engine.trace.to_json())))
+        files.append((args.trace, _trace_writer(args, result.engine.trace)))
     if args.plot is not None:
         from taihu.tools.plots import render_plots
 
@@ -695,7 +790,10 @@ def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
             if args.plot is not None:
                 out.makedirs(args.plot)
             for dest, content in files:
+                t0 = time.perf_counter()
                 out.add(dest, content)
+                if dest == args.trace:  # shown in the wall times: a network's trace takes a while
+                    result.stages.append(("trace", time.perf_counter() - t0))
     except OSError as e:
         raise RunError(f"cannot write {e.filename or dest}: {e.strerror or e}") from e
 
@@ -713,6 +811,7 @@ def run(args: argparse.Namespace) -> int:
         raise RunError(f"--timing-only computes no outputs: it cannot be combined with {clash}")
     if args.plot is not None and os.path.exists(args.plot) and not os.path.isdir(args.plot):
         raise RunError(f"--plot {args.plot}: not a directory")
+    trace_request(args.trace, args.trace_kernels, args.trace_cpes)  # its errors before the run
     with progress:
         t0 = time.perf_counter()
         with progress.step("import", args.example or args.model):

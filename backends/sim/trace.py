@@ -11,15 +11,28 @@ Open the file in https://ui.perfetto.dev or chrome://tracing. Layout (process = 
 
 Timestamps are microseconds (Chrome's unit) derived from cycles at ``f_clk``; every event also
 carries its cycle numbers in ``args``. Events are recorded as tuples and converted at the end
-(:meth:`Trace.to_json`, a JSON-able dictionary; ``taihu-run --trace`` writes it), so a disabled
-trace costs one attribute test per event.
+(:meth:`Trace.to_json`, a JSON-able dictionary; ``taihu-run --trace t.json`` writes it), so a
+disabled trace costs one attribute test per event. Perfetto's protobuf format (``--trace
+t.pftrace``, far smaller) is written from the same events by :mod:`taihu.backends.sim.pftrace`;
+:meth:`Trace.select_kernels` keeps the events of chosen launches (``--trace-kernels``).
+
+Recording order is a contract (the launch memo, ``memo.py``, relies on it too): a launch's CPE,
+DMA and RLC events are recorded after the previous launch's MPE span and before its own, which
+is recorded at its join.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+from operator import itemgetter
 from typing import Any
 
 PID_MPE, PID_CPE, PID_DMA, PID_RLC = 0, 1, 2, 3
+
+
+class TraceOptionError(ValueError):
+    """A trace selection (``--trace-kernels``, ``--trace-cpes``) that names nothing in the run."""
 
 
 class Trace:
@@ -64,6 +77,38 @@ class Trace:
     def flow(self, batch, cpe: int, t: int) -> None:
         if self.enabled:
             self.events.append(("f", PID_CPE, cpe, "rlc", t, t, batch.flow_id))
+
+    # -- selection ------------------------------------------------------------------------
+    def launches(self) -> list[tuple[str, int, int]]:
+        """Each joined launch as ``(name, first, end)``: its events are ``events[first:end]``,
+        the last one its MPE span (see the module docstring for the recording order)."""
+        pids = bytes(map(itemgetter(1), self.events))  # one byte per event: C speed
+        out = []
+        first = 0
+        i = pids.find(PID_MPE)
+        while i >= 0:
+            out.append((self.events[i][3], first, i + 1))
+            first = i + 1
+            i = pids.find(PID_MPE, first)
+        return out
+
+    def select_kernels(self, patterns: Sequence[str]) -> Trace:
+        """A trace of the same machine holding only the events of the launches whose name (the
+        report's kernel name: the spawn's ``taihu.name``, else the kernel symbol) matches one of
+        ``patterns`` (shell-style globs, ``*``, ``?``, ``[...]``; a plain name matches itself),
+        in recording order. ``TraceOptionError`` naming a pattern that matches no launch."""
+        launches = self.launches()
+        for pat in patterns:
+            if not any(fnmatchcase(name, pat) for name, _, _ in launches):
+                names = list(dict.fromkeys(name for name, _, _ in launches))
+                shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12 else "")
+                raise TraceOptionError(f"--trace-kernels: no launch is named {pat!r} "
+                                       f"(launches: {shown or 'none'})")
+        out = Trace(self.m, enabled=True)
+        for name, first, end in launches:
+            if any(fnmatchcase(name, pat) for pat in patterns):
+                out.events += self.events[first:end]
+        return out
 
     # -- output ---------------------------------------------------------------------------
     def to_json(self) -> dict:

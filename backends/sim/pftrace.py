@@ -1,0 +1,550 @@
+"""Perfetto's native protobuf trace of a simulation (``taihu-run --trace t.pftrace``).
+
+Written from the events of :class:`~taihu.backends.sim.trace.Trace` with the protobuf classes
+that the ``perfetto`` package publishes (``perfetto.protos.perfetto.trace.perfetto_trace_pb2``):
+one ``Trace`` of ``TracePacket`` s on one packet sequence. The first packet holds the interned
+event names, categories, argument names and argument strings; the track descriptors follow,
+then ``TrackEvent`` slices (``TYPE_SLICE_BEGIN``/``TYPE_SLICE_END`` pairs, ``TYPE_INSTANT`` for
+a slice shorter than the nanosecond) in time order. Open it in https://ui.perfetto.dev.
+
+Tracks (the group tracks hold one child track per lane):
+
+* ``MPE``: one slice per kernel launch (spawn -> join), named by the launch (the report's
+  kernel name); category ``launch``.
+* ``CPEs``: a lane per CPE: micro-kernel runs (category ``run``, argument ``trip``), RLC stalls
+  (``stall``), barriers (``barrier``), the end of the CPE's program (``end``, an instant) and
+  the start-up of the DMA requests it issues (``dma``, on a second row of the lane: start-ups
+  overlap the runs). By default the CPEs that run in lockstep share a lane: events identical on
+  several CPEs (same name, same cycles, same arguments) are drawn once, on the lane of the
+  first of them, with the argument ``cpes`` listing them (``0-63``); a lane then shows its
+  CPE's events that no lower CPE shares, so a kernel whose 64 CPEs run in lockstep draws one
+  lane. :class:`CpeLanes` (``--trace-cpes``) gives chosen CPEs, or all, a lane of their own.
+* ``DMA buses``: a lane per bus, the data phase of every request (arguments ``cpe``, ``bytes``,
+  ``moved``, ``mem`` (main-memory address), ``ldm``, ``issue``, ``accept`` cycles).
+* ``RLC``: a lane per mesh row and column. A message batch (``N msgs S->R``, argument
+  ``messages``) runs from its first put to its last arrival; by default the batches that
+  overlap on a lane are drawn as one slice (``K batches``, arguments ``batches``,
+  ``messages``), with ``CpeLanes.every`` (``--trace-cpes all``) each batch is drawn.
+* Flows (arrows): from the run that puts a message batch to the runs that get it (``flow_ids``
+  on both slices, ``terminating_flow_ids`` on the receiving one); between cohort slices one
+  arrow per pair of slices.
+
+Slices that overlap on one lane go to rows of the lane: tracks of the same name and parent,
+which the UI merges into one lane. Times are nanoseconds at ``f_clk`` (cycle ``c`` at
+``round(c / f_clk_ghz)`` ns, as the JSON trace's microseconds); every slice also carries its
+exact cycles as the arguments ``cycle`` (start) and ``cycles`` (length).
+
+The conversion touches each recorded event a few times at C speed (``operator.itemgetter``
+maps into numpy arrays) and groups and orders them with numpy; Python-level work is per
+written slice.
+"""
+
+from __future__ import annotations
+
+import heapq
+import operator
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import count
+from typing import BinaryIO
+
+import numpy as np
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+from taihu.backends.sim.trace import PID_CPE, PID_DMA, PID_MPE, PID_RLC, Trace, TraceOptionError
+
+_SEQ = 1  # the one trusted packet sequence
+_BEGIN = pb.TrackEvent.TYPE_SLICE_BEGIN
+_END = pb.TrackEvent.TYPE_SLICE_END
+_INSTANT = pb.TrackEvent.TYPE_INSTANT
+_NEEDS_STATE = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+_CHUNK = 1 << 16  # packets serialized per write
+
+# argument value kinds of the per-slice argument tuples (name iid, kind, value)
+_INT, _STR, _PTR = 0, 1, 2
+
+_CPE_LIST = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+@dataclass(frozen=True)
+class CpeLanes:
+    """Which CPEs get a lane of their own (``--trace-cpes``); the others share a lane per
+    cohort in lockstep. ``every``: all CPEs (and each RLC message batch is drawn)."""
+
+    every: bool = False
+    cpes: frozenset[int] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str) -> CpeLanes:
+        """``all``, ``cohorts`` (the default) or a list of CPE ids and ranges, ``0,8-15``;
+        ``TraceOptionError`` on anything else."""
+        t = text.strip().lower()
+        if t == "all":
+            return cls(every=True)
+        if t == "cohorts":
+            return cls()
+        cpes: set[int] = set()
+        for item in text.split(","):
+            mt = _CPE_LIST.match(item)
+            if mt is None or (mt.group(2) is not None and int(mt.group(2)) < int(mt.group(1))):
+                raise TraceOptionError(f"--trace-cpes {text!r}: expected 'all', 'cohorts' or CPE "
+                                       f"ids and ranges such as 0,8-15 (at {item.strip()!r})")
+            lo = int(mt.group(1))
+            cpes.update(range(lo, int(mt.group(2) or lo) + 1))
+        return cls(cpes=frozenset(cpes))
+
+    def own(self, n_cpes: int) -> np.ndarray:
+        """Boolean mask over the ``n_cpes`` CPEs; ``TraceOptionError`` for a CPE the machine
+        does not have."""
+        if self.every:
+            return np.ones(n_cpes, dtype=bool)
+        bad = sorted(c for c in self.cpes if c >= n_cpes)
+        if bad:
+            raise TraceOptionError(f"--trace-cpes: CPE {bad[0]} does not exist (the machine has "
+                                   f"{n_cpes} CPEs, 0-{n_cpes - 1})")
+        own = np.zeros(n_cpes, dtype=bool)
+        own[sorted(self.cpes)] = True
+        return own
+
+
+def cpe_list(mask: int) -> str:
+    """CPE ids of a bit mask as ranges: ``0-3,8,10-11``."""
+    out = []
+    c = 0
+    while mask:
+        if mask & 1:
+            lo = c
+            while mask & 2:
+                mask >>= 1
+                c += 1
+            out.append(str(lo) if lo == c else f"{lo}-{c}")
+        mask >>= 1
+        c += 1
+    return ",".join(out)
+
+
+def _greedy_rows(t0: list[int], t1: list[int]) -> list[int]:
+    """Rows for slices sorted by start so that no two slices of a row overlap (a slice may
+    start where the previous one ends): interval partitioning, reusing the row that frees
+    first."""
+    heap: list[tuple[int, int]] = []
+    out = []
+    for a, b in zip(t0, t1):
+        if heap and heap[0][0] <= a:
+            r = heap[0][1]
+            heapq.heapreplace(heap, (b, r))
+        else:
+            r = len(heap)
+            heapq.heappush(heap, (b, r))
+        out.append(r)
+    return out
+
+
+def lane_rows(lane: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+    """Row of each slice within its lane (``lane``, ``t0``, ``t1``: int arrays of one length,
+    cycles) such that the slices of one (lane, row) do not overlap; 0 for every slice of a lane
+    without overlaps (checked with numpy; the greedy partition runs on the other lanes only)."""
+    n = len(lane)
+    rows = np.zeros(n, dtype=np.int64)
+    if n < 2:
+        return rows
+    order = np.lexsort((t1, t0, lane))
+    ln, a, b = lane[order], t0[order], t1[order]
+    big = int(max(a.max(), b.max())) + 1
+    lo = ln - ln.min()
+    reach = np.maximum.accumulate(lo * big + b)  # per lane: the latest end so far (lanes sorted)
+    clash = (ln[1:] == ln[:-1]) & (lo[1:] * big + a[1:] < reach[:-1])
+    if clash.any():
+        sorted_rows = np.zeros(n, dtype=np.int64)
+        for v in np.unique(ln[1:][clash]).tolist():
+            sel = np.flatnonzero(ln == v)
+            sorted_rows[sel] = _greedy_rows(a[sel].tolist(), b[sel].tolist())
+        rows[order] = sorted_rows
+    return rows
+
+
+class _Slices:
+    """The slices to write, by category, as parallel columns."""
+
+    def __init__(self) -> None:
+        self.t0: list[np.ndarray] = []
+        self.t1: list[np.ndarray] = []
+        self.track: list[np.ndarray] = []
+        self.name: list[np.ndarray] = []
+        self.cat: list[np.ndarray] = []
+        self.args: list[list] = []
+        self.n = 0
+
+    def add(self, t0: np.ndarray, t1: np.ndarray, track: np.ndarray, name: np.ndarray, cat: np.ndarray,
+            args: list) -> int:
+        """Append a category; the index of its first slice."""
+        first = self.n
+        self.t0.append(np.asarray(t0, dtype=np.int64))
+        self.t1.append(np.asarray(t1, dtype=np.int64))
+        self.track.append(np.asarray(track, dtype=np.int64))
+        self.name.append(np.asarray(name, dtype=np.int64))
+        self.cat.append(np.asarray(cat, dtype=np.int64))
+        self.args.append(args)
+        self.n += len(t0)
+        return first
+
+
+class _Writer:
+    def __init__(self, trace: Trace, lanes: CpeLanes) -> None:
+        self.m = trace.m
+        self.lanes = lanes
+        self.own = lanes.own(self.m.n_cpes)
+        self.names: dict[str, int] = {}
+        self.cats: dict[str, int] = {}
+        self.arg_names: dict[str, int] = {}
+        self.strings: dict[str, int] = {}
+        self.tracks: dict[tuple, int] = {}  # key -> uuid
+        self.descriptors: list[tuple[int, int, str, int, str]] = []  # uuid, parent, name, rank, description
+        self.slices = _Slices()
+        self.flow_src: np.ndarray = np.zeros(0, dtype=np.int64)
+        self.flow_dst: np.ndarray = np.zeros(0, dtype=np.int64)
+        m = self.m
+        self.mpe_description = (f"kernel launches (spawn -> join); times at f_clk = {m.f_clk_ghz} GHz, "
+                                f"machine {m.source}")
+        self._track(("mpe", 0), 0, "MPE", 0, self.mpe_description)  # the first track
+        self.g_cpe = self._track(("CPEs",), 0, "CPEs", 1, "a lane per CPE; CPEs in lockstep share the "
+                                 "lane of the first of them (argument 'cpes') unless --trace-cpes")
+        self.g_dma = self._track(("DMA",), 0, "DMA buses", 2, "the data phase of every DMA request")
+        self.g_rlc = self._track(("RLC",), 0, "RLC", 3, "message batches on each mesh row and column")
+
+    # -- interning ----------------------------------------------------------------------------
+    @staticmethod
+    def _iid(table: dict[str, int], s: str) -> int:
+        i = table.get(s)
+        if i is None:
+            i = table[s] = len(table) + 1
+        return i
+
+    def _iids(self, table: dict[str, int], strings: Iterable[str]) -> np.ndarray:
+        return np.fromiter((self._iid(table, s) for s in strings), dtype=np.int64)
+
+    def _track(self, key: tuple, parent: int, name: str, rank: int, description: str = "") -> int:
+        uuid = self.tracks.get(key)
+        if uuid is None:
+            uuid = self.tracks[key] = len(self.tracks) + 1
+            self.descriptors.append((uuid, parent, name, rank, description))
+        return uuid
+
+    def _lane_tracks(self, group: int, kind: str, lane: np.ndarray, row: np.ndarray,
+                     lane_name, lane_rank, description: str = "") -> np.ndarray:
+        """uuid per slice of the (lane, row) tracks under ``group``; rows of a lane share the
+        lane's name (merged by the UI)."""
+        if not len(lane):
+            return np.zeros(0, dtype=np.int64)
+        key = lane * (int(row.max()) + 1) + row
+        uniq, inv = np.unique(key, return_inverse=True)
+        nrow = int(row.max()) + 1
+        uuids = [self._track((kind, k), group, lane_name(k // nrow), lane_rank(k // nrow) * 64 + k % nrow,
+                             description) for k in uniq.tolist()]
+        return np.asarray(uuids, dtype=np.int64)[inv]
+
+    def _cycles_args(self, t0: np.ndarray, t1: np.ndarray) -> list[tuple]:
+        a_cycle, a_cycles = self._iid(self.arg_names, "cycle"), self._iid(self.arg_names, "cycles")
+        return [((a_cycle, _INT, a), (a_cycles, _INT, d)) for a, d in zip(t0.tolist(), (t1 - t0).tolist())]
+
+    # -- events -------------------------------------------------------------------------------
+    def add_events(self, events: list[tuple]) -> None:
+        n = len(events)
+        if not n:
+            return
+        evo = np.fromiter(events, dtype=object, count=n)
+        pid = np.frombuffer(bytes(map(operator.itemgetter(1), events)), dtype=np.uint8)
+        ph = np.frombuffer("".join(map(operator.itemgetter(0), events)).encode("ascii"), dtype=np.uint8)
+        self._mpe(evo[pid == PID_MPE])
+        is_flow = (ph == ord("s")) | (ph == ord("f"))
+        cpe = pid == PID_CPE
+        runs = self._cpe(evo[cpe & ~is_flow])
+        self._flows(evo[cpe & is_flow], *runs)
+        self._dma(evo[pid == PID_DMA])
+        self._rlc(evo[pid == PID_RLC])
+
+    def _mpe(self, ev: np.ndarray) -> None:
+        if not len(ev):
+            return
+        t0 = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=len(ev))
+        t1 = np.fromiter(map(operator.itemgetter(5), ev), dtype=np.int64, count=len(ev))
+        names = self._iids(self.names, map(operator.itemgetter(3), ev))
+        rows = lane_rows(np.zeros(len(ev), dtype=np.int64), t0, t1)
+        tracks = self._lane_tracks(0, "mpe", np.zeros(len(ev), dtype=np.int64), rows,
+                                   lambda _: "MPE", lambda _: 0, self.mpe_description)
+        cat = np.full(len(ev), self._iid(self.cats, "launch"))
+        self.slices.add(t0, t1, tracks, names, cat, self._cycles_args(t0, t1))
+
+    def _cpe(self, ev: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """CPE slices grouped into cohorts; for the flows: per event its lane and start cycle,
+        whether it is a run (flows attach to runs) and its slice index."""
+        n = len(ev)
+        empty = np.zeros(0, dtype=np.int64)
+        if not n:
+            return empty, empty, empty
+        lane = np.fromiter(map(operator.itemgetter(2), ev), dtype=np.int64, count=n)
+        own = self.own[lane]
+        # group: events equal but for the lane (name, start, end, then the arguments checked)
+        first = np.arange(n, dtype=np.int64)
+        shared = np.flatnonzero(~own)
+        if len(shared):
+            sub = ev[shared]
+            seen: dict[tuple, int] = {}
+            firsts = np.fromiter(map(seen.setdefault, map(operator.itemgetter(3, 4, 5), sub), count()),
+                                 dtype=np.int64, count=len(sub))
+            extras = list(map(operator.itemgetter(6), sub))
+            same = np.fromiter(map(operator.eq, extras, map(extras.__getitem__, firsts.tolist())),
+                               dtype=bool, count=len(sub))
+            firsts[~same] = np.flatnonzero(~same)  # arguments differ: a lane of its own
+            first[shared] = shared[firsts]
+        is_first = first == np.arange(n)
+        dense = np.cumsum(is_first) - 1
+        gid = dense[first]
+        reps = np.flatnonzero(is_first)
+        g = len(reps)
+        rev = ev[reps]
+        g_t0 = np.fromiter(map(operator.itemgetter(4), rev), dtype=np.int64, count=g)
+        g_t1 = np.fromiter(map(operator.itemgetter(5), rev), dtype=np.int64, count=g)
+        g_names = list(map(operator.itemgetter(3), rev))
+        g_extra = list(map(operator.itemgetter(6), rev))
+        g_lane = np.full(g, self.m.n_cpes, dtype=np.int64)
+        np.minimum.at(g_lane, gid, lane)
+        size = np.bincount(gid, minlength=g)
+        # CPE sets of the cohorts (bit masks, Python ints: any CPE count)
+        cohort = np.flatnonzero(size > 1)
+        words = np.zeros((g, (self.m.n_cpes + 63) // 64), dtype=np.uint64)
+        np.bitwise_or.at(words, (gid, lane // 64), np.left_shift(np.uint64(1), (lane % 64).astype(np.uint64)))
+        masks = {gi: sum(w << (64 * i) for i, w in enumerate(row))
+                 for gi, row in zip(cohort.tolist(), words[cohort].tolist())}
+        names = self._iids(self.names, g_names)
+        kinds = {s: ("dma" if s.startswith("dma ") else "stall" if s == "rlc stall" else
+                     "barrier" if s.startswith("barrier") else "end" if s == "end" else "run")
+                 for s in set(g_names)}
+        g_kind = [kinds[s] for s in g_names]
+        cat = self._iids(self.cats, g_kind)
+        is_dma = np.fromiter((k == "dma" for k in g_kind), dtype=bool, count=g)
+        part = g_lane * 2 + is_dma
+        rows = lane_rows(part, g_t0, g_t1)
+        m = self.m
+        tracks = self._lane_tracks(self.g_cpe, "cpe", part, rows,
+                                   lambda p: f"CPE {p // 2} ({p // 2 // m.mesh_cols},{p // 2 % m.mesh_cols})",
+                                   lambda p: p // 2)
+        args = self._cycles_args(g_t0, g_t1)
+        a_trip, a_cpes = self._iid(self.arg_names, "trip"), self._iid(self.arg_names, "cpes")
+        for gi in np.flatnonzero([bool(x) and "trip" in x for x in g_extra]).tolist():
+            args[gi] += ((a_trip, _INT, g_extra[gi]["trip"]),)
+        shown: dict[int, int] = {}  # mask -> string iid
+        for gi, mask in masks.items():
+            sid = shown.get(mask)
+            if sid is None:
+                sid = shown[mask] = self._iid(self.strings, cpe_list(mask))
+            args[gi] += ((a_cpes, _STR, sid),)
+        first_slice = self.slices.add(g_t0, g_t1, tracks, names, cat, args)
+        g_run = np.fromiter((k == "run" for k in g_kind), dtype=bool, count=g)
+        return lane, g_t0[gid], np.where(g_run[gid], first_slice + gid, -1)
+
+    def _flows(self, ev: np.ndarray, lane: np.ndarray, start: np.ndarray, slice_of: np.ndarray) -> None:
+        """Flow arrows from the runs that put a batch to the runs that get it: each put/get is
+        the run on its CPE that starts last at or before it."""
+        n = len(ev)
+        if not n or not len(lane):
+            return
+        is_run = slice_of >= 0
+        lane, start, slice_of = lane[is_run], start[is_run], slice_of[is_run]
+        f_lane = np.fromiter(map(operator.itemgetter(2), ev), dtype=np.int64, count=n)
+        f_t = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=n)
+        f_id = np.fromiter(map(operator.itemgetter(6), ev), dtype=np.int64, count=n)
+        f_put = np.frombuffer("".join(map(operator.itemgetter(0), ev)).encode("ascii"), dtype=np.uint8) == ord("s")
+        big = int(max(start.max(initial=0), f_t.max())) + 1
+        key = lane * big + start
+        order = np.argsort(key, kind="stable")
+        pos = np.searchsorted(key[order], f_lane * big + f_t, side="right") - 1
+        ok = pos >= 0
+        ok[ok] = lane[order[pos[ok]]] == f_lane[ok]
+        slc = np.full(n, -1, dtype=np.int64)
+        slc[ok] = slice_of[order[pos[ok]]]
+        # put slice of each link id, then (put slice, get slice) pairs
+        puts = f_put & ok
+        p_id, p_slc = f_id[puts], slc[puts]
+        o = np.argsort(p_id, kind="stable")
+        p_id, p_slc = p_id[o], p_slc[o]
+        gets = ~f_put & ok
+        g_id, g_slc = f_id[gets], slc[gets]
+        at = np.searchsorted(p_id, g_id)
+        found = at < len(p_id)
+        found[found] = p_id[at[found]] == g_id[found]
+        src, dst = p_slc[at[found]], g_slc[found]
+        keep = src != dst
+        pairs = np.unique(np.stack([src[keep], dst[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
+        self.flow_src, self.flow_dst = pairs[:, 0], pairs[:, 1]
+
+    def _dma(self, ev: np.ndarray) -> None:
+        n = len(ev)
+        if not n:
+            return
+        bus = np.fromiter(map(operator.itemgetter(2), ev), dtype=np.int64, count=n)
+        t0 = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=n)
+        t1 = np.fromiter(map(operator.itemgetter(5), ev), dtype=np.int64, count=n)
+        names = self._iids(self.names, map(operator.itemgetter(3), ev))
+        rows = lane_rows(bus, t0, t1)
+        tracks = self._lane_tracks(self.g_dma, "dma", bus, rows, lambda b: f"DMA bus {b}", lambda b: b)
+        cat = np.full(n, self._iid(self.cats, "dma"))
+        args = self._cycles_args(t0, t1)
+        keys = [(k, self._iid(self.arg_names, k), _PTR if k == "mem" else _INT)
+                for k in ("cpe", "bytes", "moved", "mem", "ldm", "issue", "accept")]
+        for i, x in enumerate(map(operator.itemgetter(6), ev)):
+            args[i] += tuple((a, kind, int(x[k], 16) if kind == _PTR else x[k]) for k, a, kind in keys)
+        self.slices.add(t0, t1, tracks, names, cat, args)
+
+    def _rlc(self, ev: np.ndarray) -> None:
+        n = len(ev)
+        if not n:
+            return
+        m = self.m
+        lane_ids = {f"row {i}": i for i in range(m.mesh_rows)}
+        lane_ids.update({f"col {j}": m.mesh_rows + j for j in range(m.mesh_cols)})
+        lane = np.fromiter(map(lane_ids.__getitem__, map(operator.itemgetter(2), ev)), dtype=np.int64, count=n)
+        t0 = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=n)
+        t1 = np.fromiter(map(operator.itemgetter(5), ev), dtype=np.int64, count=n)
+        msgs = np.fromiter(map(operator.itemgetter("messages"), map(operator.itemgetter(6), ev)),
+                           dtype=np.int64, count=n)
+        a_msgs = self._iid(self.arg_names, "messages")
+        if self.lanes.every:
+            names = self._iids(self.names, map(operator.itemgetter(3), ev))
+            args = self._cycles_args(t0, t1)
+            for i, k in enumerate(msgs.tolist()):
+                args[i] += ((a_msgs, _INT, k),)
+        else:  # batches overlapping on a lane: one slice
+            order = np.lexsort((t0, lane))
+            ln, a, b, k = lane[order], t0[order], t1[order], msgs[order]
+            big = int(max(a.max(), b.max())) + 1
+            reach = np.maximum.accumulate(ln * big + b)
+            new = np.ones(n, dtype=bool)
+            new[1:] = (ln[1:] != ln[:-1]) | (ln[1:] * big + a[1:] >= reach[:-1])
+            starts = np.flatnonzero(new)
+            ends = np.append(starts[1:], n) - 1
+            lane, t0, t1 = ln[starts], a[starts], reach[ends] - ln[starts] * big
+            batches = np.diff(np.append(starts, n))
+            msgs = np.add.reduceat(k, starts)
+            single = ev[order[starts]]
+            names = self._iids(self.names, (s[3] if nb == 1 else f"{nb} batches"
+                                            for s, nb in zip(single, batches.tolist())))
+            args = self._cycles_args(t0, t1)
+            a_batches = self._iid(self.arg_names, "batches")
+            for i, (nb, k) in enumerate(zip(batches.tolist(), msgs.tolist())):
+                args[i] += ((a_msgs, _INT, k),) if nb == 1 else ((a_batches, _INT, nb), (a_msgs, _INT, k))
+        rows = lane_rows(lane, t0, t1)
+        tracks = self._lane_tracks(self.g_rlc, "rlc", lane, rows,
+                                   lambda ln: f"RLC row {ln}" if ln < m.mesh_rows else f"RLC col {ln - m.mesh_rows}",
+                                   lambda ln: ln)
+        self.slices.add(t0, t1, tracks, names, np.full(len(t0), self._iid(self.cats, "rlc")), args)
+
+    # -- output -------------------------------------------------------------------------------
+    def _header(self, trace: pb.Trace) -> None:
+        p = trace.packet.add()
+        p.trusted_packet_sequence_id = _SEQ
+        p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+        p.first_packet_on_sequence = True
+        idata = p.interned_data
+        for s, i in self.names.items():
+            idata.event_names.add(iid=i, name=s)
+        for s, i in self.cats.items():
+            idata.event_categories.add(iid=i, name=s)
+        for s, i in self.arg_names.items():
+            idata.debug_annotation_names.add(iid=i, name=s)
+        for s, i in self.strings.items():
+            idata.debug_annotation_string_values.add(iid=i, str=s.encode())
+        groups = {d[1] for d in self.descriptors if d[1]}
+        for uuid, parent, name, rank, description in self.descriptors:
+            p = trace.packet.add()
+            p.trusted_packet_sequence_id = _SEQ
+            td = p.track_descriptor
+            td.uuid = uuid
+            td.name = name
+            td.sibling_order_rank = rank
+            if parent:
+                td.parent_uuid = parent
+            if uuid in groups:
+                td.child_ordering = pb.TrackDescriptor.EXPLICIT
+            if description:
+                td.description = description
+
+    def write(self, f: BinaryIO) -> None:
+        s = self.slices
+        n = s.n
+        t0 = np.concatenate(s.t0) if n else np.zeros(0, dtype=np.int64)
+        t1 = np.concatenate(s.t1) if n else np.zeros(0, dtype=np.int64)
+        track = (np.concatenate(s.track) if n else t0).tolist()
+        name = (np.concatenate(s.name) if n else t0).tolist()
+        cat = (np.concatenate(s.cat) if n else t0).tolist()
+        args = [a for part in s.args for a in part]
+        ns_per_cycle = 1.0 / self.m.f_clk_ghz
+        b_ns = np.rint(t0 * ns_per_cycle).astype(np.int64)
+        e_ns = np.rint(t1 * ns_per_cycle).astype(np.int64)
+        instant = e_ns <= b_ns
+        # flows per slice: offsets into ids sorted by slice
+        n_flows = len(self.flow_src)
+        fid = np.arange(1, n_flows + 1, dtype=np.int64)
+        o = np.argsort(self.flow_src, kind="stable")
+        out_ids, out_ptr = fid[o].tolist(), np.searchsorted(self.flow_src[o], np.arange(n + 1)).tolist()
+        o = np.argsort(self.flow_dst, kind="stable")
+        in_ids, in_ptr = fid[o].tolist(), np.searchsorted(self.flow_dst[o], np.arange(n + 1)).tolist()
+        # packets in time order; at one time: ends, then instants, then begins
+        ends = np.flatnonzero(~instant)
+        ts = np.concatenate([b_ns, e_ns[ends]])
+        typ = np.concatenate([np.where(instant, 1, 2), np.zeros(len(ends), dtype=np.int64)])
+        idx = np.concatenate([np.arange(n), ends])
+        order = np.lexsort((typ, ts))
+        ts_l, typ_l, idx_l = ts[order].tolist(), typ[order].tolist(), idx[order].tolist()
+        del ts, typ, idx, order, b_ns, e_ns
+
+        trace = pb.Trace()
+        self._header(trace)
+        packets = trace.packet
+        for t, ty, j in zip(ts_l, typ_l, idx_l):
+            p = packets.add()
+            p.timestamp = t
+            p.trusted_packet_sequence_id = _SEQ
+            p.sequence_flags = _NEEDS_STATE
+            te = p.track_event
+            te.track_uuid = track[j]
+            if ty == 0:
+                te.type = _END
+            else:
+                te.type = _INSTANT if ty == 1 else _BEGIN
+                te.name_iid = name[j]
+                te.category_iids.append(cat[j])
+                for a, kind, v in args[j]:
+                    d = te.debug_annotations.add()
+                    d.name_iid = a
+                    if kind == _INT:
+                        d.int_value = v
+                    elif kind == _STR:
+                        d.string_value_iid = v
+                    else:
+                        d.pointer_value = v
+                lo, hi = out_ptr[j], out_ptr[j + 1]
+                if hi > lo:
+                    te.flow_ids.extend(out_ids[lo:hi])
+                lo, hi = in_ptr[j], in_ptr[j + 1]
+                if hi > lo:
+                    te.terminating_flow_ids.extend(in_ids[lo:hi])
+            if len(packets) >= _CHUNK:
+                f.write(trace.SerializeToString())
+                trace = pb.Trace()
+                packets = trace.packet
+        f.write(trace.SerializeToString())
+
+
+def write_pftrace(trace: Trace, f: BinaryIO, lanes: CpeLanes = CpeLanes()) -> None:
+    """Write ``trace`` (the simulation's events; :meth:`Trace.select_kernels` narrows it to
+    chosen launches) as a Perfetto protobuf trace into the binary file ``f`` (see the module
+    docstring for the tracks); ``lanes``: the CPEs drawn on a lane of their own.
+    ``TraceOptionError`` for a CPE the machine does not have."""
+    w = _Writer(trace, lanes)
+    w.add_events(trace.events)
+    w.write(f)
+
+
+__all__ = ["write_pftrace", "CpeLanes", "lane_rows", "cpe_list"]
