@@ -255,7 +255,7 @@ class _Kernel:
     def __init__(self, kernel: sw.KernelOp, m: Machine, bases: Sequence[tuple[int, int, str] | None],
                  limits: dict[str, Any] | None, effectful: dict[Operation, bool],
                  mk_info: dict[Operation, Any], invariant: dict[Operation, bool],
-                 ldm_base: dict[Operation, int], dma_root: dict[Operation, tuple[int, int] | None],
+                 ldm_base: dict[sw.LdmAllocOp, int], dma_root: dict[Operation, tuple[int, int] | None],
                  issues: dict[Operation, DmaIssue] | None) -> None:
         self.k = kernel
         self.m = m
@@ -313,14 +313,14 @@ class _Kernel:
                 raise _Budget
             t = type(op)
             if t is arith.ConstantOp:
-                v = op.value  # type: ignore[attr-defined]
+                v = op.value
                 env[op.results[0]] = v.value.data if isinstance(v, IntegerAttr) else None
             elif t in _SCALAR:
                 env[op.results[0]] = _binary(t, env.get(op.operands[0]), env.get(op.operands[1]))
             elif t is arith.CmpiOp:
                 a, b = env.get(op.operands[0]), env.get(op.operands[1])
                 ok = isinstance(a, (int, np.ndarray)) and isinstance(b, (int, np.ndarray))
-                r = _CMP[op.predicate.value.data](a, b) if ok else None  # type: ignore[attr-defined]
+                r = _CMP[op.predicate.value.data](a, b) if ok else None
                 env[op.results[0]] = bool(r) if isinstance(r, np.bool_) else r
             elif t is arith.SelectOp:
                 c, a, b = (env.get(x) for x in op.operands)
@@ -339,11 +339,11 @@ class _Kernel:
             elif t is sw.ColIdOp:
                 env[op.results[0]] = self.col
             elif t is LdmAddrOp:
-                env[op.results[0]] = op.address.value.data  # type: ignore[attr-defined]
+                env[op.results[0]] = op.address.value.data
             elif t is sw.LdmAllocOp:
                 env[op.results[0]] = self.ldm_base.get(op)
             elif t is ReplySlotOp:
-                env[op.results[0]] = ("slot", op.slot.value.data)  # type: ignore[attr-defined]
+                env[op.results[0]] = ("slot", op.slot.value.data)
             elif t is sw.ReplyAllocOp:
                 env[op.results[0]] = ("alloc", id(op))
             elif t is scf.YieldOp:
@@ -412,7 +412,9 @@ class _Kernel:
             for r in results:
                 env[r] = None
             return
-        lb, ub, st = env.get(op.lb), env.get(op.ub), env.get(op.step)
+        lb: Any = env.get(op.lb)
+        ub: Any = env.get(op.ub)
+        st: Any = env.get(op.step)
         if not all(isinstance(x, (int, np.ndarray)) for x in (lb, ub, st)) or np.any(st <= 0):
             self.taint |= mask  # unknown bounds, or a step the simulator refuses
             for r in results:
@@ -520,11 +522,11 @@ class _Kernel:
                 key = it * body_len + pos
                 if int(c) not in first or key < first[int(c)][0]:
                     first[int(c)] = (key, ins, axis, int(lim[c]), int(have[c]) + j + 1)
-        for c, (_, ins, axis, lim_c, nth_get) in first.items():
+        for c_, (_, ins, axis, lim_c, nth_get) in first.items():
             fifo = "row" if axis == ROW else "column"
-            self.blocked[c] = (ins, f"{ins.name} number {nth_get} on its {fifo} FIFO, which receives "
-                               f"at most {lim_c} message(s)")
-            self.alive[c] = False
+            self.blocked[c_] = (ins, f"{ins.name} number {nth_get} on its {fifo} FIFO, which receives "
+                                f"at most {lim_c} message(s)")
+            self.alive[c_] = False
 
     def dma(self, op: sw.DmaGetOp | sw.DmaPutOp, mask: np.ndarray) -> None:
         env = self.env
@@ -572,9 +574,9 @@ class _Kernel:
                 return
         mem = env.get(op.mem)
         if type(mem) is Rel and isinstance(mem.off, (int, np.ndarray)):
-            base = self.bases[mem.arg]
-            assert base is not None  # Rel only for arguments with a known base
-            nbytes, host_off, name = base
+            known = self.bases[mem.arg]
+            assert known is not None  # Rel only for arguments with a known base
+            nbytes, host_off, name = known
             off = np.asarray(mem.off) + host_off
             bsize = sw._int(op.bsize) or 0
             stride = sw._int(op.stride) or 0
@@ -596,7 +598,8 @@ class _Kernel:
     def wait(self, op: sw.DmaWaitOp, mask: np.ndarray) -> None:
         env = self.env
         key = env.get(op.reply)
-        n = op.count.value.data if op.count is not None else env.get(op.count_val)  # type: ignore[union-attr]
+        n = op.count.value.data if op.count is not None else \
+            env.get(op.count_val) if op.count_val is not None else None
         if key is None or not isinstance(n, (int, np.ndarray)):
             return
         have = self.cnt.get(key)
@@ -740,7 +743,8 @@ def _invariant(loop: scf.ForOp, effectful: dict[Operation, bool]) -> bool:
     return walk(loop.body.block.ops)
 
 
-def _ldm_roots(kernel: sw.KernelOp) -> tuple[dict[Operation, int], dict[Operation, tuple[int, int] | None]]:
+def _ldm_roots(kernel: sw.KernelOp) -> tuple[dict[sw.LdmAllocOp, int],
+                                               dict[Operation, tuple[int, int] | None]]:
     """LDM address of every ``sw.ldm_alloc`` (the kernel's bump layout) and, per DMA, the
     buffer (base, bytes) its LDM operand points into when it is the buffer plus offsets."""
     base = {s.op: s.offset for s in kernel.ldm_layout()}
