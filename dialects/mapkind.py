@@ -41,6 +41,7 @@ class MapKind(StrEnum):
     AFFINE = "affine"  # y = x * scale + shift (inference batch-norm after folding, 003/004)
     MAX_POOL = "max_pool"  # window max over the last 1-2 dims (input padded, or `pads`: taps skipped)
     AVG_POOL = "avg_pool"  # window sum * (1 / (kh*kw)) or * inv_count (2nd input); `pads` as max_pool
+    DEPTHWISE = "depthwise"  # per-plane 2-D convolution: y[p] = sum_ij w[p, 0, i*kw+j] * x[p] window (+ b[p]); see check_map
     REDUCE_SUM = "reduce_sum"  # y = sum over `axis` (kept as size 1)
     REDUCE_MAX = "reduce_max"
     REDUCE_MEAN = "reduce_mean"
@@ -88,6 +89,9 @@ KIND_INFO: dict[MapKind, KindInfo] = {
     MapKind.AFFINE: KindInfo((3,)),
     MapKind.MAX_POOL: KindInfo((1,), required=("kernel", "strides"), optional=("pads",), shape_rule="window"),
     MapKind.AVG_POOL: KindInfo((1, 2), required=("kernel", "strides"), optional=("pads",), shape_rule="window"),
+    MapKind.DEPTHWISE: KindInfo(
+        (2, 3), required=("kernel", "strides"), optional=("pads", "dilations"), shape_rule="depthwise"
+    ),
     MapKind.REDUCE_SUM: KindInfo((1,), required=("axis",), shape_rule="reduce"),
     MapKind.REDUCE_MAX: KindInfo((1,), required=("axis",), shape_rule="reduce"),
     MapKind.REDUCE_MEAN: KindInfo((1,), required=("axis",), shape_rule="reduce"),
@@ -233,6 +237,8 @@ def check_map(
         if n == 2 and not broadcasts_to(in_shapes[1], out_shape):
             return f"inv_count shape {list(in_shapes[1])} does not broadcast to the output shape {list(out_shape)}"
         return None
+    if rule == "depthwise":
+        return _check_depthwise(in_shapes, out_shape, params)
     axis = params.get("axis")
     if rule in ("reduce", "axis"):
         assert isinstance(axis, int)
@@ -265,6 +271,46 @@ def check_map(
             return f"output shape {list(out_shape)} != transposed input {list(want)}"
         return None
     raise AssertionError(rule)
+
+
+def depthwise_shape(in_shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
+                    pads: Sequence[int], dilations: Sequence[int]) -> tuple[int, ...] | None:
+    """Output shape of ``depthwise`` on x (P, H, W): (P, Ho, Wo) with ONNX's convolution rule
+    ``Ho = (H + top + bottom - dh*(kh-1) - 1) // sh + 1`` (likewise Wo); None when empty."""
+    out = [in_shape[0]]
+    for i in range(2):
+        n = in_shape[1 + i] + pads[i] + pads[2 + i] - dilations[i] * (kernel[i] - 1) - 1
+        if n < 0:
+            return None
+        out.append(n // strides[i] + 1)
+    return tuple(out)
+
+
+def _check_depthwise(in_shapes: Sequence[Sequence[int]], out: Sequence[int], params: dict[str, object]) -> str | None:
+    """``depthwise`` {kernel = [kh, kw], strides = [sh, sw], pads = [top, left, bottom, right]
+    (default 0), dilations = [dh, dw] (default 1)}: x (P, H, W), w (P, 1, kh*kw) (the taps of
+    plane p row-major), optional b (P, 1, 1) -> y (P, Ho, Wo),
+    ``y[p, r, c] = b[p] + sum_ij w[p, 0, i*kw + j] * x[p, r*sh + i*dh - top, c*sw + j*dw - left]``
+    with the taps outside x skipped (zero padding; a window may lie wholly in the padding)."""
+    kernel = tuple(cast("Sequence[int]", params["kernel"]))  # array parameters are int tuples
+    strides = tuple(cast("Sequence[int]", params["strides"]))  # array parameters are int tuples
+    pads = tuple(cast("Sequence[int]", params.get("pads", (0, 0, 0, 0))))  # array parameters are int tuples
+    dil = tuple(cast("Sequence[int]", params.get("dilations", (1, 1))))  # array parameters are int tuples
+    if len(kernel) != 2 or len(strides) != 2 or len(dil) != 2 or len(pads) != 4:
+        return "depthwise takes kernel = [kh, kw], strides = [sh, sw], dilations = [dh, dw], pads = [t, l, b, r]"
+    if min(kernel + strides + dil) < 1 or min(pads) < 0:
+        return "depthwise: kernel, strides and dilations must be >= 1, pads >= 0"
+    x = tuple(in_shapes[0])
+    if len(x) != 3 or len(out) != 3:
+        return f"depthwise takes x (P, H, W) -> y (P, Ho, Wo), got {list(x)} -> {list(out)}"
+    want = depthwise_shape(x, kernel, strides, pads, dil)
+    if want is None or want != tuple(out):
+        return f"output shape {list(out)} != the convolution's {list(want) if want else 'empty output'} of {list(x)}"
+    if tuple(in_shapes[1]) != (x[0], 1, kernel[0] * kernel[1]):
+        return f"weights shape {list(in_shapes[1])} != (P, 1, kh*kw) = {[x[0], 1, kernel[0] * kernel[1]]}"
+    if len(in_shapes) == 3 and tuple(in_shapes[2]) != (x[0], 1, 1):
+        return f"bias shape {list(in_shapes[2])} != (P, 1, 1) = {[x[0], 1, 1]}"
+    return None
 
 
 def _check_mem_prim_map(rule: str, x: tuple[int, ...], out: Sequence[int], params: dict[str, object]) -> str | None:

@@ -321,6 +321,17 @@ def map_numpy(kind: MapKind, ins: list[np.ndarray], out_shape, dtype, p: dict) -
             if kind == MapKind.AVG_POOL:
                 acc = acc * xs[1] if len(xs) == 2 else acc / math.prod(kernel)
             r = acc
+        elif kind == MapKind.DEPTHWISE:
+            (kh, kw), (sh, sw) = p["kernel"], p["strides"]
+            pt, pl, pb, pr = p.get("pads") or (0, 0, 0, 0)
+            dh, dw = p.get("dilations") or (1, 1)
+            xp = np.pad(x, [(0, 0), (pt, pb), (pl, pr)])
+            r = np.zeros(out_shape) if len(xs) == 2 else np.broadcast_to(xs[2], out_shape).copy()
+            _, ho, wo = out_shape
+            for i in range(kh):
+                for j in range(kw):
+                    win = xp[:, i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
+                    r += xs[1][:, :, i * kw + j][:, :, None] * win
         elif kind == MapKind.REDUCE_SUM:
             r = x.sum(axis=p["axis"], keepdims=True)
         elif kind == MapKind.REDUCE_MAX:
