@@ -32,6 +32,8 @@ im2col     ``overlap``, ``batched``, ``pointwise`` (the GEMM reads x: 1x1/s1/p0 
            residual sum
 winograd   ``tiles_per_cpe`` (m', the input transform's tiles per task wanted), ``overlap``, the
            16 GEMMs' ``vec``, ``bm``, ``bn``, ``bk``, ``double_c`` (P is padded to ``bm``)
+depthwise  (group = C = M) ``planes`` (channels per tile: C or a multiple of 64, split over the
+           CPEs), ``rows`` (output rows per tile; Ho: whole planes)
 ========== ==================================================================================
 
 Machines: as in :func:`~taihu.backends.model.conv.choose_conv`, ``machine`` is the machine the
@@ -78,6 +80,13 @@ from taihu.backends.model.conv import (
     winograd_tiles,
     winograd_transforms_fit,
 )
+from taihu.backends.model.depthwise_conv import (
+    DepthwisePlan,
+    depthwise_applicability,
+    depthwise_footprint,
+    depthwise_plan,
+    depthwise_space,
+)
 from taihu.backends.model.gemm_blocking import K_UNIT, OTHER_UNIT, VEC_UNIT
 from taihu.backends.model.overlap_gemm import overlap_applicability, overlap_plan, overlap_vecs
 from taihu.backends.model.unfold_conv import (
@@ -109,9 +118,10 @@ __all__ = [
 ]
 
 Value = int | str | bool
-ConvPlan = ExplicitPlan | ImplicitPlan | UnfoldPlan | WinogradPlan
-#: the convolution algorithms of a schedule (``unfold``: the unfolded implicit convolution)
-CONV_ALGORITHMS = ("im2col", "implicit", "unfold", "winograd")
+ConvPlan = ExplicitPlan | ImplicitPlan | UnfoldPlan | WinogradPlan | DepthwisePlan
+#: the convolution algorithms of a schedule (``unfold``: the unfolded implicit convolution;
+#: ``depthwise``: the per-plane kernel of group = C = M layers)
+CONV_ALGORITHMS = ("im2col", "implicit", "unfold", "winograd", "depthwise")
 
 
 class IllegalSchedule(ValueError):
@@ -340,6 +350,8 @@ def gemm_plan_for(p: GemmShape, machine: Machine, schedule: Schedule, name: str 
 def conv_schedule_of(plan: ConvPlan) -> Schedule:
     """The schedule of a convolution plan (``implicit``, ``unfold``, ``im2col`` or ``winograd``)."""
     s = plan.shape
+    if isinstance(plan, DepthwisePlan):
+        return Schedule.make("depthwise", planes=plan.planes, rows=plan.rows)
     res: dict[str, Value] = {"residual_fused": plan.residual_fused} if s.residual and not isinstance(
         plan, (ImplicitPlan, WinogradPlan)) else {}
     if isinstance(plan, UnfoldPlan):
@@ -363,8 +375,8 @@ def plan_footprint(plan: ConvPlan | GemmPlan) -> int:
 
 def _conv_tree(s: ConvShape, machine: Machine, algorithm: str, mem_budget: int | None) -> Space[ConvPlan]:
     """The space of ``s`` whose pick is :func:`choose_conv_schedule`'s: ``auto`` = the cheapest of
-    implicit, unfold, im2col, winograd (in this order on ties); ``implicit`` = the unfolded
-    variant when it has a plan, else the implicit one."""
+    implicit, unfold, im2col, winograd, depthwise (in this order on ties); ``implicit`` = the
+    unfolded variant when it has a plan, else the implicit one."""
     implicit: list[Space] = []
     if applicability(s, "implicit") is None:
         implicit = [implicit_space(s, machine)]
@@ -373,8 +385,15 @@ def _conv_tree(s: ConvShape, machine: Machine, algorithm: str, mem_budget: int |
     winograd: list[Space] = []
     if applicability(s, "winograd") is None and winograd_transforms_fit(s, machine, mem_budget) is None:
         winograd = [winograd_space(s, machine, mem_budget)]
+    depthwise: list[Space] = []
+    if depthwise_applicability(s) is None:
+        depthwise = [depthwise_space(s, machine, machine.ldm_user_bytes)]
     if algorithm == "auto":
-        return Cheapest(implicit + unfold + im2col + winograd)
+        return Cheapest(implicit + unfold + im2col + winograd + depthwise)
+    if algorithm == "depthwise":
+        if not depthwise:
+            raise NotApplicable(depthwise_applicability(s) or algorithm)
+        return Cheapest(depthwise)
     if algorithm == "implicit":
         return Preferred(unfold + implicit)
     if algorithm == "im2col":
@@ -388,8 +407,9 @@ def conv_space(s: ConvShape, machine: Machine, mem_budget: int | None = None,
                algorithm: str = "auto") -> Iterator[ConvPlan]:
     """Every legal plan of ``s`` on ``machine``, lazily, each with its model cost: all
     applicable algorithms (``auto``; implicit includes the unfolded variant) or the forced one
-    (``implicit``, ``im2col``, ``winograd``: the ``conv-algorithm`` option); nothing for a
-    forced algorithm that does not apply. Every plan fits ``machine.ldm_user_bytes``
+    (``implicit``, ``im2col``, ``winograd``, ``depthwise``: the ``conv-algorithm`` option);
+    nothing for a forced algorithm that does not apply (a forced ``depthwise`` that does not
+    apply raises :class:`~taihu.backends.model.conv.NotApplicable`). Every plan fits ``machine.ldm_user_bytes``
     (:func:`plan_footprint`) and its memory primitives ``mem_budget``. Raises
     :class:`~taihu.backends.model.conv.NotApplicable` for an unknown ``algorithm``."""
     yield from _conv_tree(s, machine, algorithm, mem_budget)
@@ -412,7 +432,17 @@ def choose_conv_schedule(s: ConvShape, machine: Machine, algorithm: str = "auto"
     implicit convolution (:func:`~taihu.backends.model.unfold_conv.plan_unfold`) when it applies
     and is cheaper (``auto``) or whenever it applies (``algorithm="implicit"``). Equal to the
     minimum of :func:`conv_ranked`. Raises :class:`~taihu.backends.model.conv.NotApplicable`
-    (the reason) when a forced algorithm cannot run the layer. Memoised like ``choose_conv``."""
+    (the reason) when a forced algorithm cannot run the layer. Memoised like ``choose_conv``.
+    The depthwise kernel (:mod:`~taihu.backends.model.depthwise_conv`) competes last (``auto``)
+    or is forced (``algorithm="depthwise"``)."""
+    dw: ConvPlan | None = None
+    if algorithm in ("auto", "depthwise"):
+        why = depthwise_applicability(s)
+        dw = _conv_tree(s, machine, "depthwise", mem_budget).best() if why is None else None
+        if algorithm == "depthwise":
+            if dw is None:
+                raise NotApplicable(why or f"no tile of the depthwise kernel of {s.describe()} fits in LDM")
+            return dw
     plan: ConvPlan = choose_conv(s, machine, algorithm, mem_budget=mem_budget).plan
     if algorithm in ("auto", "implicit") and unfold_applicability(s) is None:
         try:
@@ -421,6 +451,8 @@ def choose_conv_schedule(s: ConvShape, machine: Machine, algorithm: str = "auto"
             alt = None
         if alt is not None and (algorithm == "implicit" or alt.cost.t_total < plan.cost.t_total):
             plan = alt
+    if dw is not None and dw.cost.t_total < plan.cost.t_total:
+        plan = dw
     return plan
 
 
@@ -433,7 +465,7 @@ def conv_plan_for(s: ConvShape, machine: Machine, schedule: Schedule, mem_budget
     alg = schedule.algorithm
     if alg not in CONV_ALGORITHMS:
         raise IllegalSchedule(f'unknown algorithm "{alg}" for a convolution (expected: {", ".join(CONV_ALGORITHMS)})')
-    why = applicability(s, "implicit" if alg == "unfold" else alg)
+    why = depthwise_applicability(s) if alg == "depthwise" else applicability(s, "implicit" if alg == "unfold" else alg)
     if why is None and alg == "unfold":
         why = unfold_applicability(s)
     if why is None and alg == "winograd":
@@ -446,7 +478,23 @@ def conv_plan_for(s: ConvShape, machine: Machine, schedule: Schedule, mem_budget
         return _unfold_for(s, machine, schedule)
     if alg == "im2col":
         return _im2col_for(s, machine, schedule, bud)
+    if alg == "depthwise":
+        return _depthwise_for(s, machine, schedule)
     return _winograd_for(s, machine, schedule, bud)
+
+
+def _depthwise_for(s: ConvShape, machine: Machine, schedule: Schedule) -> DepthwisePlan:
+    d = _take(schedule, ("planes", "rows"))
+    planes, rows = _int(d, "planes"), _int(d, "rows")
+    if planes != s.c and planes % 64:
+        raise IllegalSchedule(f"planes={planes} is neither the channels C = {s.c} nor a multiple of 64 (the CPEs)")
+    if planes > -(-s.c // 64) * 64:
+        raise IllegalSchedule(f"planes={planes} exceeds the channels C = {s.c} rounded up to 64")
+    if rows > s.ho:
+        raise IllegalSchedule(f"rows={rows} exceeds the output rows Ho = {s.ho}")
+    q = -(-planes // 64)
+    _fits(depthwise_footprint(s, q, rows), machine, f"depthwise planes={planes} rows={rows}")
+    return depthwise_plan(s, machine, planes, rows)
 
 
 def _implicit_for(s: ConvShape, machine: Machine, schedule: Schedule) -> ImplicitPlan:

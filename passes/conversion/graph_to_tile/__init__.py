@@ -23,7 +23,8 @@ so that loop-to-sw can make it the output global.
 
 Options (``-p 'convert-graph-to-tile{conv-algorithm=im2col fuse=false}'``):
 
-* ``conv_algorithm`` (auto | implicit | im2col | winograd): convolution algorithm (:mod:`.conv`);
+* ``conv_algorithm`` (auto | implicit | im2col | winograd | depthwise): convolution algorithm
+  (:mod:`.conv`; ``depthwise``: :mod:`.depthwise`, group = C = M layers);
 * ``fuse`` (default true): absorb single-use trailing element-wise ops (relu ...) into the
   producer kernel while its output tile is in LDM;
 * ``ldm_budget`` (bytes per CPE, 0 = the target machine's ``ldm_user_bytes``, 57 344 B [param]
@@ -62,7 +63,7 @@ from taihu.target.machine import MachineConfigError
 
 __all__ = ["CONV_ALGORITHMS", "LDM_RESERVE", "ConvertGraphToTilePass"]
 
-CONV_ALGORITHMS = ("auto", "implicit", "im2col", "winograd")
+CONV_ALGORITHMS = ("auto", "implicit", "im2col", "winograd", "depthwise")
 
 def collect_patterns(state: LoweringState) -> list[RewritePattern]:
     """The patterns of every lowering module: memory-bound ops and views, GEMMs, convolutions."""

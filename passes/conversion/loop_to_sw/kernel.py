@@ -17,12 +17,14 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from taihu.dialects import loop, sw
+from taihu.dialects.mapkind import MapKind
 from taihu.dialects.sw import BarrierScope, DmaMode
 
 from .builder import SwKernelBuilder
 from .common import cmpi, const_index, elem_bytes, fail, int_attr, int_binop, sanitize
 from .gemm import lower as lower_gemm
 from .gemm import try_fuse_summa_loop
+from .depthwise import lower_depthwise
 from .maps import lower_map
 
 _REPLY = sw.ReplyType()
@@ -381,7 +383,8 @@ class KernelLowering(SwKernelBuilder):
 
     # -- compute ops -------------------------------------------------------------------------
     def _lower_map(self, op: loop.MapOp) -> None:
-        for new in lower_map(op, self.addr, self.machine):
+        lower = lower_depthwise if op.kind.data == MapKind.DEPTHWISE else lower_map
+        for new in lower(op, self.addr, self.machine):
             self.emit(new)
 
     def _lower_gemm(self, op: Operation) -> None:

@@ -351,12 +351,14 @@ def _ldfi(reg: int, value: float) -> sw.LdfiOp:
     return sw.new_instr(sw.LdfiOp, {"rd": _i64(reg), "value": FloatAttr(float(value), f64)})
 
 
-def _schedule(body: list[sw.RegInstr], m: Machine) -> list[sw.RegInstr]:
+def _schedule(body: list[sw.RegInstr], m: Machine, disjoint_ptrs: bool = False) -> list[sw.RegInstr]:
     """Reorder a straight-line body for the in-order dual-issue P0/P1 pipeline (spec §6.1):
     cycle-driven list scheduling, at most one instruction per pipe and cycle, highest
     latency-weighted critical path first; the non-pipelined divide/sqrt unit (table ``repeat``)
     is tracked. Kept: register RAW (with latency), WAR and WAW order, and memory order (a store
-    after every earlier load/store, a load after every earlier store: pointers may alias).
+    after every earlier load/store, a load after every earlier store: pointers may alias; with
+    ``disjoint_ptrs`` -- the caller's pointers address disjoint buffers -- only between accesses
+    through the same pointer whose byte ranges overlap).
     Latencies, pipes and repeat rates: ``m``'s instruction table (Table 3.2, 004)."""
     n = len(body)
     if n < 3:
@@ -369,6 +371,8 @@ def _schedule(body: list[sw.RegInstr], m: Machine) -> list[sw.RegInstr]:
     reads_since: dict[int, list[int]] = {}
     last_store = -1
     loads_since_store: list[int] = []
+    # disjoint_ptrs: the earlier (stores, loads) per pointer: (index, byte range)
+    by_ptr: dict[int, tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]] = {}
     for j, ins in enumerate(body):
         d = dep[j]
         rd = ins.reads()
@@ -384,7 +388,15 @@ def _schedule(body: list[sw.RegInstr], m: Machine) -> list[sw.RegInstr]:
             for i in reads_since.get(r, ()):
                 d.setdefault(i, 0)
         kind = ins.kind
-        if kind == "store":
+        if disjoint_ptrs and kind in ("load", "store"):
+            mo = ins.mem()  # type: ignore[attr-defined]  # loads and stores are memory instructions
+            lo, hi = mo.offset, mo.offset + mo.nbytes
+            st_, ld_ = by_ptr.setdefault(mo.ptr, ([], []))
+            for i, a, b in st_ + ld_ if kind == "store" else st_:
+                if a < hi and lo < b:
+                    d.setdefault(i, 0)
+            (st_ if kind == "store" else ld_).append((j, lo, hi))
+        elif kind == "store":
             for i in loads_since_store:
                 d.setdefault(i, 0)
             if last_store >= 0:

@@ -1,0 +1,308 @@
+"""Plan and cost of the depthwise convolution kernel (``tile.map depthwise``; lowering:
+``passes/conversion/graph_to_tile/depthwise.py`` and ``passes/conversion/loop_to_sw/depthwise.py``).
+
+A depthwise convolution (``group == C == M``: every output plane is one input plane convolved
+with its own kh x kw filter) has kh*kw multiply-adds per output element: it is memory-bound
+(algorithms.md §A0 R6, 004 L1225-1246), so it runs like a pool -- planes over the CPEs, a
+sliding window of input rows in LDM -- not as per-group im2col + GEMM (a GEMM with M = K/9 = 1)::
+
+    for n (image) / c0 (planes channels per tile, 64 | C or all) / r0 (rows output rows per tile):
+      w <- w[c0:+planes, kh*kw]  [b <- b[c0:+planes]]     per CPE its q channels' filters (double)
+      x <- x[n, c0:+planes, r0*sh - pt : +in_rows, :]     whole input rows (pad 0.0 rows), double
+      y  = depthwise(x, w, b)                             per CPE, vector micro-kernels (below)
+      [fused relu / clip ...] -> y[n, c0:+planes, r0:+rows, :]
+
+Whole planes (``rows == Ho``) are loaded with their top / bottom pads applied by the map (taps
+skipped), so every CPE moves its q planes as one contiguous DMA.
+
+Micro-kernel (per CPE and plane; :func:`register_plan`): a *unit* is 4 adjacent outputs of a row
+(the SIMD lanes, vectorised along W). Input element ``x[r, 4*t*sw - pl + d]`` contributes to lane
+l with the tap ``j`` such that ``d = l*sw + j*dw``; so with ``nd`` distinct ``d`` per kernel row
+(6 for 3x3 s1, 9 for s2) a unit is ``kh * nd`` VMADs of a scalar-broadcast load (LDDE / LDSE)
+with a *shifted weight vector* ``Wv[i][d] = (w[i, (d - l*sw)/dw])_l`` (zero lanes where no tap
+falls), e.g. 18 VMADs for 4 outputs of a 3x3 s1 filter instead of 36 scalar ones. The weight
+vectors of a plane are built once in registers (LDSE + VINSF lane inserts); when they do not fit
+beside the units' registers the kernel rows go in *passes* (each pass adds its rows' taps to the
+partial sums in the output tile). Units of a row (and of several rows when rows are short) form
+one micro-kernel body run over the output rows of the tile.
+
+Cost (seconds; :func:`depthwise_cost`): per tile (iteration) the DMA time of its loads and store
+(eq 3-2 with 128-B transactions, all CPEs sharing the 30.94 GB/s, a start-up per request) and
+the compute of the busiest CPE (its planes x (weight build + rows x the body's cycles per row,
+:func:`unit_cycles`) + the fused maps); double buffering overlaps them: ``first load +
+sum over tiles of max(DMA, compute) + last compute and store``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from taihu.backends.model.conv import MAP_CYCLES_PER_ELEM, ConvShape, KernelCost, _avg_moved
+from taihu.backends.model.choice import Enumerated, Space
+from taihu.target.machine import Machine
+
+__all__ = [
+    "DepthwisePlan",
+    "RegisterPlan",
+    "depthwise_applicability",
+    "depthwise_cost",
+    "depthwise_footprint",
+    "depthwise_plan",
+    "depthwise_space",
+    "in_rows",
+    "plan_depthwise",
+    "register_plan",
+    "row_pads",
+    "whole_planes",
+]
+
+N_CPE = 64
+LANES = 4
+#: allocatable vector registers r0..r30 (r31 reads 0, 004 L821)
+N_REGS = 31
+#: per unit: partial accumulators (independent VMAD chains) and scalar-load temporaries
+UNIT_ACCS = 2
+UNIT_TEMPS = 2
+UNIT_REGS = UNIT_ACCS + UNIT_TEMPS
+#: unit register sets kept free beside the weight vectors (units in flight)
+MIN_BANKS = 3
+
+
+def depthwise_applicability(s: ConvShape) -> str | None:
+    """None when the depthwise kernel runs ``s``, else the reason (one line)."""
+    if not (s.group == s.c == s.m):
+        return (f"the depthwise kernel needs group = C = M (one filter per channel; got C = {s.c}, M = {s.m}, "
+                f"group = {s.group}); use im2col")
+    if register_plan(s.kw, s.strides[1], s.dilations[1], s.bias) is None:
+        return (f"the depthwise kernel's weight vectors of one kernel row ({len(_taps(s.kw, s.strides[1], s.dilations[1]))}"
+                f" for kw = {s.kw}, stride {s.strides[1]}, dilation {s.dilations[1]}) do not fit the registers; use im2col")
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Registers
+# --------------------------------------------------------------------------------------------
+
+
+def _taps(kw: int, sw: int, dw: int) -> tuple[int, ...]:
+    """The column offsets ``d = l*sw + j*dw`` (lane l < 4, tap j < kw) of a unit's inputs."""
+    return tuple(sorted({l * sw + j * dw for l in range(LANES) for j in range(kw)}))
+
+
+@dataclass(frozen=True)
+class RegisterPlan:
+    """Registers of the micro-kernel for one kernel row's weight vectors: ``taps`` (the offsets
+    d, one weight vector each), ``rows_per_pass`` (kernel rows whose vectors are held at once),
+    ``bias`` (one register for the bias)."""
+
+    taps: tuple[int, ...]
+    rows_per_pass: int
+    bias: bool
+
+    def passes(self, kh: int) -> tuple[tuple[int, ...], ...]:
+        """The kernel rows of every pass (consecutive, the first passes the largest)."""
+        n = -(-kh // self.rows_per_pass)
+        base, extra = divmod(kh, n)
+        out, r = [], 0
+        for p in range(n):
+            k = base + (1 if p < extra else 0)
+            out.append(tuple(range(r, r + k)))
+            r += k
+        return tuple(out)
+
+    def weight_regs(self, rows: int) -> int:
+        return rows * len(self.taps) + (1 if self.bias else 0)
+
+    def banks(self, rows: int) -> int:
+        """Unit register sets beside the weight vectors of ``rows`` kernel rows."""
+        return (N_REGS - self.weight_regs(rows)) // UNIT_REGS
+
+
+def register_plan(kw: int, sw: int, dw: int, bias: bool) -> RegisterPlan | None:
+    """The register plan of a kw-wide filter at stride ``sw``, dilation ``dw`` (None: one kernel
+    row's weight vectors leave no register set for a unit)."""
+    taps = _taps(kw, sw, dw)
+    free = N_REGS - (1 if bias else 0) - MIN_BANKS * UNIT_REGS
+    rows = free // len(taps)
+    if rows < 1:
+        if N_REGS - (1 if bias else 0) - len(taps) < UNIT_REGS:
+            return None
+        rows = 1
+    return RegisterPlan(taps, rows, bias)
+
+
+# --------------------------------------------------------------------------------------------
+# Geometry
+# --------------------------------------------------------------------------------------------
+
+
+def whole_planes(s: ConvShape, rows: int) -> bool:
+    """A tile of ``rows`` output rows loads whole planes (the top/bottom pads in the map)."""
+    return rows >= s.ho
+
+
+def in_rows(s: ConvShape, rows: int) -> int:
+    """Input rows of a tile of ``rows`` output rows."""
+    if whole_planes(s, rows):
+        return s.h
+    return (rows - 1) * s.strides[0] + (s.kh - 1) * s.dilations[0] + 1
+
+
+def row_pads(s: ConvShape, rows: int) -> tuple[int, int, int, int]:
+    """The map's pads (top, left, bottom, right) of a tile of ``rows`` output rows: the column
+    pads always (whole rows are loaded), the row pads when whole planes are (else the DMA fills
+    the rows outside the plane with 0.0)."""
+    pt, pl, pb, pr = s.pads
+    dh, dw = s.dilations
+    right = max(0, (s.wo - 1) * s.strides[1] + (s.kw - 1) * dw + 1 - pl - s.w)
+    if not whole_planes(s, rows):
+        return (0, pl, 0, right)
+    bottom = max(0, (s.ho - 1) * s.strides[0] + (s.kh - 1) * dh + 1 - pt - s.h)
+    return (pt, pl, bottom, right)
+
+
+def depthwise_footprint(s: ConvShape, q: int, rows: int) -> int:
+    """Per-CPE LDM bytes of the kernel with ``q`` planes per CPE and ``rows`` output rows per
+    tile: input, output, weight (and bias) tiles, all double-buffered, each rounded to 32 B."""
+    def r(n: int) -> int:
+        return -(-n * s.elem // 32) * 32
+
+    b = 2 * r(q) if s.bias else 0
+    return 2 * (r(q * in_rows(s, rows) * s.w) + r(q * rows * s.wo) + r(q * s.kh * s.kw)) + b
+
+
+# --------------------------------------------------------------------------------------------
+# Plans
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DepthwisePlan:
+    """``planes`` channels per tile (C, or a multiple of 64), ``rows`` output rows per tile;
+    ``q`` planes per CPE; ``ldm_bytes`` per CPE; ``cost`` (:func:`depthwise_cost`)."""
+
+    shape: ConvShape
+    planes: int
+    rows: int
+    ldm_bytes: int
+    cost: KernelCost
+    algorithm: str = "depthwise"
+    residual_fused: bool = False
+
+    @property
+    def q(self) -> int:
+        return -(-self.planes // N_CPE)
+
+    @property
+    def kernels(self) -> tuple[KernelCost, ...]:
+        return (self.cost,)
+
+
+def _q_of(s: ConvShape, planes: int) -> int:
+    return -(-planes // N_CPE)
+
+
+def depthwise_plan(s: ConvShape, machine: Machine, planes: int, rows: int, budget: int | None = None) -> DepthwisePlan:
+    """The plan with ``planes`` channels and ``rows`` output rows per tile, costed (no checks:
+    :func:`depthwise_space` / the schedule builder check)."""
+    q = _q_of(s, planes)
+    return DepthwisePlan(s, planes, rows, depthwise_footprint(s, q, rows), depthwise_cost(s, machine, planes, rows))
+
+
+def _balanced(n: int, parts: int) -> int:
+    return -(-n // parts)
+
+
+def depthwise_candidates(s: ConvShape, machine: Machine, budget: int) -> Iterator[tuple[tuple, DepthwisePlan]]:
+    """Balanced channel tiles (C, or 64*q) x balanced output-row tiles that fit ``budget``, with
+    the planner's key (modelled time, then fewer tiles)."""
+    q_need = _balanced(s.c, N_CPE)
+    for m in range(1, q_need + 1):
+        q = _balanced(q_need, m)
+        if m > 1 and q == _balanced(q_need, m - 1):
+            continue
+        planes = s.c if q == q_need else N_CPE * q
+        for n in range(1, s.ho + 1):
+            rows = _balanced(s.ho, n)
+            if n > 1 and rows == _balanced(s.ho, n - 1):
+                continue
+            if depthwise_footprint(s, q, rows) > budget:
+                continue
+            plan = depthwise_plan(s, machine, planes, rows)
+            yield (plan.cost.t_total, -planes, -rows), plan
+
+
+def depthwise_space(s: ConvShape, machine: Machine, budget: int) -> Space[DepthwisePlan]:
+    """Every depthwise plan of ``s`` that fits ``budget`` B of LDM per CPE, lazily."""
+    return Enumerated(lambda: depthwise_candidates(s, machine, budget))
+
+
+def plan_depthwise(s: ConvShape, machine: Machine, budget: int) -> DepthwisePlan | None:
+    """The planner's pick (None: no tile fits)."""
+    return depthwise_space(s, machine, budget).best()
+
+
+# --------------------------------------------------------------------------------------------
+# Cost
+# --------------------------------------------------------------------------------------------
+
+#: [measured] cycles per VMAD of a unit in a body (dual issue with its scalar loads; chains of
+#: 7-cycle VMADs interleaved over the register banks)
+CYCLES_PER_VMAD = 1.1
+#: [measured] cycles per unit beyond its VMADs (combine, store)
+UNIT_OVERHEAD = 3.0
+#: [measured] cycles of a micro-kernel run (start, pipeline fill) and of a plane's address setup
+RUN_OVERHEAD = 30.0
+
+
+def unit_cycles(s: ConvShape) -> float:
+    """Modelled cycles of one unit (4 outputs) over all kernel rows (see module docstring)."""
+    rp = register_plan(s.kw, s.strides[1], s.dilations[1], s.bias)
+    assert rp is not None
+    nd = len(rp.taps)
+    passes = rp.passes(s.kh)
+    extra = (len(passes) - 1) * (2 + (0 if s.wo % LANES == 0 else 6))
+    return CYCLES_PER_VMAD * s.kh * nd + UNIT_OVERHEAD + extra + (0 if s.wo % LANES == 0 else 2 * LANES)
+
+
+def _plane_cycles(s: ConvShape, rows: int) -> float:
+    """Compute cycles of one plane of a tile of ``rows`` output rows on one CPE."""
+    rp = register_plan(s.kw, s.strides[1], s.dilations[1], s.bias)
+    assert rp is not None
+    units = rows * _balanced(s.wo, LANES)
+    n_pass = len(rp.passes(s.kh))
+    build = n_pass * (RUN_OVERHEAD + 5 * s.kw * s.kh / n_pass)
+    return units * unit_cycles(s) + build + 3 * n_pass * RUN_OVERHEAD
+
+
+def _dma_seconds(nbytes_per_cpe: float, cpes: int, requests: int, machine: Machine) -> float:
+    """Time of one round of DMAs: every active CPE moves ``nbytes_per_cpe`` in ``requests``
+    requests (eq 3-2: the CG bandwidth shared, a start-up per request)."""
+    moved = cpes * _avg_moved(nbytes_per_cpe / max(1, requests), machine.mem_txn_bytes) * requests
+    return requests * machine.cycles_to_seconds(machine.dma_latency) + moved / (machine.peak_bw_cg * 1e9)
+
+
+def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> KernelCost:
+    """Modelled time of the depthwise kernel with ``planes`` x ``rows`` tiles (module docstring)."""
+    e = s.elem
+    q = _q_of(s, planes)
+    cpes = min(N_CPE, _balanced(planes, q))
+    n_c = _balanced(s.c, planes)
+    n_r = _balanced(s.ho, rows)
+    thi = in_rows(s, rows)
+    whole = whole_planes(s, rows)
+    t_load = _dma_seconds(q * thi * s.w * e, cpes, 1 if whole else q, machine)
+    t_store = _dma_seconds(q * rows * s.wo * e, cpes, 1 if whole else q, machine)
+    t_w = _dma_seconds(q * s.kh * s.kw * e, cpes, 1, machine) + (_dma_seconds(q * e, cpes, 1, machine) if s.bias else 0)
+    maps = 1 if s.relu else 0
+    comp_cycles = q * _plane_cycles(s, rows) + maps * MAP_CYCLES_PER_ELEM * q * rows * s.wo + RUN_OVERHEAD
+    t_comp = machine.cycles_to_seconds(comp_cycles)
+    iters = s.n * n_c * n_r
+    t_dma_iter = t_load + t_store + t_w / n_r
+    t_total = t_load + t_w + iters * max(t_dma_iter, t_comp) + t_store
+    useful = s.n * s.c * (s.h * s.w + s.ho * s.wo) * e + s.c * s.kh * s.kw * e
+    moved = iters * (t_dma_iter * machine.peak_bw_cg * 1e9)
+    flops = s.flops
+    return KernelCost("depthwise", t_total, iters * t_dma_iter, iters * t_comp, moved, useful, flops)
