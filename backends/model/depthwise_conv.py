@@ -39,7 +39,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from taihu.backends.model.conv import MAP_CYCLES_PER_ELEM, ConvShape, KernelCost, _avg_moved
+from taihu.backends.model.conv import ConvShape, KernelCost, _avg_moved
 from taihu.backends.model.choice import Enumerated, Space
 from taihu.target.machine import Machine
 
@@ -248,61 +248,130 @@ def plan_depthwise(s: ConvShape, machine: Machine, budget: int) -> DepthwisePlan
 # Cost
 # --------------------------------------------------------------------------------------------
 
-#: [measured] cycles per VMAD of a unit in a body (dual issue with its scalar loads; chains of
-#: 7-cycle VMADs interleaved over the register banks)
-CYCLES_PER_VMAD = 1.1
-#: [measured] cycles per unit beyond its VMADs (combine, store)
-UNIT_OVERHEAD = 3.0
-#: [measured] cycles of a micro-kernel run (start, pipeline fill) and of a plane's address setup
-RUN_OVERHEAD = 30.0
+#: VMAD result latency (cycles; 004 L819, Table 3.2): a unit's chains issue one VMAD per latency
+VMAD_LATENCY = 7
+#: [measured] cycles a unit holds its register bank beyond its chains (the combining VADDD and
+#: the store; simulator, :mod:`taihu.passes.conversion.loop_to_sw.depthwise` bodies)
+UNIT_TAIL = 14
+#: [measured] cycles per micro-kernel run (issue of the first iteration, pipeline drain)
+RUN_CYCLES = 20
+#: [measured] cycles per element of a fused element-wise map on the output tile
+EPILOGUE_CYCLES_PER_ELEM = 0.75
+#: [measured] fraction of a tile's compute exposed when its input load is not prefetched (a
+#: boundary tile of several planes per CPE whose pad rows split the load into one DMA per plane:
+#: tile-to-loop loads it synchronously; other CPEs' transfers hide the rest)
+SYNC_EXPOSED = 0.6
 
 
-def unit_cycles(s: ConvShape) -> float:
-    """Modelled cycles of one unit (4 outputs) over all kernel rows (see module docstring)."""
+def pass_unit_cycles(s: ConvShape, rows: int, banks: int, first: bool) -> float:
+    """Cycles per unit (4 outputs) of one pass over ``rows`` kernel rows with ``banks`` register
+    banks: the largest of the P0 and P1 instruction counts and the bank occupancy (two VMAD
+    chains of ``rows * nd / 2`` VMADs, then combine and store) over the banks in flight."""
     rp = register_plan(s.kw, s.strides[1], s.dilations[1], s.bias)
     assert rp is not None
-    nd = len(rp.taps)
-    passes = rp.passes(s.kh)
-    extra = (len(passes) - 1) * (2 + (0 if s.wo % LANES == 0 else 6))
-    return CYCLES_PER_VMAD * s.kh * nd + UNIT_OVERHEAD + extra + (0 if s.wo % LANES == 0 else 2 * LANES)
+    v = rows * len(rp.taps)
+    lanes = s.wo % LANES != 0
+    p0 = v + 1 + (LANES - 1 if lanes else 0) + (0 if first else (LANES - 1 if lanes else 0))
+    p1 = v + (LANES if lanes else 1) + (0 if first else (LANES if lanes else 1))
+    occupancy = -(-v // 2) * VMAD_LATENCY + UNIT_TAIL
+    return max(p0, p1, occupancy / banks)
 
 
-def _plane_cycles(s: ConvShape, rows: int) -> float:
-    """Compute cycles of one plane of a tile of ``rows`` output rows on one CPE."""
+def plane_cycles(s: ConvShape, rows: int) -> float:
+    """Compute cycles of one plane of a tile of ``rows`` output rows on one CPE: the passes'
+    weight vectors (LDSE + 4 VINSF per tap), their units, a few runs each."""
     rp = register_plan(s.kw, s.strides[1], s.dilations[1], s.bias)
     assert rp is not None
     units = rows * _balanced(s.wo, LANES)
-    n_pass = len(rp.passes(s.kh))
-    build = n_pass * (RUN_OVERHEAD + 5 * s.kw * s.kh / n_pass)
-    return units * unit_cycles(s) + build + 3 * n_pass * RUN_OVERHEAD
+    total = 0.0
+    for k, prs in enumerate(rp.passes(s.kh)):
+        total += units * pass_unit_cycles(s, len(prs), rp.banks(len(prs)), k == 0)
+        total += 4 * len(prs) * s.kw + 4 * RUN_CYCLES
+    return total
 
 
-def _dma_seconds(nbytes_per_cpe: float, cpes: int, requests: int, machine: Machine) -> float:
-    """Time of one round of DMAs: every active CPE moves ``nbytes_per_cpe`` in ``requests``
-    requests (eq 3-2: the CG bandwidth shared, a start-up per request)."""
-    moved = cpes * _avg_moved(nbytes_per_cpe / max(1, requests), machine.mem_txn_bytes) * requests
-    return requests * machine.cycles_to_seconds(machine.dma_latency) + moved / (machine.peak_bw_cg * 1e9)
+@dataclass(frozen=True)
+class _Tile:
+    """One (channel tile, row tile) iteration: active CPEs, planes per CPE, input rows moved per
+    plane, output rows, whether its load is synchronous."""
+
+    cpes: int
+    q: int
+    in_rows: int
+    out_rows: int
+    rows: int
+    sync: bool
+
+
+def _tiles(s: ConvShape, planes: int, rows: int) -> list[tuple[int, list[_Tile]]]:
+    """Per channel tile (its channels) the row tiles of one image, as the lowering emits them."""
+    q_full = _balanced(planes, N_CPE)
+    thi = in_rows(s, rows)
+    whole = whole_planes(s, rows)
+    sh, pt = s.strides[0], s.pads[0]
+    out = []
+    for c0 in range(0, s.c, planes):
+        ck = min(planes, s.c - c0)
+        cpes = _balanced(ck, q_full)
+        q = min(q_full, ck)
+        rts = []
+        for r0 in range(0, s.ho, rows):
+            lo = 0 if whole else r0 * sh - pt
+            a, b = max(0, lo), min(s.h, lo + thi)
+            boundary = not whole and (lo < 0 or lo + thi > s.h)
+            rts.append(_Tile(cpes, q, b - a, min(rows, s.ho - r0), rows, boundary and q > 1))
+        out.append((ck, rts))
+    return out
 
 
 def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> KernelCost:
-    """Modelled time of the depthwise kernel with ``planes`` x ``rows`` tiles (module docstring)."""
+    """Modelled time of the depthwise kernel with ``planes`` x ``rows`` tiles (module docstring):
+    per iteration the larger of its DMA time (128-B transactions of every CPE's runs at the
+    30.94 GB/s of the core group, or of its busiest bus, or one CPE's start-ups and transfers)
+    and the busiest CPE's compute; a synchronous load adds part of the compute; one start-up; at
+    least the time until the last tile's loads, its compute and one CPE's store."""
     e = s.elem
-    q = _q_of(s, planes)
-    cpes = min(N_CPE, _balanced(planes, q))
-    n_c = _balanced(s.c, planes)
-    n_r = _balanced(s.ho, rows)
-    thi = in_rows(s, rows)
+    bw = machine.peak_bw_cg * 1e9
+    bus_bw = machine.dma_bus_bw * 1e9
+    lat = machine.cycles_to_seconds(machine.dma_latency)
+    txn = machine.mem_txn_bytes
     whole = whole_planes(s, rows)
-    t_load = _dma_seconds(q * thi * s.w * e, cpes, 1 if whole else q, machine)
-    t_store = _dma_seconds(q * rows * s.wo * e, cpes, 1 if whole else q, machine)
-    t_w = _dma_seconds(q * s.kh * s.kw * e, cpes, 1, machine) + (_dma_seconds(q * e, cpes, 1, machine) if s.bias else 0)
-    maps = 1 if s.relu else 0
-    comp_cycles = q * _plane_cycles(s, rows) + maps * MAP_CYCLES_PER_ELEM * q * rows * s.wo + RUN_OVERHEAD
-    t_comp = machine.cycles_to_seconds(comp_cycles)
-    iters = s.n * n_c * n_r
-    t_dma_iter = t_load + t_store + t_w / n_r
-    t_total = t_load + t_w + iters * max(t_dma_iter, t_comp) + t_store
-    useful = s.n * s.c * (s.h * s.w + s.ho * s.wo) * e + s.c * s.kh * s.kw * e
-    moved = iters * (t_dma_iter * machine.peak_bw_cg * 1e9)
-    flops = s.flops
-    return KernelCost("depthwise", t_total, iters * t_dma_iter, iters * t_comp, moved, useful, flops)
+
+    def dma(cpes: int, runs: list[tuple[int, float]]) -> tuple[float, float]:
+        """(seconds, moved bytes) of one round in which each of ``cpes`` CPEs moves ``runs``
+        (count, bytes) in one request each kind."""
+        cpe_moved = sum(n * _avg_moved(b, txn) for n, b in runs)
+        moved = cpes * cpe_moved
+        busiest = _balanced(cpes, machine.n_dma_bus)  # CPEs of the busiest bus (spread over the columns)
+        t = max(moved / bw, busiest * cpe_moved / bus_bw, len(runs) * lat + cpe_moved / bus_bw)
+        return t, moved
+
+    t_total = lat
+    t_dma = t_comp = moved_all = tail = 0.0
+    first = True
+    epi = EPILOGUE_CYCLES_PER_ELEM if s.relu else 0.0
+    for _ in range(s.n):
+        for ck, rts in _tiles(s, planes, rows):
+            q0 = rts[0].q
+            tw, mw = dma(rts[0].cpes, [(1, q0 * s.kh * s.kw * e)] + ([(1, q0 * e)] if s.bias else []))
+            t_total += tw
+            t_dma += tw
+            moved_all += mw
+            for t in rts:
+                runs_in = [(1, t.q * s.h * s.w * e)] if whole else [(t.q, t.in_rows * s.w * e)]
+                runs_out = [(1, t.q * s.ho * s.wo * e)] if whole else [(t.q, t.out_rows * s.wo * e)]
+                d, mv = dma(t.cpes, runs_in + runs_out)
+                c = machine.cycles_to_seconds(t.q * (plane_cycles(s, t.rows) + epi * t.rows * s.wo))
+                # the last CPE to receive its tile still computes and stores it after the loads
+                # (of this tile when it is not prefetched: the kernel's first or a synchronous one)
+                d_in = dma(t.cpes, runs_in)[0] if t.sync or first else 0.0
+                d_out_cpe = lat + sum(n * _avg_moved(b, txn) for n, b in runs_out) / bus_bw
+                tail = t_total + d_in + c + d_out_cpe
+                first = False
+                t_total += d + SYNC_EXPOSED * c if t.sync else max(d, c)
+                t_dma += d
+                t_comp += c
+                moved_all += mv
+    t_total = max(t_total, tail)
+    useful = (s.n * s.c * (s.h * s.w + s.ho * s.wo) + s.c * s.kh * s.kw + (s.c if s.bias else 0)) * e
+    return KernelCost("depthwise", t_total, t_dma, t_comp, moved_all, useful, s.flops)
