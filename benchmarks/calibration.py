@@ -26,7 +26,7 @@ from xdsl.parser import Parser
 from taihu.backends.model.analytic import aggregate_bandwidth_gbs, t_cont_dma, t_exec, t_stride_dma
 from taihu.backends.sim.engine import Engine
 from taihu.target.machine import default_machine
-from taihu.backends.sim.pipeline import schedule_body
+from taihu.backends.sim.pipeline import FMA, LOADS, schedule_body
 from taihu.backends.sim.runner import decode_microkernel, simulate
 from taihu.dialects import sw
 from taihu.passes.pipelines import default_context
@@ -115,24 +115,47 @@ def hw1(con: Console) -> None:
     con.print(t)
 
 
-def hw2(con: Console) -> None:
-    def main_loop(name):
-        mod = _example(name)
-        mk = max((o for o in mod.walk() if isinstance(o, sw.MicrokernelOp)), key=lambda o: o.trip)
-        return schedule_body(decode_microkernel(mk).body, M)
+def kloop_body(name: str):
+    """The decoded body of the longest micro-kernel of ``examples/sw/<name>`` (the k-loop)."""
+    mod = _example(name)
+    mk = max((o for o in mod.walk() if isinstance(o, sw.MicrokernelOp)), key=lambda o: o.trip)
+    return decode_microkernel(mk).body
 
-    good, naive = main_loop("kloop_listing41.mlir"), main_loop("kloop_naive.mlir")
+
+def kloop_timings():
+    """Steady-state timing (``BodyTiming``) of Listing 4.1's k-loop and of the naive placement."""
+    return (schedule_body(kloop_body("kloop_listing41.mlir"), M),
+            schedule_body(kloop_body("kloop_naive.mlir"), M))
+
+
+def register_bandwidth(body) -> tuple[int, int, float, float]:
+    """HW-4 (eq 4-1, 004 L777) of one k-loop body: (vector FMAs, LDM->register loads per
+    iteration, RBW GB/s = loads x register bytes / the FMAs' time at the CPE's peak flop rate,
+    MBW GB/s = one register load per cycle)."""
+    fma = sum(1 for ins in body if ins.op in FMA)
+    loads = sum(1 for ins in body if ins.op in LOADS)
+    reg_bytes = M.reg_bytes
+    t_fma = fma * M.flops_per_cycle_cpe / (M.peak_cpe_gflops * 1e9)  # seconds per iteration at peak
+    return fma, loads, loads * reg_bytes / t_fma / 1e9, reg_bytes * M.f_clk_ghz
+
+
+def hw2(con: Console) -> None:
+    good, naive = kloop_timings()
+    fma, loads, _, _ = register_bandwidth(kloop_body("kloop_listing41.mlir"))
     t = table("HW-2/3/4 GEMM inner loop (16 VMAD per k-step)", ["quantity", "seed", "sim"])
     t.add_row("Listing 4.1 cycles / iteration", "16", f"{good.ii:g}")
     t.add_row("Listing 4.1 EE_P0", "100 %", f"{good.p0_valid / good.ii:.0%}")
     t.add_row("Listing 4.1 P0_valid / P1_valid", "16 / 15 (+NOP)", f"{good.p0_valid} / {good.p1_valid}")
     t.add_row("naive placement cycles / iteration", "25 (sw5cc -O3)", f"{naive.ii:g}")
     t.add_row("naive EE_P0", "64 %", f"{naive.p0_valid / naive.ii:.0%}")
-    t.add_row("P0 valid / loads per k-step (HW-4)", "16 / 8", "16 / 8")
+    t.add_row("P0 valid / loads per k-step (HW-4)", "16 / 8", f"{fma} / {loads}")
     con.print(t)
 
 
-def hw5(con: Console, n_shapes: int, seed: int) -> None:
+def primitive_sweep(n_shapes: int, seed: int) -> tuple[list[tuple], float]:
+    """Simulate the mesh GEMM primitive on ``n_shapes`` seeded LDM-resident (M, N, K) shapes
+    (three fixed ones included); rows ``(M, N, K, cycles, GFLOPS, % peak, RLC messages)`` sorted
+    by K, and the wall seconds."""
     gen = _gen()
     rng = np.random.default_rng(seed)
     shapes = set()
@@ -147,7 +170,26 @@ def hw5(con: Console, n_shapes: int, seed: int) -> None:
         res = simulate(_parse(gen.mesh_gemm_mlir(m, n, k)))
         g = next(x for x in res.report["kernels"] if x["name"] == "gemm")
         rows.append((m, n, k, g["cycles"], g["gflops"], g["percent_of_peak"], g["rlc_messages"]))
-    wall = time.perf_counter() - t0
+    return rows, time.perf_counter() - t0
+
+
+def eq42_fit(rows: list[tuple]) -> np.ndarray:
+    """HW-7: least squares ``T = a K + b K M/16 + c K M N + d`` (seconds) over sweep rows;
+    returns ``(a, b, c, d)``."""
+    A = np.array([[k, k * m / 16, k * m * n, 1.0] for m, n, k, *_ in rows])
+    y = np.array([M.cycles_to_seconds(r[3]) for r in rows])
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    return coef
+
+
+def rlc_bandwidth_gbs(row: tuple) -> float:
+    """HW-11: RLC bytes injected per second (GB/s) by one sweep row (32-B messages)."""
+    m, n, k, cyc, *_, msgs = row
+    return msgs * 32 / M.cycles_to_seconds(cyc) / 1e9
+
+
+def hw5(con: Console, n_shapes: int, seed: int) -> None:
+    rows, wall = primitive_sweep(n_shapes, seed)
     t = table(f"HW-5/6 mesh GEMM primitive sweep ({len(rows)} LDM-resident shapes, {wall:.0f} s)",
               ["M", "N", "K", "cycles", "GFLOPS", "% peak"])
     for m, n, k, cyc, gf, pct, _ in rows:
@@ -158,22 +200,24 @@ def hw5(con: Console, n_shapes: int, seed: int) -> None:
     con.print(f"HW-5 best {best[4]:.1f} GFLOPS = {best[5]:.1f} % at {best[:3]} (seed 722.95 = 97.3 %); "
               f"HW-6 {share:.1%} of shapes > 500 GFLOPS (seed 76.1 %, slow ones have small K)")
     # HW-7: least squares T = a K + b K M/16 + c K M N + d (seconds, M N K global sizes)
-    A = np.array([[k, k * m / 16, k * m * n, 1.0] for m, n, k, *_ in rows])
-    y = np.array([M.cycles_to_seconds(r[3]) for r in rows])
-    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    coef = eq42_fit(rows)
     con.print(f"HW-7 eq 4-2 fit over the sweep: c = {coef[2]:.3e} s (seed fit 3.10e-12, model "
               f"2.86e-12 = (2 flop / 742.4 GFLOPS) x 17/16, spec §9.3); a, b, d = "
               f"{coef[0]:.3e}, {coef[1]:.3e}, {coef[3]:.3e}")
     # HW-11: RLC bandwidth of the best run
-    m, n, k, cyc, *_ , msgs = best
-    bw = msgs * 32 / M.cycles_to_seconds(cyc) / 1e9
+    bw = rlc_bandwidth_gbs(best)
     con.print(f"HW-11 RLC traffic of the best GEMM: {bw:.0f} GB/s injected, {7 * bw:.0f} GB/s "
               f"delivered (broadcasts reach 7 CPEs); ceilings 2549 P2P / 4461 broadcast GB/s")
 
 
-def hw8(con: Console) -> None:
+def overlap_cycles() -> dict[str, int]:
+    """HW-8: simulated cycles of each kernel of ``examples/sw/overlap.mlir`` (004 Fig 3.6)."""
     res = simulate(_example("overlap.mlir"))
-    r = {k["name"]: k["cycles"] for k in res.report["kernels"]}
+    return {k["name"]: k["cycles"] for k in res.report["kernels"]}
+
+
+def hw8(con: Console) -> None:
+    r = overlap_cycles()
     tdma, tc = r["dma_only"], r["compute_only"]
     t = table("HW-8 overlap, 004 Fig 3.6 (cycles)", ["variant", "sim", "analytic eq 3-3"])
     t.add_row("DMA only", str(tdma), "")
