@@ -165,12 +165,13 @@ def row_pads(s: ConvShape, rows: int) -> tuple[int, int, int, int]:
 
 def depthwise_footprint(s: ConvShape, q: int, rows: int) -> int:
     """Per-CPE LDM bytes of the kernel with ``q`` planes per CPE and ``rows`` output rows per
-    tile: input, output, weight (and bias) tiles, all double-buffered, each rounded to 32 B."""
+    tile: input and output tiles double-buffered, the filter (and bias) tiles too when there are
+    several channel tiles; each rounded to 32 B."""
     def r(n: int) -> int:
         return -(-n * s.elem // 32) * 32
 
-    b = 2 * r(q) if s.bias else 0
-    return 2 * (r(q * in_rows(s, rows) * s.w) + r(q * rows * s.wo) + r(q * s.kh * s.kw)) + b
+    wb = 2 if N_CPE * q < s.c else 1
+    return 2 * (r(q * in_rows(s, rows) * s.w) + r(q * rows * s.wo)) + wb * (r(q * s.kh * s.kw) + (r(q) if s.bias else 0))
 
 
 # --------------------------------------------------------------------------------------------

@@ -55,8 +55,9 @@ def emit_depthwise(p: GraphToTilePattern, rewriter: PatternRewriter, op: graph.C
     w = kb.arg(p.view(rewriter, W, (s.c, 1, kk)), "w")
     b = kb.arg(p.view(rewriter, B, (s.c, 1, 1)), "b") if B is not None else None
     y = kb.arg(Y, "y")
-    w_t = kb.alloc([tp, 1, kk], elem, Dist.CPE, double=True, name="w_t")
-    b_t = kb.alloc([tp, 1, 1], elem, Dist.CPE, double=True, name="b_t") if b is not None else None
+    several = tp < s.c  # several channel tiles: the filters of the next one are prefetched
+    w_t = kb.alloc([tp, 1, kk], elem, Dist.CPE, double=several, name="w_t")
+    b_t = kb.alloc([tp, 1, 1], elem, Dist.CPE, double=several, name="b_t") if b is not None else None
     x_t = kb.alloc([tp, thi, s.w], elem, Dist.CPE, double=True, name="x_t")
     y_t = kb.alloc([tp, rows, s.wo], elem, Dist.CPE, double=True, name="y_t")
     params: dict[str, object] = {"kernel": (s.kh, s.kw), "strides": tuple(s.strides)}

@@ -97,14 +97,15 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
     passes = rp.passes(kh)
 
     def plane(i: SSAValue) -> None:
-        xb = em.add(x.addr, em.mul(i, thi * width * eb))
-        yb = em.add(out.addr, em.mul(i, tho * wo * eb))
-        wb = em.add(w.addr, em.mul(i, kh * kw * eb))
-        bb = em.add(b.addr, em.mul(i, eb)) if b is not None else None
+        def at(base: SSAValue, nbytes: int) -> SSAValue:  # plane i of a buffer of nbytes planes
+            return base if q == 1 else em.add(base, em.mul(i, nbytes))
+
+        xb, yb, wb = at(x.addr, thi * width * eb), at(out.addr, tho * wo * eb), at(w.addr, kh * kw * eb)
+        bb = at(b.addr, eb) if b is not None else None
         for k, rows in enumerate(passes):
             first, last = k == 0, k == len(passes) - 1
             ptrs = [wb] + ([bb] if bb is not None and first else [])
-            em.microkernel(1, ptrs, [0] * len(ptrs), _instrs(_build_recipe(geo, rows, first)), "weights")
+            em.microkernel(1, ptrs, [0] * len(ptrs), _instrs(_build_recipe(geo, rows, first, machine)), "weights")
             for r_lo, r_hi, valid in _segments(geo, rows):
                 n_rows = r_hi - r_lo
                 units = _ceil(wo, LANES)
@@ -198,7 +199,7 @@ def _recipe(ops: Sequence[sw.RegInstr]) -> Recipe:
 
 
 @functools.lru_cache(maxsize=256)
-def _build_recipe(g: _Geo, rows: tuple[int, ...], first: bool) -> Recipe:
+def _build_recipe(g: _Geo, rows: tuple[int, ...], first: bool, machine: Machine) -> Recipe:
     """The weight-building body of one pass: pointer 0 = this plane's w (kh*kw taps), pointer 1
     = its bias (pass 0 only)."""
     regs, bias = _weight_regs(g, rows)
@@ -220,7 +221,7 @@ def _build_recipe(g: _Geo, rows: tuple[int, ...], first: bool) -> Recipe:
                 started.add(r)
     if first and bias is not None:
         out.append(_mem_op(load, bias, 1, 0, False))
-    return _recipe(out)
+    return _recipe(_schedule(out, machine, disjoint_ptrs=True))
 
 
 @functools.lru_cache(maxsize=1024)
