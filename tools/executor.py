@@ -13,6 +13,11 @@ picklable jobs ``fn(item)``. :class:`Executor` maps a module-level function over
   then ignored;
 * this process, ``workers=0`` (no Dask at all; for debugging and profiling).
 
+:meth:`Executor.start` connects in a background thread (an embedded cluster takes a few seconds
+to start and its workers to import taihu) while the caller does something else, e.g. lowers a
+network; :meth:`Executor.client` waits for it and returns the ``distributed.Client`` for callers
+that submit jobs themselves (``taihu-run --workers``: ``backends/sim/parallel.py``).
+
 Results come back in the order of the items whatever the number of workers or the order in
 which jobs finish, so a caller that reduces them deterministically gets the same answer from
 1 or 20 workers. A job that raises makes :meth:`Executor.map` raise :class:`JobError` naming the
@@ -24,8 +29,10 @@ with a one-line message.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -65,6 +72,8 @@ class Executor:
         self.scheduler = scheduler
         self._client: Any = None
         self._cluster: Any = None
+        self._starting: threading.Thread | None = None
+        self._start_error: BaseException | None = None
 
     @property
     def where(self) -> str:
@@ -81,8 +90,53 @@ class Executor:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def start(self, modules: Sequence[str] = ()) -> None:
+        """Connect in a background thread (start the embedded cluster, or reach the scheduler)
+        and have every worker import ``modules``; :meth:`client`, :meth:`map` and
+        :meth:`close` wait for it. Nothing to do in-process or when already started."""
+        if self._starting is not None or self._client is not None or self.in_process:
+            return
+
+        def connect() -> None:
+            try:
+                client = self._connect()
+                if modules:
+                    client.run(_import_modules, tuple(modules))
+            except BaseException as e:  # re-raised by _wait, in the caller's thread
+                self._start_error = e
+
+        self._starting = threading.Thread(target=connect, name="taihu-dask-start", daemon=True)
+        self._starting.start()
+
+    def _wait(self) -> None:
+        """Join a :meth:`start` thread; re-raise what it raised."""
+        thread, self._starting = self._starting, None
+        if thread is not None:
+            thread.join()
+            err, self._start_error = self._start_error, None
+            if err is not None:
+                raise err
+
+    @property
+    def in_process(self) -> bool:
+        """Jobs run in this process (``workers=0`` and no scheduler): there is no client."""
+        return self.workers == 0 and not self.scheduler
+
+    def client(self) -> Any:
+        """The connected ``distributed.Client`` (starting the embedded cluster now unless
+        :meth:`start` did); :class:`ExecutorError` if it cannot be started or reached, or the
+        executor runs jobs in this process."""
+        if self.in_process:
+            raise ExecutorError("the in-process executor (--workers 0) has no Dask client")
+        self._wait()
+        return self._connect()
+
     def close(self) -> None:
         """Disconnect; shut the embedded cluster down (idempotent)."""
+        try:
+            self._wait()
+        except BaseException:  # the start failed: nothing more to close than what it left
+            pass
         client, cluster = self._client, self._cluster
         self._client = self._cluster = None
         if client is not None:
@@ -125,7 +179,7 @@ class Executor:
         ``describe(item)`` and the other jobs are cancelled."""
         if not items:
             return []
-        if self.workers == 0 and not self.scheduler:
+        if self.in_process:
             out = []
             for i, item in enumerate(items):
                 try:
@@ -140,7 +194,7 @@ class Executor:
             return out
         from distributed import as_completed
 
-        client = self._connect()
+        client = self.client()
         futures = client.map(fn, list(items), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[Any] = [None] * len(futures)
@@ -160,3 +214,9 @@ class Executor:
             client.cancel(futures)
             raise
         return results
+
+
+def _import_modules(names: tuple[str, ...]) -> None:
+    """Run on every worker by :meth:`Executor.start`: import ``names`` (warm-up)."""
+    for name in names:
+        importlib.import_module(name)

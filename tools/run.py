@@ -7,7 +7,7 @@ Usage::
               [--report r.json] [--trace t.pftrace|t.json] [--trace-kernels NAME,...]
               [--trace-cpes all|cohorts|LIST] [--plot DIR] [--machine NAME|FILE.toml]
               [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--tuning RECORDS.json] [--verify]
-              [--timing-only] [--quiet]
+              [--timing-only [--workers N | --scheduler tcp://HOST:PORT]] [--quiet]
 
 Sources:
 
@@ -48,6 +48,13 @@ the symbol).
 
 ``--timing-only`` simulates the timing only (no arithmetic, no data movement; faster): the
 report, table, trace and plots are exact, there are no outputs (so no ``--output``/``--check``).
+``--workers N`` (default 1: everything in this process, no Dask) simulates a timing-only run's
+launches ahead on an embedded ``dask.distributed`` cluster of N worker processes, started in the
+background while the network is imported and lowered; ``--scheduler tcp://HOST:PORT`` uses an
+existing cluster instead (its workers must have taihu installed; unreachable within 5 s: an
+error). The report, table and trace are byte-identical for any number of workers
+(:mod:`taihu.backends.sim.parallel`: the launches are replayed in order from worker records made
+from exactly their start state). A run with numerics stays in this process (a note says so).
 
 Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
 :mod:`taihu.backends.sim.report`), ``--trace FILE`` (a timeline to open in
@@ -113,11 +120,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-if TYPE_CHECKING:  # rich is imported when a bar is shown
+if TYPE_CHECKING:  # rich is imported when a bar is shown; Dask when --workers asks for it
     from types import TracebackType
 
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
+
+    from taihu.tools.executor import Executor
 
 from taihu.tools.atomic import OutputFiles
 from taihu.tools.diagnostics import format_error, report, seed_value
@@ -515,10 +524,19 @@ def lower(module: ModuleOp, machine: str | None, options: Mapping[str, Any],
 
 def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
                     trace: bool = False, seed: int = 0, progress: Progress | None = None,
-                    numerics: bool = True):
+                    numerics: bool = True, executor: Executor | None = None):
     """Run an sw/swsim module on the simulator with a per-kernel progress bar; the
-    :class:`~taihu.backends.sim.runner.SimResult`."""
+    :class:`~taihu.backends.sim.runner.SimResult`. ``executor``: the Dask cluster a timing-only
+    run simulates launches ahead on (``--workers``; unreachable -> ``RunError``)."""
     from taihu.backends.sim.runner import simulate
+    from taihu.tools.executor import ExecutorError
+
+    client = None
+    if executor is not None and not numerics:
+        try:
+            client = executor.client()
+        except ExecutorError as e:
+            raise RunError(str(e)) from None
 
     progress = progress or Progress(False)
     task = progress.add("simulate", "", 1)
@@ -530,15 +548,17 @@ def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machi
 
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the machine's semantics, not warnings
         return simulate(module, machine_path=machine, inputs=inputs, trace=trace, seed=seed,
-                        progress=on_kernel, numerics=numerics)
+                        progress=on_kernel, numerics=numerics, client=client)
 
 
 def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
               trace: bool = False, options: Mapping[str, Any] | None = None,
-              progress: Progress | None = None, verify: bool = False, numerics: bool = True) -> RunResult:
+              progress: Progress | None = None, verify: bool = False, numerics: bool = True,
+              executor: Executor | None = None) -> RunResult:
     """Lower a graph ``module`` (in place) with ``taihu-lower`` and simulate it. ``inputs`` keyed
     by graph input name; outputs keyed by graph output name (``graph.name`` / ``outN``).
-    ``numerics=False``: timing only (the report is exact, ``outputs`` is empty)."""
+    ``numerics=False``: timing only (the report is exact, ``outputs`` is empty); ``executor``:
+    as :func:`simulate_module`'s."""
     from taihu.backends.reference import input_specs, output_names
 
     in_names = [s.name for s in input_specs(module)]
@@ -550,7 +570,7 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
     t0 = time.perf_counter()
     try:
         res = simulate_module(module, {in_map[n]: np.asarray(inputs[n]).reshape(in_shapes[n]) for n in in_names},
-                              trace=trace, progress=progress, numerics=numerics)
+                              trace=trace, progress=progress, numerics=numerics, executor=executor)
     except Exception as e:
         e.stages = [*stages, ("simulate (failed)", time.perf_counter() - t0)]  # type: ignore[attr-defined]  # for benchmarks, on whatever the simulator raised
         raise
@@ -676,6 +696,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timing-only", action="store_true",
                    help="simulate the timing only (no arithmetic or data movement: faster; the report is "
                         "exact, there are no outputs)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="--timing-only: simulate launches ahead on an embedded Dask cluster of N worker "
+                        "processes (default: 1, everything in this process)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="--timing-only: simulate launches ahead on an existing Dask cluster")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     return p
 
@@ -798,7 +823,33 @@ def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
         raise RunError(f"cannot write {e.filename or dest}: {e.strerror or e}") from e
 
 
+def _executor(args: argparse.Namespace) -> Executor | None:
+    """The Dask cluster of ``--workers`` / ``--scheduler`` for a timing-only run (not started
+    yet); None when everything runs in this process. ``RunError`` for a worker count below 1."""
+    from taihu.tools.executor import Executor
+
+    if args.workers < 1:
+        raise RunError(f"--workers {args.workers}: expected a number >= 1")
+    if args.workers == 1 and not args.scheduler:
+        return None
+    if not args.timing_only:
+        if not args.quiet:
+            print(f"{TOOL}: note: --{'scheduler' if args.scheduler else 'workers'} applies to --timing-only "
+                  "runs; the numerics run in this process", file=sys.stderr)
+        return None
+    return Executor(args.workers, args.scheduler)
+
+
 def run(args: argparse.Namespace) -> int:
+    executor = _executor(args)
+    try:
+        return _run(args, executor)
+    finally:
+        if executor is not None:
+            executor.close()
+
+
+def _run(args: argparse.Namespace, executor: Executor | None) -> int:
     from taihu.backends.reference import ReferenceInputError
     from taihu.backends.sim.runner import is_sw_module
 
@@ -812,6 +863,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None and os.path.exists(args.plot) and not os.path.isdir(args.plot):
         raise RunError(f"--plot {args.plot}: not a directory")
     trace_request(args.trace, args.trace_kernels, args.trace_cpes)  # its errors before the run
+    if executor is not None:  # the cluster starts while the source is imported and lowered
+        executor.start(["taihu.backends.sim.parallel"])
     with progress:
         t0 = time.perf_counter()
         with progress.step("import", args.example or args.model):
@@ -831,7 +884,8 @@ def run(args: argparse.Namespace) -> int:
             given = bind_program_inputs(module, load_inputs(args.inputs))
             t1 = time.perf_counter()
             res = simulate_module(module, given, machine=args.machine, trace=args.trace is not None,
-                                  seed=args.seed, progress=progress, numerics=not args.timing_only)
+                                  seed=args.seed, progress=progress, numerics=not args.timing_only,
+                                  executor=executor)
             shown_as = io_global_names(module, "output")
             outputs = {shown_as.get(k, k): v for k, v in res.outputs.items()}
             result = RunResult(outputs, "swsim", res.report,
@@ -848,7 +902,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 result = run_swsim(module, inputs, machine=args.machine, trace=args.trace is not None,
                                    options=options, progress=progress, verify=args.verify,
-                                   numerics=not args.timing_only)
+                                   numerics=not args.timing_only, executor=executor)
             result.stages.insert(0, ("import", t_import))
     if source.onnx_names is not None and len(source.onnx_names) == len(result.outputs):
         result.outputs = dict(zip(source.onnx_names, result.outputs.values()))

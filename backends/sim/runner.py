@@ -431,7 +431,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, trace: bool = False,
              seed: int = 0, machine: Machine | None = None, lockstep: bool | None = None,
              progress: Callable[[int, int, str], None] | None = None,
-             numerics: bool = True, memo: bool | None = None) -> SimResult:
+             numerics: bool = True, memo: bool | None = None, client: Any = None) -> SimResult:
     """Run an sw/swsim ``module`` (modified in place by ``sw-to-swsim`` if needed).
 
     ``lockstep``: run each kernel's scalar code once for all 64 CPEs and replay the resulting
@@ -450,7 +450,10 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
     ``memo`` (default on; False to simulate every launch): replay repeated launches of
     identical kernels on arguments of the same alignment class from the first one's record
     (``memo.py``: exact, same report, trace and outputs; with numerics the recorded queue of
-    data effects is re-based on the new arguments and executed)."""
+    data effects is re-based on the new arguments and executed).
+    ``client``: a ``distributed.Client``; timing-only runs with the memo on then simulate
+    launches ahead on its workers (``parallel.py``: same report and trace); ignored with
+    numerics or ``memo=False``."""
     ensure_swsim(module, machine_path)
     target = next(o for o in module.body.block.ops if isinstance(o, TargetOp))
     m = machine or target.get_machine()
@@ -499,7 +502,15 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             kp = kernels.get(spawn.kernel.root_reference.data)
             if kp is not None:
                 by_body.setdefault(tm.body_id(kp), []).append(i)
-        joins_next = {i for ii in by_body.values() if len(ii) > 1 for i in ii}
+        # (with workers every launch may be replayed: from a worker's record, parallel.py)
+        par = client is not None and not numerics
+        joins_next = {i for ii in by_body.values() if len(ii) > 1 or par for i in ii}
+    spec = None
+    if tm is not None and client is not None and not numerics:
+        from taihu.backends.sim.parallel import HostView, Speculator
+
+        spec = Speculator(client, eng, HostView(host_ops, kernels, {n: a for n, (a, _) in globals_.items()},
+                                                frozenset(joins_next)), lockstep)
 
     def host(mpe: MPE) -> Generator:
         env: dict[SSAValue, Any] = {}
@@ -522,6 +533,8 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
                     yield from mpe.sync()  # global time catches up: the state the key reads
                     k = tm.key(kp, args)
                     if k is not None:
+                        if spec is not None:
+                            spec.fill(tm, i, k[0])
                         if tm.replay(k[0], k[1], kp, name):
                             replayed = True
                             continue
@@ -546,7 +559,11 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             else:
                 raise SimDecodeError(f"@main: the simulator cannot execute '{op.name}' on the MPE")
 
-    eng.run_host(host)
+    try:
+        eng.run_host(host)
+    finally:
+        if spec is not None:
+            spec.close()
     outs = [g for g in globals_.values() if g[1].io is not None and str(g[1].io.data.value) == "output"]
     if not numerics:
         outs = []
