@@ -56,6 +56,8 @@ CASES = {
     "3x3_dilation2": (1, 16, 12, 12, 3, 1, (2, 2, 2, 2), 2, True, None, np.float32, True, None),
     "3x3_weights_not_constant": (2, 20, 8, 8, 3, 1, (1, 1, 1, 1), 1, True, "relu6", np.float32, False, None),
     "1x1": (1, 64, 5, 6, 1, 1, (0, 0, 0, 0), 1, True, None, np.float32, True, None),
+    # rows of 75 units: three bodies per row
+    "3x3_long_rows": (1, 4, 3, 300, 3, 1, (1, 1, 1, 1), 1, True, None, np.float32, True, None),
     # windows wholly in the padding: those outputs are the bias
     "3x3_pad_beyond_plane": (1, 8, 2, 3, 3, 1, (2, 2, 2, 2), 1, True, None, np.float32, True, None),
     # several channel tiles (the last clipped at C = 130), two planes per CPE, row tiles with pad

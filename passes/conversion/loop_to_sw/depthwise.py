@@ -67,6 +67,8 @@ __all__ = ["lower_depthwise"]
 #: units wanted in one body (R output rows of short rows): enough independent chains to hide the
 #: 7-cycle VMAD latency across the register banks (004 L530-532)
 UNITS_PER_BODY = 8
+#: units of one body at most (a longer row is split over several bodies: bounded body size)
+MAX_UNITS_PER_BODY = 32
 #: ``N_REGS``: r0..r30
 TOP_REG = 30
 
@@ -95,6 +97,9 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
                wo % LANES == 0 and out.align % _valign(eb) == 0 and (q == 1 or (tho * wo * eb) % _valign(eb) == 0))
     em = _Emitter(machine, name="depthwise")
     passes = rp.passes(kh)
+    units = _ceil(wo, LANES)
+    n_chunks = _ceil(units, MAX_UNITS_PER_BODY)  # long rows: several bodies per row
+    chunks = [(units * k // n_chunks, units * (k + 1) // n_chunks) for k in range(n_chunks)]
 
     def plane(i: SSAValue) -> None:
         def at(base: SSAValue, nbytes: int) -> SSAValue:  # plane i of a buffer of nbytes planes
@@ -103,12 +108,11 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
         xb, yb, wb = at(x.addr, thi * width * eb), at(out.addr, tho * wo * eb), at(w.addr, kh * kw * eb)
         bb = at(b.addr, eb) if b is not None else None
         for k, rows in enumerate(passes):
-            first, last = k == 0, k == len(passes) - 1
+            first = k == 0
             ptrs = [wb] + ([bb] if bb is not None and first else [])
             em.microkernel(1, ptrs, [0] * len(ptrs), _instrs(_build_recipe(geo, rows, first, machine)), "weights")
             for r_lo, r_hi, valid in _segments(geo, rows):
                 n_rows = r_hi - r_lo
-                units = _ceil(wo, LANES)
                 per = max(1, min(n_rows, _ceil(UNITS_PER_BODY, units)))
                 trip, rem = divmod(n_rows, per)
                 for start, count, n in ((r_lo, per, trip), (r_lo + trip * per, rem, 1 if rem else 0)):
@@ -117,9 +121,10 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
                     x0 = _first_row(geo, start, valid) if valid else 0
                     px = em.add(xb, x0 * width * eb)
                     py = em.add(yb, start * wo * eb)
-                    body = _instrs(_row_recipe(geo, rows, valid, count, start * sh - pt - x0, first, last,
-                                               rp.banks(len(rows)), machine))
-                    em.microkernel(n, [px, py], [count * sh * width * eb, count * wo * eb], body, "rows")
+                    for t_lo, t_hi in chunks:
+                        body = _instrs(_row_recipe(geo, rows, valid, count, start * sh - pt - x0, t_lo, t_hi,
+                                                   first, rp.banks(len(rows)), machine))
+                        em.microkernel(n, [px, py], [count * sh * width * eb, count * wo * eb], body, "rows")
 
     em.loop(q, plane)
     return em.ops
@@ -225,20 +230,20 @@ def _build_recipe(g: _Geo, rows: tuple[int, ...], first: bool, machine: Machine)
 
 
 @functools.lru_cache(maxsize=1024)
-def _row_recipe(g: _Geo, rows: tuple[int, ...], valid: tuple[int, ...], n_rows: int, row0: int, first: bool,
-                last: bool, banks: int, machine: Machine) -> Recipe:
-    """The body computing ``n_rows`` output rows for the kernel rows ``valid`` of a pass: pointer
-    0 = x at input row ``r*sh - pt - row0`` of the body's first output row r, pointer 1 = y at
-    that output row. ``first``: the chains start from the bias (or 0), else from the partial
-    sums in y; ``last`` is not needed by the arithmetic (every pass stores its sums)."""
+def _row_recipe(g: _Geo, rows: tuple[int, ...], valid: tuple[int, ...], n_rows: int, row0: int, t_lo: int,
+                t_hi: int, first: bool, banks: int, machine: Machine) -> Recipe:
+    """The body computing units ``t_lo .. t_hi - 1`` of ``n_rows`` output rows for the kernel rows
+    ``valid`` of a pass (weight vectors of ``rows`` in registers): pointer 0 = x at an input row
+    x0, ``row0`` = the input row of the body's first output row and kernel row 0, minus x0;
+    pointer 1 = y at the body's first output row. ``first``: the chains start from the bias (or
+    0), else from the partial sums in y (every pass stores its sums)."""
     regs, bias = _weight_regs(g, rows)
     load, vload = _LOAD_REP[g.eb], _LOAD_VEC[g.eb]
     store_v, store_s = _STORE_VEC[g.eb], _STORE_SCALAR[g.eb]
-    n_t = _ceil(g.wo, LANES)
     out: list[sw.RegInstr] = []
     u = 0
     for rr in range(n_rows):
-        for t in range(n_t):
+        for t in range(t_lo, t_hi):
             base = (u % banks) * UNIT_REGS
             u += 1
             accs = [base + a for a in range(UNIT_ACCS)]
