@@ -238,6 +238,72 @@ def hw8(_o: Options) -> list[Row]:
         overlap and synced, "overlapped < sum, synchronised within 5 % of the sum", "sim")]
 
 
+def _kernel_sums(rep: dict) -> tuple[int, int, int, int]:
+    """(cycles, t_dma, t_compute, t_overlap) summed over a report's kernels (CPE cycles)."""
+    ks = rep["kernels"]
+    return tuple(sum(int(k[f]) for k in ks) for f in ("cycles", "t_dma", "t_compute", "t_overlap"))  # type: ignore[return-value]
+
+
+def hw9(_o: Options) -> list[Row]:
+    import numpy as np
+
+    from taihu.benchmarks import kernels as K
+    from taihu.dialects import graph
+    from taihu.tools.layers import GraphBuilder
+
+    def thin():  # K = 32: T_DMA > T_compute
+        g = GraphBuilder((4096, 32), (32, 256), dtype=np.float32)
+        return g.module(g(graph.MatMulOp(*g.args))), g.inputs(0)
+
+    rows = []
+    cases = (("compute-bound: DGEMM 512^3 f64", lambda: K._matmul_module(512, np.float64)),
+             ("memory-bound: SGEMM 4096x256x32", thin))
+    for label, build in cases:
+        reps = {db: K.simulate_graph(build, 300.0, double_buffer=db) for db in (True, False)}
+        if any(rep is None for rep, _ in reps.values()):
+            why = "; ".join(w for _, w in reps.values() if w)
+            rows.append(not_yet("HW-9", f"double buffering, {label}", "", "004 L674", f"simulation failed: {why}"))
+            continue
+        (c_db, dma, comp, ovl), (c_no, *_) = _kernel_sums(reps[True][0]), _kernel_sums(reps[False][0])
+        if comp > dma:  # compute-bound: prefetch hides the DMA, T_overlap = T_DMA
+            rows.append(numeric("HW-9", f"prefetch, {label}: T_overlap / T_DMA", 100.0, "T_overlap = T_DMA (100 %)",
+                                "004 L674", 100 * ovl / dma, ".1f", "abs", 5.0, "sim",
+                                f"chosen tol; {c_no} -> {c_db} cycles with double buffering; T_DMA {dma}, "
+                                f"T_compute {comp} (the first blocks' gets and the C puts cannot overlap)", " %"))
+        else:  # memory-bound: the gain is at most T_DMA / 16
+            gain = c_no - c_db
+            rows.append(criterion("HW-9", f"prefetch, {label}: gain", "only T_DMA/16", "004 L674",
+                                  f"{gain} cycles = {100 * gain / dma:.1f} % of T_DMA ({c_no} -> {c_db}; "
+                                  f"T_DMA {dma}, T_compute {comp})",
+                                  0 <= gain <= dma / 16, "0 <= gain <= T_DMA/16 (the seed: prefetch only removes "
+                                  "the DMA time of 4 CPEs per bus)", "sim", gain))
+    return rows
+
+
+def hw10(_o: Options) -> list[Row]:
+    from taihu.backends.model.conv import ConvShape
+    from taihu.benchmarks import kernels as K
+    from taihu.tools.layers import conv_module
+
+    s = ConvShape(1, 64, 56, 56, 64, 3, 3, pads=(1, 1, 1, 1), const_weights=True)
+
+    def build():
+        layer = conv_module(s)
+        return layer.module, layer.inputs
+
+    rep, why = K.simulate_graph(build, 300.0, conv_algorithm="winograd")
+    seed_ratio = 185.6 / K.M.peak_bw_cg
+    seed = f"185.6/MBW = {seed_ratio:.2f} at MBW {K.M.peak_bw_cg:g} GB/s (m -> inf)"
+    if rep is None:
+        return [not_yet("HW-10", "Winograd input transform T_DMA/T_compute", seed, "004 L1177-1181", why)]
+    k = next(k for k in rep["kernels"] if k["name"].endswith("_input"))
+    ratio = int(k["t_dma"]) / int(k["t_compute"])
+    return [numeric("HW-10", "Winograd input transform T_DMA/T_compute", seed_ratio, seed, "004 L1177-1181", ratio,
+                    ".2f", "rel", SIM_TOL, "sim",
+                    f"chosen tol; kernel {k['name']} of {s.describe()} (DMA-bound: ratio > 1 "
+                    f"{'holds' if ratio > 1 else 'fails'}); the seed assumes the peak MBW")]
+
+
 # --------------------------------------------------------------------------------------------
 # T2: memory-level GEMM (004)
 
@@ -371,6 +437,24 @@ def cv1(_o: Options) -> list[Row]:
                       "ONNX models are not shipped) plans with im2col + GEMM", "model", layers - len(failed))]
 
 
+def cv3(_o: Options) -> list[Row]:
+    from taihu.backends.model.conv import ConvShape, choose_conv
+    from taihu.benchmarks import kernels as K
+
+    # ResNet-50's 28x28 layer with 512 input and 128 output channels is its 1x1 reduce conv
+    s = ConvShape(128, 512, 28, 28, 128, 1, 1, const_weights=True)
+    plan = choose_conv(s, K.PM, "im2col").plan
+    chip = 4 * K.M.peak_cg_gflops
+    seed_pct = 100 * 731.2 / chip
+    pct = 100 * plan.cost.gflops() / K.M.peak_cg_gflops
+    im2col = sum(k.t_total for k in plan.kernels if "im2col" in k.name)
+    share = 100 * im2col / plan.cost.t_total if plan.cost.t_total else 0.0
+    return [numeric("CV-3", "explicit conv, ResNet-50 28x28 512->128 (1x1), B 128, % of peak", seed_pct,
+                    f"731.2 GFLOPS on 4 CGs = {seed_pct:.1f} % of {chip:.1f}; im2col 44 %", "004 L1264", pct, ".1f",
+                    "rel", SIM_TOL, "model", f"{plan.cost.gflops():.1f} GFLOPS on one CG; im2col {share:.0f} % of the "
+                    f"time (taihu's explicit form of a 1x1 conv needs no im2col)", " %")]
+
+
 # --------------------------------------------------------------------------------------------
 # T6 / T8 / T10: exact values of the search functions, tile primitives and graph folds
 
@@ -394,18 +478,26 @@ def dl2_3(_o: Options) -> list[Row]:
 def ft1_2(_o: Options) -> list[Row]:
     import math as _m
 
+    import numpy as np
+
     from taihu.test.unit.test_tile_primitives import _ft1, loops, run
     from taihu.tools.search import split_directions, split_neighbours
 
-    s = loops(run(_ft1(), "tile-split{loop=i factor=8}"))
-    f = loops(run(_ft1(), "tile-fuse{outer=a inner=b}"))
+    from taihu.test.unit.tile_numpy import run_tile_module
+
+    split, fused = run(_ft1(), "tile-split{loop=i factor=8}"), run(_ft1(), "tile-fuse{outer=a inner=b}")
+    s, f = loops(split), loops(fused)
     trips = lambda lp: -(-(lp[1] - lp[0]) // lp[2])  # noqa: E731
     got_split = (trips(s["i_o"]), trips(s["i_i"]))
     got_fuse = f.get("a_b")
-    rows = [criterion("FT-1", "split(<0,64,1>, 8); fuse(<0,4,1>, <0,8,1>)", "trips 8, 8; <0,32,1>", "001 eq 4.2-4.5",
-                      f"trips {got_split[0]}, {got_split[1]}; <{','.join(map(str, got_fuse or ()))}>",
-                      got_split == (8, 8) and got_fuse == (0, 32, 1), "equal (exact); tile-split / tile-fuse passes",
-                      "passes/tile")]
+    x = {"x": np.random.default_rng(7).standard_normal((64, 256)).astype(np.float32)}
+    ref = run_tile_module(_ft1(), x)["y"]
+    same = all(np.array_equal(run_tile_module(m, x)["y"], ref) for m in (split, fused))
+    rows = [criterion("FT-1", "split(<0,64,1>, 8); fuse(<0,4,1>, <0,8,1>)", "trips 8, 8; <0,32,1>; semantics kept",
+                      "001 eq 4.2-4.5", f"trips {got_split[0]}, {got_split[1]}; <{','.join(map(str, got_fuse or ()))}>; "
+                      f"outputs {'equal' if same else 'differ'}",
+                      got_split == (8, 8) and got_fuse == (0, 32, 1) and same,
+                      "equal (exact); tile-split / tile-fuse, outputs by the tile-level numpy evaluator", "passes/tile")]
     divs = [d for d in range(1, 65) if 64 % d == 0]
     points = [(a, b, c, 64 // (a * b * c)) for a in divs for b in divs for c in divs if 64 % (a * b * c) == 0]
     ok = all(sorted(split_neighbours(p)) == split_directions(4)
@@ -417,49 +509,139 @@ def ft1_2(_o: Options) -> list[Row]:
     return rows
 
 
+def _fold(module, *names: str):
+    """A clone of ``module`` after the graph passes ``names`` (taihu-opt's pass names)."""
+    from taihu.passes.pipelines import default_context
+    from taihu.passes.registry import get_all_passes
+
+    out = module.clone()
+    passes = get_all_passes()
+    for n in names:
+        passes[n]()().apply(default_context(), out)
+    out.verify()
+    return out
+
+
+def _graph_ops(module) -> list[str]:
+    return [op.name for op in module.walk() if op.dialect_name() == "graph" and op.name != "graph.constant"]
+
+
+def _constants(module) -> list:
+    from taihu.dialects import graph
+
+    return [graph.constant_value(op) for op in module.walk() if isinstance(op, graph.ConstantOp)]
+
+
 def do_folds(_o: Options) -> list[Row]:
+    """DO-1..DO-4, DO-6 on small graphs through graph-fold-batchnorm; DO-7's arithmetic."""
     import numpy as np
 
     from taihu.backends.reference import kernels as R
-    from taihu.passes.graph.fold_batchnorm import (
-        batchnorm_affine,
-        fold_affine_after_conv,
-        fold_affine_before_conv,
-        fold_gemm_chain,
-        gemm_chain_profitable,
-    )
+    from taihu.backends.reference import run_module
+    from taihu.dialects import graph
+    from taihu.passes.graph.fold_batchnorm import batchnorm_affine, fold_affine_after_conv, fold_affine_before_conv
+    from taihu.tools.layers import GraphBuilder
 
-    w1, b1 = np.array([[1.0, 2], [3, 4]]), np.array([1.0, 1])
-    w2, b2 = np.array([[1.0, 0], [0, 2]]), np.array([0.0, 1])
-    w, b = fold_gemm_chain(w1, b1, 1, 1, False, w2, b2, 1, 1, False, m=1)
-    y = R.gemm(np.array([[1.0, 1]]), w, b)
-    rows = [criterion("DO-1", "fold two linear ops", "W' [[1,4],[3,8]], B' [1,3], Y2 [5,15]", "spec T10 [derived]",
-                      f"W' {w.tolist()}, B' {b.tolist()}, Y2 {y.tolist()[0]}",
-                      w.tolist() == [[1, 4], [3, 8]] and b.tolist() == [1, 3] and y.tolist() == [[5, 15]],
-                      "equal (exact)", "passes/graph/fold_batchnorm.py")]
+    fold = "graph-fold-batchnorm"
+    src = "passes/graph/fold_batchnorm.py"
+
+    def run1(module, x) -> np.ndarray:
+        return next(iter(run_module(module, x).values()))
+
+    # DO-1: two gemms
+    g = GraphBuilder((1, 2))
+    y1 = g(graph.GemmOp(g.args[0], g.cst(np.array([[1.0, 2], [3, 4]])), g.cst(np.array([1.0, 1]))))
+    m1 = g.module(g(graph.GemmOp(y1, g.cst(np.array([[1.0, 0], [0, 2]])), g.cst(np.array([0.0, 1])))))
+    a1 = _fold(m1, fold)
+    gemm = next(op for op in a1.walk() if isinstance(op, graph.GemmOp))
+    w, b = graph.constant_value(gemm.b.owner).tolist(), graph.constant_value(gemm.c.owner).tolist()
+    x = {"x0": np.ones((1, 2), np.float32)}
+    yb, ya = run1(m1, x).tolist()[0], run1(a1, x).tolist()[0]
+    n1 = (len(_graph_ops(m1)), len(_graph_ops(a1)))
+    rows = [criterion("DO-1", "fold two linear ops", "W' [[1,4],[3,8]], B' [1,3], Y2 [5,15]; nodes 2 -> 1",
+                      "spec T10 [derived]", f"W' {w}, B' {b}, Y2 {yb} / {ya}; nodes {n1[0]} -> {n1[1]}",
+                      w == [[1, 4], [3, 8]] and b == [1, 3] and yb == ya == [5, 15] and n1 == (2, 1),
+                      "equal (exact)", src)]
+    # DO-2: conv -> BN -> scale arithmetic (003 closed form)
     k, t = batchnorm_affine(np.array([2.0]), np.array([1.0]), np.array([3.0]), np.array([4.0]), 0.0)
     cw, cb = fold_affine_after_conv(np.full((1, 1, 1, 1), 2.0), np.array([1.0]), k, t)
     cw, cb = fold_affine_after_conv(cw, cb, np.array([3.0]), np.array([-1.0]))
     rows.append(criterion("DO-2", "conv -> BN -> scale fold", "W' = 6, b' = -4", "spec T10 [derived]",
                           f"W' = {cw.reshape(-1)[0]:g}, b' = {cb[0]:g}", (cw.reshape(-1)[0], cb[0]) == (6.0, -4.0),
-                          "equal (exact)", "passes/graph/fold_batchnorm.py"))
-    p3 = gemm_chain_profitable(8, 16, 4, 8 * 16 + 16 + 16 * 4 + 4, 8 * 4 + 4)
-    p4 = gemm_chain_profitable(512, 16, 512, 512 * 16 + 16 * 512, 512 * 512)
-    rows.append(criterion("DO-3", "X[1,8] W1[8,16] W2[16,4]: fold", "profitable (212 -> 36 constants)",
-                          "spec T10 [derived]", "folded" if p3 else "refused", p3, "fold accepted",
-                          "passes/graph/fold_batchnorm.py"))
-    rows.append(criterion("DO-4", "W1[512,16] W2[16,512]: no fold", "refused (16 384 -> 262 144)",
-                          "spec T10 [derived]", "folded" if p4 else "refused", not p4, "fold refused",
-                          "passes/graph/fold_batchnorm.py"))
-    x, ones = np.ones((1, 1, 3, 3)), np.ones((1, 1, 3, 3))
-    exact = R.conv2d(x + 1, ones, pads=(1, 1, 1, 1))
+                          "equal (exact)", src))
+    # DO-3 / DO-4: profitability of a gemm chain
+    rng = np.random.default_rng(3)
+    for tid, (d0, d1, d2), want in (("DO-3", (8, 16, 4), True), ("DO-4", (512, 16, 512), False)):
+        g = GraphBuilder((1, d0))
+        bias = tid == "DO-3"
+        y1 = g(graph.GemmOp(g.args[0], g.cst(rng.standard_normal((d0, d1))), g.cst(rng.standard_normal(d1)) if bias else None))
+        m = g.module(g(graph.GemmOp(y1, g.cst(rng.standard_normal((d1, d2))), g.cst(rng.standard_normal(d2)) if bias else None)))
+        a = _fold(m, fold)
+        c0, c1 = sum(v.size for v in _constants(m)), sum(v.size for v in _constants(a))
+        folded = len(_graph_ops(a)) == 1
+        seed = "folded; constants 212 -> 36" if want else "refused (weights 16 384 -> 262 144)"
+        rows.append(criterion(tid, f"X[1,{d0}] W1[{d0},{d1}] W2[{d1},{d2}]", seed, "spec T10 [derived]",
+                              f"{'folded' if folded else 'refused'}; constants {c0} -> {c1}",
+                              folded == want and (not want or (c0, c1) == (212, 36)), "equal (exact)", src))
+    # DO-6: the conv output also feeds an add
+    rng = np.random.default_rng(6)
+    g = GraphBuilder((1, 2, 4, 4))
+    y = g(graph.Conv2dOp(g.args[0], g.cst(rng.standard_normal((2, 2, 3, 3))), g.cst(np.zeros(2)), pads=(1, 1, 1, 1)))
+    bn = g(graph.BatchNormOp(y, *[g.cst(v) for v in (np.ones(2) * 2, np.ones(2), np.zeros(2), np.ones(2))]))
+    m6 = g.module(g(graph.AddOp(bn, y)))
+    a6 = _fold(m6, fold)
+    x6 = {"x0": rng.standard_normal((1, 2, 4, 4)).astype(np.float32)}
+    diff = float(np.max(np.abs(run1(m6, x6) - run1(a6, x6))))
+    rows.append(criterion("DO-6", "fan-out blocks the fold", "no fold; numerics equal", "spec T10",
+                          f"{'unchanged' if str(a6) == str(m6) else 'changed'}; max |diff| {diff:g}",
+                          str(a6) == str(m6) and diff == 0.0, "module unchanged, outputs equal", src))
+    # DO-7: backward fold into a padded conv
+    xo, ones = np.ones((1, 1, 3, 3)), np.ones((1, 1, 3, 3))
+    exact = R.conv2d(xo + 1, ones, pads=(1, 1, 1, 1))
     fw, fb = fold_affine_before_conv(ones, None, np.ones(1), np.ones(1), group=1)
-    naive = R.conv2d(x, fw, fb, pads=(1, 1, 1, 1))
+    naive = R.conv2d(xo, fw, fb, pads=(1, 1, 1, 1))
     got = (exact[0, 0, 0, 0], naive[0, 0, 0, 0], exact[0, 0, 1, 1], naive[0, 0, 1, 1])
     rows.append(criterion("DO-7", "backward fold into padded conv", "corner 8 vs naive 13, centre 18",
                           "spec T10 [derived]", f"corner {got[0]:g} vs naive {got[1]:g}, centre {got[2]:g}/{got[3]:g}",
                           got == (8, 13, 18, 18), "equal (exact); so the pass refuses the backward fold",
                           "backends/reference"))
+    return rows
+
+
+def do_networks(_o: Options) -> list[Row]:
+    """DO-5 (AlexNet) and DO-13 (ResNet-50): the light ONNX models with seeded random weights,
+    before / after graph-fold-constants, graph-simplify, graph-fold-batchnorm, graph-simplify."""
+    from collections import Counter
+
+    import numpy as np
+    import onnx
+
+    from taihu.backends.reference import input_specs, run_module
+    from taihu.benchmarks.kernels import _onnx_light
+    from taihu.frontends.onnx import import_model
+    from taihu.tools.weights import randomize_weights
+
+    rows = []
+    for tid, name in (("DO-5", "bvlc_alexnet"), ("DO-13", "resnet50")):
+        module = import_model(randomize_weights(onnx.load(_onnx_light(name)), seed=0))
+        after = _fold(module, "graph-fold-constants", "graph-simplify", "graph-fold-batchnorm", "graph-simplify")
+        rng = np.random.default_rng(0)
+        x = {s.name: rng.standard_normal(s.shape).astype(s.dtype) for s in input_specs(module)}
+        ref, got = run_module(module, x), run_module(after, x)
+        diff = max(float(np.max(np.abs(got[k] - ref[k])) / max(1.0, float(np.max(np.abs(ref[k]))))) for k in ref)
+        b, a = Counter(_graph_ops(module)), Counter(_graph_ops(after))
+        if tid == "DO-5":
+            others = a == b - Counter({"graph.dropout": b["graph.dropout"]})
+            rows.append(criterion(tid, "AlexNet: no consecutive linear ops", "unchanged (003 L64)", "spec T10",
+                                  f"only {b['graph.dropout']} dropout removed; rel diff {diff:.1e}",
+                                  others and diff <= 1e-5, "nothing but dropout changes; outputs within 1e-5",
+                                  "graph passes"))
+        else:
+            rows.append(criterion(tid, "ResNet-50 conv -> BN (-> relu) pipeline", "no BN/scale op, output equal",
+                                  "spec T10", f"batch_norm {b['graph.batch_norm']} -> {a['graph.batch_norm']}, conv "
+                                  f"{b['graph.conv2d']} -> {a['graph.conv2d']}; rel diff {diff:.1e}",
+                                  a["graph.batch_norm"] == 0 and a["graph.conv2d"] == b["graph.conv2d"] and diff <= 1e-4,
+                                  "no batch_norm left, conv count unchanged, outputs within 1e-4", "graph passes"))
     return rows
 
 
@@ -472,25 +654,23 @@ PRODUCERS: list[tuple[tuple[str, ...], Callable[[Options], list[Row]]]] = [
     (("HW-2", "HW-3", "HW-4"), hw2_4),
     (("HW-5", "HW-6", "HW-7", "HW-11"), hw5_7_11),
     (("HW-8",), hw8),
+    (("HW-9",), hw9),
+    (("HW-10",), hw10),
     (("GM-1",), gm1),
     (("GM-2",), gm2),
     (("CV-1",), cv1),
+    (("CV-3",), cv3),
     (("CV-6", "CV-7", "CV-8", "CV-10"), cv_sweep),
     (("DL-2", "DL-3"), dl2_3),
     (("FT-1", "FT-2"), ft1_2),
-    (("DO-1", "DO-2", "DO-3", "DO-4", "DO-7"), do_folds),
+    (("DO-1", "DO-2", "DO-3", "DO-4", "DO-6", "DO-7"), do_folds),
+    (("DO-5", "DO-13"), do_networks),
 ]
 
 #: targets taihu does not produce (yet), with the reason
 NOT_PRODUCED: list[tuple[str, str, str, str, str]] = [
-    ("HW-9", "double-buffer effect", "compute-bound T_overlap = T_DMA; memory-bound gain T_DMA/16", "004 L674",
-     "no with/without-prefetch pair of one kernel in the benchmarks"),
-    ("HW-10", "Winograd input transform DMA-bound", "T_DMA/T_compute = 185.6/MBW", "004 L1173-1181",
-     "the transform's per-tile instruction counts are not exposed as a ratio"),
     ("GM-3", "lightweight padding < 5 %", "12 worst unaligned cases", "004 L906",
      "the O(M+K) boundary copies are not modelled (gemm_blocking)"),
-    ("CV-3", "explicit ResNet-50 layer Ri 28, 512->128, B 128", "731.2 GFLOPS (4 CGs), im2col 44 %", "004 L1264",
-     "whole-chip value; the layer's kernel size is not stated"),
     ("CV-4", "implicit conv coverage and speed", "40 / 48 layers; 1500-2100 GFLOPS (4 CGs)", "004 L1266",
      "the seed's 48 layers include VGG16 and Yolo (no ONNX model here)"),
     ("CV-5", "Winograd coverage", "14 layers; >= 2400 GFLOPS effective", "004 L1268-1272",
@@ -515,14 +695,8 @@ NOT_PRODUCED: list[tuple[str, str, str, str, str]] = [
      "AMOS mapping generation is not implemented"),
     ("GT-1..GT-15", "GraphTurbo regression values", "split, merge, ordering, scope, stitching", "002 [derived]",
      "GraphTurbo grouping / scheduling not implemented"),
-    ("DO-5", "no fold through a nonlinearity", "unchanged", "spec T10",
-     "checked by test/integration/test_graph_passes_models.py (AlexNet), not rerun here"),
-    ("DO-6", "fan-out blocks the fold", "no fold; numerics equal", "spec T10",
-     "checked by test/unit/test_graph_passes.py, not rerun here"),
     ("DO-8..DO-12", "fp16 layouts, DMA segments, int8, cost model, FC rows", "exact values", "spec T10",
      "CDUCA's fp16/int8 layouts and cost model are not implemented"),
-    ("DO-13", "full pipeline conv->BN->scale->relu", "no BN/scale op, output equal", "spec T10",
-     "checked by test/integration/test_graph_passes_models.py (ResNet-50), not rerun here"),
 ]
 
 #: context-only targets: hardware measurements against external libraries (no taihu value)
