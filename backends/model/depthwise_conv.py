@@ -254,6 +254,10 @@ VMAD_LATENCY = 7
 #: [measured] cycles a unit holds its register bank beyond its chains (the combining VADDD and
 #: the store; simulator, :mod:`taihu.passes.conversion.loop_to_sw.depthwise` bodies)
 UNIT_TAIL = 14
+#: [measured] cycles a later pass's partial-sum load adds to a unit's occupancy (vector load
+#: latency; twice that for a lane-by-lane gather), and lane-by-lane stores of unaligned rows
+PARTIAL_LOAD = 4
+LANE_STORES = 4
 #: [measured] cycles per micro-kernel run (issue of the first iteration, pipeline drain)
 RUN_CYCLES = 20
 #: [measured] cycles per element of a fused element-wise map on the output tile
@@ -274,7 +278,10 @@ def pass_unit_cycles(s: ConvShape, rows: int, banks: int, first: bool) -> float:
     lanes = s.wo % LANES != 0
     p0 = v + 1 + (LANES - 1 if lanes else 0) + (0 if first else (LANES - 1 if lanes else 0))
     p1 = v + (LANES if lanes else 1) + (0 if first else (LANES if lanes else 1))
-    occupancy = -(-v // 2) * VMAD_LATENCY + UNIT_TAIL
+    # a later pass first loads the partial sums (lane by lane into one register when the rows
+    # are not 4-element aligned), and unaligned rows store lane by lane: the bank is held longer
+    occupancy = (-(-v // 2) * VMAD_LATENCY + UNIT_TAIL + (0 if first else (2 if lanes else 1) * PARTIAL_LOAD)
+                 + (LANE_STORES if lanes else 0))
     return max(p0, p1, occupancy / banks)
 
 
