@@ -15,7 +15,11 @@ layers with the same code:
   constant (random) where it says so, the epilogue (full C, bias row/column, alpha/beta
   scalars, a residual sum, relus) rebuilt from its counts;
 * :func:`lstm_module`: a forward ``graph.lstm`` of an :class:`~taihu.backends.model.lstm_plan.LstmShape`;
-* :func:`layer_module` dispatches on the op kind (``"conv2d"``, ``"gemm"``, ``"matmul"``, ``"lstm"``).
+* :func:`layer_module` dispatches on the op kind (``"conv2d"``, ``"gemm"``, ``"matmul"``, ``"lstm"``);
+* :func:`extract_module`: the ops of one kernel cut out of a network as they are (a memory-bound
+  op and the element-wise consumers its kernel absorbs): their outside operands become
+  arguments (constants are copied), for problems no builder expresses from a shape (the
+  memory-bound families, ``taihu-tune``).
 
 Random values come from ``numpy.random.default_rng(seed)``: weights are standard normal times
 0.1, biases and inputs standard normal, so a layer is reproducible. A shape none of these
@@ -36,11 +40,22 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FunctionType, ModuleOp, StringAttr, TensorType, f32, f64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    f64,
+)
+from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 
 from taihu.backends.model.conv import ConvShape, GemmShape
 from taihu.backends.model.lstm_plan import LstmShape
+from taihu.backends.model.map_plans import MapShape
 from taihu.dialects import graph
 
 __all__ = [
@@ -49,6 +64,7 @@ __all__ = [
     "LayerModule",
     "conv_module",
     "declared_blobs_released",
+    "extract_module",
     "flops",
     "gemm_module",
     "layer_module",
@@ -258,8 +274,9 @@ def lstm_module(s: LstmShape, seed: int = 0) -> LayerModule:
     return LayerModule(g.module(op.results[0]), g.inputs(seed), op)
 
 
-def layer_module(kind: str, shape: ConvShape | GemmShape | LstmShape, seed: int = 0) -> LayerModule:
-    """The single-layer module of a problem of op kind ``kind`` (:data:`LAYER_KINDS`)."""
+def layer_module(kind: str, shape: ConvShape | GemmShape | LstmShape | MapShape, seed: int = 0) -> LayerModule:
+    """The single-layer module of a problem of op kind ``kind`` (:data:`LAYER_KINDS`);
+    ``LayerBuildError`` for other problems (the memory-bound families: :func:`extract_module`)."""
     if kind == "lstm" and isinstance(shape, LstmShape):
         return lstm_module(shape, seed)
     if kind == "conv2d" and isinstance(shape, ConvShape):
@@ -270,6 +287,84 @@ def layer_module(kind: str, shape: ConvShape | GemmShape | LstmShape, seed: int 
         return matmul_module(shape, seed)
     raise LayerBuildError(f"no single-layer module for a {kind} problem of a {type(shape).__name__} "
                           f"(kinds: {', '.join(LAYER_KINDS)})")
+
+
+#: the discardable attribute marking the op of an extracted module that carries the schedule
+ROOT_ATTR = "taihu.tune_root"
+
+
+def extract_module(ops: Sequence[Operation], seed: int = 0) -> LayerModule:
+    """``ops`` (of one block, in program order; ``ops[0]`` carries the schedule) cloned into a
+    module of their own: every operand defined outside them becomes an argument ``x0, x1, ...``
+    of its type (a ``graph.constant`` is cloned instead: a constant operand changes the lowering),
+    the results used after them (else ``ops[-1]``'s) are returned. Inputs are standard normal
+    from ``default_rng(seed)`` (zeros for integer tensors). The clone of ``ops[0]`` has the unit
+    attribute :data:`ROOT_ATTR`, so it can be found again after printing and parsing.
+
+    ``LayerBuildError`` if an op has regions (the graph ops with schedules have none)."""
+    inside = set(ops)
+    block = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    for op in ops:
+        if op.regions:
+            raise LayerBuildError(f"'{op.name}' has regions: not extracted")
+        for v in op.operands:
+            if v in mapping or (isinstance(v, OpResult) and v.op in inside):
+                continue
+            if isinstance(v, OpResult) and isinstance(v.op, graph.ConstantOp):
+                cst = v.op.clone()
+                block.add_op(cst)
+                mapping[v] = cst.results[v.index]
+            else:
+                a = block.insert_arg(v.type, len(block.args))
+                a.name_hint = f"x{len(block.args) - 1}"
+                mapping[v] = a
+    clones = []
+    for op in ops:
+        c = op.clone(value_mapper=mapping)
+        block.add_op(c)
+        clones.append(c)
+    clones[0].attributes[ROOT_ATTR] = UnitAttr()
+    outs = [mapping[v] for op in ops for v in op.results
+            if any(u.operation not in inside for u in v.uses)] or [mapping[v] for v in ops[-1].results]
+    block.add_op(func.ReturnOp(*outs))
+    args = list(block.args)
+    ftype = FunctionType.from_lists([a.type for a in args], [o.type for o in outs])
+    f = func.FuncOp("main", ftype, Region(block))
+    f.arg_attrs = ArrayAttr([DictionaryAttr({"graph.name": StringAttr(f"x{i}")}) for i in range(len(args))])
+    f.res_attrs = ArrayAttr([DictionaryAttr({"graph.name": StringAttr(f"y{i}")}) for i in range(len(outs))])
+    module = ModuleOp([f])
+    return LayerModule(module, module_inputs(module, seed), clones[0])
+
+
+def module_inputs(module: ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
+    """Standard normal arrays (zeros for integer tensors) for the arguments ``x0, x1, ...`` of
+    ``module``'s ``@main``, from ``default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    out: dict[str, np.ndarray] = {}
+    for i, a in enumerate(main.body.block.args):
+        t = a.type
+        assert isinstance(t, TensorType)  # graph functions take tensors
+        shape = tuple(t.get_shape())
+        elem = t.get_element_type()
+        if elem == f64:
+            out[f"x{i}"] = rng.standard_normal(shape)
+        elif elem == f32:
+            out[f"x{i}"] = rng.standard_normal(shape).astype(np.float32)
+        else:
+            out[f"x{i}"] = np.zeros(shape, dtype=np.int64)
+    return out
+
+
+def root_op(module: ModuleOp) -> Operation:
+    """The op of an :func:`extract_module` module that carries the schedule (its :data:`ROOT_ATTR`
+    removed); ``LayerBuildError`` if there is none."""
+    for op in module.walk():
+        if ROOT_ATTR in op.attributes:
+            del op.attributes[ROOT_ATTR]
+            return op
+    raise LayerBuildError(f"no op marked {ROOT_ATTR}")
 
 
 def flops(kind: str, shape: ConvShape | GemmShape) -> int:

@@ -1,4 +1,4 @@
-"""``taihu-tune``: search the schedule space of every conv / GEMM layer of a network, write records.
+"""``taihu-tune``: search the schedule space of every planned op of a network, write records.
 
 Usage::
 
@@ -10,11 +10,13 @@ Usage::
 
 The source is loaded as ``taihu-run`` loads it (:func:`taihu.tools.run.load_source`) and run
 through the graph stages of ``taihu-lower`` (``set-target`` with ``--machine``, the constant and
-batch-norm folds, ``graph-simplify``). Every convolution, ``graph.gemm``, ``graph.matmul`` and
-``graph.lstm`` (:func:`~taihu.passes.conversion.graph_to_tile.schedules.op_problem`; the ops
-:func:`taihu.tools.layers.layer_module` builds alone: the memory-bound ops' schedules are not
-searched) is a *problem*; problems are deduplicated by (canonical signature, target), so ResNet-50's 53
-convolutions are ~20 problems. ``--layers`` keeps some: 1-based problem numbers (as
+batch-norm folds, ``graph-simplify``). Every op that ``graph-schedule`` annotates
+(:func:`~taihu.passes.conversion.graph_to_tile.schedules.op_problem`) is a *problem*: convolutions,
+``graph.gemm``, ``graph.matmul``, ``graph.lstm`` and the memory-bound ops with a kernel of their
+own (element-wise maps, batch norm, pad, transposes, pools, global average pool, softmax, LRN:
+the families of ``MAP_KINDS``; an op fused into its producer's kernel has no schedule).
+Problems are deduplicated by (canonical signature, target), so ResNet-50's 53 convolutions are
+~20 problems. ``--layers`` keeps some: 1-based problem numbers (as
 ``--list-space`` prints them) and/or layer names, comma-separated.
 
 Per problem, the *space* is every legal schedule of the op on the module's machine, each with its
@@ -22,7 +24,7 @@ analytic-model cost (:func:`~taihu.passes.conversion.graph_to_tile.schedules.spa
 own choice is the *default* (what ``taihu-lower`` does without records). Strategies:
 
 * ``model``: the schedule of smallest model cycles; nothing is simulated;
-* ``sim`` (default): rank the space by the model, simulate the ``--top-k`` best (default 4) and
+* ``sim`` (default): rank the space by the model, simulate the ``--top-k`` best (default 8) and
   the default, keep the fastest simulated;
 * ``exhaustive``: simulate every candidate;
 * ``anneal``: FlexTensor's search (001 Ch.4, :func:`taihu.tools.search.anneal`) over the
@@ -39,8 +41,10 @@ own choice is the *default* (what ``taihu-lower`` does without records). Strateg
   improves; the ``--top-k`` results and the default are simulated. The summary prints the
   model evaluations against the space size (DL-1: 161.44x fewer steps on AlexNet).
 
-A candidate simulation is the layer alone (:func:`taihu.tools.layers.layer_module`: random
-constant weights, the fused relu / residual the problem has) annotated with the candidate's
+A candidate simulation is the layer alone (:func:`taihu.tools.layers.layer_module` for the compute
+ops: random constant weights, the fused relu / residual the problem has; for the memory-bound
+ops the kernel's ops cut out of the network as they are, :func:`taihu.tools.layers.extract_module`)
+annotated with the candidate's
 ``tile.schedule``, lowered by ``taihu-lower`` for the module's target and simulated timing-only
 (:func:`taihu.backends.sim.runner.simulate` with ``numerics=False``); its cycles are the
 report's total. Simulations run on ``dask.distributed`` (:mod:`taihu.tools.executor`): an
@@ -79,6 +83,7 @@ from typing import Any
 
 from taihu.backends.model.conv import ConvShape, GemmShape
 from taihu.backends.model.lstm_plan import LstmShape
+from taihu.backends.model.map_plans import MapShape
 
 TOOL = "taihu-tune"
 
@@ -315,13 +320,15 @@ def select(strategy: str, cands: Sequence[Candidate], default: Candidate, *, top
 class SimJob:
     """One candidate simulation: the problem (op kind, shape), the schedule, the target
     attribute text (``#target.machine<...>``: self-contained, so a remote worker needs no
-    machine file) and the layer name for messages."""
+    machine file), the layer name for messages and, for a problem built by extraction rather
+    than from its shape, the extracted module's text (``LayerResult.text``)."""
 
     kind: str
-    shape: ConvShape | GemmShape | LstmShape
+    shape: ConvShape | GemmShape | LstmShape | MapShape
     schedule: Any
     target: str
     layer: str
+    text: str | None = None
 
     def describe(self) -> str:
         return f"{self.layer} [{self.schedule.describe()}]"
@@ -356,12 +363,12 @@ def simulate_candidate(job: SimJob) -> SimOutcome:
     from taihu.dialects.target import MODULE_ATTR
     from taihu.passes.conversion.graph_to_tile.schedules import SCHEDULE_ATTR, to_attr
     from taihu.passes.pipelines import default_context, lower_to_swsim
-    from taihu.tools.layers import declared_blobs_released, layer_module
+    from taihu.tools.layers import declared_blobs_released
 
     t0 = time.perf_counter()
     try:
         with declared_blobs_released():
-            layer = layer_module(job.kind, job.shape, seed=0)
+            layer = _job_module(job)
             layer.module.attributes[MODULE_ATTR] = Parser(default_context(), job.target).parse_attribute()
             layer.op.attributes[SCHEDULE_ATTR] = to_attr(job.schedule)
             lower_to_swsim(layer.module)
@@ -373,6 +380,20 @@ def simulate_candidate(job: SimJob) -> SimOutcome:
     except Exception as e:  # noqa: BLE001 - reported per candidate, the search goes on
         return SimOutcome(None, time.perf_counter() - t0, _one_line(e))
     return SimOutcome(cycles, time.perf_counter() - t0)
+
+
+def _job_module(job: SimJob | LayerResult) -> Any:
+    """The single-layer module of a job or layer: parsed from its extracted text, else built
+    from its shape (:func:`taihu.tools.layers.layer_module`)."""
+    from taihu.passes.pipelines import default_context
+    from taihu.tools.diagnostics import parse_mlir
+    from taihu.tools.layers import LayerModule, layer_module, module_inputs, root_op
+
+    shape = job.shape if isinstance(job, SimJob) else job.problem.shape
+    if job.text is None:
+        return layer_module(job.kind, shape, seed=0)
+    module = parse_mlir(default_context(), job.text, f"<{job.kind} layer>")
+    return LayerModule(module, module_inputs(module), root_op(module))
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,6 +414,9 @@ class LayerResult:
     outcomes: dict[Candidate, SimOutcome] = field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
+    #: the module of the first layer's kernel ops cut out of the network (memory-bound
+    #: problems, :func:`taihu.tools.layers.extract_module`), printed; None: built from the shape
+    text: str | None = None
 
     @property
     def kind(self) -> str:
@@ -440,24 +464,30 @@ def graph_stages(module: Any, machine: str | None) -> None:
 
 
 def collect_problems(module: Any) -> Problems:
-    """Every conv / GEMM / MatMul op (:data:`~taihu.tools.layers.LAYER_KINDS`: the ops whose
-    candidates can be simulated alone), deduplicated by (signature, target), in program order."""
+    """Every op with a schedule of its own (the ops ``graph-schedule`` annotates: not those fused
+    into a producer's kernel), deduplicated by (signature, target), in program order; a
+    memory-bound problem keeps its first layer's kernel ops, extracted (``LayerResult.text``)."""
     from taihu.backends.model.records import problem_signature
     from taihu.dialects.target import MODULE_ATTR
-    from taihu.passes.conversion.graph_to_tile.schedules import lowering_state, op_problem
-    from taihu.tools.layers import LAYER_KINDS
+    from taihu.passes.conversion.graph_to_tile.schedules import absorbed_ops, kernel_ops, lowering_state, op_problem
+    from taihu.tools.layers import LAYER_KINDS, extract_module
 
     target = str(module.attributes[MODULE_ATTR])
     state = lowering_state(module)
+    fused = absorbed_ops(state, module)
     by_sig: dict[str, LayerResult] = {}
     for op in module.walk():
+        if op in fused:
+            continue
         p = op_problem(state, op)
-        if p is None or p.kind not in LAYER_KINDS:
+        if p is None:
             continue
         sig = problem_signature(p.shape)
         r = by_sig.get(sig)
         if r is None:
-            by_sig[sig] = LayerResult(len(by_sig) + 1, p, sig, [p.layer])
+            r = by_sig[sig] = LayerResult(len(by_sig) + 1, p, sig, [p.layer])
+            if p.kind not in LAYER_KINDS:
+                r.text = str(extract_module(kernel_ops(state, op)).module)
         elif p.layer not in r.layers:
             r.layers.append(p.layer)
     return Problems(module, state, target, list(by_sig.values()))
@@ -515,25 +545,26 @@ class TuneOptions:
 
 def check_layer_module(layer: LayerResult, target: str) -> None:
     """``TuneError`` unless the single-layer module that simulates ``layer``'s candidates
-    (:func:`taihu.tools.layers.layer_module`) plans as the same problem (signature) on its own."""
+    (:func:`_job_module`) plans as the same problem (signature) on its own."""
     from xdsl.parser import Parser
 
     from taihu.backends.model.records import problem_signature
     from taihu.dialects.target import MODULE_ATTR
-    from taihu.passes.conversion.graph_to_tile.schedules import lowering_state, op_problem
+    from taihu.passes.conversion.graph_to_tile.schedules import absorbed_ops, lowering_state, op_problem
     from taihu.passes.pipelines import default_context
-    from taihu.tools.layers import LAYER_KINDS, LayerBuildError, declared_blobs_released, layer_module
+    from taihu.tools.layers import LayerBuildError, declared_blobs_released
 
     with declared_blobs_released():
         try:
-            built = layer_module(layer.kind, layer.problem.shape)
+            built = _job_module(layer)
         except LayerBuildError as e:
             raise TuneError(f"cannot simulate it alone: {e}") from e
         built.module.attributes[MODULE_ATTR] = Parser(default_context(), target).parse_attribute()
         graph_stages(built.module, None)
         state = lowering_state(built.module)
+        fused = absorbed_ops(state, built.module)
         sigs = [problem_signature(p.shape) for op in built.module.walk()
-                if (p := op_problem(state, op)) is not None and p.kind in LAYER_KINDS]
+                if op not in fused and (p := op_problem(state, op)) is not None]
     if sigs != [layer.signature]:
         raise TuneError(f"cannot simulate it alone: the single-layer module plans as {sigs or 'nothing'}")
 
@@ -582,7 +613,8 @@ def tune(problems: Problems, layers: list[LayerResult], opts: TuneOptions,
         (layer, c) for layer in layers if layer.selection is not None for c in layer.selection.simulate]
     if not jobs:
         return layers
-    items = [SimJob(layer.kind, layer.problem.shape, c.schedule, problems.target, layer.shown) for layer, c in jobs]
+    items = [SimJob(layer.kind, layer.problem.shape, c.schedule, problems.target, layer.shown, layer.text)
+             for layer, c in jobs]
     sim_task = progress.add("simulate", "candidates", len(items)) if progress else None
     done = [0]
 

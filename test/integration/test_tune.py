@@ -43,7 +43,9 @@ def _problems():
 def test_model_strategy_records_round_trip(tmp_path):
     recs = _tune(tmp_path, "--strategy", "model")
     problems = _problems()
-    assert len(recs) == len(problems.layers) == 2
+    # the conv (+ batch norm, relu), the max pool, the FC layer and the softmax
+    assert [layer.kind for layer in problems.layers] == ["conv2d", "window", "gemm", "axis"]
+    assert len(recs) == len(problems.layers)
     for layer in problems.layers:
         r = recs[(layer.signature, problems.target)]
         assert r.sim_cycles is None  # the model strategy simulates nothing
@@ -177,7 +179,7 @@ def test_errors_are_one_line(tmp_path, capsys):
     assert "taihu-tune: error: -o RECORDS.json is required" in capsys.readouterr().err
     assert tune.main([SMALL_CNN, "-o", str(tmp_path / "r.json"), "--layers", "9"]) == 1
     err = capsys.readouterr().err
-    assert "--layers: '9' is neither a problem number (1..2) nor a layer name" in err and "Traceback" not in err
+    assert "--layers: '9' is neither a problem number (1..4) nor a layer name" in err and "Traceback" not in err
     assert tune.main([str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "r.json")]) == 1
     assert "no such file" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
@@ -231,3 +233,57 @@ def test_an_lstm_layer_is_tuned_and_its_record_applies(tmp_path):
     GraphSchedulePass(tuning=str(out)).apply(Context(), module)
     (op,) = [o for o in module.walk() if isinstance(o, graph.LSTMOp)]
     assert op_schedule(op) == rec.schedule
+
+
+_MAPS = """
+func.func @main(%a: tensor<1x8x16x16xf32> {graph.name = "a"}, %b: tensor<1x8x16x16xf32> {graph.name = "b"})
+    -> (tensor<1x8x8x8xf32> {graph.name = "y"}) {
+  %s = graph.add %a, %b : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %r = graph.relu %s : tensor<1x8x16x16xf32> -> tensor<1x8x16x16xf32>
+  %p = graph.max_pool %r {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x8x16x16xf32> -> tensor<1x8x8x8xf32>
+  func.return %p : tensor<1x8x8x8xf32>
+}
+"""
+
+
+def test_memory_bound_ops_are_tuned_on_their_extracted_kernels(tmp_path, capsys):
+    """An element-wise map (with the relu its kernel absorbs: no problem of its own) and a max pool
+    are problems; each is simulated as its kernel's ops cut out of the network; the records name
+    the simulated best (never slower than the model's default), graph-schedule{tuning=} follows
+    them and taihu-run --tuning still matches the reference."""
+    from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
+    from taihu.passes.graph_schedule import GraphSchedulePass
+    from taihu.passes.pipelines import default_context
+    from taihu.tools.diagnostics import parse_mlir
+    from taihu.tools.layers import ROOT_ATTR, module_inputs, root_op
+    from taihu.tools.run import load_mlir
+
+    src = tmp_path / "maps.mlir"
+    src.write_text(_MAPS)
+    module = load_mlir(str(src))
+    tune.graph_stages(module, None)
+    problems = tune.collect_problems(module)
+    assert [(layer.kind, layer.layers) for layer in problems.layers] == [("map", ["s"]), ("window", ["p"])]
+    ew = problems.layers[0]
+    assert ew.text is not None and ew.text.count(ROOT_ATTR) == 1
+    assert "graph.add" in ew.text and "graph.relu" in ew.text and "graph.max_pool" not in ew.text
+    parsed = parse_mlir(default_context(), ew.text, "ew")  # the root is found again after a round trip
+    assert root_op(parsed).name == "graph.add" and set(module_inputs(parsed)) == {"x0", "x1"}
+
+    out = tmp_path / "maps.json"
+    assert tune.main([str(src), "-o", str(out), "--quiet", "--workers", "0", "--top-k", "3"]) == 0
+    recs = read_records(out.read_text(), str(out))
+    assert {r.op for r in recs.values()} == {"map", "window"}
+    for layer in problems.layers:
+        rec = recs[(layer.signature, problems.target)]
+        default = tune.default_candidate(problems.state, layer)
+        job = tune.SimJob(layer.kind, layer.problem.shape, default.schedule, problems.target, "d", layer.text)
+        assert rec.sim_cycles is not None and rec.sim_cycles <= tune.simulate_candidate(job).cycles
+
+    applied = load_mlir(str(src))
+    GraphSchedulePass(tuning=str(out)).apply(default_context(), applied)
+    got = {o.results[0].name_hint: op_schedule(o) for o in applied.walk() if o.results and op_schedule(o) is not None}
+    assert got == {layer.layers[0]: recs[(layer.signature, problems.target)].schedule for layer in problems.layers}
+    capsys.readouterr()
+    assert run_tool.main([str(src), "--tuning", str(out), "--check"]) == 0
+    assert "MISMATCH" not in capsys.readouterr().out

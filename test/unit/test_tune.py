@@ -228,3 +228,28 @@ def test_executor_in_process_order_and_errors():
         assert ex.map(math.factorial, [3, -1], on_error=lambda x, e: -type(e).__name__.__len__()) == [6, -10]
     with pytest.raises(ExecutorError, match="--workers -1"):
         Executor(workers=-1)
+
+
+def test_extract_module_copies_constants_and_computes_what_the_ops_computed():
+    """A batch norm with constant parameters and the relu after it, cut out of a module: the
+    parameters are copied (not arguments), the outside input is x0, and the reference gives the
+    original values."""
+    from taihu.backends.reference import run_module
+    from taihu.dialects import graph
+    from taihu.tools.layers import GraphBuilder, extract_module
+
+    g = GraphBuilder((1, 4, 3, 3))
+    t = g(graph.TanhOp(g.args[0]), "t")
+    params = [g.cst(np.linspace(0.5, 2.0, 4) + i, f"p{i}") for i in range(4)]
+    bn = graph.BatchNormOp(t, *params)
+    y = g(bn, "bn")
+    r = g(graph.ReluOp(y), "r")
+    module = g.module(r)
+    x = g.inputs(3)["x0"]
+    want = run_module(module, {"x0": x})["y0"]
+    cut = extract_module([bn, r.owner])
+    assert cut.op.name == "graph.batch_norm"
+    assert sum(isinstance(o, graph.ConstantOp) for o in cut.module.walk()) == 4
+    assert set(cut.inputs) == {"x0"}
+    t_val = np.tanh(x)
+    np.testing.assert_allclose(run_module(cut.module, {"x0": t_val})["y0"], want, rtol=1e-6)

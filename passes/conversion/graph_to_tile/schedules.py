@@ -69,7 +69,7 @@ from taihu.passes.conversion.graph_to_tile.gemm import gemm_op_problem, lstm_op_
 from taihu.passes.conversion.graph_to_tile.maps import map_problem
 from taihu.passes.conversion.graph_to_tile.schedule_attr import SCHEDULE_ATTR, from_attr, to_attr
 
-__all__ = ["MAP_KINDS", "SCHEDULE_ATTR", "Problem", "absorbed_ops", "from_attr", "lowering_state", "to_attr", "model_plan", "op_problem", "plan_cycles", "plan_for", "schedule_of",
+__all__ = ["MAP_KINDS", "SCHEDULE_ATTR", "Problem", "absorbed_ops", "from_attr", "kernel_ops", "lowering_state", "to_attr", "model_plan", "op_problem", "plan_cycles", "plan_for", "schedule_of",
            "space"]
 
 #: planned compute ops -> problem kind
@@ -140,6 +140,19 @@ def absorbed_ops(state: LoweringState, root: Operation) -> set[Operation]:
             continue
         out.update(f.op for f in absorb_elementwise_consumers(state, op.results[0], residual=residual))
     return out
+
+
+def kernel_ops(state: LoweringState, root: Operation) -> list[Operation]:
+    """``root`` and the consumers its kernel absorbs (:func:`absorbed_ops`), in program order:
+    what one kernel of ``convert-graph-to-tile`` computes."""
+    residual = _ABSORBING.get(type(root))
+    if residual is None or not root.results:
+        return [root]
+    ops = [root, *(f.op for f in absorb_elementwise_consumers(state, root.results[0], residual=residual))]
+    block = root.parent_block()
+    if block is not None and all(op.parent_block() is block for op in ops):
+        ops.sort(key=block.get_operation_index)
+    return ops
 
 
 def model_plan(state: LoweringState, problem: Problem, algorithm: str = "auto") -> Plan:
