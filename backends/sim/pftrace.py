@@ -10,7 +10,7 @@ a slice shorter than the nanosecond) in time order. Open it in https://ui.perfet
 Tracks (the group tracks hold one child track per lane):
 
 * ``MPE``: one slice per kernel launch (spawn -> join), named by the launch (the report's
-  kernel name); category ``launch``.
+  kernel name); category ``launch``, arguments ``cycle`` (start) and ``cycles`` (the report's).
 * ``CPEs``: a lane per CPE: micro-kernel runs (category ``run``, argument ``trip``), RLC stalls
   (``stall``), barriers (``barrier``), the end of the CPE's program (``end``, an instant) and
   the start-up of the DMA requests it issues (``dma``, on a second row of the lane: start-ups
@@ -19,20 +19,24 @@ Tracks (the group tracks hold one child track per lane):
   first of them, with the argument ``cpes`` listing them (``0-63``); a lane then shows its
   CPE's events that no lower CPE shares, so a kernel whose 64 CPEs run in lockstep draws one
   lane. :class:`CpeLanes` (``--trace-cpes``) gives chosen CPEs, or all, a lane of their own.
-* ``DMA buses``: a lane per bus, the data phase of every request (arguments ``cpe``, ``bytes``,
-  ``moved``, ``mem`` (main-memory address), ``ldm``, ``issue``, ``accept`` cycles).
+* ``DMA buses``: a lane per bus, the data phase of every request (``get 4096B cpe3``: kind,
+  size, issuing CPE), arguments ``mem`` (main-memory address), ``ldm`` (LDM address) and
+  ``moved`` when the transactions moved more bytes than asked.
 * ``RLC``: a lane per mesh row and column. A message batch (``N msgs S->R``, argument
   ``messages``) runs from its first put to its last arrival; by default the batches that
   overlap on a lane are drawn as one slice (``K batches``, arguments ``batches``,
   ``messages``), with ``CpeLanes.every`` (``--trace-cpes all``) each batch is drawn.
-* Flows (arrows): from the run that puts a message batch to the runs that get it (``flow_ids``
-  on both slices, ``terminating_flow_ids`` on the receiving one); between cohort slices one
-  arrow per pair of slices.
+* Flows (arrows) between CPEs on lanes of their own: from the run that puts a message batch to
+  the run that gets it (``flow_ids`` on the sender's slice, ``terminating_flow_ids`` on the
+  receiver's; one arrow per pair of slices). The CPEs in cohorts have none: an arrow per link
+  is millions on a network; give the CPEs of interest their own lane.
 
 Slices that overlap on one lane go to rows of the lane: tracks of the same name and parent,
 which the UI merges into one lane. Times are nanoseconds at ``f_clk`` (cycle ``c`` at
-``round(c / f_clk_ghz)`` ns, as the JSON trace's microseconds); every slice also carries its
-exact cycles as the arguments ``cycle`` (start) and ``cycles`` (length).
+``round(c / f_clk_ghz)`` ns, as the JSON trace's microseconds); the CPE and DMA slices also
+carry their exact length in cycles (argument ``cycles``). Compared with the JSON trace, the DMA
+data phases leave out the request's issue and accept cycles (the start-up on the CPE's lane
+shows accept -> ready), the RLC batches their cycle numbers.
 
 The conversion touches each recorded event a few times at C speed (``operator.itemgetter``
 maps into numpy arrays) and groups and orders them with numpy; Python-level work is per
@@ -41,12 +45,13 @@ written slice.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import count
+from itertools import compress, count
 from typing import BinaryIO
 
 import numpy as np
@@ -58,7 +63,6 @@ _SEQ = 1  # the one trusted packet sequence
 _BEGIN = pb.TrackEvent.TYPE_SLICE_BEGIN
 _END = pb.TrackEvent.TYPE_SLICE_END
 _INSTANT = pb.TrackEvent.TYPE_INSTANT
-_NEEDS_STATE = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
 _CHUNK = 1 << 16  # packets serialized per write
 
 # argument value kinds of the per-slice argument tuples (name iid, kind, value)
@@ -164,6 +168,63 @@ def lane_rows(lane: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
     return rows
 
 
+def _busy(lane: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Busy periods: per lane, the slices that overlap or follow each other without a gap,
+    merged. Returns ``order`` (the slices sorted by lane and start), ``starts`` (the first
+    of each period in that order) and the periods' lane, start and end."""
+    n = len(lane)
+    order = np.lexsort((t0, lane))
+    ln, a, b = lane[order], t0[order], t1[order]
+    base = ln - ln.min()
+    big = int(b.max()) + 1
+    reach = np.maximum.accumulate(base * big + b)  # per lane (sorted): the latest end so far
+    new = np.ones(n, dtype=bool)
+    new[1:] = (ln[1:] != ln[:-1]) | (base[1:] * big + a[1:] > reach[:-1])
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], n) - 1
+    return order, starts, ln[starts], a[starts], reach[ends] - base[starts] * big
+
+
+class _Sel:
+    """Some of the recorded events, by a mask over the list. A large selection is not copied
+    (each pass reads the selected tuples straight from the list, ``itertools.compress``
+    skipping the others: a copy would be one more pass over scattered tuples), a small one is
+    (a pass over the whole list costs more than the copy)."""
+
+    def __init__(self, events: list[tuple], mask: np.ndarray) -> None:
+        self.events = events
+        self.mask = mask
+        self.n = int(np.count_nonzero(mask))
+        self._bytes = mask.view(np.uint8).tobytes()
+        self._copy = list(compress(events, self._bytes)) if 4 * self.n < len(events) else None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def iter(self) -> Iterator[tuple]:
+        return iter(self._copy) if self._copy is not None else compress(self.events, self._bytes)
+
+    def col(self, k: int) -> np.ndarray:
+        """Field ``k`` of each selected event as int64."""
+        return np.fromiter(map(operator.itemgetter(k), self.iter()), dtype=np.int64, count=self.n)
+
+    def items(self, k: int) -> list:
+        return list(map(operator.itemgetter(k), self.iter()))
+
+    def sub(self, keep: np.ndarray) -> _Sel:
+        """The selected events where ``keep`` (one bool per selected event) holds."""
+        mask = self.mask.copy()
+        mask[mask] = keep
+        return _Sel(self.events, mask)
+
+    def take(self, idx: np.ndarray) -> list[tuple]:
+        """The selected events at positions ``idx`` (of the selection)."""
+        if self._copy is not None:
+            return list(map(self._copy.__getitem__, np.asarray(idx).tolist()))
+        ev = self.events
+        return [ev[i] for i in np.flatnonzero(self.mask)[idx].tolist()]
+
+
 class _Slices:
     """The slices to write, by category, as parallel columns."""
 
@@ -244,118 +305,127 @@ class _Writer:
                              description) for k in uniq.tolist()]
         return np.asarray(uuids, dtype=np.int64)[inv]
 
-    def _cycles_args(self, t0: np.ndarray, t1: np.ndarray) -> list[tuple]:
-        a_cycle, a_cycles = self._iid(self.arg_names, "cycle"), self._iid(self.arg_names, "cycles")
+    def _cycles_args(self, t0: np.ndarray, t1: np.ndarray, start: bool = False) -> list[tuple]:
+        """Per slice its argument ``cycles`` (length), with ``start`` also ``cycle`` (start)."""
+        a_cycles = self._iid(self.arg_names, "cycles")
+        if not start:
+            return [((a_cycles, _INT, d),) for d in (t1 - t0).tolist()]
+        a_cycle = self._iid(self.arg_names, "cycle")
         return [((a_cycle, _INT, a), (a_cycles, _INT, d)) for a, d in zip(t0.tolist(), (t1 - t0).tolist())]
 
     # -- events -------------------------------------------------------------------------------
     def add_events(self, events: list[tuple]) -> None:
-        n = len(events)
-        if not n:
+        if not events:
             return
-        evo = np.fromiter(events, dtype=object, count=n)
         pid = np.frombuffer(bytes(map(operator.itemgetter(1), events)), dtype=np.uint8)
         ph = np.frombuffer("".join(map(operator.itemgetter(0), events)).encode("ascii"), dtype=np.uint8)
-        self._mpe(evo[pid == PID_MPE])
+        self._mpe(_Sel(events, pid == PID_MPE))
         is_flow = (ph == ord("s")) | (ph == ord("f"))
         cpe = pid == PID_CPE
-        runs = self._cpe(evo[cpe & ~is_flow])
-        self._flows(evo[cpe & is_flow], *runs)
-        self._dma(evo[pid == PID_DMA])
-        self._rlc(evo[pid == PID_RLC])
+        runs = self._cpe(_Sel(events, cpe & ~is_flow))
+        if self.own.any():  # arrows join CPEs on their own lanes
+            flows = _Sel(events, cpe & is_flow)
+            f_lane = flows.col(2)
+            mine = self.own[f_lane]
+            self._flows(flows.sub(mine), f_lane[mine], ph[cpe & is_flow][mine] == ord("s"), *runs)
+        self._dma(_Sel(events, pid == PID_DMA))
+        self._rlc(_Sel(events, pid == PID_RLC))
 
-    def _mpe(self, ev: np.ndarray) -> None:
+    def _mpe(self, ev: _Sel) -> None:
         if not len(ev):
             return
-        t0 = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=len(ev))
-        t1 = np.fromiter(map(operator.itemgetter(5), ev), dtype=np.int64, count=len(ev))
-        names = self._iids(self.names, map(operator.itemgetter(3), ev))
+        t0, t1 = ev.col(4), ev.col(5)
+        names = self._iids(self.names, ev.items(3))
         rows = lane_rows(np.zeros(len(ev), dtype=np.int64), t0, t1)
         tracks = self._lane_tracks(0, "mpe", np.zeros(len(ev), dtype=np.int64), rows,
                                    lambda _: "MPE", lambda _: 0, self.mpe_description)
         cat = np.full(len(ev), self._iid(self.cats, "launch"))
-        self.slices.add(t0, t1, tracks, names, cat, self._cycles_args(t0, t1))
+        self.slices.add(t0, t1, tracks, names, cat, self._cycles_args(t0, t1, start=True))
 
-    def _cpe(self, ev: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _cpe(self, ev: _Sel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """CPE slices grouped into cohorts; for the flows: per event its lane and start cycle,
-        whether it is a run (flows attach to runs) and its slice index."""
+        and the index of its slice if it is a run (flows attach to runs), else -1."""
         n = len(ev)
         empty = np.zeros(0, dtype=np.int64)
         if not n:
             return empty, empty, empty
-        lane = np.fromiter(map(operator.itemgetter(2), ev), dtype=np.int64, count=n)
+        m = self.m
+        lane = ev.col(2)
         own = self.own[lane]
-        # group: events equal but for the lane (name, start, end, then the arguments checked)
+        # group: events equal but for the lane (name, start, end; the arguments compared)
         first = np.arange(n, dtype=np.int64)
-        shared = np.flatnonzero(~own)
-        if len(shared):
-            sub = ev[shared]
+        if not own.all():
+            shared = np.flatnonzero(~own)
+            whole = len(shared) == n
+            sub = ev if whole else ev.sub(~own)
             seen: dict[tuple, int] = {}
-            firsts = np.fromiter(map(seen.setdefault, map(operator.itemgetter(3, 4, 5), sub), count()),
+            firsts = np.fromiter(map(seen.setdefault, map(operator.itemgetter(3, 4, 5), sub.iter()), count()),
                                  dtype=np.int64, count=len(sub))
-            extras = list(map(operator.itemgetter(6), sub))
+            del seen
+            extras = sub.items(6)
             same = np.fromiter(map(operator.eq, extras, map(extras.__getitem__, firsts.tolist())),
                                dtype=bool, count=len(sub))
-            firsts[~same] = np.flatnonzero(~same)  # arguments differ: a lane of its own
-            first[shared] = shared[firsts]
+            del extras
+            firsts[~same] = np.flatnonzero(~same)  # arguments differ: a slice of its own
+            first[shared] = firsts if whole else shared[firsts]
         is_first = first == np.arange(n)
-        dense = np.cumsum(is_first) - 1
-        gid = dense[first]
-        reps = np.flatnonzero(is_first)
-        g = len(reps)
-        rev = ev[reps]
+        gid = (np.cumsum(is_first) - 1)[first]
+        rev = ev.take(np.flatnonzero(is_first))
+        g = len(rev)
         g_t0 = np.fromiter(map(operator.itemgetter(4), rev), dtype=np.int64, count=g)
         g_t1 = np.fromiter(map(operator.itemgetter(5), rev), dtype=np.int64, count=g)
         g_names = list(map(operator.itemgetter(3), rev))
         g_extra = list(map(operator.itemgetter(6), rev))
-        g_lane = np.full(g, self.m.n_cpes, dtype=np.int64)
-        np.minimum.at(g_lane, gid, lane)
-        size = np.bincount(gid, minlength=g)
-        # CPE sets of the cohorts (bit masks, Python ints: any CPE count)
+        # per group: first lane, size, CPE set (bit masks of 64 CPEs, joined as Python ints)
+        o = np.argsort(gid, kind="stable")
+        lo = lane[o]
+        starts = np.flatnonzero(np.diff(gid[o], prepend=-1))
+        g_lane = np.minimum.reduceat(lo, starts)
+        size = np.diff(np.append(starts, n))
         cohort = np.flatnonzero(size > 1)
-        words = np.zeros((g, (self.m.n_cpes + 63) // 64), dtype=np.uint64)
-        np.bitwise_or.at(words, (gid, lane // 64), np.left_shift(np.uint64(1), (lane % 64).astype(np.uint64)))
-        masks = {gi: sum(w << (64 * i) for i, w in enumerate(row))
-                 for gi, row in zip(cohort.tolist(), words[cohort].tolist())}
-        names = self._iids(self.names, g_names)
+        sid = np.zeros(g, dtype=np.int64)  # string iid of the 'cpes' argument (0: none)
+        if len(cohort):
+            one = np.uint64(1)
+            words = np.stack([np.bitwise_or.reduceat(np.where(lo // 64 == w, one << (lo % 64).astype(np.uint64),
+                                                              np.uint64(0)), starts)[cohort]
+                              for w in range((m.n_cpes + 63) // 64)], axis=1)
+            uniq, inv = np.unique(words, axis=0, return_inverse=True)
+            shown = [self._iid(self.strings, cpe_list(sum(x << (64 * i) for i, x in enumerate(row))))
+                     for row in uniq.tolist()]
+            sid[cohort] = np.asarray(shown, dtype=np.int64)[inv.reshape(-1)]
+        # names, categories, lane parts (0: runs, stalls, barriers, end; 1: DMA start-ups)
         kinds = {s: ("dma" if s.startswith("dma ") else "stall" if s == "rlc stall" else
                      "barrier" if s.startswith("barrier") else "end" if s == "end" else "run")
                  for s in set(g_names)}
-        g_kind = [kinds[s] for s in g_names]
-        cat = self._iids(self.cats, g_kind)
-        is_dma = np.fromiter((k == "dma" for k in g_kind), dtype=bool, count=g)
+        u = {s: (self._iid(self.names, s), self._iid(self.cats, k), k == "dma", k == "run")
+             for s, k in kinds.items()}
+        per = np.array(list(map(u.__getitem__, g_names)), dtype=np.int64).reshape(g, 4)
+        names, cat, is_dma, is_run = per[:, 0], per[:, 1], per[:, 2], per[:, 3].astype(bool)
         part = g_lane * 2 + is_dma
         rows = lane_rows(part, g_t0, g_t1)
-        m = self.m
         tracks = self._lane_tracks(self.g_cpe, "cpe", part, rows,
                                    lambda p: f"CPE {p // 2} ({p // 2 // m.mesh_cols},{p // 2 % m.mesh_cols})",
                                    lambda p: p // 2)
-        args = self._cycles_args(g_t0, g_t1)
-        a_trip, a_cpes = self._iid(self.arg_names, "trip"), self._iid(self.arg_names, "cpes")
-        for gi in np.flatnonzero([bool(x) and "trip" in x for x in g_extra]).tolist():
-            args[gi] += ((a_trip, _INT, g_extra[gi]["trip"]),)
-        shown: dict[int, int] = {}  # mask -> string iid
-        for gi, mask in masks.items():
-            sid = shown.get(mask)
-            if sid is None:
-                sid = shown[mask] = self._iid(self.strings, cpe_list(mask))
-            args[gi] += ((a_cpes, _STR, sid),)
+        a_cycles, a_trip, a_cpes = (self._iid(self.arg_names, k) for k in ("cycles", "trip", "cpes"))
+        trips = [x["trip"] if x and "trip" in x else None for x in g_extra]
+        args = [((a_cycles, _INT, d),) + (((a_trip, _INT, t),) if t is not None else ())
+                + (((a_cpes, _STR, c),) if c else ())
+                for d, t, c in zip((g_t1 - g_t0).tolist(), trips, sid.tolist())]
         first_slice = self.slices.add(g_t0, g_t1, tracks, names, cat, args)
-        g_run = np.fromiter((k == "run" for k in g_kind), dtype=bool, count=g)
-        return lane, g_t0[gid], np.where(g_run[gid], first_slice + gid, -1)
+        return lane, g_t0[gid], np.where(is_run[gid], first_slice + gid, -1)
 
-    def _flows(self, ev: np.ndarray, lane: np.ndarray, start: np.ndarray, slice_of: np.ndarray) -> None:
-        """Flow arrows from the runs that put a batch to the runs that get it: each put/get is
+    def _flows(self, ev: _Sel, f_lane: np.ndarray, f_put: np.ndarray, lane: np.ndarray,
+               start: np.ndarray, slice_of: np.ndarray) -> None:
+        """Flow arrows from the runs that put a batch to the runs that get it (``ev``: the puts
+        and gets of CPEs on their own lanes, ``f_lane`` their CPEs, ``f_put`` true for a put;
+        ``lane``, ``start``, ``slice_of``: per CPE event, from :meth:`_cpe`): each put/get is
         the run on its CPE that starts last at or before it."""
         n = len(ev)
-        if not n or not len(lane):
+        is_run = (slice_of >= 0) & self.own[lane]
+        if not n or not is_run.any():
             return
-        is_run = slice_of >= 0
         lane, start, slice_of = lane[is_run], start[is_run], slice_of[is_run]
-        f_lane = np.fromiter(map(operator.itemgetter(2), ev), dtype=np.int64, count=n)
-        f_t = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=n)
-        f_id = np.fromiter(map(operator.itemgetter(6), ev), dtype=np.int64, count=n)
-        f_put = np.frombuffer("".join(map(operator.itemgetter(0), ev)).encode("ascii"), dtype=np.uint8) == ord("s")
+        f_t, f_id = ev.col(4), ev.col(6)
         big = int(max(start.max(initial=0), f_t.max())) + 1
         key = lane * big + start
         order = np.argsort(key, kind="stable")
@@ -376,69 +446,93 @@ class _Writer:
         found[found] = p_id[at[found]] == g_id[found]
         src, dst = p_slc[at[found]], g_slc[found]
         keep = src != dst
-        pairs = np.unique(np.stack([src[keep], dst[keep]], axis=1), axis=0) if keep.any() else np.zeros((0, 2), np.int64)
-        self.flow_src, self.flow_dst = pairs[:, 0], pairs[:, 1]
+        pairs = np.unique(src[keep] * (self.slices.n + 1) + dst[keep])  # one arrow per pair of slices
+        self.flow_src, self.flow_dst = np.divmod(pairs, self.slices.n + 1)
 
-    def _dma(self, ev: np.ndarray) -> None:
+    def _dma(self, ev: _Sel) -> None:
+        """The data phases on the buses: one slice per request issued by a CPE on its own lane,
+        the others merged into busy periods (requests that overlap or follow each other)."""
         n = len(ev)
         if not n:
             return
-        bus = np.fromiter(map(operator.itemgetter(2), ev), dtype=np.int64, count=n)
-        t0 = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=n)
-        t1 = np.fromiter(map(operator.itemgetter(5), ev), dtype=np.int64, count=n)
-        names = self._iids(self.names, map(operator.itemgetter(3), ev))
+        bus, t0, t1 = ev.col(2), ev.col(4), ev.col(5)
+        extras = ev.items(6)
+        cpe = np.fromiter(map(operator.itemgetter("cpe"), extras), dtype=np.int64, count=n)
+        size = np.fromiter(map(operator.itemgetter("bytes"), extras), dtype=np.int64, count=n)
+        a_mem, a_ldm, a_moved, a_cycles, a_req, a_bytes = (
+            self._iid(self.arg_names, k) for k in ("mem", "ldm", "moved", "cycles", "requests", "bytes"))
+
+        def one(i: int) -> tuple:  # a request drawn alone: its arguments
+            x = extras[i]
+            a = ((a_cycles, _INT, int(t1[i] - t0[i])), (a_mem, _PTR, int(x["mem"], 16)), (a_ldm, _INT, x["ldm"]))
+            return a + ((a_moved, _INT, x["moved"]),) if x["moved"] != x["bytes"] else a
+
+        alone = self.own[cpe]
+        each = np.flatnonzero(alone)
+        rest = np.flatnonzero(~alone)
+        parts = [(bus[each], t0[each], t1[each], [e[3] for e in ev.take(each)], [one(i) for i in each.tolist()])]
+        if len(rest):
+            order, starts, p_bus, p_t0, p_t1 = _busy(bus[rest], t0[rest], t1[rest])
+            k = np.diff(np.append(starts, len(rest))).tolist()
+            nbytes = np.add.reduceat(size[rest][order], starts).tolist()
+            firsts = rest[order[starts]].tolist()
+            names = [e[3] if c == 1 else f"{c} requests" for e, c in zip(ev.take(np.asarray(firsts, dtype=np.int64)), k)]
+            args = [one(i) if c == 1 else ((a_cycles, _INT, d), (a_req, _INT, c), (a_bytes, _INT, b))
+                    for i, c, b, d in zip(firsts, k, nbytes, (p_t1 - p_t0).tolist())]
+            parts.append((p_bus, p_t0, p_t1, names, args))
+        bus, t0, t1 = (np.concatenate([p[j] for p in parts]) for j in range(3))
+        names = [s for p in parts for s in p[3]]
+        args = [a for p in parts for a in p[4]]
         rows = lane_rows(bus, t0, t1)
         tracks = self._lane_tracks(self.g_dma, "dma", bus, rows, lambda b: f"DMA bus {b}", lambda b: b)
-        cat = np.full(n, self._iid(self.cats, "dma"))
-        args = self._cycles_args(t0, t1)
-        keys = [(k, self._iid(self.arg_names, k), _PTR if k == "mem" else _INT)
-                for k in ("cpe", "bytes", "moved", "mem", "ldm", "issue", "accept")]
-        for i, x in enumerate(map(operator.itemgetter(6), ev)):
-            args[i] += tuple((a, kind, int(x[k], 16) if kind == _PTR else x[k]) for k, a, kind in keys)
-        self.slices.add(t0, t1, tracks, names, cat, args)
+        self.slices.add(t0, t1, tracks, self._iids(self.names, names),
+                        np.full(len(t0), self._iid(self.cats, "dma")), args)
 
-    def _rlc(self, ev: np.ndarray) -> None:
+    def _rlc(self, ev: _Sel) -> None:
+        """Message batches on the mesh rows and columns: one slice per batch sent by a CPE on its
+        own lane, the others merged into busy periods (batches that overlap or follow each
+        other)."""
         n = len(ev)
         if not n:
             return
         m = self.m
         lane_ids = {f"row {i}": i for i in range(m.mesh_rows)}
         lane_ids.update({f"col {j}": m.mesh_rows + j for j in range(m.mesh_cols)})
-        lane = np.fromiter(map(lane_ids.__getitem__, map(operator.itemgetter(2), ev)), dtype=np.int64, count=n)
-        t0 = np.fromiter(map(operator.itemgetter(4), ev), dtype=np.int64, count=n)
-        t1 = np.fromiter(map(operator.itemgetter(5), ev), dtype=np.int64, count=n)
-        msgs = np.fromiter(map(operator.itemgetter("messages"), map(operator.itemgetter(6), ev)),
+        lane = np.fromiter(map(lane_ids.__getitem__, map(operator.itemgetter(2), ev.iter())), dtype=np.int64, count=n)
+        t0, t1 = ev.col(4), ev.col(5)
+        msgs = np.fromiter(map(operator.itemgetter("messages"), map(operator.itemgetter(6), ev.iter())),
                            dtype=np.int64, count=n)
-        a_msgs = self._iid(self.arg_names, "messages")
+        a_msgs, a_batches = self._iid(self.arg_names, "messages"), self._iid(self.arg_names, "batches")
         if self.lanes.every:
-            names = self._iids(self.names, map(operator.itemgetter(3), ev))
-            args = self._cycles_args(t0, t1)
-            for i, k in enumerate(msgs.tolist()):
-                args[i] += ((a_msgs, _INT, k),)
-        else:  # batches overlapping on a lane: one slice
-            order = np.lexsort((t0, lane))
-            ln, a, b, k = lane[order], t0[order], t1[order], msgs[order]
-            big = int(max(a.max(), b.max())) + 1
-            reach = np.maximum.accumulate(ln * big + b)
-            new = np.ones(n, dtype=bool)
-            new[1:] = (ln[1:] != ln[:-1]) | (ln[1:] * big + a[1:] >= reach[:-1])
-            starts = np.flatnonzero(new)
-            ends = np.append(starts[1:], n) - 1
-            lane, t0, t1 = ln[starts], a[starts], reach[ends] - ln[starts] * big
-            batches = np.diff(np.append(starts, n))
-            msgs = np.add.reduceat(k, starts)
-            single = ev[order[starts]]
-            names = self._iids(self.names, (s[3] if nb == 1 else f"{nb} batches"
-                                            for s, nb in zip(single, batches.tolist())))
-            args = self._cycles_args(t0, t1)
-            a_batches = self._iid(self.arg_names, "batches")
-            for i, (nb, k) in enumerate(zip(batches.tolist(), msgs.tolist())):
-                args[i] += ((a_msgs, _INT, k),) if nb == 1 else ((a_batches, _INT, nb), (a_msgs, _INT, k))
+            alone = np.ones(n, dtype=bool)
+        elif self.own.any():  # the sender is in the batch's name, "N msgs S->R"
+            sender = np.fromiter((int(s[s.index(" msgs ") + 6: s.index("->")]) for s in ev.items(3)),
+                                 dtype=np.int64, count=n)
+            alone = self.own[sender]
+        else:
+            alone = np.zeros(n, dtype=bool)
+        each = np.flatnonzero(alone)
+        rest = np.flatnonzero(~alone)
+        parts = [(lane[each], t0[each], t1[each], [e[3] for e in ev.take(each)],
+                  [((a_msgs, _INT, k),) for k in msgs[each].tolist()])]
+        if len(rest):
+            order, starts, p_lane, p_t0, p_t1 = _busy(lane[rest], t0[rest], t1[rest])
+            k = np.diff(np.append(starts, len(rest))).tolist()
+            total = np.add.reduceat(msgs[rest][order], starts).tolist()
+            firsts = rest[order[starts]].tolist()
+            names = [e[3] if c == 1 else f"{c} batches" for e, c in zip(ev.take(np.asarray(firsts, dtype=np.int64)), k)]
+            args = [((a_msgs, _INT, t),) if c == 1 else ((a_batches, _INT, c), (a_msgs, _INT, t))
+                    for c, t in zip(k, total)]
+            parts.append((p_lane, p_t0, p_t1, names, args))
+        lane, t0, t1 = (np.concatenate([p[j] for p in parts]) for j in range(3))
+        names = [s for p in parts for s in p[3]]
+        args = [a for p in parts for a in p[4]]
         rows = lane_rows(lane, t0, t1)
         tracks = self._lane_tracks(self.g_rlc, "rlc", lane, rows,
                                    lambda ln: f"RLC row {ln}" if ln < m.mesh_rows else f"RLC col {ln - m.mesh_rows}",
                                    lambda ln: ln)
-        self.slices.add(t0, t1, tracks, names, np.full(len(t0), self._iid(self.cats, "rlc")), args)
+        self.slices.add(t0, t1, tracks, self._iids(self.names, names),
+                        np.full(len(t0), self._iid(self.cats, "rlc")), args)
 
     # -- output -------------------------------------------------------------------------------
     def _header(self, trace: pb.Trace) -> None:
@@ -505,8 +599,7 @@ class _Writer:
         for t, ty, j in zip(ts_l, typ_l, idx_l):
             p = packets.add()
             p.timestamp = t
-            p.trusted_packet_sequence_id = _SEQ
-            p.sequence_flags = _NEEDS_STATE
+            p.trusted_packet_sequence_id = _SEQ  # (its interned names: the sequence's state)
             te = p.track_event
             te.track_uuid = track[j]
             if ty == 0:
@@ -542,9 +635,15 @@ def write_pftrace(trace: Trace, f: BinaryIO, lanes: CpeLanes = CpeLanes()) -> No
     chosen launches) as a Perfetto protobuf trace into the binary file ``f`` (see the module
     docstring for the tracks); ``lanes``: the CPEs drawn on a lane of their own.
     ``TraceOptionError`` for a CPE the machine does not have."""
-    w = _Writer(trace, lanes)
-    w.add_events(trace.events)
-    w.write(f)
+    collect = gc.isenabled()
+    gc.disable()  # millions of short-lived objects: the cyclic GC would rescan the events each time
+    try:
+        w = _Writer(trace, lanes)
+        w.add_events(trace.events)
+        w.write(f)
+    finally:
+        if collect:
+            gc.enable()
 
 
 __all__ = ["write_pftrace", "CpeLanes", "lane_rows", "cpe_list"]
