@@ -5,7 +5,7 @@ Usage::
     taihu-run MODEL.onnx | IN.mlir | --example NAME
               [--level graph|swsim] [--inputs x.npz] [--output y.npz] [--seed N]
               [--report r.json] [--trace t.pftrace|t.json] [--trace-kernels NAME,...]
-              [--trace-cpes all|cohorts|LIST] [--plot DIR] [--machine NAME|FILE.toml]
+              [--trace-cpes cohorts|all|LIST] [--plot DIR] [--machine NAME|FILE.toml]
               [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--tuning RECORDS.json] [--verify]
               [--timing-only [--workers N | --scheduler tcp://HOST:PORT]] [--quiet]
 
@@ -62,18 +62,22 @@ https://ui.perfetto.dev), ``--plot DIR`` (``roofline.png`` and ``layers.png``,
 :mod:`taihu.tools.plots`).
 
 The trace's format follows the file name: ``t.pftrace`` or ``t.perfetto-trace`` is Perfetto's
-protobuf trace (:mod:`taihu.backends.sim.pftrace`: interned names, lanes for the MPE, the CPEs,
-each DMA bus and each RLC row and column, flow arrows from put to get; a few percent of the JSON's
-size), ``t.json`` Chrome's trace-event JSON (:mod:`taihu.backends.sim.trace`: a lane per CPE;
-large: hundreds of MB for a network); any other name is an error. Limiting the detail:
+protobuf trace (:mod:`taihu.backends.sim.pftrace`: kernel launches on the MPE lane, a lane per
+CPE, per DMA bus and per RLC row and column; a few percent of the JSON's size), ``t.json``
+Chrome's trace-event JSON as before (:mod:`taihu.backends.sim.trace`: a lane per CPE, every DMA
+request, RLC batch and put -> get arrow; hundreds of MB for a network); any other name is an
+error. The time to write it is shown among the wall times (``trace``). Limiting the detail:
 
 - ``--trace-kernels NAME,...``: only the events of these launches (the report's kernel names, as
   in the per-layer table; shell globs such as ``'conv*'`` match several); a name matching no
   launch is an error naming the launches. Both formats.
-- ``--trace-cpes all|cohorts|LIST`` (protobuf only): CPEs that run in lockstep (same events, same
-  cycles) share one lane, that of the first of them, by default (``cohorts``); ``all`` gives every
-  CPE its own lane (and draws each RLC message batch instead of one slice per overlapping
-  batches), a list such as ``0,8-15`` gives those CPEs their own lane.
+- ``--trace-cpes cohorts|all|LIST`` (protobuf only). ``cohorts`` (default): CPEs that run in
+  lockstep (same events at the same cycles) share one lane, that of the first of them (the
+  slices' argument ``cpes`` lists them), and the DMA buses and RLC lanes show busy periods
+  (``37 requests``, ``12 batches``: the requests or batches that overlap or follow each other).
+  A list such as ``0,8-15`` gives those CPEs a lane of their own, with their DMA requests and
+  RLC batches drawn one by one and flow arrows from put to get between them; ``all`` does so for
+  every CPE (the JSON's detail).
 
 ``--random-weights SEED`` re-initializes the ONNX model's weights with seeded random values
 (:func:`taihu.tools.weights.randomize_weights`) before anything else, so the run, the reference
@@ -680,9 +684,10 @@ def _parser() -> argparse.ArgumentParser:
                         ".perfetto-trace) or Chrome JSON (.json), by the file name")
     p.add_argument("--trace-kernels", metavar="NAME,...",
                    help="trace only these launches (the table's kernel names; globs such as 'conv*')")
-    p.add_argument("--trace-cpes", metavar="all|cohorts|LIST",
-                   help="protobuf trace: CPEs on a lane of their own (e.g. 0,8-15, or all); the others "
-                        "share one lane per cohort in lockstep (default: cohorts)")
+    p.add_argument("--trace-cpes", metavar="cohorts|all|LIST",
+                   help="protobuf trace: CPEs on a lane of their own, with their DMA requests, RLC batches "
+                        "and put->get arrows (e.g. 0,8-15, or all); the others share one lane per cohort "
+                        "in lockstep and the buses show busy periods (default: cohorts)")
     p.add_argument("--plot", metavar="DIR", help="write roofline.png and layers.png into DIR")
     p.add_argument("--machine", metavar="NAME|FILE.toml", help="the machine to compile for and run on: "
                    "a shipped name (sw26010, sw26010pro) or a machine TOML file (default: the "
