@@ -727,13 +727,13 @@ def _json_writer(obj: Any) -> Callable[[BinaryIO], None]:
 TRACE_FORMATS = {".pftrace": "pftrace", ".perfetto-trace": "pftrace", ".json": "json"}
 
 
-def trace_format(path: str) -> str:
+def trace_format(path: str, option: str = "--trace ") -> str:
     """``pftrace`` or ``json`` by the ending of ``path`` (:data:`TRACE_FORMATS`); ``RunError``
-    for any other name."""
+    naming ``option`` and ``path`` for any other name."""
     for end, fmt in TRACE_FORMATS.items():
         if path.lower().endswith(end):
             return fmt
-    raise RunError(f"--trace {path}: name the file T.pftrace or T.perfetto-trace (Perfetto's "
+    raise RunError(f"{option}{path}: name the file T.pftrace or T.perfetto-trace (Perfetto's "
                    "protobuf trace) or T.json (Chrome trace-event JSON)")
 
 

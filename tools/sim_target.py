@@ -18,7 +18,9 @@ is an error naming its level and the passes that lower it.
 Options (``taihu-run``'s flags; paths are quoted strings, ``report="out/r.json"``):
 
 - ``report="R.json"``: the simulator report (schema: :mod:`taihu.backends.sim.report`);
-- ``trace="T.json"``: Chrome trace events (open in https://ui.perfetto.dev);
+- ``trace="T.pftrace"``: the timeline for https://ui.perfetto.dev, Perfetto's protobuf trace
+  (``.pftrace``, ``.perfetto-trace``: CPEs in lockstep share a lane) or Chrome trace events
+  (``.json``), by the file name (``taihu-run --trace``);
 - ``timing-only=true``: simulate the timing only (no arithmetic or data movement; faster): the
   report, table and trace are exact, there are no outputs (so no ``output``);
 - ``inputs="X.npz"``: arrays for the ``io input`` globals, keyed by symbol, ``graph.name`` (the
@@ -134,10 +136,12 @@ class SwsimRunTarget(Target):
 
         from taihu.target.machine import resolve_machine
         from taihu.tools.atomic import OutputFiles
-        from taihu.tools.run import bind_program_inputs, io_global_names, load_inputs, simulate_module
+        from taihu.backends.sim.pftrace import write_pftrace
+        from taihu.tools.run import bind_program_inputs, io_global_names, load_inputs, simulate_module, trace_format
         from taihu.tools.tables import layer_table_title, print_layer_table, print_table
 
         _check_has_kernels(module, self.name)
+        trace_fmt = None if self.trace is None else trace_format(self.trace, "trace=")
         machine_path = None if self.machine is None else resolve_machine(self.machine).source
         given = bind_program_inputs(module, load_inputs(self.inputs))
         res = simulate_module(module, given, machine=machine_path, trace=self.trace is not None,
@@ -151,7 +155,9 @@ class SwsimRunTarget(Target):
         if self.report is not None:
             files.append((self.report, _json_text(res.report)))
         if self.trace is not None:
-            files.append((self.trace, _json_text(res.engine.trace.to_json())))
+            trace = res.engine.trace
+            files.append((self.trace, _json_text(trace.to_json()) if trace_fmt == "json"
+                           else lambda f: write_pftrace(trace, f)))
         try:
             with OutputFiles() as out:
                 for path, content in files:

@@ -18,14 +18,17 @@ Tracks (the group tracks hold one child track per lane):
   several CPEs (same name, same cycles, same arguments) are drawn once, on the lane of the
   first of them, with the argument ``cpes`` listing them (``0-63``); a lane then shows its
   CPE's events that no lower CPE shares, so a kernel whose 64 CPEs run in lockstep draws one
-  lane. :class:`CpeLanes` (``--trace-cpes``) gives chosen CPEs, or all, a lane of their own.
-* ``DMA buses``: a lane per bus, the data phase of every request (``get 4096B cpe3``: kind,
-  size, issuing CPE), arguments ``mem`` (main-memory address), ``ldm`` (LDM address) and
-  ``moved`` when the transactions moved more bytes than asked.
-* ``RLC``: a lane per mesh row and column. A message batch (``N msgs S->R``, argument
-  ``messages``) runs from its first put to its last arrival; by default the batches that
-  overlap on a lane are drawn as one slice (``K batches``, arguments ``batches``,
-  ``messages``), with ``CpeLanes.every`` (``--trace-cpes all``) each batch is drawn.
+  lane. :class:`CpeLanes` (``--trace-cpes``) gives chosen CPEs, or all, a lane of their own
+  (with their DMA requests, RLC batches and flow arrows: the JSON trace's detail).
+* ``DMA buses``: a lane per bus, the data phases of the requests. A request issued by a CPE
+  on its own lane is drawn alone (``get 4096B cpe3``: kind, size, issuing CPE; arguments
+  ``mem`` (main-memory address), ``ldm`` (LDM address), ``moved`` when the transactions moved
+  more bytes than asked); the others are drawn as busy periods, the requests that overlap or
+  follow each other without a gap (``37 requests``, arguments ``requests``, ``bytes``; a
+  period of one request is drawn as that request).
+* ``RLC``: a lane per mesh row and column, the message batches (``N msgs S->R``, argument
+  ``messages``, from the first put to the last arrival): alone when the sender is on its own
+  lane, else busy periods (``12 batches``, arguments ``batches``, ``messages``).
 * Flows (arrows) between CPEs on lanes of their own: from the run that puts a message batch to
   the run that gets it (``flow_ids`` on the sender's slice, ``terminating_flow_ids`` on the
   receiver's; one arrow per pair of slices). The CPEs in cohorts have none: an arrow per link
@@ -38,9 +41,10 @@ carry their exact length in cycles (argument ``cycles``). Compared with the JSON
 data phases leave out the request's issue and accept cycles (the start-up on the CPE's lane
 shows accept -> ready), the RLC batches their cycle numbers.
 
-The conversion touches each recorded event a few times at C speed (``operator.itemgetter``
-maps into numpy arrays) and groups and orders them with numpy; Python-level work is per
-written slice.
+The conversion reads each recorded event a few times at C speed (``operator.itemgetter`` maps
+into numpy arrays), groups and orders with numpy, and spends Python-level work per written
+slice; the cohorts and busy periods keep the slices few (ResNet-50 at batch 1: 15.4 M events,
+~0.6 M slices, 30 MB).
 """
 
 from __future__ import annotations

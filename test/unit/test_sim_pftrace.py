@@ -319,3 +319,18 @@ def test_trace_processor_query(gemm, tmp_path):
         assert n_flows > 0
     finally:
         tp.close()
+
+
+def test_swsim_run_target_trace_by_name(tmp_path, capsys):
+    """``taihu-opt -t 'swsim-run{trace=...}'`` writes the format of the file name too."""
+    from taihu.tools.opt import main as opt_main
+
+    pf = tmp_path / "t.pftrace"
+    assert opt_main([MESH_GEMM, "-t", f'swsim-run{{trace="{pf}" timing-only=true}}']) == 0
+    assert [s["name"] for s in _decode(pf.read_bytes())["slices"] if s["track_name"] == "MPE"] == \
+        ["load", "gemm", "store"]
+    capsys.readouterr()
+    bad = tmp_path / "t.trace"
+    assert opt_main([MESH_GEMM, "-t", f'swsim-run{{trace="{bad}" timing-only=true}}']) == 1
+    err = capsys.readouterr().err
+    assert f"swsim-run: trace={bad}: name the file T.pftrace" in err and not bad.exists()
