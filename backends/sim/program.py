@@ -530,6 +530,82 @@ def uses(code: tuple, ops: frozenset) -> bool:
     return False
 
 
+#: most operations (records: scalar ops, DMA, waits, micro-kernel runs, loop iterations) one CPE
+#: may execute in one launch, from the static trip counts of its loop nests: the simulator
+#: interprets each one (~1 us of host time per operation and lane cohort), so a larger launch
+#: would not finish in any useful time and is refused before it starts (issue 15 item 2: nested
+#: loops of 2^20 iterations each passed MAX_LOOP_TRIPS and hung)
+MAX_LAUNCH_OPS = 1 << 30
+
+
+@dataclass
+class Work:
+    """The result of :func:`static_work`: operations per CPE (a lower bound where a loop bound
+    is not known before the launch: such a loop is counted once) and the heaviest loop nest's
+    trip counts, outermost first."""
+
+    ops: int = 0
+    nest: tuple[int, ...] = ()
+    nest_ops: int = 0
+
+
+def static_work(code: tuple, known: dict[int, int]) -> Work:
+    """Operations one CPE executes in ``code`` given the slots ``known`` before the launch (the
+    kernel's arguments; constants and integer ops on known values are folded; lane ids, loop
+    induction variables and iteration arguments are unknown). A loop with known bounds counts its
+    trip count times its body, nested loops multiply; a loop whose bounds are unknown counts its
+    body once (never an over-estimate: no launch is refused on a guess)."""
+    w = Work()
+    for rec in code:
+        t = rec.__class__
+        if t is Yield:
+            continue
+        w.ops += 1
+        if t is Const:
+            known[rec.out] = rec.value
+        elif t is Bin or t is Copy or t is Select:
+            try:
+                if t is Bin:
+                    if rec.lhs in known and rec.rhs in known:
+                        known[rec.out] = int(rec.fn(known[rec.lhs], known[rec.rhs]))
+                    else:
+                        known.pop(rec.out, None)
+                elif t is Copy:
+                    if rec.src in known:
+                        known[rec.out] = known[rec.src]
+                    else:
+                        known.pop(rec.out, None)
+                else:
+                    known.pop(rec.out, None)
+            except (SimError, ArithmeticError, ValueError):
+                known.pop(rec.out, None)
+        elif t is LaneId:
+            known.pop(rec.out, None)
+        elif t is For:
+            for a in (rec.iv, *rec.bargs):
+                known.pop(a, None)
+            body = static_work(rec.body, known)
+            for r in rec.results:
+                known.pop(r, None)
+            bounds = (rec.lb, rec.ub, rec.step)
+            trips = 1
+            if all(b in known for b in bounds) and known[rec.step] > 0:
+                trips = len(range(known[rec.lb], known[rec.ub], known[rec.step]))
+            loop_ops = trips * body.ops
+            w.ops += loop_ops
+            if loop_ops > w.nest_ops:
+                w.nest, w.nest_ops = (trips, *body.nest), loop_ops
+        elif t is If:
+            a, b = static_work(rec.then, known), static_work(rec.els, known)
+            for r in rec.results:
+                known.pop(r, None)
+            heavier = a if a.ops >= b.ops else b
+            w.ops += heavier.ops
+            if heavier.nest_ops > w.nest_ops:
+                w.nest, w.nest_ops = heavier.nest, heavier.nest_ops
+    return w
+
+
 def _deps(k) -> frozenset:
     return frozenset() if k is None else frozenset((k,)) if isinstance(k, int) else k
 
@@ -623,5 +699,6 @@ def taint(code: tuple, kinds: dict, out: Taint) -> list | None:
     return None
 
 
-__all__ = ["SimDecodeError", "decode_microkernel", "Compiler", "reads", "uses", "taint", "Taint",
+__all__ = ["SimDecodeError", "decode_microkernel", "Compiler", "reads", "uses", "taint", "Taint", "static_work",
+           "Work", "MAX_LAUNCH_OPS",
            "loop_range", "MAX_LOOP_TRIPS", "MAX_MICROKERNEL_ISSUES", "INT_BIN", "CMP", "INT_CASTS"]

@@ -38,7 +38,8 @@ from xdsl.ir import Data, Operation, SSAValue
 from taihu.backends.sim.engine import CPE, MPE, Engine
 from taihu.backends.sim.lockstep import Seq
 from taihu.target.machine import Machine
-from taihu.backends.sim.memo import TimingMemo, Recording
+from taihu.backends.sim.memo import Recording, TimingMemo
+from taihu.backends.sim.memory import SimError
 from taihu.backends.sim.dma import DMARequest
 from taihu.backends.sim.pipeline import FUSED_SEND, GETS, PUTS
 from taihu.backends.sim.program import (
@@ -54,6 +55,7 @@ from taihu.backends.sim.program import (
     DmaWait,
     For,
     If,
+    MAX_LAUNCH_OPS,
     MicroKernelRun,
     MkEntry,
     ReplyReset,
@@ -65,6 +67,7 @@ from taihu.backends.sim.program import (
     decode_microkernel,
     loop_range,
     reads,
+    static_work,
     taint,
     uses,
 )
@@ -154,6 +157,21 @@ class KernelProgram:
         #: FMA micro-kernels (GEMM / conv bodies: many runs per CPE, batched per cohort)
         self.prefers_lockstep = self.uses_rlc or uses(self.code, _VECTOR_FMA)
         self._signature: tuple | None = None
+        self._checked_launches: set[tuple] = set()
+
+    def check_launch(self, args: tuple) -> None:
+        """Refuse a launch on ``args`` whose loops execute more than
+        :data:`~taihu.backends.sim.program.MAX_LAUNCH_OPS` operations per CPE (``SimError`` naming
+        the kernel and its heaviest loop nest), before anything is simulated."""
+        if args in self._checked_launches:
+            return
+        w = static_work(self.code, dict(zip(self.args, args)))
+        if w.ops > MAX_LAUNCH_OPS:
+            nest = " x ".join(f"{n:,}" for n in w.nest)
+            raise SimError(f"kernel @{self.name}: one CPE would execute {w.ops:,} operations (its heaviest "
+                           f"scf.for nest runs {nest} iterations), more than the simulator's bound of "
+                           f"{MAX_LAUNCH_OPS:,} per launch")
+        self._checked_launches.add(args)
 
     # -- timing memo support (memo.py) --------------------------------------------------------
     def fingerprint(self) -> tuple:
@@ -527,6 +545,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
             elif isinstance(op, sw.SpawnOp):
                 kp = kernels[op.kernel.root_reference.data]
                 args = tuple(env[a] for a in op.args)
+                kp.check_launch(args)
                 name = launch_name(op, kp.name)
                 launch = name
                 if tm is not None and i in joins_next:

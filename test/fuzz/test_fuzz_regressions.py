@@ -275,6 +275,15 @@ SIM_CASES = {
   scf.for %i = %c0 to %n step %c1 {
     sw.sync
   }"""), "kernel @k: scf.for from 0 to 1000000000 step 1 runs 1000000000 iterations"),
+    "nested loops of 2^20 x 2^20 iterations": (sim_program("""  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1048576 : index
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+      sw.sync
+    }
+  }"""), "operations (its heaviest scf.for nest runs 1,048,576 x 1,048,576 iterations), more than the "
+         "simulator's bound of 1,073,741,824 per launch"),
     "an scf.for with step 0": (sim_program("""  %c0 = arith.constant 0 : index
   %n = arith.constant 4 : index
   scf.for %i = %c0 to %n step %c0 {
