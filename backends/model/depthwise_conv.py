@@ -36,7 +36,7 @@ sum over tiles of max(DMA, compute) + last compute and store``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from taihu.backends.model.conv import ConvShape, KernelCost, _avg_moved
@@ -46,6 +46,7 @@ from taihu.target.machine import Machine
 __all__ = [
     "DepthwisePlan",
     "RegisterPlan",
+    "Run",
     "depthwise_applicability",
     "depthwise_cost",
     "depthwise_footprint",
@@ -54,7 +55,9 @@ __all__ = [
     "in_rows",
     "plan_depthwise",
     "register_plan",
+    "unit_taps",
     "row_pads",
+    "row_runs",
     "whole_planes",
 ]
 
@@ -68,6 +71,13 @@ UNIT_TEMPS = 2
 UNIT_REGS = UNIT_ACCS + UNIT_TEMPS
 #: unit register sets kept free beside the weight vectors (units in flight)
 MIN_BANKS = 3
+#: kernel rows at most (a pass and up to 2 boundary row runs per kernel row and plane: bounded code)
+MAX_KERNEL = 11
+#: units wanted in one micro-kernel body (R output rows of short rows): enough independent
+#: chains to hide the 7-cycle VMAD latency across the register banks (004 L530-532)
+UNITS_PER_BODY = 8
+#: units of one body at most (a longer row is split over several bodies: bounded body size)
+MAX_UNITS_PER_BODY = 32
 
 
 def depthwise_applicability(s: ConvShape) -> str | None:
@@ -75,6 +85,8 @@ def depthwise_applicability(s: ConvShape) -> str | None:
     if not (s.group == s.c == s.m):
         return (f"the depthwise kernel needs group = C = M (one filter per channel; got C = {s.c}, M = {s.m}, "
                 f"group = {s.group}); use im2col")
+    if s.kh > MAX_KERNEL:
+        return f"the depthwise kernel takes at most {MAX_KERNEL} kernel rows (got {s.kh}); use im2col"
     if register_plan(s.kw, s.strides[1], s.dilations[1], s.bias) is None:
         return (f"the depthwise kernel's weight vectors of one kernel row ({len(_taps(s.kw, s.strides[1], s.dilations[1]))}"
                 f" for kw = {s.kw}, stride {s.strides[1]}, dilation {s.dilations[1]}) do not fit the registers; use im2col")
@@ -131,6 +143,54 @@ def register_plan(kw: int, sw: int, dw: int, bias: bool) -> RegisterPlan | None:
             return None
         rows = 1
     return RegisterPlan(taps, rows, bias)
+
+
+# --------------------------------------------------------------------------------------------
+# Micro-kernel runs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One micro-kernel run of a pass over a plane: output rows ``start`` + ``count * i`` for
+    ``i < trips`` (``count`` rows per body iteration), reading the kernel rows ``valid``; units
+    ``t_lo .. t_hi - 1`` of each row."""
+
+    start: int
+    count: int
+    trips: int
+    valid: tuple[int, ...]
+    t_lo: int
+    t_hi: int
+
+
+def row_runs(tho: int, wo: int, thi: int, sh: int, dh: int, pt: int, rows: Sequence[int], first: bool) -> list[Run]:
+    """The row runs of one pass over kernel rows ``rows`` on a tile of ``tho`` x ``wo`` outputs
+    from ``thi`` input rows, the map's top pad ``pt``: runs of output rows whose in-bounds kernel
+    rows are the same (the boundary rows one by one, the interior together; a later pass skips
+    rows none of its kernel rows reach), ``R`` rows per body when rows are short (at least
+    :data:`UNITS_PER_BODY` units), rows of more than :data:`MAX_UNITS_PER_BODY` units split."""
+    units = -(-wo // LANES)
+    n_chunks = -(-units // MAX_UNITS_PER_BODY)
+    chunks = [(units * k // n_chunks, units * (k + 1) // n_chunks) for k in range(n_chunks)]
+    segs: list[tuple[int, int, tuple[int, ...]]] = []
+    for r in range(tho):
+        valid = tuple(i for i in rows if 0 <= r * sh + i * dh - pt < thi)
+        if segs and segs[-1][2] == valid and segs[-1][1] == r:
+            segs[-1] = (segs[-1][0], r + 1, valid)
+        else:
+            segs.append((r, r + 1, valid))
+    out = []
+    for r_lo, r_hi, valid in segs:
+        if not valid and not first:
+            continue  # nothing to add to the partial sums
+        n = r_hi - r_lo
+        per = max(1, min(n, -(-UNITS_PER_BODY // units)))
+        trips, rem = divmod(n, per)
+        for start, count, k in ((r_lo, per, trips), (r_lo + trips * per, rem, 1 if rem else 0)):
+            if k:
+                out.extend(Run(start, count, k, valid, t_lo, t_hi) for t_lo, t_hi in chunks)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -254,6 +314,9 @@ VMAD_LATENCY = 7
 #: [measured] cycles a unit holds its register bank beyond its chains (the combining VADDD and
 #: the store; simulator, :mod:`taihu.passes.conversion.loop_to_sw.depthwise` bodies)
 UNIT_TAIL = 14
+#: [measured] issue cycles per instruction of the busier pipe in a list-scheduled body (dual
+#: issue is not perfect: in-order pairs, 004 L504-512)
+ISSUE_SLACK = 1.07
 #: [measured] cycles a later pass's partial-sum load adds to a unit's occupancy (vector load
 #: latency; twice that for a lane-by-lane gather), and lane-by-lane stores of unaligned rows
 PARTIAL_LOAD = 4
@@ -268,33 +331,52 @@ EPILOGUE_CYCLES_PER_ELEM = 0.75
 SYNC_EXPOSED = 0.6
 
 
-def pass_unit_cycles(s: ConvShape, rows: int, banks: int, first: bool) -> float:
-    """Cycles per unit (4 outputs) of one pass over ``rows`` kernel rows with ``banks`` register
-    banks: the largest of the P0 and P1 instruction counts and the bank occupancy (two VMAD
-    chains of ``rows * nd / 2`` VMADs, then combine and store) over the banks in flight."""
+def unit_taps(s: ConvShape, t: int) -> int:
+    """Weight vectors (VMADs per kernel row) of unit ``t`` of a row: the offsets d that a lane
+    inside the row uses and whose input column lies inside the plane (the column pads skip)."""
     rp = register_plan(s.kw, s.strides[1], s.dilations[1], s.bias)
     assert rp is not None
-    v = rows * len(rp.taps)
-    lanes = s.wo % LANES != 0
+    nl = min(LANES, s.wo - LANES * t)
+    sw, dw, pl = s.strides[1], s.dilations[1], s.pads[1]
+    used = {lane * sw + j * dw for lane in range(nl) for j in range(s.kw)}
+    return sum(1 for d in used if 0 <= LANES * t * sw - pl + d < s.w)
+
+
+def pass_unit_cycles(s: ConvShape, v: int, banks: int, first: bool, lanes: bool) -> float:
+    """Cycles of a unit (4 outputs) with ``v`` VMADs in one pass with ``banks`` register banks:
+    the largest of the P0 and P1 instruction counts and the bank occupancy (two VMAD chains of
+    ``v / 2``, then combine and store) over the banks in flight; ``lanes``: stored (and, in a
+    later pass, loaded) lane by lane (rows not 4-element aligned, or the row's last lanes)."""
+    if not v:
+        return 2.0 if first else 0.0  # the bias (or 0) stored
     p0 = v + 1 + (LANES - 1 if lanes else 0) + (0 if first else (LANES - 1 if lanes else 0))
     p1 = v + (LANES if lanes else 1) + (0 if first else (LANES if lanes else 1))
     # a later pass first loads the partial sums (lane by lane into one register when the rows
     # are not 4-element aligned), and unaligned rows store lane by lane: the bank is held longer
     occupancy = (-(-v // 2) * VMAD_LATENCY + UNIT_TAIL + (0 if first else (2 if lanes else 1) * PARTIAL_LOAD)
                  + (LANE_STORES if lanes else 0))
-    return max(p0, p1, occupancy / banks)
+    return max(ISSUE_SLACK * max(p0, p1), occupancy / banks)
 
 
 def plane_cycles(s: ConvShape, rows: int) -> float:
-    """Compute cycles of one plane of a tile of ``rows`` output rows on one CPE: the passes'
-    weight vectors (LDSE + 4 VINSF per tap), their units, a few runs each."""
+    """Compute cycles of one plane of a tile of ``rows`` output rows on one CPE: per pass the
+    weight vectors (LDSE + 4 VINSF per tap) and the runs of :func:`row_runs` (their units at
+    :func:`pass_unit_cycles` for the kernel rows and columns in bounds; a run's last chains
+    drain while the next run issues)."""
     rp = register_plan(s.kw, s.strides[1], s.dilations[1], s.bias)
     assert rp is not None
-    units = rows * _balanced(s.wo, LANES)
+    thi, pt = in_rows(s, rows), row_pads(s, rows)[0]
+    taps = [unit_taps(s, t) for t in range(_balanced(s.wo, LANES))]
+    aligned = s.wo % LANES == 0
     total = 0.0
     for k, prs in enumerate(rp.passes(s.kh)):
-        total += units * pass_unit_cycles(s, len(prs), rp.banks(len(prs)), k == 0)
-        total += 4 * len(prs) * s.kw + 4 * RUN_CYCLES
+        first, banks = k == 0, rp.banks(len(prs))
+        total += LANES * len(prs) * s.kw + RUN_CYCLES
+        for run in row_runs(rows, s.wo, thi, s.strides[0], s.dilations[0], pt, prs, first):
+            nv = len(run.valid)
+            row = sum(pass_unit_cycles(s, nv * taps[t], banks, first, not aligned or LANES * (t + 1) > s.wo)
+                      for t in range(run.t_lo, run.t_hi))
+            total += run.trips * run.count * row + RUN_CYCLES
     return total
 
 
@@ -337,7 +419,8 @@ def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> Ke
     per iteration the larger of its DMA time (128-B transactions of every CPE's runs at the
     30.94 GB/s of the core group, or of its busiest bus, or one CPE's start-ups and transfers)
     and the busiest CPE's compute; a synchronous load adds part of the compute; one start-up; at
-    least the time until the last tile's loads, its compute and one CPE's store."""
+    least the time until the last tile's loads, its compute and one CPE's store, and the busiest
+    CPE's path: the first tiles' loads, all its compute, a store."""
     e = s.elem
     bw = machine.peak_bw_cg * 1e9
     bus_bw = machine.dma_bus_bw * 1e9
@@ -355,7 +438,7 @@ def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> Ke
         return t, moved
 
     t_total = lat
-    t_dma = t_comp = moved_all = tail = 0.0
+    t_dma = t_comp = moved_all = tail = path = d_out_cpe = 0.0
     first = True
     epi = EPILOGUE_CYCLES_PER_ELEM if s.relu else 0.0
     for _ in range(s.n):
@@ -375,11 +458,14 @@ def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> Ke
                 d_in = dma(t.cpes, runs_in)[0] if t.sync or first else 0.0
                 d_out_cpe = lat + sum(n * _avg_moved(b, txn) for n, b in runs_out) / bus_bw
                 tail = t_total + d_in + c + d_out_cpe
+                if first:  # the busiest CPE (in every tile) computes once its first tile is in
+                    path = lat + d_in
+                path += c
                 first = False
                 t_total += d + SYNC_EXPOSED * c if t.sync else max(d, c)
                 t_dma += d
                 t_comp += c
                 moved_all += mv
-    t_total = max(t_total, tail)
+    t_total = max(t_total, tail, path + d_out_cpe)
     useful = (s.n * s.c * (s.h * s.w + s.ho * s.wo) + s.c * s.kh * s.kw + (s.c if s.bias else 0)) * e
     return KernelCost("depthwise", t_total, t_dma, t_comp, moved_all, useful, s.flops)

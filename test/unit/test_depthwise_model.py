@@ -55,7 +55,9 @@ def test_register_plan() -> None:
     seven = register_plan(7, 1, 1, True)
     assert seven is not None and seven.passes(7) == tuple((i,) for i in range(7))
     assert register_plan(31, 1, 1, True) is None  # one kernel row's 34 vectors do not fit
-    assert "do not fit the registers" in (depthwise_applicability(dw(8, 40, k=31)) or "")
+    wide = ConvShape(1, 8, 40, 40, 8, 1, 31, pads=(0, 15, 0, 15), group=8)
+    assert "do not fit the registers" in (depthwise_applicability(wide) or "")
+    assert "at most 11 kernel rows" in (depthwise_applicability(dw(8, 40, k=13)) or "")
 
 
 def test_applicability_and_geometry() -> None:

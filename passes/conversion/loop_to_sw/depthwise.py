@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from taihu.backends.model.depthwise_conv import LANES, UNIT_ACCS, UNIT_REGS, UNIT_TEMPS, register_plan
+from taihu.backends.model.depthwise_conv import LANES, UNIT_ACCS, UNIT_REGS, UNIT_TEMPS, register_plan, row_runs
 from taihu.dialects import loop, sw
 from taihu.target.machine import Machine
 
@@ -64,11 +64,6 @@ from .maps import (
 
 __all__ = ["lower_depthwise"]
 
-#: units wanted in one body (R output rows of short rows): enough independent chains to hide the
-#: 7-cycle VMAD latency across the register banks (004 L530-532)
-UNITS_PER_BODY = 8
-#: units of one body at most (a longer row is split over several bodies: bounded body size)
-MAX_UNITS_PER_BODY = 32
 #: ``N_REGS``: r0..r30
 TOP_REG = 30
 
@@ -97,9 +92,6 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
                wo % LANES == 0 and out.align % _valign(eb) == 0 and (q == 1 or (tho * wo * eb) % _valign(eb) == 0))
     em = _Emitter(machine, name="depthwise")
     passes = rp.passes(kh)
-    units = _ceil(wo, LANES)
-    n_chunks = _ceil(units, MAX_UNITS_PER_BODY)  # long rows: several bodies per row
-    chunks = [(units * k // n_chunks, units * (k + 1) // n_chunks) for k in range(n_chunks)]
 
     def plane(i: SSAValue) -> None:
         def at(base: SSAValue, nbytes: int) -> SSAValue:  # plane i of a buffer of nbytes planes
@@ -111,20 +103,13 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
             first = k == 0
             ptrs = [wb] + ([bb] if bb is not None and first else [])
             em.microkernel(1, ptrs, [0] * len(ptrs), _instrs(_build_recipe(geo, rows, first, machine)), "weights")
-            for r_lo, r_hi, valid in _segments(geo, rows):
-                n_rows = r_hi - r_lo
-                per = max(1, min(n_rows, _ceil(UNITS_PER_BODY, units)))
-                trip, rem = divmod(n_rows, per)
-                for start, count, n in ((r_lo, per, trip), (r_lo + trip * per, rem, 1 if rem else 0)):
-                    if not n:
-                        continue
-                    x0 = _first_row(geo, start, valid) if valid else 0
-                    px = em.add(xb, x0 * width * eb)
-                    py = em.add(yb, start * wo * eb)
-                    for t_lo, t_hi in chunks:
-                        body = _instrs(_row_recipe(geo, rows, valid, count, start * sh - pt - x0, t_lo, t_hi,
-                                                   first, rp.banks(len(rows)), machine))
-                        em.microkernel(n, [px, py], [count * sh * width * eb, count * wo * eb], body, "rows")
+            for run in row_runs(tho, wo, thi, sh, dh, pt, rows, first):
+                x0 = _first_row(geo, run.start, run.valid) if run.valid else 0
+                px = em.add(xb, x0 * width * eb)
+                py = em.add(yb, run.start * wo * eb)
+                body = _instrs(_row_recipe(geo, rows, run.valid, run.count, run.start * sh - pt - x0, run.t_lo,
+                                           run.t_hi, first, rp.banks(len(rows)), machine))
+                em.microkernel(run.trips, [px, py], [run.count * sh * width * eb, run.count * wo * eb], body, "rows")
 
     em.loop(q, plane)
     return em.ops
@@ -155,19 +140,6 @@ class _Geo:
     eb: int
     bias: bool
     vec_store: bool
-
-
-def _segments(g: _Geo, rows: Sequence[int]) -> list[tuple[int, int, tuple[int, ...]]]:
-    """Runs ``[r_lo, r_hi)`` of output rows whose kernel rows among ``rows`` inside the tile's
-    input rows are the same (``valid``): the boundary rows one by one, the interior as one run."""
-    segs: list[tuple[int, int, tuple[int, ...]]] = []
-    for r in range(g.tho):
-        valid = tuple(i for i in rows if 0 <= r * g.sh + i * g.dh - g.pt < g.thi)
-        if segs and segs[-1][2] == valid and segs[-1][1] == r:
-            segs[-1] = (segs[-1][0], r + 1, valid)
-        else:
-            segs.append((r, r + 1, valid))
-    return segs
 
 
 def _first_row(g: _Geo, r: int, valid: Sequence[int]) -> int:
