@@ -505,9 +505,10 @@ def test_lstm(kw, kernels_expected) -> None:
     assert [k.kernel_name.data for k in kernels(lowered)] == kernels_expected
 
 
-def test_lstm_hidden_too_large_is_a_diagnostic() -> None:
-    g, outs = lstm_graph(np.float32, seq=2, batch=2, inp=8, hidden=1024)
-    with pytest.raises(PassFailedException, match="graph.lstm: hidden_size 1024: the LDM-resident recurrence"):
+def test_lstm_state_too_large_is_a_diagnostic() -> None:
+    """H = 1024 streams R_j in blocks; a hidden size whose fp64 state alone does not fit LDM fails."""
+    g, outs = lstm_graph(np.float32, seq=2, batch=2, inp=8, hidden=6000)
+    with pytest.raises(PassFailedException, match="graph.lstm: hidden_size 6000: the LDM-resident recurrence state"):
         lower_tile(g.module(*outs))
 
 

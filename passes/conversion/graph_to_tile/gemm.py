@@ -83,7 +83,16 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from taihu.backends.model.conv import GemmPlan, GemmShape, gemm_operand_layouts, plan_gemm
-from taihu.backends.model.lstm_plan import LstmPlan, LstmShape, lstm_model_plan, lstm_plan_for, per_cpe_bytes
+from taihu.backends.model.lstm_plan import (
+    BlockedTiles,
+    LstmPlan,
+    LstmShape,
+    blocked_bytes,
+    lstm_model_plan,
+    lstm_plan_for,
+    per_cpe_bytes,
+    pick_r_block,
+)
 from taihu.backends.model.schedule import gemm_plan_for
 from taihu.dialects import graph, tile
 from taihu.dialects.mapkind import MapKind
@@ -610,6 +619,45 @@ def plan_lstm_op(p: GraphToTilePattern, op: graph.LSTMOp, shape: LstmShape, name
         raise p.fail(op, f"illegal tile.schedule: {e}" if schedule is not None else str(e)) from e
 
 
+class _RBlockStream:
+    """The (b, b) blocks of R streamed through one or two staging tiles (blocked recurrence,
+    :mod:`taihu.backends.model.lstm_plan` "Blocked recurrence"). ``order`` lists a time step's
+    blocks (gate j, output block n, K block k) in the order :meth:`gemm` consumes them; with two
+    staging tiles, block i+1's load is issued before block i's conversion and mesh GEMM, so its
+    DMA overlaps them (tile-to-loop waits for a load just before the first op reading its tile)."""
+
+    def __init__(self, kb: KernelBuilder, rv: SSAValue, b: int, el: Attribute, conv: MapKind, double: bool,
+                 order: Sequence[tuple[int, int, int]]):
+        lay = gemm_operand_layouts("n", False, True)
+        self.kb, self.rv, self.b, self.conv, self.order = kb, rv, b, conv, list(order)
+        self.stage = [kb.alloc((b, b), el, lay["B"][0], name=f"r_s{i}") for i in range(2 if double else 1)]
+        self.r = kb.alloc((b, b), f64, lay["B"][0], layout=lay["B"][1], name="r")
+        self.i = 0
+
+    def _load(self, i: int) -> None:
+        j, n, k = self.order[i]
+        self.kb.load(self.rv, [j, n * self.b, k * self.b], [1, self.b, self.b], self.stage[i % len(self.stage)])
+
+    def start(self) -> None:
+        """At the top of a time step: the step's first block (into the first staging tile)."""
+        self.i = 0
+        if len(self.stage) == 2:
+            self._load(0)
+
+    def gemm(self, a: SSAValue, c: SSAValue, bp: int, block: tuple[int, int, int]) -> None:
+        """``c += a R_j[n, k]^T`` for the next block of ``order`` (which must be ``block``)."""
+        i = self.i
+        assert self.order[i] == block, (self.order[i], block)
+        if len(self.stage) == 2:
+            if i + 1 < len(self.order):
+                self._load(i + 1)
+        else:
+            self._load(i)
+        self.kb.map(self.conv, [self.stage[i % len(self.stage)]], self.r)
+        self.kb.insert(tile.GemmOp(a, self.r, c, bp, self.b, self.b, 4, trans_b=True))
+        self.i += 1
+
+
 class _RecurrentPattern(GraphToTilePattern):
     """LSTM and GRU: the input projection of every time step as one GEMM kernel."""
 
@@ -650,8 +698,11 @@ class LstmPattern(_RecurrentPattern):
       time step and gate j: gates_j = XW[t, :, j] and the mesh GEMM gates_j += h R_j^T
       (R_j = R[jH:(j+1)H] loaded once when the four fit in LDM, else streamed per step: L1333,
       it cannot be double-buffered then); then the cell in LDM (sigmoid/tanh/mul/add maps),
-      y[t] = h stored; y_h, y_c stored at the end. A hidden size whose state and one R_j do not
-      fit in LDM is a diagnostic.
+      y[t] = h stored; y_h, y_c stored at the end. When the plan has an ``r_block`` b (one R_j
+      does not fit beside the state, or the model finds the blocked form faster), R_j streams in
+      (b, b) blocks through two staging tiles and the state is kept in Hp/b column blocks
+      (:meth:`_blocked_recurrence`); a hidden size whose state alone does not fit is a
+      diagnostic.
     """
 
     @op_type_rewrite_pattern
@@ -702,6 +753,11 @@ class LstmPattern(_RecurrentPattern):
         c0 = kb.arg(self.view(rewriter, self.buffer(rewriter, op.initial_c), (batch, H)), "c0") if op.initial_c is not None else None
         lay = gemm_operand_layouts("n", False, True)
         conv = MapKind.CONVERT if dt == "f32" else MapKind.COPY
+        if lplan.r_block is not None:
+            self._blocked_recurrence(kb, lplan, (seq, Bp, Hp), el, conv, xwv, rv, (yv, yh, yc), (h0, c0))
+            kb.finish(rewriter)
+            self.replace(rewriter, op, [Y, YH, YC])
+            return
         h = kb.alloc((Bp, Hp), f64, lay["A"][0], name="h")
         c = kb.alloc((Bp, Hp), f64, lay["C"][0], name="c")
         gates = [kb.alloc((Bp, Hp), f64, lay["C"][0], name=f"g{j}") for j in range(4)]
@@ -751,6 +807,64 @@ class LstmPattern(_RecurrentPattern):
         self.replace(rewriter, op, [Y, YH, YC])
 
 
+    def _blocked_recurrence(self, kb: KernelBuilder, lplan: LstmPlan, dims: tuple[int, int, int], el: Attribute,
+                            conv: MapKind, xwv: SSAValue, rv: SSAValue, outs: tuple[SSAValue, SSAValue, SSAValue],
+                            init: tuple[SSAValue | None, SSAValue | None]) -> None:
+        """The recurrence with R_j streamed in (b, b) blocks (``lplan.r_block``; lstm_plan
+        "Blocked recurrence"): h, c and the new h as Hp/b column blocks of (Bp, b) fp64 tiles;
+        per step and output block n: per gate g_j = XW[t, :, j, n] + sum_k h_k R_j[n, k]^T (one
+        mesh GEMM per R block), the cell on block n into hn_n, y[t, :, n] stored; then h = hn."""
+        seq, Bp, Hp = dims
+        b = lplan.r_block
+        assert b is not None
+        nb = Hp // b
+        yv, yh, yc = outs
+        lay = gemm_operand_layouts("n", False, True)
+        hs = [kb.alloc((Bp, b), f64, lay["A"][0], name=f"h{n}") for n in range(nb)]
+        hn = [kb.alloc((Bp, b), f64, lay["A"][0], name=f"hn{n}") for n in range(nb)]
+        cs = [kb.alloc((Bp, b), f64, lay["C"][0], name=f"c{n}") for n in range(nb)]
+        gates = [kb.alloc((Bp, b), f64, lay["C"][0], name=f"g{j}") for j in range(4)]
+        tmp = kb.alloc((Bp, b), f64, lay["C"][0], name="tmp")
+        s32 = kb.alloc((Bp, b), el, lay["C"][0], double=True, name="s")
+        order = [(j, n, k) for n in range(nb) for j in range(4) for k in range(nb)]
+        stream = _RBlockStream(kb, rv, b, el, conv, lplan.double_r, order)
+        for sts, src in ((hs, init[0]), (cs, init[1])):
+            for n, st in enumerate(sts):
+                if src is None:
+                    kb.map(MapKind.FILL, [], st, value=0.0)
+                else:
+                    kb.load(src, [0, n * b], [Bp, b], s32)
+                    kb.map(conv, [s32], st)
+        with kb.loop(0, seq, 1, "t") as t:
+            stream.start()
+            for n in range(nb):
+                for j, g in enumerate(gates):
+                    kb.load(xwv, [t, 0, j, n * b], [1, Bp, 1, b], s32)
+                    kb.map(conv, [s32], g)
+                    for k in range(nb):
+                        stream.gemm(hs[k], g, Bp, (j, n, k))
+                gi, go, gf, gc = gates
+                c = cs[n]
+                kb.map(MapKind.SIGMOID, [gi], gi)
+                kb.map(MapKind.SIGMOID, [go], go)
+                kb.map(MapKind.SIGMOID, [gf], gf)
+                kb.map(MapKind.TANH, [gc], gc)
+                kb.map(MapKind.MUL, [gf, c], c)  # c = f*c + i*g
+                kb.map(MapKind.MUL, [gi, gc], tmp)
+                kb.map(MapKind.ADD, [c, tmp], c)
+                kb.map(MapKind.TANH, [c], tmp)  # h = o * tanh(c)
+                kb.map(MapKind.MUL, [go, tmp], hn[n])
+                kb.map(conv, [hn[n]], s32)
+                kb.store(s32, yv, [t, 0, n * b], [1, Bp, b])
+            for n in range(nb):
+                kb.map(MapKind.COPY, [hn[n]], hs[n])
+        for n in range(nb):
+            kb.map(conv, [hs[n]], s32)
+            kb.store(s32, yh, [0, n * b], [Bp, b])
+            kb.map(conv, [cs[n]], s32)
+            kb.store(s32, yc, [0, n * b], [Bp, b])
+
+
 class GruPattern(_RecurrentPattern):
     """``graph.gru`` (ONNX, forward, z/r/h gates) -> two kernels, as :class:`LstmPattern`:
 
@@ -761,8 +875,9 @@ class GruPattern(_RecurrentPattern):
       zero padding stays zero: z = 1/2, h~ = 0). Per step: g_z = XW[t, z] + h R_z^T and g_r likewise
       (mesh GEMMs), sigmoids; ``linear_before_reset=0``: g_h = XW[t, h] + (r * h) R_h^T, else
       g_h = XW[t, h] + r * (h R_h^T + Rbh); h~ = tanh(g_h); h = h~ + z * (h - h~); y[t] = h.
-      The three R_j stay in LDM when they fit, else each is streamed per step; a hidden size
-      whose state and one R_j do not fit is a diagnostic.
+      The three R_j stay in LDM when they fit, else each is streamed per step, else in the
+      largest (b, b) blocks that fit (:meth:`_blocked_recurrence`); a hidden size whose state
+      alone does not fit is a diagnostic.
     """
 
     @op_type_rewrite_pattern
@@ -782,9 +897,14 @@ class GruPattern(_RecurrentPattern):
         r_bytes = per_cpe_bytes(Hp, Hp)
         budget = self.state.ldm_budget
         hoist_r = state + 4 * r_bytes <= budget  # three R_j + their f32/f64 staging tile
-        if not hoist_r and state + 2 * r_bytes > budget:
-            raise self.fail(op, f"hidden_size {H}: the LDM-resident recurrence (h, gates and one R_j of {Hp}x{Hp}) "
-                                f"needs {state + 2 * r_bytes} B per CPE > {budget}")
+        block: tuple[int, bool] | None = None
+        if not hoist_r and state + 2 * r_bytes > budget:  # R_j in (b, b) blocks (lstm_plan "Blocked recurrence")
+            tiles = BlockedTiles(4, 2, Hp * (8 + eb) if lbr and op.b is not None else 0)
+            block = pick_r_block(Bp, Hp, eb, tiles, budget)
+            if block is None:
+                raise self.fail(op, f"hidden_size {H}: the LDM-resident recurrence state (h, the z and r gates and "
+                                    f"{'the new h' if lbr else 'r*h'}, fp64 {Bp}x{Hp} each, with 128x128 R blocks) "
+                                    f"needs {blocked_bytes(Bp, Hp, 128, eb, tiles, False)} B per CPE > {budget}")
         R = self.buffer(rewriter, op.r)
         Y = self.alloc_like(rewriter, op.y, name)
         YH = self.alloc_like(rewriter, op.y_h, f"{name}_h")
@@ -813,6 +933,12 @@ class GruPattern(_RecurrentPattern):
               if op.initial_h is not None else None)
         lay = gemm_operand_layouts("n", False, True)
         conv = MapKind.CONVERT if dt == "f32" else MapKind.COPY
+        if block is not None:
+            self._blocked_recurrence(kb, block, (seq, Bp, Hp, lbr), el, conv, xwv, rv, (yv, yh), h0,
+                                     kb.arg(rbh, "rbh") if rbh is not None else None)
+            kb.finish(rewriter)
+            self.replace(rewriter, op, [Y, YH])
+            return
         h = kb.alloc((Bp, Hp), f64, lay["A"][0], name="h")
         rh = kb.alloc((Bp, Hp), f64, lay["A"][0], name="rh") if not lbr else None
         gz, gr, gh, tmp = (kb.alloc((Bp, Hp), f64, lay["C"][0], name=n) for n in ("gz", "gr", "gh", "tmp"))
@@ -871,6 +997,84 @@ class GruPattern(_RecurrentPattern):
         kb.store(s32, yh, [0, 0], [Bp, Hp])
         kb.finish(rewriter)
         self.replace(rewriter, op, [Y, YH])
+
+    def _blocked_recurrence(self, kb: KernelBuilder, block: tuple[int, bool], dims: tuple[int, int, int, bool],
+                            el: Attribute, conv: MapKind, xwv: SSAValue, rv: SSAValue, outs: tuple[SSAValue, SSAValue],
+                            h0: SSAValue | None, rbh: SSAValue | None) -> None:
+        """The recurrence with R_j streamed in (b, b) blocks (``block`` = (b, two staging
+        tiles); lstm_plan "Blocked recurrence"): h, the z and r gates and r*h (lbr = 0) or the
+        new h (lbr = 1) as Hp/b column blocks of (Bp, b) fp64 tiles. Per step: for every output
+        block n, g_z and g_r = XW + sum_k h_k R_{z,r}[n, k]^T and their sigmoids; then per block n
+        g_h = XW[t, h, n] + sum_k (r*h)_k R_h[n, k]^T (lbr = 0; h_n updated in place, no later
+        GEMM reads h) or + r_n * (sum_k h_k R_h[n, k]^T + Rbh_n) (lbr = 1, into hn_n, copied to h
+        after the last block), the update and y[t, :, n] stored."""
+        seq, Bp, Hp, lbr = dims
+        b, double = block
+        nb = Hp // b
+        yv, yh = outs
+        lay = gemm_operand_layouts("n", False, True)
+        hs = [kb.alloc((Bp, b), f64, lay["A"][0], name=f"h{n}") for n in range(nb)]
+        gz = [kb.alloc((Bp, b), f64, lay["C"][0], name=f"gz{n}") for n in range(nb)]
+        gr = [kb.alloc((Bp, b), f64, lay["C"][0], name=f"gr{n}") for n in range(nb)]
+        other = [kb.alloc((Bp, b), f64, lay["A"][0], name=f"{'hn' if lbr else 'rh'}{n}") for n in range(nb)]
+        gh = kb.alloc((Bp, b), f64, lay["C"][0], name="gh")
+        tmp = kb.alloc((Bp, b), f64, lay["C"][0], name="tmp")
+        s32 = kb.alloc((Bp, b), el, lay["C"][0], double=True, name="s")
+        order = ([(j, n, k) for n in range(nb) for j in (0, 1) for k in range(nb)]
+                 + [(2, n, k) for n in range(nb) for k in range(nb)])
+        stream = _RBlockStream(kb, rv, b, el, conv, double, order)
+        rbs: list[SSAValue] = []
+        if rbh is not None:
+            rb_s = kb.alloc((1, b), el, tile.Dist.REP, name="rbh_s")
+            for n in range(nb):
+                rbs.append(kb.alloc((1, b), f64, tile.Dist.REP, name=f"rbh{n}"))
+                kb.load(rbh, [0, n * b], [1, b], rb_s)
+                kb.map(conv, [rb_s], rbs[n])
+        for n, st in enumerate(hs):
+            if h0 is None:
+                kb.map(MapKind.FILL, [], st, value=0.0)
+            else:
+                kb.load(h0, [0, n * b], [Bp, b], s32)
+                kb.map(conv, [s32], st)
+        with kb.loop(0, seq, 1, "t") as t:
+            stream.start()
+            for n in range(nb):
+                for j, g in ((0, gz[n]), (1, gr[n])):
+                    kb.load(xwv, [t, 0, j, n * b], [1, Bp, 1, b], s32)
+                    kb.map(conv, [s32], g)
+                    for k in range(nb):
+                        stream.gemm(hs[k], g, Bp, (j, n, k))
+                    kb.map(MapKind.SIGMOID, [g], g)
+            if not lbr:
+                for n in range(nb):
+                    kb.map(MapKind.MUL, [gr[n], hs[n]], other[n])
+            for n in range(nb):
+                kb.load(xwv, [t, 0, 2, n * b], [1, Bp, 1, b], s32)
+                kb.map(conv, [s32], gh)
+                if not lbr:  # g_h += (r * h) R_h^T
+                    for k in range(nb):
+                        stream.gemm(other[k], gh, Bp, (2, n, k))
+                else:  # g_h += r * (h R_h^T + Rbh)
+                    kb.map(MapKind.FILL, [], tmp, value=0.0)
+                    for k in range(nb):
+                        stream.gemm(hs[k], tmp, Bp, (2, n, k))
+                    if rbs:
+                        kb.map(MapKind.ADD, [tmp, rbs[n]], tmp)
+                    kb.map(MapKind.MUL, [gr[n], tmp], tmp)
+                    kb.map(MapKind.ADD, [gh, tmp], gh)
+                kb.map(MapKind.TANH, [gh], gh)
+                dst = other[n] if lbr else hs[n]
+                kb.map(MapKind.SUB, [hs[n], gh], tmp)  # h = h~ + z * (h - h~)
+                kb.map(MapKind.MUL, [gz[n], tmp], tmp)
+                kb.map(MapKind.ADD, [gh, tmp], dst)
+                kb.map(conv, [dst], s32)
+                kb.store(s32, yv, [t, 0, n * b], [1, Bp, b])
+            if lbr:
+                for n in range(nb):
+                    kb.map(MapKind.COPY, [other[n]], hs[n])
+        for n in range(nb):
+            kb.map(conv, [hs[n]], s32)
+            kb.store(s32, yh, [0, n * b], [Bp, b])
 
 
 def patterns(state: LoweringState) -> list[RewritePattern]:
