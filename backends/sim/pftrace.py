@@ -72,6 +72,9 @@ _CHUNK = 1 << 16  # packets serialized per write
 # argument value kinds of the per-slice argument tuples (name iid, kind, value)
 _INT, _STR, _PTR = 0, 1, 2
 
+#: slices of one kind being assembled: lane, start, end (cycles), names, argument tuples
+_Part = tuple[np.ndarray, np.ndarray, np.ndarray, list[str], list[tuple]]
+
 _CPE_LIST = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
@@ -401,10 +404,12 @@ class _Writer:
         kinds = {s: ("dma" if s.startswith("dma ") else "stall" if s == "rlc stall" else
                      "barrier" if s.startswith("barrier") else "end" if s == "end" else "run")
                  for s in set(g_names)}
-        u = {s: (self._iid(self.names, s), self._iid(self.cats, k), k == "dma", k == "run")
-             for s, k in kinds.items()}
-        per = np.array(list(map(u.__getitem__, g_names)), dtype=np.int64).reshape(g, 4)
-        names, cat, is_dma, is_run = per[:, 0], per[:, 1], per[:, 2], per[:, 3].astype(bool)
+        distinct = list(kinds)
+        which = np.fromiter(map({s: i for i, s in enumerate(distinct)}.__getitem__, g_names), dtype=np.int64, count=g)
+        names = np.asarray([self._iid(self.names, s) for s in distinct], dtype=np.int64)[which]
+        cat = np.asarray([self._iid(self.cats, kinds[s]) for s in distinct], dtype=np.int64)[which]
+        is_dma = np.asarray([kinds[s] == "dma" for s in distinct])[which]
+        is_run = np.asarray([kinds[s] == "run" for s in distinct])[which]
         part = g_lane * 2 + is_dma
         rows = lane_rows(part, g_t0, g_t1)
         tracks = self._lane_tracks(self.g_cpe, "cpe", part, rows,
@@ -474,7 +479,8 @@ class _Writer:
         alone = self.own[cpe]
         each = np.flatnonzero(alone)
         rest = np.flatnonzero(~alone)
-        parts = [(bus[each], t0[each], t1[each], [e[3] for e in ev.take(each)], [one(i) for i in each.tolist()])]
+        parts: list[_Part] = [(bus[each], t0[each], t1[each], [e[3] for e in ev.take(each)],
+                               [one(i) for i in each.tolist()])]
         if len(rest):
             order, starts, p_bus, p_t0, p_t1 = _busy(bus[rest], t0[rest], t1[rest])
             k = np.diff(np.append(starts, len(rest))).tolist()
@@ -517,7 +523,7 @@ class _Writer:
             alone = np.zeros(n, dtype=bool)
         each = np.flatnonzero(alone)
         rest = np.flatnonzero(~alone)
-        parts = [(lane[each], t0[each], t1[each], [e[3] for e in ev.take(each)],
+        parts: list[_Part] = [(lane[each], t0[each], t1[each], [e[3] for e in ev.take(each)],
                   [((a_msgs, _INT, k),) for k in msgs[each].tolist()])]
         if len(rest):
             order, starts, p_lane, p_t0, p_t1 = _busy(lane[rest], t0[rest], t1[rest])
