@@ -174,25 +174,28 @@ def _blocked_plans(s: LstmShape, budget: int) -> list[tuple[int, bool]]:
 
 def lstm_model_plan(s: LstmShape, machine: Machine, budget: int, name: str = "lstm_x") -> LstmPlan:
     """The model's pick: :func:`~taihu.backends.model.conv.plan_gemm` for XW, R hoisted when it
-    fits; else the faster by :func:`lstm_cycles` of R_j streamed whole per step and gate (when
-    one fits; kept on a tie) and streamed in the largest blocks that fit (module section "Blocked
-    recurrence"; with two staging tiles the next block's DMA overlaps the GEMM, so H = 384 is
-    blocked: r_block = 384). ``IllegalSchedule`` (a ``ValueError``) when not even the state with
+    fits; else, when one R_j fits, the faster by :func:`lstm_cycles` of R_j streamed whole per
+    step and gate (kept on a tie) and the one-block form ``r_block = Hp`` with two staging tiles
+    (the same GEMMs, the next R_j's DMA overlapping the GEMM: H = 384 at batch 1, swsim 373 333
+    instead of 516 949 cycles for 2 steps); smaller blocks are not candidates then, the model's
+    GEMM at peak overrates them (batch 40, H = 300: r_block = 128 modelled 378 688 < 593 682, but
+    simulated 847 633 > 804 888). Else R_j streams in the largest blocks that fit (module section
+    "Blocked recurrence"). ``IllegalSchedule`` (a ``ValueError``) when not even the state with
     128x128 R blocks fits."""
     xw = plan_gemm(s.xw, machine, name=name)
     if s.recurrence_bytes(True) <= budget:
         return LstmPlan(xw, True)
     bp, hp = s.padded
+    if s.recurrence_bytes(False) <= budget:
+        whole = LstmPlan(xw, False)
+        if blocked_bytes(bp, hp, hp, s.elem_bytes, LSTM_TILES, True) > budget:
+            return whole
+        one = LstmPlan(xw, False, hp, True)
+        return one if lstm_cycles(one, s, machine) < lstm_cycles(whole, s, machine) else whole
     pick = pick_r_block(bp, hp, s.elem_bytes, LSTM_TILES, budget)
-    whole = LstmPlan(xw, False) if s.recurrence_bytes(False) <= budget else None
     if pick is None:
-        if whole is None:
-            raise _state_too_large(s, budget)
-        return whole
-    blocked = LstmPlan(xw, False, *pick)
-    if whole is not None and lstm_cycles(whole, s, machine) <= lstm_cycles(blocked, s, machine):
-        return whole
-    return blocked
+        raise _state_too_large(s, budget)
+    return LstmPlan(xw, False, *pick)
 
 
 def lstm_space(s: LstmShape, machine: Machine, budget: int, name: str = "lstm_x") -> Iterator[LstmPlan]:

@@ -39,6 +39,10 @@ def test_model_streams_r_in_blocks_when_one_r_j_does_not_fit() -> None:
     assert (p.hoist_r, p.r_block, p.double_r) == (False, 384, True)
     whole = dataclasses.replace(p, r_block=None, double_r=False)
     assert lstm_cycles(p, h384, MACHINE) < lstm_cycles(whole, h384, MACHINE)
+    # batch 40: the one-block form does not fit with two staging tiles; smaller blocks are not
+    # candidates while one R_j fits (swsim: r_block = 128 is slower), so R_j streams whole
+    p40 = lstm_model_plan(LstmShape(3, 40, 50, 300, "f32", True), MACHINE, BUDGET)
+    assert (p40.hoist_r, p40.r_block) == (False, None)
     for hidden in (512, 1000, 1024):  # one R_j does not fit: 256x256 blocks, two staging tiles
         s = LstmShape(2, 2, 8, hidden, "f32", True)
         p = lstm_model_plan(s, MACHINE, BUDGET)
