@@ -79,6 +79,7 @@ __all__ = [
     "AddOp",
     "AvgPoolOp",
     "BatchNormOp",
+    "CastOp",
     "ClipOp",
     "ConcatOp",
     "ConstantOp",
@@ -1040,6 +1041,39 @@ class DropoutOp(_UnaryFloatOp):
         super().verify_()
         if not 0.0 <= self.ratio < 1.0:
             raise _fail(self.name, f"ratio (={self.ratio}) must be in [0, 1)")
+
+
+@irdl_op_definition
+class CastOp(GraphOperation):
+    """``graph.cast``: the input converted to the result's float element type, same shape
+    (``numpy.ndarray.astype``: round to nearest even when narrowing; f16 <-> f32 <-> f64).
+
+    The ONNX frontend puts one at each float16 graph input (f16 -> f32) and output (f32 -> f16):
+    float16 models are stored in f16 at their boundary and computed in f32 ("f16 storage, f32
+    compute"). ``convert-graph-to-tile`` lowers exactly those boundary casts (the conversion is
+    the host's, see :mod:`taihu.passes.conversion.graph_to_tile.cast`)::
+
+        %x32 = graph.cast %x : tensor<1x3x8x8xf16> -> tensor<1x3x8x8xf32>
+    """
+
+    name = "graph.cast"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = _UNARY_FORMAT
+
+    def __init__(self, input: SSAValue | Operation, element_type: Attribute):
+        input = SSAValue.get(input)
+        t = _float_tensor(self.name, "input", input.type)
+        super().__init__(operands=[input], result_types=[TensorType(element_type, _shape(t))])
+
+    def infer_result_types(self) -> tuple[TensorType, ...]:
+        x = _float_tensor(self.name, "input", self.input.type)
+        r = _float_tensor(self.name, "result", self.result.type)
+        if x.element_type == r.element_type:
+            raise _fail(self.name, f"input and result have the same element type {r.element_type}: nothing to cast")
+        return (TensorType(r.element_type, _shape(x)),)
 
 
 # --------------------------------------------------------------------------------------------
@@ -2062,6 +2096,7 @@ Graph = Dialect(
         UnsqueezeOp,
         PadOp,
         DropoutOp,
+        CastOp,
         LayoutTransformOp,
         LSTMOp,
         GRUOp,

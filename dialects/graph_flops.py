@@ -157,6 +157,7 @@ _RULES: dict[type[Operation], Callable] = {
     graph.PadOp: _ZERO,
     graph.LayoutTransformOp: _ZERO,
     graph.DropoutOp: _ZERO,
+    graph.CastOp: _ZERO,  # a conversion, no arithmetic (f16 boundary casts: done by the host)
 }
 
 #: the graph op classes :func:`useful_flops` has a rule for

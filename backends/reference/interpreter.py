@@ -127,6 +127,12 @@ class GraphFunctions(InterpreterFunctions):
     def run_dropout(self, interpreter: Interpreter, op: graph.DropoutOp, args: PythonValues):
         return _checked(op, K.dropout(args[0], ratio=op.ratio))
 
+    @impl(graph.CastOp)
+    def run_cast(self, interpreter: Interpreter, op: graph.CastOp, args: PythonValues):
+        ty = op.result.type
+        assert isinstance(ty, TensorType)
+        return _checked(op, K.cast(args[0], element_dtype(ty.element_type)))
+
     # ------------------------------------------------------------------ pools / normalization
 
     @impl(graph.MaxPoolOp)

@@ -44,6 +44,7 @@ __all__ = [
     "add",
     "avg_pool",
     "batch_norm",
+    "cast",
     "clip",
     "concat",
     "conv2d",
@@ -361,6 +362,13 @@ def dropout(x: np.ndarray, *, ratio: float = 0.5) -> np.ndarray:
     """Inference-mode Dropout: the identity (``ratio`` is ignored)."""
     del ratio
     return x
+
+
+def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x`` converted to the float ``dtype`` (round to nearest even when narrowing, as numpy and
+    IEEE 754: f32 -> f16 overflows to inf beyond 65504)."""
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
 
 
 # --------------------------------------------------------------------------------------------
