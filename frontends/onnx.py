@@ -28,6 +28,13 @@ convolution with the flipped weight; pads explicit or from output_shape / auto_p
 matrices; nearest integer upsampling: a broadcast multiply),
 Squeeze (a reshape view), Gather at constant indices (crops of the index runs, concatenated).
 
+float16 models are stored in f16 and computed in f32: f16 initializers and other compile-time
+values become f32 constants at import (exactly: every f16 is an f32), each f16 graph input is an
+f16 function argument followed by ``graph.cast`` to f32, and each graph output the model declares
+f16 is a ``graph.cast`` of the f32 result to f16 (round to nearest even). So the function
+signature keeps the model's f16 types, everything between is f32, and the results are rounded to
+f16 once, where onnxruntime may round after every node (hence f16 tolerances when comparing).
+
 Shape sub-graphs (the exporters' ``Shape -> Gather -> Unsqueeze -> Concat -> Reshape``, int64
 ``Mul``/``Div``, ``Slice``/``Squeeze``/``Cast``/``Expand``/``Equal``/``Where``/``Mod``/``Range`` on
 shape values, any opset onnx knows): a node whose inputs are all compile-time values (for
@@ -358,7 +365,7 @@ class _Importer:
         init_names = set()
         for init in g.initializer:
             init_names.add(init.name)
-            self.consts[init.name] = _tensor_to_array(init)
+            self.consts[init.name] = _compute_array(_tensor_to_array(init))
         for sp in g.sparse_initializer:
             raise OnnxImportError(f"sparse initializer '{sp.values.name}' is not supported")
 
@@ -368,7 +375,7 @@ class _Importer:
                 raise OnnxImportError(
                     f"constant_inputs names '{cname}', which is not a graph input"
                 )
-            self.consts[cname] = np.asarray(cval)
+            self.consts[cname] = _compute_array(np.asarray(cval))
         arg_types: list[TensorType] = []
         arg_names: list[str] = []
         for vi in g.input:
@@ -384,6 +391,10 @@ class _Importer:
         for name, arg in zip(arg_names, self.block.args):
             self.values[name] = arg
             arg.name_hint = _hint(name)
+            if isinstance(arg.type, TensorType) and arg.type.element_type == f16:  # f16 storage, f32 compute
+                cast = self.emit(graph.CastOp(arg, f32)).results[0]
+                cast.name_hint = _hint(name) + "_f32"
+                self.values[name] = cast
 
         self.consumed = frozenset(
             [n for node in g.node for n in node.input if n] + [o.name for o in g.output]
@@ -398,6 +409,10 @@ class _Importer:
             if not self.has(vi.name):
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
             v = self.value(None, vi.name)
+            if (vi.type.tensor_type.elem_type == TensorProto.FLOAT16 and isinstance(v.type, TensorType)
+                    and v.type.element_type != f16):
+                v = self.emit(graph.CastOp(v, f16)).results[0]  # back to the model's f16 storage
+                v.name_hint = _hint(vi.name)
             results.append(v)
             declared = _value_info_type_or_none(vi)
             if declared is not None and declared != v.type:
@@ -524,7 +539,7 @@ class _Importer:
                 continue
             oname = node.output[i]
             if isinstance(out, np.ndarray):
-                self.consts[oname] = out
+                out = self.consts[oname] = _compute_array(out)
                 got_shape, got_elem = out.shape, _NP_TO_ELEM.get(out.dtype)
             else:
                 self.values[oname] = out
@@ -535,7 +550,7 @@ class _Importer:
             decl = self.declared.get(oname)
             if decl is not None:
                 elem_type, shape = decl
-                want_elem = _ELEM_TYPES.get(elem_type)
+                want_elem = _COMPUTE_ELEM.get(_ELEM_TYPES.get(elem_type), _ELEM_TYPES.get(elem_type))
                 if want_elem is not None and got_elem is not None and want_elem != got_elem:
                     raise ctx.error(
                         f"output '{oname}' has element type {got_elem} but the model declares"
@@ -549,6 +564,15 @@ class _Importer:
         for i in range(len(outs), len(node.output)):
             if ctx.output_used(i):
                 raise ctx.error(f"optional output {i} ('{node.output[i]}') is not supported")
+
+
+_COMPUTE_ELEM = {f16: f32}
+"""Element type a model's tensors of a storage type are computed in (f16 storage, f32 compute)."""
+
+
+def _compute_array(arr: np.ndarray) -> np.ndarray:
+    """A compile-time value in its compute type: float16 becomes float32 (exactly)."""
+    return arr.astype(np.float32) if arr.dtype == np.float16 else arr
 
 
 def _fmt(shape: Sequence[int]) -> str:

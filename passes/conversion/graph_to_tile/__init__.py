@@ -51,6 +51,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from taihu.dialects import graph
+from taihu.passes.conversion.graph_to_tile.cast import lower_boundary_casts
 from taihu.passes.conversion.graph_to_tile.common import (
     LDM_RESERVE,
     LoweringState,
@@ -101,6 +102,7 @@ class ConvertGraphToTilePass(ModulePass):
             raise PassFailedException(f"convert-graph-to-tile: {e}") from None
         funcs = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         for f in funcs:
+            lower_boundary_casts(f)  # f16 arguments / results: the host's conversions (.cast)
             _bufferize_signature(f)
         try:
             PatternRewriteWalker(

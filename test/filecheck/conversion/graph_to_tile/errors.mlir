@@ -24,7 +24,7 @@ func.func @main(%x: tensor<4x4xf16> {graph.name = "x"}) -> (tensor<4x4xf16> {gra
   %r = graph.relu %x : tensor<4x4xf16> -> tensor<4x4xf16>
   func.return %r : tensor<4x4xf16>
 }
-// CHECK: convert-graph-to-tile: argument: element type f16 is not supported (f32 or f64 only)
+// CHECK: convert-graph-to-tile: @main argument 0 is f16 and read by graph.relu: an f16 argument must be read only by graph.cast to f32 or f64
 
 // -----
 
