@@ -175,13 +175,11 @@ def admissible_shapes() -> list[tuple[int, int, int]]:
     return out
 
 
-def primitive_sweep(n_shapes: int, seed: int,
-                    pool: list[tuple[int, int, int]] | None = None) -> tuple[list[tuple], float]:
-    """Simulate the mesh GEMM primitive on ``n_shapes`` seeded LDM-resident (M, N, K) shapes
-    (three fixed ones included) drawn from ``pool`` (default: M 128 or 256, N <= 256, K a
-    multiple of 16, 1304 shapes; :func:`admissible_shapes` for the spec's whole set); rows
-    ``(M, N, K, cycles, GFLOPS, % peak, RLC messages)`` sorted by K, and the wall seconds."""
-    gen = _gen()
+def primitive_shapes(n_shapes: int, seed: int,
+                     pool: list[tuple[int, int, int]] | None = None) -> list[tuple[int, int, int]]:
+    """``n_shapes`` seeded LDM-resident (M, N, K) shapes (three fixed ones included) drawn from
+    ``pool`` (default: M 128 or 256, N <= 256, K a multiple of 16, 1304 shapes;
+    :func:`admissible_shapes` for the spec's whole set), sorted by K."""
     rng = np.random.default_rng(seed)
     shapes = set()
     if pool is None:
@@ -190,12 +188,27 @@ def primitive_sweep(n_shapes: int, seed: int,
     shapes.update([(128, 128, 1664), (128, 128, 16), (256, 64, 512)])
     while len(shapes) < min(n_shapes, len(cands)):
         shapes.add(cands[int(rng.integers(len(cands)))])
+    return sorted(shapes, key=lambda s: (s[2], s[0], s[1]))
+
+
+def simulate_primitives(shapes: list[tuple[int, int, int]]) -> list[tuple]:
+    """Simulate the mesh GEMM primitive (``examples/sw/mesh_gemm.py``) on each shape; rows
+    ``(M, N, K, cycles, GFLOPS, % peak, RLC messages)``."""
+    gen = _gen()
     rows = []
-    t0 = time.perf_counter()
-    for (m, n, k) in sorted(shapes, key=lambda s: (s[2], s[0], s[1])):
+    for (m, n, k) in shapes:
         res = simulate(_parse(gen.mesh_gemm_mlir(m, n, k)))
         g = next(x for x in res.report["kernels"] if x["name"] == "gemm")
         rows.append((m, n, k, g["cycles"], g["gflops"], g["percent_of_peak"], g["rlc_messages"]))
+    return rows
+
+
+def primitive_sweep(n_shapes: int, seed: int,
+                    pool: list[tuple[int, int, int]] | None = None) -> tuple[list[tuple], float]:
+    """:func:`simulate_primitives` on :func:`primitive_shapes`; the rows and the wall seconds."""
+    shapes = primitive_shapes(n_shapes, seed, pool)
+    t0 = time.perf_counter()
+    rows = simulate_primitives(shapes)
     return rows, time.perf_counter() - t0
 
 
