@@ -566,7 +566,7 @@ class _Importer:
                 raise ctx.error(f"optional output {i} ('{node.output[i]}') is not supported")
 
 
-_COMPUTE_ELEM = {f16: f32}
+_COMPUTE_ELEM: dict[Any, Any] = {f16: f32}
 """Element type a model's tensors of a storage type are computed in (f16 storage, f32 compute)."""
 
 
@@ -940,18 +940,18 @@ def _resize_plan(imp: _Importer, ctx: _NodeCtx, xs: Sequence[int]) -> tuple[list
     if policy not in ("stretch", "not_larger", "not_smaller"):
         raise ctx.error(f"keep_aspect_ratio_policy='{policy}' is not stretch, not_larger or not_smaller")
     if sizes_in:
-        for a, v in zip(axes, given):
-            out[a], scales[a] = v, v / xs[a]
+        for a, size in zip(axes, given):
+            out[a], scales[a] = size, size / xs[a]
         if policy != "stretch":
             pick = min if policy == "not_larger" else max
             common = pick(scales[a] for a in axes)
             for a in axes:
                 scales[a], out[a] = common, int(common * xs[a] + 0.5)
     else:
-        for a, v in zip(axes, given_f):
-            if not v > 0:
+        for a, sc in zip(axes, given_f):
+            if not sc > 0:
                 raise ctx.error(f"scales {given_f}: every scale must be positive")
-            scales[a], out[a] = v, int(math.floor(v * xs[a]))
+            scales[a], out[a] = sc, int(math.floor(sc * xs[a]))
     if any(o < 1 for o in out):
         raise ctx.error(f"output shape {_fmt(out)} is empty: empty tensors are not supported")
     return out, scales
@@ -1005,10 +1005,10 @@ def _resize(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
             and np.array_equal(a_w, np.repeat(np.eye(w), sw, axis=0))):
         if (sh, sw) == (1, 1):
             return [x]
-        v = imp.emit(graph.ReshapeOp(x, (n, c, h, 1, w, 1))).results[0]
+        u = imp.emit(graph.ReshapeOp(x, (n, c, h, 1, w, 1))).results[0]
         ones = np.ones((1, 1, 1, sh, 1, sw), dtype=dt)
-        v = imp.emit(graph.MulOp(v, imp.emit(graph.constant(ones, name_hint="ones")).results[0])).results[0]
-        return [imp.emit(graph.ReshapeOp(v, (n, c, h * sh, w * sw))).results[0]]
+        u = imp.emit(graph.MulOp(u, imp.emit(graph.constant(ones, name_hint="ones")).results[0])).results[0]
+        return [imp.emit(graph.ReshapeOp(u, (n, c, h * sh, w * sw))).results[0]]
     eye_h = out[2] == h and np.array_equal(a_h, np.eye(h))
     eye_w = out[3] == w and np.array_equal(a_w, np.eye(w))
     planes = n * c
