@@ -21,8 +21,10 @@ pointers included) equals the true state at its spawn, or simulated in this proc
 workers add are records made in advance: :class:`Speculator` predicts the start state of the
 coming launches and has the workers simulate ``(launch class, predicted start state)`` pairs;
 when the host reaches a launch, a worker record made from exactly its start state becomes a memo
-record and is replayed (``Speculator.fill``), one still running is waited for, anything else is
-simulated here as without workers. A wrong prediction costs worker time, never exactness.
+record and is replayed (``Speculator.fill``); one still running is waited for (the host runs
+queued jobs itself meanwhile), anything else is simulated here as without workers. A wrong
+prediction costs worker time, never exactness. ``taihu-run --workers N`` counts this process as
+one of the N: its embedded cluster has N - 1 workers.
 
 Predictions come from what the records showed: per launch class and bus, the end pointer of
 every start pointer simulated so far; a bus that ended on one pointer from every start seen is
@@ -31,7 +33,8 @@ served in an order their own timing fixes), one whose end pointer always equalle
 pointer is assumed to pass any pointer through (im2col and relayout kernels: every CPE moves the
 same data, a whole round-robin turn), and a bus of a class not simulated yet is assumed to pass
 its pointer through. The speculator keeps up to ``window`` simulations queued or running, the
-earliest launches first, and re-predicts whenever a record arrives or the host reaches a launch.
+earliest launches first (``window``: two per worker and one for the host), and re-predicts
+whenever a record arrives or the host reaches a launch.
 
 **What a worker receives** (:class:`LaunchJob`, pickled): the compiled kernel
 (:func:`program_bytes`: ``KernelProgram`` records without the xDSL op; ~50 kB on ResNet-50,
@@ -72,7 +75,7 @@ __all__ = ["LaunchJob", "LaunchOutcome", "HostView", "Speculator", "simulate_lau
 
 log = logging.getLogger(__name__)
 
-#: simulations a :class:`Speculator` keeps queued or running per worker
+#: simulations a :class:`Speculator` keeps queued or running per worker (plus one)
 DEFAULT_WINDOW = 2
 
 # -- kernels as bytes ---------------------------------------------------------------------------
@@ -236,16 +239,28 @@ class _Launch:
 
 
 @dataclass
+class _Job:
+    """A submitted :class:`LaunchJob`: its future, the job (the host may run it itself) and the
+    position of the launch it was predicted for (the earliest first)."""
+
+    future: Any
+    job: LaunchJob
+    position: int
+    guessed: bool  # the predicted start state relies on a kernel not simulated yet
+
+
+@dataclass
 class SpeculatorStats:
     """Counters of one run (logged at debug level by :meth:`Speculator.close`)."""
 
     submitted: int = 0
-    used: int = 0  # launches replayed from a worker's record
+    used: int = 0  # launches replayed from a worker's (or the host's speculative) record
     waited: float = 0.0  # seconds the host waited for a worker
-    local: int = 0  # memoisable launches the host simulated itself (no record in time)
+    local: int = 0  # memoisable launches the host simulated in place (no record in time)
+    taken: int = 0  # queued jobs the host ran itself while it waited
     cancelled: int = 0
-    worker_seconds: float = 0.0
-    unused: int = 0  # worker records never replayed
+    job_seconds: float = 0.0  # summed over every finished job
+    unused: int = 0  # records never replayed
     failed: int = 0
 
 
@@ -253,32 +268,33 @@ class Speculator:
     """Simulates a run's launches ahead of the host on a Dask ``client`` (module docstring).
 
     Created by ``simulate`` before the host program runs, once the globals are allocated;
-    ``fill`` is called at each memoised spawn, ``close`` at the end (cancels what is left)."""
+    ``fill`` is called at each memoised spawn, ``close`` at the end (cancels what is left).
+    ``window``: jobs kept queued or running (default :data:`DEFAULT_WINDOW` per worker, plus one
+    for the host)."""
 
     def __init__(self, client: Any, eng: Engine, host: HostView, lockstep: bool | None,
                  window: int | None = None) -> None:
         self.client = client
         self.eng = eng
         self.lockstep = lockstep
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
-        self.window = window or DEFAULT_WINDOW * n_workers
+        n_workers = len(client.scheduler_info().get("workers", {}))
+        self.window = window or DEFAULT_WINDOW * max(1, n_workers) + 1
         m = eng.machine
         self.machine = machine_to_dict(m)
         self.machine_source = m.source
         self.bus_size = list(eng.dma.bus_size)
-        self.initial = tuple(b.last_local for b in eng.dma.buses)
         self.stats = SpeculatorStats()
         self.kernels = host.kernels
         self.launches, self.allocations = self._plan(host)
         self.position = {la.index: p for p, la in enumerate(self.launches)}
         self.known: dict[tuple, LaunchOutcome] = {}
-        self.pending: dict[tuple, Any] = {}  # (cls, buses) -> future
+        self.pending: dict[tuple, _Job] = {}  # (class, start pointers) -> its job
         self.used: set[tuple] = set()
-        self.here: set[tuple] = set()  # pairs the host simulated itself (memo records there)
+        self.here: set[tuple] = set()  # pairs the host simulated in place (memo records there)
         #: per class, per bus: start pointer -> end pointer seen
         self.seen: dict[tuple, list[dict[int, int]]] = {}
         self.programs: dict[str, tuple[str, bytes]] = {}
-        self._speculate(0, self.initial)
+        self._speculate(0, tuple(b.last_local for b in eng.dma.buses))
 
     # -- the plan --------------------------------------------------------------------------
     def _plan(self, host: HostView) -> tuple[list[_Launch], tuple[int, ...]]:
@@ -315,13 +331,14 @@ class Speculator:
     # -- predictions ------------------------------------------------------------------------
     def _next_state(self, cls: tuple | None, s: tuple[int, ...]) -> tuple[int, ...]:
         """The predicted pointers after a launch of class ``cls`` from ``s`` (exact when that
-        pair was simulated)."""
+        pair was simulated; a launch not memoised, or of a class not simulated yet, is assumed
+        to leave them as they are: see :meth:`_guessed`)."""
         done = self.known.get((cls, s))
         if done is not None and done.end is not None:
             return done.end
         seen = self.seen.get(cls) if cls is not None else None
         if seen is None:
-            return self._prior(cls, s)
+            return s
         out = []
         for b, p in enumerate(s):
             n = self.bus_size[b]
@@ -339,38 +356,45 @@ class Speculator:
                 out.append(p)
         return tuple(out)
 
-    def _prior(self, cls: tuple | None, s: tuple[int, ...]) -> tuple[int, ...]:
-        """The predicted pointers after a launch of a class not simulated yet: those most
-        kernels of its kind (lockstep / per-CPE) simulated so far ended on, else ``s``."""
-        return s
-
     def _speculate(self, pos: int, s: tuple[int, ...]) -> None:
         """Predict the start states of the launches from position ``pos`` (whose start state
         is ``s``), keep the ``window`` earliest missing pairs queued or running, cancel the
         queued ones no longer predicted."""
-        wanted: list[tuple[int, tuple]] = []
+        wanted: list[tuple[int, tuple, bool]] = []
         want_set: set[tuple] = set()
+        guessed = False
         for p in range(pos, len(self.launches)):
             la = self.launches[p]
             if la.cls is not None:
                 pair = (la.cls, s)
                 if pair not in want_set and pair not in self.known and pair not in self.here:
-                    wanted.append((p, pair))
+                    wanted.append((p, pair, guessed))
                     want_set.add(pair)
                     if len(wanted) >= self.window:
                         break
+            guessed = guessed or self._guessed(la.cls, s)
             s = self._next_state(la.cls, s)
         for pair in [q for q in self.pending if q not in want_set]:
-            fut = self.pending[pair]
+            fut = self.pending[pair].future
             if fut.status == "pending":
                 fut.cancel()
                 del self.pending[pair]
                 self.stats.cancelled += 1
-        for p, pair in wanted:
-            if pair not in self.pending:
-                self.pending[pair] = self._submit(self.launches[p], pair[1], priority=-p)
+        for p, pair, g in wanted:
+            job = self.pending.get(pair)
+            if job is None:
+                self.pending[pair] = self._submit(p, pair[1], g)
+            else:
+                job.guessed = g
 
-    def _submit(self, la: _Launch, buses: tuple[int, ...], priority: int) -> Any:
+    def _guessed(self, cls: tuple | None, s: tuple[int, ...]) -> bool:
+        """The pointers after a launch of class ``cls`` from ``s`` are a guess: neither that
+        pair nor any other launch of the class was simulated (or it is not memoised)."""
+        done = self.known.get((cls, s))
+        return (done is None or done.end is None) and (cls is None or cls not in self.seen)
+
+    def _submit(self, p: int, buses: tuple[int, ...], guessed: bool) -> _Job:
+        la = self.launches[p]
         prog = self.programs.get(la.kernel)
         if prog is None:
             data = program_bytes(self.kernels[la.kernel])
@@ -378,35 +402,40 @@ class Speculator:
         job = LaunchJob(prog[1], prog[0], self.machine, self.machine_source, self.allocations,
                         la.args, buses, la.name, self.eng.trace.enabled, self.lockstep)
         self.stats.submitted += 1
-        return self.client.submit(simulate_launch, job, pure=False, priority=priority)
+        # (``simulate_launch`` looked up now: tests replace it)
+        return _Job(self.client.submit(simulate_launch, job, pure=False, priority=-p), job, p, guessed)
 
     # -- results ----------------------------------------------------------------------------
+    def _store(self, pair: tuple, out: LaunchOutcome) -> None:
+        self.known[pair] = out
+        self.stats.job_seconds += out.seconds
+        if out.end is not None:
+            seen = self.seen.setdefault(pair[0], [{} for _ in self.bus_size])
+            for b, (p, e) in enumerate(zip(pair[1], out.end)):
+                seen[b][p] = e
+
     def _harvest(self) -> bool:
         """Move finished jobs to ``known``; True if any."""
         got = False
-        for pair, fut in list(self.pending.items()):
+        for pair, job in list(self.pending.items()):
+            fut = job.future
             if fut.status == "pending":
                 continue
             del self.pending[pair]
             got = True
             if fut.status == "finished":
-                out = fut.result()
-                self.stats.worker_seconds += out.seconds
+                self._store(pair, fut.result())
             else:  # an error or a lost worker: the host simulates the launch itself
                 self.stats.failed += 1
-                out = LaunchOutcome(None, None, None, 0.0)
-            self.known[pair] = out
-            if out.end is not None:
-                seen = self.seen.setdefault(pair[0], [{} for _ in self.bus_size])
-                for b, (p, e) in enumerate(zip(pair[1], out.end)):
-                    seen[b][p] = e
+                self.known[pair] = LaunchOutcome(None, None, None, 0.0)
         return got
 
     def fill(self, tm: TimingMemo, index: int, key: tuple) -> None:
         """The host reached the memoised spawn ``index`` of ``@main`` with memo key ``key``
-        (the engine in its start state): make a worker's record of exactly this launch from
-        exactly this state the memo's record of ``key`` (waiting for one being simulated),
-        then re-predict the following launches."""
+        (the engine in its start state): make a record of exactly this launch from exactly
+        this state the memo's record of ``key`` -- waiting for a worker that runs it, running
+        queued jobs meanwhile --, then re-predict the following launches. Without one the host
+        simulates the launch in place."""
         pos = self.position.get(index)
         if pos is None:
             return
@@ -415,12 +444,12 @@ class Speculator:
         self._harvest()
         pair = (la.cls, s)
         if la.cls is not None and key not in tm.records:
-            fut = self.pending.get(pair)
-            if fut is not None and pair not in self.known:
-                if self._running(fut):
+            job = self.pending.get(pair)
+            if job is not None:
+                if self._running({job.future.key}):
                     self._wait_for(pair, pos, s)
-                else:  # still queued: the host simulates it now rather than wait behind others
-                    fut.cancel()
+                else:  # still queued: simulated in place rather than behind other jobs
+                    job.future.cancel()
                     del self.pending[pair]
                     self.stats.cancelled += 1
             out = self.known.get(pair)
@@ -433,25 +462,42 @@ class Speculator:
                 self.stats.local += 1
         self._speculate(pos + 1, self._next_state(la.cls, s))
 
-    def _running(self, fut: Any) -> bool:
-        """``fut``'s job is on a worker (the scheduler sent it there: running, or next)."""
-        return any(fut.key in keys for keys in self.client.processing().values())
+    def _running(self, keys: set) -> set:
+        """Those of the job ``keys`` the scheduler has sent to a worker (running, or next)."""
+        return {k for ks in self.client.processing().values() for k in ks if k in keys}
 
     def _wait_for(self, pair: tuple, pos: int, s: tuple[int, ...]) -> None:
-        """Wait until ``pair``'s job finished, re-predicting as other jobs finish."""
+        """Until ``pair``'s job finished: run here the earliest job no worker has taken yet
+        (cancelled on the cluster; those whose start state is not a guess first), else wait for
+        the next one to finish; re-predict as results come in."""
         from distributed import wait
 
         t0 = time.perf_counter()
         while pair in self.pending:
-            wait(list(self.pending.values()), return_when="FIRST_COMPLETED")
-            if self._harvest():
-                self._speculate(pos, s)
+            queued = {j.future.key: q for q, j in self.pending.items() if j.future.status == "pending"}
+            for k in self._running(set(queued)):
+                del queued[k]
+            if queued:
+                q = min(queued.values(), key=lambda q: (self.pending[q].guessed, self.pending[q].position))
+                job = self.pending.pop(q)
+                job.future.cancel()
+                self.stats.taken += 1
+                try:
+                    out = simulate_launch(job.job)
+                except Exception:  # the host simulates that launch when it gets there: the error then
+                    self.stats.failed += 1
+                    out = LaunchOutcome(None, None, None, 0.0)
+                self._store(q, out)
+            else:
+                wait([j.future for j in self.pending.values()], return_when="FIRST_COMPLETED")
+            self._harvest()
+            self._speculate(pos, s)
         self.stats.waited += time.perf_counter() - t0
 
     def close(self) -> None:
         """Cancel the jobs still queued or running; log the counters."""
-        for fut in self.pending.values():
-            fut.cancel()
+        for job in self.pending.values():
+            job.future.cancel()
         self.stats.cancelled += len(self.pending)
         self.pending.clear()
         self.stats.unused = sum(1 for p, o in self.known.items()
