@@ -40,6 +40,12 @@ def _simplify() -> type[ModulePass]:
     return GraphSimplifyPass
 
 
+def _graph_group() -> type[ModulePass]:
+    from taihu.passes.graph.group import GraphGroupPass
+
+    return GraphGroupPass
+
+
 def _tile_split() -> type[ModulePass]:
     from taihu.passes.tile.split import TileSplitPass
 
@@ -134,6 +140,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "graph-fold-batchnorm": _fold_batchnorm,
         "graph-simplify": _simplify,
         "graph-schedule": _graph_schedule,
+        "graph-group": _graph_group,
         "tile-split": _tile_split,
         "tile-reorder": _tile_reorder,
         "tile-fuse": _tile_fuse,

@@ -19,8 +19,9 @@ promoted per layer into small fixed LB buffers). The graph pass ``graph-group``
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "redistribute_route",
     "spill",
     "split_info",
+    "split_labels",
     "stitch_traffic",
     "straight_ok",
 ]
@@ -124,23 +126,26 @@ def candidate_factors(size: int, cores: int = 8) -> list[int]:
 
 
 def _topo(nodes: Sequence[Node]) -> list[Node]:
-    """``nodes`` in a topological order of their in-set edges (stable: input order first)."""
-    names = {n.name for n in nodes}
-    users: dict[str, list[Node]] = {n.name: [] for n in nodes}
-    for n in nodes:
-        for i in dict.fromkeys(n.inputs):
-            if i in names:
-                users[i].append(n)
-    indeg = {n.name: len({i for i in n.inputs if i in names}) for n in nodes}
-    ready = [n for n in nodes if indeg[n.name] == 0]
+    """``nodes`` in a topological order of their in-set edges: among ready nodes the earliest in
+    ``nodes`` first (a list already in program order is kept). ``ValueError`` on a cycle."""
+    index = {n.name: k for k, n in enumerate(nodes)}
+    users: dict[str, list[int]] = {n.name: [] for n in nodes}
+    indeg = {}
+    for k, n in enumerate(nodes):
+        prods = {i for i in n.inputs if i in index}
+        indeg[n.name] = len(prods)
+        for i in prods:
+            users[i].append(k)
+    ready = [k for k, n in enumerate(nodes) if indeg[n.name] == 0]
+    heapq.heapify(ready)
     out: list[Node] = []
     while ready:
-        n = ready.pop(0)
+        n = nodes[heapq.heappop(ready)]
         out.append(n)
         for u in users[n.name]:
-            indeg[u.name] -= 1
-            if indeg[u.name] == 0:
-                ready.append(u)
+            indeg[nodes[u].name] -= 1
+            if indeg[nodes[u].name] == 0:
+                heapq.heappush(ready, u)
     if len(out) != len(nodes):
         raise ValueError("graphturbo: the sub-graph has a cycle")
     return out
@@ -174,7 +179,7 @@ def peak_live_bytes(nodes: Sequence[Node], outputs: Iterable[str] = ()) -> int:
     return peak
 
 
-def _split_labels(nodes: Sequence[Node], out: Node, d: int) -> dict[str, int]:
+def split_labels(nodes: Sequence[Node], out: Node, d: int) -> dict[str, int]:
     """Node -> the dim of its result that output dim ``d`` of ``out`` matches (Algorithm 1 line
     10: propagate backwards through one-to-one dim maps)."""
     by_name = {n.name: n for n in nodes}
@@ -211,7 +216,7 @@ def split_info(nodes: Sequence[Node], lb_bytes: int, cores: int = 8,
         f = next((v for v in candidate_factors(size, cores) if math.ceil(peak / v) <= lb_bytes), None)
         if f is None:
             continue
-        labels = _split_labels(order, out, d)
+        labels = split_labels(order, out, d)
         by_name = {n.name: n for n in order}
         n_d = sum(1 for name, e in labels.items() if by_name[name].out_shape[e] % f == 0)
         entries.append(SplitEntry(n_d > 0, n_d, f, d))
@@ -365,25 +370,27 @@ def group_graph(nodes: Sequence[Node], lb_bytes: int, cores: int = 8,
         while changed:
             changed = False
             prod, cons, ext = graph_maps()
+            cands: list[tuple[int, ...]]
             if kind == "straight":
-                cands: list[tuple[tuple[int, ...], Callable[[list[int | None], int | None], bool]]] = [
-                    ((a, b), lambda fs, fm: straight_ok(fs[0], fs[1], fm)) for a, b in find_straight(prod, cons)]  # type: ignore[arg-type]
+                cands = [(a, b) for a, b in find_straight(prod, cons)]
             elif kind == "diamond":
-                cands = [((*mids, x), lambda fs, fm: diamond_ok(fs[0], max(fs[1:-1]), fs[-1], fm))  # type: ignore[arg-type]
-                         for _, mids, x in find_diamond(prod, cons)]
+                cands = [(*mids, x) for _, mids, x in find_diamond(prod, cons)]
             else:
-                cands = [((a, b), lambda fs, fm: branch_ok(fs[0], fs[1], fm))  # type: ignore[arg-type]
-                         for a, b in find_branch(prod, cons, ext)]
-            for gs, rule in cands:
+                cands = [(a, b) for a, b in find_branch(prod, cons, ext)]
+            for gs in cands:
                 if any(g not in st.members for g in gs):
                     continue
-                fs = [f_of(st.members[g]) for g in gs]
+                fo = [f_of(st.members[g]) for g in gs]
                 fm = f_of([m for g in gs for m in st.members[g]])
-                if None in fs or fm is None or not rule(fs, fm):
+                fs = [f for f in fo if f is not None]
+                if len(fs) != len(fo) or fm is None:
                     continue
-                st.merge(gs)
-                changed = True
-                break
+                ok = (diamond_ok(fs[0], max(fs[1:-1]), fs[-1], fm) if kind == "diamond"
+                      else straight_ok(fs[0], fs[1], fm))
+                if ok:
+                    st.merge(gs)
+                    changed = True
+                    break
 
     def snapshot() -> tuple[tuple[str, ...], ...]:
         pos = {n.name: k for k, n in enumerate(order)}

@@ -5,8 +5,13 @@ run the ``graph-group`` pass on ``graph`` modules."""
 from __future__ import annotations
 
 import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.parser import Parser
 
 from taihu.backends.model import graphturbo as gt
+from taihu.passes.graph.group import GraphGroupPass, graph_nodes
+from taihu.passes.pipelines import default_context
 
 KIB = 1024
 
@@ -217,3 +222,90 @@ def test_gt14_prefetch() -> None:
     assert gt.prefetch_time([L(100), L(100, 80)]) == (280, 200)
     assert gt.prefetch_time([L(100), L(100, 150)]) == (350, 250)
     assert gt.prefetch_time([L(100), L(100, 80, fits_with_previous=False)]) == (280, 280)
+
+
+# GT-6, GT-15: ResNet blocks as graph modules ---------------------------------------------------
+
+def resnet_blocks(n_identity: int, c_in: int = 8, c_mid: int = 4, c_out: int = 8, hw: int = 8) -> str:
+    """MLIR text of a ResNet conv block (+ ``n_identity`` identity blocks): conv -> batch_norm ->
+    relu layers, the shortcut conv -> batch_norm, add -> relu; batch 1, f32, stride 1."""
+    lines: list[str] = []
+    k = [0]
+
+    def t(c: int) -> str:
+        return f"tensor<1x{c}x{hw}x{hw}xf32>"
+
+    def fresh(p: str) -> str:
+        k[0] += 1
+        return f"%{p}{k[0]}"
+
+    def conv_bn(x: str, ci: int, co: int, ks: int, relu: bool) -> str:
+        w, s, c, b = fresh("w"), fresh("s"), fresh("c"), fresh("b")
+        pad = ks // 2
+        lines.append(f"  {w} = graph.constant dense<0.5> : tensor<{co}x{ci}x{ks}x{ks}xf32>")
+        lines.append(f"  {s} = graph.constant dense<1.0> : tensor<{co}xf32>")
+        lines.append(f"  {c} = graph.conv2d {x}, {w} {{pads = array<i64: {pad}, {pad}, {pad}, {pad}>}} "
+                     f": ({t(ci)}, tensor<{co}x{ci}x{ks}x{ks}xf32>) -> {t(co)}")
+        lines.append(f"  {b} = graph.batch_norm {c}, {s}, {s}, {s}, {s} : ({t(co)}, tensor<{co}xf32>, "
+                     f"tensor<{co}xf32>, tensor<{co}xf32>, tensor<{co}xf32>) -> {t(co)}")
+        if not relu:
+            return b
+        r = fresh("r")
+        lines.append(f"  {r} = graph.relu {b} : {t(co)} -> {t(co)}")
+        return r
+
+    def block(x: str, ci: int, shortcut: bool) -> str:
+        m = conv_bn(x, ci, c_mid, 1, True)
+        m = conv_bn(m, c_mid, c_mid, 3, True)
+        m = conv_bn(m, c_mid, c_out, 1, False)
+        sc = conv_bn(x, ci, c_out, 1, False) if shortcut else x
+        a, r = fresh("a"), fresh("r")
+        lines.append(f"  {a} = graph.add {m}, {sc} : ({t(c_out)}, {t(c_out)}) -> {t(c_out)}")
+        lines.append(f"  {r} = graph.relu {a} : {t(c_out)} -> {t(c_out)}")
+        return r
+
+    y = block("%x", c_in, True)
+    for _ in range(n_identity):
+        y = block(y, c_out, False)
+    head = f"func.func @main(%x: {t(c_in)}) -> {t(c_out)} {{"
+    return "\n".join([head, *lines, f"  func.return {y} : {t(c_out)}", "}"]) + "\n"
+
+
+def _module(text: str) -> ModuleOp:
+    return Parser(default_context(), text).parse_module()
+
+
+def _func(m: ModuleOp) -> func.FuncOp:
+    return next(o for o in m.walk() if isinstance(o, func.FuncOp))
+
+
+def test_gt6_resnet_conv_and_identity_block() -> None:
+    m = _module(resnet_blocks(1))
+    nodes, ops, returned = graph_nodes(list(_func(m).body.block.ops))
+    g = gt.group_graph(nodes, 64 * 57344, 8, returned)
+    kinds = [[ops[n].name.removeprefix("graph.") for n in grp] for grp in g.after_straight]
+    main = ["conv2d", "batch_norm", "relu"] * 2 + ["conv2d", "batch_norm"]
+    # intermediate: {3-layer main path}, {shortcut}, {ReLU}, {3 convs}, {ReLU}
+    assert kinds == [main, ["conv2d", "batch_norm"], ["add", "relu"], main, ["add", "relu"]]
+    assert len({e.f for e in g.splits if e}) == 1  # equal f
+    assert len(g.groups) == 1 and len(g.groups[0]) == len(nodes) == 22
+    # the pass annotates the same: one group, 9 layers
+    GraphGroupPass().apply(default_context(), m)
+    annotated = [o for o in _func(m).body.block.ops if "taihu.group" in o.attributes]
+    assert {o.attributes["taihu.group"] for o in annotated} == {IntegerAttr(0, 64)}
+    assert len({o.attributes["taihu.layer"] for o in annotated}) == 9
+
+
+def test_gt15_b3_instance() -> None:
+    m = _module(resnet_blocks(3))
+    nodes, ops, returned = graph_nodes(list(_func(m).body.block.ops))
+    layers = gt.graph_layers(nodes)
+    assert len(layers) == 5 + 3 * 4 == 17
+    assert sum(1 for n in nodes if n.kind == "conv2d") == 13
+    # per-layer: one kernel per layer; grouped: one sub-graph for the whole b3 instance
+    assert len(gt.group_graph(nodes, 64 * 57344, 8, returned).groups) == 1
+    GraphGroupPass().apply(default_context(), m)
+    fn = _func(m)
+    assert {o.attributes["taihu.group"] for o in fn.body.block.ops if "taihu.group" in o.attributes} \
+        == {IntegerAttr(0, 64)}
+    assert sum(1 for o in fn.body.block.ops if "taihu.anchor" in o.attributes) == 17
