@@ -64,7 +64,7 @@ from .maps import (
 
 __all__ = ["lower_depthwise"]
 
-#: ``N_REGS``: r0..r30
+#: the highest allocatable register (r0..r30; r31 reads 0, 004 L821): weight vectors from here down
 TOP_REG = 30
 
 
@@ -113,10 +113,6 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
 
     em.loop(q, plane)
     return em.ops
-
-
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @dataclass(frozen=True)
