@@ -87,6 +87,7 @@ __all__ = [
     "constant_slot_inputs",
     "import_model",
     "load_model",
+    "uses_float16",
 ]
 
 
@@ -150,6 +151,7 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "ReduceMin": (1, 11, 12, 13, 18, 20),
         "Slice": (1, 10, 11, 13),
         "Split": (2, 11, 13, 18),
+        "Cast": (6, 9, 13, 19, 21, 23, 24, 25, 28),
     }.items()
 }
 
@@ -287,6 +289,8 @@ class _Importer:
         # reported at their first use, so the message names the consuming node.
         self.bad_inputs: dict[str, str] = {}
         self.consumed: frozenset[str] = frozenset()
+        # f16 graph inputs not yet cast to f32 (each is cast once, at its first use)
+        self.f16_args: set[str] = set()
 
     @staticmethod
     def _default_opset(model: ModelProto) -> int:
@@ -332,6 +336,10 @@ class _Importer:
     def value(self, ctx: _NodeCtx | None, name: str) -> SSAValue:
         """SSA value of a tensor operand; materializes compile-time values as graph.constant."""
         v = self.values.get(name)
+        if v is not None and name in self.f16_args:  # f16 storage, f32 compute
+            self.f16_args.discard(name)
+            v = self.values[name] = self.emit(graph.CastOp(v, f32)).results[0]
+            v.name_hint = _hint(name) + "_f32"
         if v is not None:
             return v
         if name in self.bad_inputs:
@@ -392,9 +400,7 @@ class _Importer:
             self.values[name] = arg
             arg.name_hint = _hint(name)
             if isinstance(arg.type, TensorType) and arg.type.element_type == f16:  # f16 storage, f32 compute
-                cast = self.emit(graph.CastOp(arg, f32)).results[0]
-                cast.name_hint = _hint(name) + "_f32"
-                self.values[name] = cast
+                self.f16_args.add(name)  # cast to f32 at its first use (self.value)
 
         self.consumed = frozenset(
             [n for node in g.node for n in node.input if n] + [o.name for o in g.output]
@@ -519,7 +525,8 @@ class _Importer:
                 inputs.append(shape_stand_in(t.get_shape(), _ELEM_TO_NP[t.element_type]))
             else:
                 return None
-        if node.op_type in _CONVERTERS and all(a is None or a.dtype in _NP_TO_ELEM for a in inputs):
+        if (node.op_type in _CONVERTERS and node.op_type != "Cast"
+                and all(a is None or a.dtype in _NP_TO_ELEM for a in inputs)):
             return None  # float constants: the converter builds graph ops (folded later by the passes)
         name = f"'{node.name}'" if node.name else f"#{index}"
         try:
@@ -1022,6 +1029,29 @@ def _resize(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
             ah = imp.emit(graph.constant(a_h.astype(dt), name_hint="resize_h")).results[0]
             v = imp.emit(graph.MatMulOp(ah, v)).results[0]
     return [v]
+
+
+_CAST_TARGETS = {TensorProto.FLOAT16: f32, TensorProto.FLOAT: f32, TensorProto.DOUBLE: f64}
+
+
+@_converter("Cast", attrs=("to", "saturate", "round_mode"))
+def _cast(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """Cast of a computed float tensor to float16, float or double (a Cast of compile-time values
+    is evaluated at import, :meth:`_Importer.fold`). float16 tensors are computed in f32 (module
+    docstring), so a Cast between float and float16 is the identity here: the value stays f32, not
+    rounded to f16 in between, until an f16 graph output rounds it (the form of
+    onnxconverter_common's half models with ``keep_io_types``: f32 inputs cast to f16, f16 outputs
+    cast to f32); float <-> double is a ``graph.cast``."""
+    to = int(ctx.attr("to", 0))
+    target = _CAST_TARGETS.get(to)
+    if target is None:
+        raise ctx.error(f"to={_onnx_type_name(to)}: a computed tensor is cast only to float16, float or double "
+                        "(the graph dialect computes f32 / f64)")
+    x = imp.value(ctx, ctx.input_name(0))
+    assert isinstance(x.type, TensorType)
+    if x.type.element_type == target:
+        return [x]
+    return [imp.emit(graph.CastOp(x, target)).results[0]]
 
 
 @_converter("MatMul")
@@ -1972,6 +2002,24 @@ def constant_slot_inputs(model: ModelProto) -> set[str]:
             if slot < len(node.input) and node.input[slot] in inputs:
                 out.add(node.input[slot])
     return out
+
+
+def uses_float16(model: ModelProto) -> bool:
+    """Whether a model stores a tensor in float16 (an initializer, a graph input, output or
+    ``value_info``, a ``Cast`` / ``Constant`` to float16): taihu computes it in f32 where
+    onnxruntime may round every f16 intermediate, so comparisons use f16 tolerances."""
+    g = model.graph
+    if any(t.data_type == TensorProto.FLOAT16 for t in g.initializer):
+        return True
+    for vi in (*g.input, *g.output, *g.value_info):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type == TensorProto.FLOAT16:
+            return True
+    for node in g.node:
+        for a in node.attribute:
+            if (a.name == "to" and a.i == TensorProto.FLOAT16) or (a.type == onnx.AttributeProto.TENSOR
+                                                                  and a.t.data_type == TensorProto.FLOAT16):
+                return True
+    return False
 
 
 SUPPORTED_OPS: frozenset[str] = frozenset(_CONVERTERS)

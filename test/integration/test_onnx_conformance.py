@@ -19,7 +19,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import onnx
 import pytest
+from onnx import numpy_helper
 
 from taihu.frontends.onnx import (
     SUPPORTED_OPS,
@@ -45,6 +47,8 @@ _STEP = "Slice with step -1: only step 1 (a window) is supported"
 _POW = "Pow with a per-element exponent: only a constant scalar exponent (1, 2, 3, 0.5, -0.5, -1, -2)"
 _CT_RANK = "1-D / 3-D ConvTranspose: transposed convolution is 2-D (NCHW) only"
 _RESIZE_MODE = "Resize cubic: nearest and linear only"
+_CAST_TO = "Cast of a computed tensor to a non-float type (int, bfloat16, float8, float4): to f16/f32/f64 only"
+_CAST_FROM = "Cast from a non-float graph input (int2/4, bfloat16, float8, float4): f16/f32/f64 tensors only"
 _RESIZE_COORD = "Resize tf_crop_and_resize (a region of interest and an extrapolation value): not supported"
 
 # case name -> why the frontend refuses it (each refusal is checked below).
@@ -123,6 +127,111 @@ SKIPPED: dict[str, str] = {
     "test_pow_types_int32_int32": _INT,
     "test_pow_types_int64_float32": _INT,
     "test_pow_types_int64_int64": _INT,
+    # --- Cast to / from non-float types ---
+    "test_cast_BFLOAT16_to_FLOAT": _CAST_FROM,
+    "test_cast_FLOAT16_to_FLOAT4E2M1": _CAST_TO,
+    "test_cast_FLOAT16_to_FLOAT8E4M3FN": _CAST_TO,
+    "test_cast_FLOAT16_to_FLOAT8E4M3FNUZ": _CAST_TO,
+    "test_cast_FLOAT16_to_FLOAT8E5M2": _CAST_TO,
+    "test_cast_FLOAT16_to_FLOAT8E5M2FNUZ": _CAST_TO,
+    "test_cast_FLOAT16_to_INT2": _CAST_TO,
+    "test_cast_FLOAT16_to_INT4": _CAST_TO,
+    "test_cast_FLOAT16_to_UINT2": _CAST_TO,
+    "test_cast_FLOAT16_to_UINT4": _CAST_TO,
+    "test_cast_FLOAT4E2M1_to_FLOAT": _CAST_FROM,
+    "test_cast_FLOAT4E2M1_to_FLOAT16": _CAST_FROM,
+    "test_cast_FLOAT8E4M3FNUZ_to_FLOAT": _CAST_FROM,
+    "test_cast_FLOAT8E4M3FNUZ_to_FLOAT16": _CAST_FROM,
+    "test_cast_FLOAT8E4M3FN_to_FLOAT": _CAST_FROM,
+    "test_cast_FLOAT8E4M3FN_to_FLOAT16": _CAST_FROM,
+    "test_cast_FLOAT8E5M2FNUZ_to_FLOAT": _CAST_FROM,
+    "test_cast_FLOAT8E5M2FNUZ_to_FLOAT16": _CAST_FROM,
+    "test_cast_FLOAT8E5M2_to_FLOAT": _CAST_FROM,
+    "test_cast_FLOAT8E5M2_to_FLOAT16": _CAST_FROM,
+    "test_cast_FLOAT_to_BFLOAT16": _CAST_TO,
+    "test_cast_FLOAT_to_FLOAT4E2M1": _CAST_TO,
+    "test_cast_FLOAT_to_FLOAT8E4M3FN": _CAST_TO,
+    "test_cast_FLOAT_to_FLOAT8E4M3FNUZ": _CAST_TO,
+    "test_cast_FLOAT_to_FLOAT8E5M2": _CAST_TO,
+    "test_cast_FLOAT_to_FLOAT8E5M2FNUZ": _CAST_TO,
+    "test_cast_FLOAT_to_INT2": _CAST_TO,
+    "test_cast_FLOAT_to_INT4": _CAST_TO,
+    "test_cast_FLOAT_to_UINT2": _CAST_TO,
+    "test_cast_FLOAT_to_UINT4": _CAST_TO,
+    "test_cast_INT2_to_FLOAT": _CAST_FROM,
+    "test_cast_INT2_to_FLOAT16": _CAST_FROM,
+    "test_cast_INT2_to_INT8": _CAST_TO,
+    "test_cast_INT4_to_FLOAT": _CAST_FROM,
+    "test_cast_INT4_to_FLOAT16": _CAST_FROM,
+    "test_cast_INT4_to_INT8": _CAST_TO,
+    "test_cast_UINT2_to_FLOAT": _CAST_FROM,
+    "test_cast_UINT2_to_FLOAT16": _CAST_FROM,
+    "test_cast_UINT2_to_UINT8": _CAST_TO,
+    "test_cast_UINT4_to_FLOAT": _CAST_FROM,
+    "test_cast_UINT4_to_FLOAT16": _CAST_FROM,
+    "test_cast_UINT4_to_UINT8": _CAST_TO,
+    "test_cast_e8m0_FLOAT16_to_FLOAT8E8M0": _CAST_TO,
+    "test_cast_e8m0_FLOAT8E8M0_to_FLOAT": _CAST_FROM,
+    "test_cast_e8m0_FLOAT8E8M0_to_FLOAT16": _CAST_FROM,
+    "test_cast_e8m0_FLOAT_to_FLOAT8E8M0": _CAST_TO,
+    "test_cast_no_saturate_FLOAT16_to_FLOAT8E4M3FN": _CAST_TO,
+    "test_cast_no_saturate_FLOAT16_to_FLOAT8E4M3FNUZ": _CAST_TO,
+    "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2": _CAST_TO,
+    "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2FNUZ": _CAST_TO,
+    "test_cast_no_saturate_FLOAT_to_FLOAT8E4M3FN": _CAST_TO,
+    "test_cast_no_saturate_FLOAT_to_FLOAT8E4M3FNUZ": _CAST_TO,
+    "test_cast_no_saturate_FLOAT_to_FLOAT8E5M2": _CAST_TO,
+    "test_cast_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ": _CAST_TO,
+    "test_castlike_BFLOAT16_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_FLOAT16_to_FLOAT4E2M1_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_FLOAT8E4M3FNUZ_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_FLOAT8E4M3FN_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_FLOAT8E5M2FNUZ_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_FLOAT8E5M2_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_INT2_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_INT4_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_UINT2_expanded": _CAST_TO,
+    "test_castlike_FLOAT16_to_UINT4_expanded": _CAST_TO,
+    "test_castlike_FLOAT4E2M1_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_FLOAT4E2M1_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E4M3FNUZ_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E4M3FNUZ_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E4M3FN_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E4M3FN_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E5M2FNUZ_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E5M2FNUZ_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E5M2_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_FLOAT8E5M2_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_FLOAT_to_BFLOAT16_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_FLOAT4E2M1_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_FLOAT8E4M3FNUZ_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_FLOAT8E4M3FN_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_FLOAT8E5M2FNUZ_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_FLOAT8E5M2_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_INT2_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_INT4_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_UINT2_expanded": _CAST_TO,
+    "test_castlike_FLOAT_to_UINT4_expanded": _CAST_TO,
+    "test_castlike_INT2_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_INT2_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_INT2_to_INT8_expanded": _CAST_TO,
+    "test_castlike_INT4_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_INT4_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_INT4_to_INT8_expanded": _CAST_TO,
+    "test_castlike_UINT2_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_UINT2_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_UINT2_to_UINT8_expanded": _CAST_TO,
+    "test_castlike_UINT4_to_FLOAT16_expanded": _CAST_FROM,
+    "test_castlike_UINT4_to_FLOAT_expanded": _CAST_FROM,
+    "test_castlike_UINT4_to_UINT8_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT16_to_FLOAT8E4M3FNUZ_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT16_to_FLOAT8E4M3FN_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT16_to_FLOAT8E5M2FNUZ_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT16_to_FLOAT8E5M2_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT_to_FLOAT8E4M3FNUZ_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT_to_FLOAT8E4M3FN_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2FNUZ_expanded": _CAST_TO,
+    "test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2_expanded": _CAST_TO,
     # --- non-tensor values ---
     "test_identity_sequence": "non-tensor (sequence-typed) input: only tensors are supported",
     "test_identity_opt": "non-tensor (optional-typed) input: only tensors are supported",
@@ -189,6 +298,8 @@ _ERROR_FRAGMENT = {
     _POW: "exponent must be a scalar",
     _CT_RANK: "only rank 4",
     _RESIZE_MODE: "mode='cubic' is not supported",
+    _CAST_TO: "a computed tensor is cast only to float16, float or double",
+    _CAST_FROM: "only float16/float/double are supported",
     _RESIZE_COORD: "coordinate_transformation_mode='tf_crop_and_resize' is not supported",
 }
 
@@ -239,6 +350,11 @@ def test_every_supported_op_has_cases():
     assert covered == SUPPORTED_OPS, f"ops without a passing conformance case: {SUPPORTED_OPS - covered}"
 
 
+def _array(v) -> np.ndarray:
+    """A case's input or output as numpy (the Cast cases store TensorProtos)."""
+    return numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else np.asarray(v)
+
+
 def _run_case(case) -> None:
     from taihu.backends.reference import run_module
 
@@ -254,14 +370,14 @@ def _run_case(case) -> None:
     rtol = case.rtol if case.rtol is not None else 1e-3
     atol = case.atol if case.atol is not None else 1e-7
     for inputs, expected in case.data_sets:
-        values = {n: np.asarray(v) for n, v in zip(in_names, inputs)}
+        values = {n: _array(v) for n, v in zip(in_names, inputs)}
         module = import_model(case.model, constant_inputs={n: values[n] for n in bound})
         feeds = {n: v for n, v in values.items() if n not in bound}
         got = run_module(module, feeds)
         names = [o.name for o in graph.output]
         assert list(got) == names
         for name, want in zip(names, expected):
-            want = np.asarray(want)
+            want = _array(want)
             have = np.asarray(got[name])
             assert have.shape == want.shape, f"{name}: shape {have.shape} != {want.shape}"
             assert have.dtype == want.dtype, f"{name}: dtype {have.dtype} != {want.dtype}"

@@ -7,8 +7,8 @@ LDM types are f32 and f64 (the SW26010 has no half-precision arithmetic; 004 L21
 instruction set does not even fully support single precision and hopes for FP16 in a later
 generation). So those casts are not kernels; they are the host's conversions around the run:
 
-* an f16 argument becomes a memref of its casts' result type (f32) and the casts are replaced by
-  it: the input buffer is f32, and the runner writes the f16 input into it (exactly: every f16 is
+* an f16 argument becomes a memref of its casts' result type (f32; an unused one: f32) and the
+  casts are replaced by it: the input buffer is f32, and the runner writes the f16 input into it (exactly: every f16 is
   an f32; ``taihu-run`` and :func:`taihu.backends.sim.runner.simulate` convert an input array to
   its buffer's type);
 * an f16 result becomes the cast's f32 operand: the output buffer is f32 and ``taihu-run``
@@ -25,7 +25,7 @@ returned result) has no lowering: a ``PassFailedException`` naming it.
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float16Type, FunctionType, TensorType
+from xdsl.dialects.builtin import Float16Type, FunctionType, TensorType, f32
 from xdsl.ir import Attribute, OpResult
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -58,7 +58,10 @@ def lower_boundary_casts(f: func.FuncOp) -> None:
             continue
         readers = [u.operation for u in arg.uses]
         types = {r.results[0].type for r in readers if isinstance(r, graph.CastOp)}
-        if not readers or len(types) != 1 or not all(isinstance(r, graph.CastOp) for r in readers):
+        if not readers:  # unused: an f32 buffer all the same (the runner converts what it is given)
+            assert isinstance(arg.type, TensorType)
+            types = {TensorType(f32, arg.type.get_shape())}
+        elif len(types) != 1 or not all(isinstance(r, graph.CastOp) for r in readers):
             other = next((r.name for r in readers if not isinstance(r, graph.CastOp)), "casts to several types")
             raise _fail(f"@{fname} argument {i} is f16 and read by {other}: an f16 argument must be read only "
                         "by graph.cast to f32 or f64 (f16 storage, f32 compute; the host converts it)")
