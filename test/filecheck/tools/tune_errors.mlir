@@ -7,7 +7,7 @@
 // RUN: not %taihu-run %examples/graph/small_cnn.mlir --tuning %t.missing.json --timing-only 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not %taihu-tune %examples/graph/small_cnn.mlir 2>&1 | filecheck %s --check-prefix=NOOUT
 // RUN: rm -f %t.out.json
-// RUN: not %taihu-tune %examples/graph/small_cnn.mlir -o %t.out.json --layers 3 2>&1 | filecheck %s --check-prefix=LAYERS
+// RUN: not %taihu-tune %examples/graph/small_cnn.mlir -o %t.out.json --layers 9 2>&1 | filecheck %s --check-prefix=LAYERS
 // RUN: not test -e %t.out.json
 // RUN: not %taihu-tune %examples/graph/small_cnn.mlir -o %t.out.json --machine nosuch 2>&1 | filecheck %s --check-prefix=MACHINE
 // RUN: not test -e %t.out.json
@@ -17,6 +17,6 @@
 // JSON: taihu-run: error: {{.*}}notjson.json:1: not a JSON record
 // MISSING: taihu-run: error: {{.*}}cannot read tuning records {{.*}}missing.json
 // NOOUT: taihu-tune: error: -o RECORDS.json is required (or --list-space)
-// LAYERS: taihu-tune: error: --layers: '3' is neither a problem number (1..2) nor a layer name of the model
+// LAYERS: taihu-tune: error: --layers: '9' is neither a problem number (1..4) nor a layer name of the model
 // MACHINE: taihu-tune: error: set-target: {{.*}}nosuch
 // MACHINE-NOT: Traceback
