@@ -151,13 +151,9 @@ def _topo(nodes: Sequence[Node]) -> list[Node]:
     return out
 
 
-def peak_live_bytes(nodes: Sequence[Node], outputs: Iterable[str] = ()) -> int:
-    """``peak`` of a sub-graph (spec §L1, T9 conventions): the largest sum of live activation
-    bytes while one of its ops runs, in topological order. Live while op ``i`` runs: its result,
-    every external input and earlier result used by op ``i`` or a later op, and every earlier
-    result named in ``outputs`` (it leaves the sub-graph). Weights excluded. One element-wise op:
-    input + output bytes (GT-2: relu [8,16,32,32] fp16 -> 512 KiB)."""
-    order = _topo(nodes)
+def _live_steps(order: Sequence[Node], outputs: Iterable[str]) -> tuple[list[list[str]], dict[str, int]]:
+    """The tensors live while each op of ``order`` runs (:func:`peak_live_bytes`) and the bytes of
+    every tensor."""
     pos = {n.name: k for k, n in enumerate(order)}
     keep = set(outputs)
     last: dict[str, int] = {}
@@ -171,32 +167,54 @@ def peak_live_bytes(nodes: Sequence[Node], outputs: Iterable[str] = ()) -> int:
             if i not in pos:
                 born.setdefault(i, -1)
                 size[i] = b
-    peak = 0
-    for k in range(len(order)):
-        live = sum(size[t] for t in size
-                   if born[t] <= k and (born[t] == k or last.get(t, -1) >= k or t in keep))
-        peak = max(peak, live)
-    return peak
+    end = {t: len(order) if t in keep else max(last.get(t, -1), born[t]) for t in size}
+    steps: list[list[str]] = [[] for _ in order]
+    for t in size:
+        for k in range(max(born[t], 0), min(end[t], len(order) - 1) + 1):
+            steps[k].append(t)
+    return steps, size
+
+
+def peak_live_bytes(nodes: Sequence[Node], outputs: Iterable[str] = ()) -> int:
+    """``peak`` of a sub-graph (spec §L1, T9 conventions): the largest sum of live activation
+    bytes while one of its ops runs, in topological order. Live while op ``i`` runs: its result,
+    every external input and earlier result used by op ``i`` or a later op, and every earlier
+    result named in ``outputs`` (it leaves the sub-graph). Weights excluded. One element-wise op:
+    input + output bytes (GT-2: relu [8,16,32,32] fp16 -> 512 KiB)."""
+    steps, size = _live_steps(_topo(nodes), outputs)
+    return max((sum(size[t] for t in live) for live in steps), default=0)
+
+
+def _match(nodes: Sequence[Node], out: Node, d: int) -> tuple[dict[str, int], dict[str, int]]:
+    """Tensor -> the dim of it that output dim ``d`` of ``out`` matches, and that dim's extent
+    (nodes' results and external inputs; Algorithm 1 line 10: propagate backwards through the
+    one-to-one dim maps, which join dims of equal extent)."""
+    by_name = {n.name: n for n in nodes}
+    dims = {out.name: d}
+    extent = {out.name: out.out_shape[d]}
+    stack = [out]
+    while stack:
+        n = stack.pop()
+        e = dims[n.name]
+        for k, i in enumerate(n.inputs):
+            if i in dims:
+                continue
+            m = n.dim_maps[k][e] if k < len(n.dim_maps) and e < len(n.dim_maps[k]) else None
+            if m is None:
+                continue
+            p = by_name.get(i)
+            if p is None:
+                dims[i], extent[i] = m, n.out_shape[e]
+            elif m < len(p.out_shape):
+                dims[i], extent[i] = m, p.out_shape[m]
+                stack.append(p)
+    return dims, extent
 
 
 def split_labels(nodes: Sequence[Node], out: Node, d: int) -> dict[str, int]:
     """Node -> the dim of its result that output dim ``d`` of ``out`` matches (Algorithm 1 line
-    10: propagate backwards through one-to-one dim maps)."""
-    by_name = {n.name: n for n in nodes}
-    labels = {out.name: d}
-    stack = [out]
-    while stack:
-        n = stack.pop()
-        e = labels[n.name]
-        for k, i in enumerate(n.inputs):
-            p = by_name.get(i)
-            if p is None or i in labels:
-                continue
-            m = n.dim_maps[k][e] if k < len(n.dim_maps) and e < len(n.dim_maps[k]) else None
-            if m is not None and m < len(p.out_shape):
-                labels[i] = m
-                stack.append(p)
-    return labels
+    10: propagate backwards through the one-to-one dim maps); external inputs included."""
+    return _match(nodes, out, d)[0]
 
 
 def split_info(nodes: Sequence[Node], lb_bytes: int, cores: int = 8,
@@ -204,21 +222,31 @@ def split_info(nodes: Sequence[Node], lb_bytes: int, cores: int = 8,
     """SplitInfo of a sub-graph (Algorithm 1, 002 L80-86; spec §L1 [reconstructed listing]).
 
     For each output dim ``d`` of the sub-graph's last op (outermost first): ``f_d`` = the first
-    ``v`` of :func:`candidate_factors` with ``ceil(peak / v) <= lb_bytes``; then ``n_d`` = the
-    ops whose result dim matched by ``d`` has a size divisible by ``f_d``. Dims with no fitting
-    ``v`` give no entry. ``lb_bytes``: the aggregate LB of the cores one instance uses (SW26010:
-    n_cpes x the per-CPE LDM budget, spec §N)."""
+    ``v`` of :func:`candidate_factors` for which the sub-graph's live bytes fit ``lb_bytes`` at
+    every step, a tensor whose dim matched by ``d`` has an extent divisible by ``v`` counting
+    ``ceil(bytes / v)`` and any other tensor in full ([reconstructed]: where ``d`` splits every
+    tensor this is the spec's ``ceil(peak / v) <= LB``; a tensor ``d`` does not split is what
+    every instance would hold or recompute whole, the "excessive recomputation" of 002 L84);
+    then ``n_d`` = the ops whose result dim matched by ``d`` has an extent divisible by
+    ``f_d``. Dims with no fitting ``v`` give no entry. ``lb_bytes``: the aggregate LB of the
+    cores one instance uses (SW26010: n_cpes x the per-CPE LDM budget, spec §N)."""
     order = _topo(nodes)
     out = order[-1]
-    peak = peak_live_bytes(order, outputs)
+    steps, size = _live_steps(order, outputs)
+    names = {n.name for n in order}
     entries: list[SplitEntry] = []
-    for d, size in enumerate(out.out_shape):
-        f = next((v for v in candidate_factors(size, cores) if math.ceil(peak / v) <= lb_bytes), None)
+    for d in range(len(out.out_shape)):
+        _, extent = _match(order, out, d)
+        prof = [[(size[t], extent.get(t, 0)) for t in live] for live in steps]
+
+        def fits(v: int) -> bool:
+            return all(sum(-(-b // v) if x and x % v == 0 else b for b, x in live) <= lb_bytes
+                       for live in prof)
+
+        f = next((v for v in candidate_factors(out.out_shape[d], cores) if fits(v)), None)
         if f is None:
             continue
-        labels = split_labels(order, out, d)
-        by_name = {n.name: n for n in order}
-        n_d = sum(1 for name, e in labels.items() if by_name[name].out_shape[e] % f == 0)
+        n_d = sum(1 for t, x in extent.items() if t in names and x % f == 0)
         entries.append(SplitEntry(n_d > 0, n_d, f, d))
     return entries
 
@@ -263,11 +291,6 @@ class _Groups:
     def producers(self, g: int) -> set[int]:
         return {self.of[i] for m in self.members[g] for i in self.nodes[m].inputs
                 if i in self.of and self.of[i] != g}
-
-    def consumers(self, g: int) -> set[int]:
-        mem = set(self.members[g])
-        return {self.of[n.name] for n in self.nodes.values()
-                if self.of[n.name] != g and any(i in mem for i in n.inputs)}
 
     def merge(self, gs: Iterable[int]) -> int:
         gs = sorted(set(gs))
@@ -360,7 +383,10 @@ def group_graph(nodes: Sequence[Node], lb_bytes: int, cores: int = 8,
 
     def graph_maps() -> tuple[dict[int, set[int]], dict[int, set[int]], dict[int, int]]:
         prod = {g: st.producers(g) for g in st.members}
-        cons = {g: st.consumers(g) for g in st.members}
+        cons: dict[int, set[int]] = {g: set() for g in st.members}
+        for g, ps in prod.items():
+            for p in ps:
+                cons[p].add(g)
         ext = {g: sum(1 for m in mem for i in st.nodes[m].inputs if i not in st.of)
                for g, mem in st.members.items()}
         return prod, cons, ext
@@ -521,20 +547,26 @@ def _footprint(c: Instance, e: Edge, p_shape: tuple[int, ...]) -> tuple[tuple[in
 
 
 def prune_edges(inst: Mapping[str, Sequence[Instance]], edges: Iterable[Edge]
-                ) -> tuple[list[tuple[Instance, Instance]], list[tuple[Instance, Instance]]]:
+                ) -> tuple[int, list[tuple[Instance, Instance]]]:
     """Inherited and kept instance edges (002 L133; spec §L4): every sub-graph edge gives an
-    edge between each producer and each consumer instance (inherited); one is kept only when the
-    producer instance's output box intersects the consumer instance's input footprint. GT-7:
-    stages split 8, 4, 2, 1 along N -> 42 inherited, 14 kept."""
-    inherited: list[tuple[Instance, Instance]] = []
+    edge between each producer and each consumer instance (inherited; returned as a count); one
+    is kept only when the producer instance's output box intersects the consumer instance's
+    input footprint (returned in consumer order). GT-7: stages split 8, 4, 2, 1 along N -> 42
+    inherited, 14 kept."""
+    inherited = 0
     kept: list[tuple[Instance, Instance]] = []
     for e in edges:
+        prods = inst[e.producer]
+        inherited += len(prods) * len(inst[e.consumer])
+        if not prods:
+            continue
+        p0 = prods[0]
+        step = p0.shape[p0.dim] // p0.f
         for c in inst[e.consumer]:
-            for p in inst[e.producer]:
-                inherited.append((p, c))
-                fp = _footprint(c, e, p.shape)
-                if all(max(a[0], b[0]) < min(a[1], b[1]) for a, b in zip(p.box(), fp)):
-                    kept.append((p, c))
+            lo, hi = _footprint(c, e, p0.shape)[p0.dim]
+            if hi <= lo:
+                continue
+            kept.extend((prods[i], c) for i in range(lo // step, min((hi - 1) // step + 1, len(prods))))
     return inherited, kept
 
 
@@ -599,8 +631,15 @@ def peak_live_outputs(order: Sequence[str], edges: Iterable[tuple[str, str]],
     last = {n: pos[n] for n in order}
     for a, b in edges:
         last[a] = max(last[a], pos[b])
-    return max((sum(size[n] for n in order if pos[n] <= k <= last[n]) for k in range(len(order))),
-               default=0)
+    delta = [0] * (len(order) + 1)
+    for n in order:
+        delta[pos[n]] += size[n]
+        delta[last[n] + 1] -= size[n]
+    peak = live = 0
+    for k in range(len(order)):
+        live += delta[k]
+        peak = max(peak, live)
+    return peak
 
 
 def choose_order(names: Sequence[str], edges: Sequence[tuple[str, str]], size: Mapping[str, int]
