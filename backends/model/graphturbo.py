@@ -217,6 +217,12 @@ def split_labels(nodes: Sequence[Node], out: Node, d: int) -> dict[str, int]:
     return _match(nodes, out, d)[0]
 
 
+def _fits(prof: Sequence[Sequence[tuple[int, int]]], v: int, lb_bytes: int) -> bool:
+    """Every step's live bytes within ``lb_bytes`` when tensors whose matched extent divides by
+    ``v`` hold ``ceil(bytes / v)`` (``prof``: per step, ``(bytes, matched extent or 0)``)."""
+    return all(sum(-(-b // v) if x and x % v == 0 else b for b, x in live) <= lb_bytes for live in prof)
+
+
 def split_info(nodes: Sequence[Node], lb_bytes: int, cores: int = 8,
                outputs: Iterable[str] = ()) -> list[SplitEntry]:
     """SplitInfo of a sub-graph (Algorithm 1, 002 L80-86; spec §L1 [reconstructed listing]).
@@ -239,11 +245,7 @@ def split_info(nodes: Sequence[Node], lb_bytes: int, cores: int = 8,
         _, extent = _match(order, out, d)
         prof = [[(size[t], extent.get(t, 0)) for t in live] for live in steps]
 
-        def fits(v: int) -> bool:
-            return all(sum(-(-b // v) if x and x % v == 0 else b for b, x in live) <= lb_bytes
-                       for live in prof)
-
-        f = next((v for v in candidate_factors(out.out_shape[d], cores) if fits(v)), None)
+        f = next((v for v in candidate_factors(out.out_shape[d], cores) if _fits(prof, v, lb_bytes)), None)
         if f is None:
             continue
         n_d = sum(1 for t, x in extent.items() if t in names and x % f == 0)
