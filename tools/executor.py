@@ -44,10 +44,6 @@ R = TypeVar("R")
 #: seconds to wait for an existing scheduler to answer
 CONNECT_TIMEOUT = 5
 
-#: Dask settings of the embedded cluster's workers: no statistical profiler (it walks the running
-#: job's stack every 10 ms: the simulator's deep generator stacks made jobs ~15 % slower)
-_QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
-
 
 class ExecutorError(RuntimeError):
     """The cluster could not be started or reached (one-line message)."""
@@ -160,12 +156,9 @@ class Executor:
                 raise ExecutorError(f"cannot reach the Dask scheduler at {self.scheduler}: "
                                     f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
             return self._client
-        import dask
-
         try:
-            with dask.config.set(_QUIET_WORKERS):
-                self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=":0", silence_logs=logging.CRITICAL)
+            self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=":0", silence_logs=logging.CRITICAL)
             self._client = Client(self._cluster)
         except (OSError, TimeoutError, ValueError) as e:
             self.close()
