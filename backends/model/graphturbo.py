@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ __all__ = [
     "graph_layers",
     "group_graph",
     "infer_scope",
+    "instance_edges",
     "lifo_order",
     "mesh_binding",
     "peak_live_bytes",
@@ -572,6 +574,27 @@ def prune_edges(inst: Mapping[str, Sequence[Instance]], edges: Iterable[Edge]
     return inherited, kept
 
 
+def instance_edges(inst: Mapping[str, Sequence[Instance]], edges: Iterable[Edge]) -> list[tuple[str, str]]:
+    """The kept instance edges of :func:`prune_edges` as name pairs for the orderings, compact:
+    where a consumer reads every producer instance (its footprint does not restrict the
+    producer's split dim) the complete edge set becomes ``p_i -> J -> c_j`` through a join
+    ``J = "PRODUCER->CONSUMER"`` (:func:`lifo_order`, :func:`bfs_order` and
+    :func:`peak_live_outputs` give the same results as with the direct edges)."""
+    out: list[tuple[str, str]] = []
+    for e in edges:
+        prods, cons = inst[e.producer], inst[e.consumer]
+        if not prods or not cons:
+            continue
+        full = prods[0].dim not in e.dim_map
+        if full and len(prods) > 1 and len(cons) > 1:
+            j = f"{e.producer}->{e.consumer}"
+            out.extend((p.name, j) for p in prods)
+            out.extend((j, c.name) for c in cons)
+        else:
+            out.extend((p.name, c.name) for p, c in prune_edges(inst, [e])[1])
+    return out
+
+
 def concat_count(kept: Iterable[tuple[Instance, Instance]]) -> int:
     """Concats inserted (002 L159): one before each consumer instance with several producer
     instances (GT-7: 7)."""
@@ -581,58 +604,70 @@ def concat_count(kept: Iterable[tuple[Instance, Instance]]) -> int:
     return sum(1 for s in prods.values() if len(s) > 1)
 
 
-def _graph(names: Sequence[str], edges: Iterable[tuple[str, str]]) -> tuple[dict[str, int], dict[str, list[str]]]:
-    indeg = {n: 0 for n in names}
+def _kahn(names: Sequence[str], edges: Iterable[tuple[str, str]], lifo: bool) -> list[str]:
+    """Kahn's algorithm over ``names``; ``lifo`` pops the last ready node, else the first. An
+    edge endpoint not in ``names`` is a *join*: never emitted, it releases its successors the
+    moment its last producer is emitted (a complete producer x consumer edge set in
+    ``p + c`` edges; the order equals that of the direct edges)."""
+    known = set(names)
+    indeg: dict[str, int] = dict.fromkeys(names, 0)
     succ: dict[str, list[str]] = {n: [] for n in names}
     for a, b in dict.fromkeys(edges):
-        indeg[b] += 1
-        succ[a].append(b)
-    return indeg, succ
+        indeg[b] = indeg.get(b, 0) + 1
+        succ.setdefault(a, []).append(b)
+        indeg.setdefault(a, 0)
+    ready = deque(n for n in names if indeg[n] == 0)
+    out: list[str] = []
+
+    def release(n: str) -> None:
+        for t in succ.get(n, ()):
+            indeg[t] -= 1
+            if indeg[t] == 0:
+                if t in known:
+                    ready.append(t)
+                else:
+                    release(t)
+
+    while ready:
+        n = ready.pop() if lifo else ready.popleft()
+        out.append(n)
+        release(n)
+    return out
 
 
 def bfs_order(names: Sequence[str], edges: Iterable[tuple[str, str]]) -> list[str]:
     """Breadth-first (FIFO Kahn) order of the instance graph (002 L138): zero in-degree instances
-    in ``names`` order, each newly ready one appended at the end."""
-    indeg, succ = _graph(names, edges)
-    ready = [n for n in names if indeg[n] == 0]
-    out = []
-    while ready:
-        n = ready.pop(0)
-        out.append(n)
-        for s in succ[n]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                ready.append(s)
-    return out
+    in ``names`` order, each newly ready one appended at the end. Edge endpoints not in
+    ``names`` are joins (:func:`_kahn`)."""
+    return _kahn(names, edges, lifo=False)
 
 
 def lifo_order(names: Sequence[str], edges: Iterable[tuple[str, str]]) -> list[str]:
     """Algorithm 3 (002 L140; spec §L5 [reconstructed as LIFO]): ``ready`` = zero in-degree
     instances in ``names`` (visit) order; repeatedly pop the **last** ready instance, append it
     to the order, decrement its consumers and append the newly ready ones to ``ready``. GT-8:
-    A7 A6 B3 A5 A4 B2 C1 A3 A2 B1 A1 A0 B0 C0 D0."""
-    indeg, succ = _graph(names, edges)
-    ready = [n for n in names if indeg[n] == 0]
-    out = []
-    while ready:
-        n = ready.pop()
-        out.append(n)
-        for s in succ[n]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                ready.append(s)
-    return out
+    A7 A6 B3 A5 A4 B2 C1 A3 A2 B1 A1 A0 B0 C0 D0. Edge endpoints not in ``names`` are joins
+    (:func:`_kahn`)."""
+    return _kahn(names, edges, lifo=True)
 
 
 def peak_live_outputs(order: Sequence[str], edges: Iterable[tuple[str, str]],
                       size: Mapping[str, int]) -> int:
     """Peak live instance-output bytes of an order (spec §L5 [param]: the seed does not define
     the metric): while instance ``k`` runs, its output and every earlier output with a consumer
-    at step >= ``k`` are live. GT-8 (each ``s`` bytes): BFS 9s, DFS 5s."""
+    at step >= ``k`` are live. GT-8 (each ``s`` bytes): BFS 9s, DFS 5s. A join (an endpoint
+    not in ``order``, :func:`_kahn`) passes on the last position of its consumers, which must be
+    instances."""
     pos = {n: k for k, n in enumerate(order)}
     last = {n: pos[n] for n in order}
+    edges = list(edges)
+    join_last: dict[str, int] = {}
     for a, b in edges:
-        last[a] = max(last[a], pos[b])
+        if a not in pos:
+            join_last[a] = max(join_last.get(a, -1), pos[b])
+    for a, b in edges:
+        if a in pos:
+            last[a] = max(last[a], pos[b] if b in pos else join_last.get(b, -1))
     delta = [0] * (len(order) + 1)
     for n in order:
         delta[pos[n]] += size[n]

@@ -16,8 +16,8 @@ It annotates (discardable attributes; the IR is otherwise unchanged, nothing con
 
 * every op of group ``N``: ``taihu.group = N : i64`` (groups numbered in topological order) and,
   when a split fits LB, ``taihu.split = array<i64: DIM, FACTOR>`` (the group's BestSplit: output
-  dim and number of instances); ``taihu.layer = L : i64``; the anchor op of each layer
-  ``taihu.anchor``;
+  dim and number of instances); ``taihu.group_layer = L : i64`` (not ``taihu.layer``, where
+  convert-graph-to-tile caches kernel names); the anchor op of each layer ``taihu.anchor``;
 * the function: ``taihu.order = "dfs"|"bfs"`` and ``taihu.instances = ["g0.0", ...]`` (group
   ``N``'s instance ``i`` is ``gN.i``, in execution order).
 
@@ -78,7 +78,7 @@ __all__ = ["GROUP_ATTR", "GraphGroupPass", "graph_nodes"]
 
 GROUP_ATTR = "taihu.group"
 SPLIT_ATTR = "taihu.split"
-LAYER_ATTR = "taihu.layer"
+LAYER_ATTR = "taihu.group_layer"
 ANCHOR_ATTR = "taihu.anchor"
 ORDER_ATTR = "taihu.order"
 INSTANCES_ATTR = "taihu.instances"
@@ -222,9 +222,8 @@ def _instance_order(nodes: list[gt.Node], grouping: gt.Grouping, order: str) -> 
                     m = dm[labels[n.name]] if labels[n.name] < len(dm) else None
                 dim_map = tuple(m if d == cdim else None for d in range(len(sgs[k][1])))
                 edges.append(gt.Edge(sgs[p][0], cname, dim_map))
-    _, kept = gt.prune_edges(inst, edges)
+    pairs = gt.instance_edges(inst, edges)
     names = [i.name for v in inst.values() for i in v]
-    pairs = [(p.name, c.name) for p, c in kept]
     size = {i.name: by[grouping.groups[k][-1]].out_bytes // i.f
             for k, (sg, _, _, _) in enumerate(sgs) for i in inst[sg]}
     if order == "dfs":

@@ -160,6 +160,23 @@ def test_gt8_ordering() -> None:
     assert (kind, order, pd, pb) == ("dfs", lifo, 5 * s, 9 * s)
 
 
+def test_joins_give_the_same_orders() -> None:
+    """A consumer reading every producer instance: the join form of instance_edges orders and
+    measures exactly like the complete direct edge set."""
+    inst = gt.build_instances([("A", (8, 4), 4, 0), ("B", (8, 4), 2, 1), ("C", (8, 4), 2, 0)])
+    edges = [gt.Edge("A", "B", (None, 1)), gt.Edge("B", "C", (0, None)), gt.Edge("A", "C", (0, None))]
+    direct = [(p.name, c.name) for p, c in gt.prune_edges(inst, edges)[1]]
+    joined = gt.instance_edges(inst, edges)
+    assert ("A->B" in {b for _, b in joined}) and len(joined) < len(direct)
+    names = [i.name for v in inst.values() for i in v]
+    size = {n: 10 + k for k, n in enumerate(names)}
+    for order in (gt.lifo_order, gt.bfs_order):
+        o = order(names, direct)
+        assert order(names, joined) == o
+        assert gt.peak_live_outputs(o, joined, size) == gt.peak_live_outputs(o, direct, size)
+    assert gt.choose_order(names, joined, size) == gt.choose_order(names, direct, size)
+
+
 # GT-9, GT-10 ---------------------------------------------------------------------------------
 
 def test_gt9_plain_binding() -> None:
@@ -293,7 +310,7 @@ def test_gt6_resnet_conv_and_identity_block() -> None:
     GraphGroupPass().apply(default_context(), m)
     annotated = [o for o in _func(m).body.block.ops if "taihu.group" in o.attributes]
     assert {o.attributes["taihu.group"] for o in annotated} == {IntegerAttr(0, 64)}
-    assert len({o.attributes["taihu.layer"] for o in annotated}) == 9
+    assert len({o.attributes["taihu.group_layer"] for o in annotated}) == 9
 
 
 def test_gt15_b3_instance() -> None:

@@ -7,10 +7,10 @@
 // no straight pattern, so a, {b, d} and c stay apart.
 // CHECK-LABEL: func.func @straight
 // CHECK-SAME:    attributes {taihu.order = "dfs", taihu.instances = ["g0.0", "g2.0", "g1.0"]}
-// CHECK-NEXT:    %a = graph.relu %x {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 0 : i64, taihu.anchor}
-// CHECK-NEXT:    %b = graph.sigmoid %a {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 1 : i64}
-// CHECK-NEXT:    %c = graph.tanh %a {taihu.group = 2 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 2 : i64, taihu.anchor}
-// CHECK-NEXT:    %d = graph.sqrt %b {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 1 : i64, taihu.anchor}
+// CHECK-NEXT:    %a = graph.relu %x {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 0 : i64, taihu.anchor}
+// CHECK-NEXT:    %b = graph.sigmoid %a {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 1 : i64}
+// CHECK-NEXT:    %c = graph.tanh %a {taihu.group = 2 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 2 : i64, taihu.anchor}
+// CHECK-NEXT:    %d = graph.sqrt %b {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 1 : i64, taihu.anchor}
 func.func @straight(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
   %a = graph.relu %x : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
   %b = graph.sigmoid %a : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
@@ -40,8 +40,8 @@ func.func @diamond(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x
 // CHECK-LABEL: func.func @branch
 // CHECK-NEXT:    %X = graph.relu %x {taihu.group = 0 : i64
 // CHECK-NEXT:    %w = graph.constant dense<5.000000e-01> : tensor<8x8x1x1xf32>{{$}}
-// CHECK-NEXT:    %conv = graph.conv2d %X, %w {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 1 : i64, taihu.anchor}
-// CHECK-NEXT:    %add = graph.add %conv, %X {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 2 : i64, taihu.anchor}
+// CHECK-NEXT:    %conv = graph.conv2d %X, %w {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 1 : i64, taihu.anchor}
+// CHECK-NEXT:    %add = graph.add %conv, %X {taihu.group = 1 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 2 : i64, taihu.anchor}
 // CHECK-NEXT:    %e = graph.sqrt %X {taihu.group = 2 : i64
 func.func @branch(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
   %X = graph.relu %x : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>

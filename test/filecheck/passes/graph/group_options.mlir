@@ -10,9 +10,9 @@
 // keeps at most 4 g0 outputs + one g1 output live (128 KiB), BFS all 8 (192 KiB): DFS is chosen.
 // CHECK-LABEL: func.func @stages
 // CHECK-SAME:    taihu.order = "dfs", taihu.instances = ["g0.7", "g0.6", "g0.5", "g0.4", "g1.1", "g0.3", "g0.2", "g0.1", "g0.0", "g1.0"]
-// CHECK-NEXT:    %r1 = graph.relu %x {taihu.group = 0 : i64, taihu.split = array<i64: 0, 8>, taihu.layer = 0 : i64}
-// CHECK-NEXT:    %p = graph.max_pool %r1 {taihu.group = 0 : i64, taihu.split = array<i64: 0, 8>, taihu.layer = 0 : i64,
-// CHECK-NEXT:    %r2 = graph.relu %p {taihu.group = 1 : i64, taihu.split = array<i64: 0, 2>, taihu.layer = 0 : i64, taihu.anchor}
+// CHECK-NEXT:    %r1 = graph.relu %x {taihu.group = 0 : i64, taihu.split = array<i64: 0, 8>, taihu.group_layer = 0 : i64}
+// CHECK-NEXT:    %p = graph.max_pool %r1 {taihu.group = 0 : i64, taihu.split = array<i64: 0, 8>, taihu.group_layer = 0 : i64,
+// CHECK-NEXT:    %r2 = graph.relu %p {taihu.group = 1 : i64, taihu.split = array<i64: 0, 2>, taihu.group_layer = 0 : i64, taihu.anchor}
 
 // order=bfs forces the breadth-first order.
 // BFS: taihu.order = "bfs", taihu.instances = ["g0.0", "g0.1", "g0.2", "g0.3", "g0.4", "g0.5", "g0.6", "g0.7", "g1.0", "g1.1"]

@@ -10,19 +10,19 @@
 
 // CHECK-LABEL: func.func @main
 // CHECK-SAME:    attributes {taihu.order = "dfs", taihu.instances = ["g0.0"]}
-// CHECK:         graph.conv2d %x, %w1 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 0 : i64, taihu.anchor}
-// CHECK-NEXT:    graph.batch_norm %c3, {{.*}} {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 0 : i64}
-// CHECK-NEXT:    graph.relu %b4 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 0 : i64}
-// CHECK:         graph.conv2d %r5, %w6 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 1 : i64, taihu.anchor
-// CHECK:         graph.conv2d %r10, %w11 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 2 : i64, taihu.anchor}
-// CHECK:         graph.conv2d %x, %w15 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 3 : i64, taihu.anchor}
-// CHECK:         %a19 = graph.add %b14, %b18 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 4 : i64}
-// CHECK-NEXT:    %r20 = graph.relu %a19 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 4 : i64, taihu.anchor}
-// CHECK:         graph.conv2d %r20, %w21 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 5 : i64, taihu.anchor}
-// CHECK:         graph.conv2d %r25, %w26 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 6 : i64, taihu.anchor
-// CHECK:         graph.conv2d %r30, %w31 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 7 : i64, taihu.anchor}
-// CHECK:         %a35 = graph.add %b34, %r20 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 8 : i64}
-// CHECK-NEXT:    %r36 = graph.relu %a35 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.layer = 8 : i64, taihu.anchor}
+// CHECK:         graph.conv2d %x, %w1 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 0 : i64, taihu.anchor}
+// CHECK-NEXT:    graph.batch_norm %c3, {{.*}} {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 0 : i64}
+// CHECK-NEXT:    graph.relu %b4 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 0 : i64}
+// CHECK:         graph.conv2d %r5, %w6 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 1 : i64, taihu.anchor
+// CHECK:         graph.conv2d %r10, %w11 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 2 : i64, taihu.anchor}
+// CHECK:         graph.conv2d %x, %w15 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 3 : i64, taihu.anchor}
+// CHECK:         %a19 = graph.add %b14, %b18 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 4 : i64}
+// CHECK-NEXT:    %r20 = graph.relu %a19 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 4 : i64, taihu.anchor}
+// CHECK:         graph.conv2d %r20, %w21 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 5 : i64, taihu.anchor}
+// CHECK:         graph.conv2d %r25, %w26 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 6 : i64, taihu.anchor
+// CHECK:         graph.conv2d %r30, %w31 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 7 : i64, taihu.anchor}
+// CHECK:         %a35 = graph.add %b34, %r20 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 8 : i64}
+// CHECK-NEXT:    %r36 = graph.relu %a35 {taihu.group = 0 : i64, taihu.split = array<i64: 1, 1>, taihu.group_layer = 8 : i64, taihu.anchor}
 // CHECK-NOT:     taihu.group = 1
 func.func @main(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
   %w1 = graph.constant dense<0.5> : tensor<4x8x1x1xf32>
