@@ -593,6 +593,108 @@ def _constants(module) -> list:
     return [graph.constant_value(op) for op in module.walk() if isinstance(op, graph.ConstantOp)]
 
 
+def gt_values(_o: Options) -> list[Row]:
+    """GraphTurbo's regression values (spec T9, seed 002) from :mod:`taihu.backends.model.graphturbo`."""
+    import math as _m
+
+    from taihu.backends.model import graphturbo as gt
+
+    kib = 1024
+    src = "backends/model/graphturbo.py"
+
+    def ew(name: str, inputs: tuple[str, ...], shape: tuple[int, ...]) -> gt.Node:
+        size = 2 * _m.prod(shape)  # fp16
+        ident = tuple(range(len(shape)))
+        return gt.Node(name, "relu", inputs, tuple(size for _ in inputs), shape, 2, tuple(ident for _ in inputs))
+
+    def row(tid: str, what: str, seed: str, got, want, cite: str = "spec T9 [derived]") -> Row:
+        return criterion(tid, what, seed, cite, str(got), got == want, "equal (exact)", src)
+
+    rows = []
+    e = gt.best_split([gt.SplitEntry(True, 3, 8, 0), gt.SplitEntry(True, 5, 16, 1),
+                       gt.SplitEntry(True, 5, 8, 2), gt.SplitEntry(True, 5, 8, 3)])
+    rows.append(row("GT-1", "BestSplit of the SplitInfo", "d2, f = 8", f"d{e.d}, f = {e.f}" if e else "none",
+                    "d2, f = 8"))
+    relu = [ew("r", ("x",), (8, 16, 32, 32))]
+    b = gt.best_split(gt.split_info(relu, 64 * kib))
+    tight = any(x.d == 0 for x in gt.split_info(relu, 64 * kib - 1))
+    rows.append(row("GT-2", "relu [8,16,32,32], LB 64 KiB", "d0, f = 8; none at 64 KiB - 1",
+                    f"d{b.d}, f = {b.f}; {'d0 fits' if tight else 'none'} at 64 KiB - 1" if b else "none",
+                    "d0, f = 8; none at 64 KiB - 1"))
+    stages = [(8, 32, 64, 64), (8, 64, 32, 32), (8, 128, 16, 16), (8, 256, 8, 8)]
+    fs = [gt.best_split(gt.split_info([ew("s", ("x",), st)], 8 * 64 * kib)) for st in stages]
+    chain, prev = [], "x"
+    for k, st in enumerate(stages):
+        chain.append(ew("ABCD"[k], (prev,), st))
+        prev = "ABCD"[k]
+    grouping = gt.group_graph(chain, 8 * 64 * kib)
+    rows.append(row("GT-3", "four stages, LB 8 x 64 KiB", "split N, f = 8, 4, 2, 1; not merged",
+                    f"split N, f = {', '.join(str(x.f) for x in fs if x)}; "
+                    f"{'not merged' if len(grouping.groups) == 4 else f'{len(grouping.groups)} groups'}",
+                    "split N, f = 8, 4, 2, 1; not merged"))
+    straight = (gt.find_straight({0: set(), 1: {0}}, {0: {1}, 1: set()}),
+                gt.find_straight({0: set(), 1: {0}, 2: {0}}, {0: {1, 2}, 1: set(), 2: set()}))
+    diamond = gt.find_diamond({0: set(), 1: {0}, 2: {0}, 3: {1, 2}}, {0: {1, 2}, 1: {3}, 2: {3}, 3: set()})
+    branch = gt.find_branch({0: set(), 1: {0}, 2: {0, 1}}, {0: {1, 2}, 1: {2}, 2: set()})
+    letters = lambda ix: "".join("ABCD"[i] for i in ix)  # noqa: E731
+    rows.append(row("GT-4", "patterns: A->B; A->B,C; diamond; X->conv->add, X->add",
+                    "straight(A,B); none; merge {B,C,D}; branch {conv, add}",
+                    f"straight({','.join(letters(p) for p in straight[0])}); "
+                    f"{'none' if not straight[1] else 'straight'}; "
+                    f"merge {{{','.join(letters((*d[1], d[2])) for d in diamond)}}}; "
+                    f"branch {{{', '.join('conv, add' for b in branch if b == (1, 2))}}}",
+                    "straight(AB); none; merge {BCD}; branch {conv, add}"))
+    rules = (gt.straight_ok(8, 4, 4), gt.straight_ok(4, 8, 8), gt.straight_ok(4, 8, 16), gt.diamond_ok(4, 4, 8, 8),
+             gt.diamond_ok(4, 4, 8, 16))
+    rows.append(row("GT-5", "merge rules", "reject, accept, reject, accept, reject",
+                    ", ".join("accept" if r else "reject" for r in rules), "reject, accept, reject, accept, reject"))
+    inst = gt.build_instances([(n, st, f, 0) for n, st, f in zip("ABCD", stages, (8, 4, 2, 1))])
+    inherited, kept = gt.prune_edges(inst, [gt.Edge(a, c, (0, None, None, None)) for a, c in ("AB", "BC", "CD")])
+    n_inst = sum(len(v) for v in inst.values())
+    rows.append(row("GT-7", "instance DAG of GT-3", "15 instances; 42 -> 14 edges; 7 concats",
+                    f"{n_inst} instances; {inherited} -> {len(kept)} edges; {gt.concat_count(kept)} concats",
+                    "15 instances; 42 -> 14 edges; 7 concats"))
+    names = gt.bfs_order([i.name for v in inst.values() for i in v], [(p.name, c.name) for p, c in kept])
+    edges = [(p.name, c.name) for p, c in kept]
+    kind, order, pd, pb = gt.choose_order(names, edges, dict.fromkeys(names, 1))
+    rows.append(row("GT-8", "ordering (LIFO), peak live outputs", "A7 A6 B3 A5 A4 B2 C1 A3 A2 B1 A1 A0 B0 C0 D0; "
+                    "BFS 9s, DFS 5s -> dfs", f"{' '.join(order)}; BFS {pb}s, DFS {pd}s -> {kind}",
+                    "A7 A6 B3 A5 A4 B2 C1 A3 A2 B1 A1 A0 B0 C0 D0; BFS 9s, DFS 5s -> dfs"))
+    bind = (gt.plain_binding((1, 64, 56, 56), 8), gt.plain_binding((2, 3, 56, 56), 8),
+            gt.plain_binding((1, 64, 56, 56), 8, skip=(1,)))
+    rows.append(row("GT-9", "plain binding, 8 cores", "(1, 8, 1, 1), (2, 1, 4, 1), C unbindable (1, 1, 8, 1)",
+                    f"{bind[0]}, {bind[1]}, C unbindable {bind[2]}",
+                    "(1, 8, 1, 1), (2, 1, 4, 1), C unbindable (1, 1, 8, 1)"))
+    two, one = gt.infer_scope([(1, 1, 8, 1), (1, 8, 1, 1)]), gt.infer_scope([(1, 8, 1, 1)])
+    moves = lambda d: "+".join(sorted({m.kind for m in d.moves})) or "no moves"  # noqa: E731
+    rows.append(row("GT-10", "scope of a producer", "two bindings: GB + copy/redistribute; one: LB, no moves",
+                    f"two bindings: {two.scope} + {moves(two)}; one: {one.scope}, {moves(one)}",
+                    "two bindings: GB + copy+redistribute; one: LB, no moves"))
+    life = {"T1": (0, 10), "T2": (1, 6), "T3": (3, 4)}
+    size = {"T1": 16 * kib, "T2": 24 * kib, "T3": 40 * kib}
+    sp = (gt.spill(life, size, 3, 64 * kib), gt.spill(life, size, 3, 64 * kib, policy="largest"))
+    rows.append(row("GT-11", "spill at t = 3, LB 64 KiB", "longest-lifetime T1, largest-first T3",
+                    f"longest-lifetime {','.join(sp[0])}, largest-first {','.join(sp[1])}",
+                    "longest-lifetime T1, largest-first T3"))
+    anchors = (gt.anchor_of(["conv2d", "batch_norm", "relu"]), gt.anchor_of(["add", "relu"]))
+    tile = gt.anchor_tile((4, 64, 56, 56), 2, 2, 64 * kib)
+    rows.append(row("GT-12", "anchor and tile", "conv, relu; tile (4, 1), 50176 B",
+                    f"{['conv', 'bn', 'relu'][anchors[0]]}, {['add', 'relu'][anchors[1]]}; tile {tile[0]}, {tile[1]} B",
+                    "conv, relu; tile (4, 1), 50176 B"))
+    st = gt.stitch_traffic([ew("r1", ("x",), (1, 64, 32, 32)), ew("r2", ("r1",), (1, 64, 32, 32))])
+    rows.append(row("GT-13", "stitching relu -> relu [1,64,32,32]", "512 -> 256 KiB; kernels 2 -> 1",
+                    f"{st.per_layer_bytes // kib} -> {st.stitched_bytes // kib} KiB; kernels {st.kernels_per_layer} "
+                    f"-> {st.kernels_stitched}", "512 -> 256 KiB; kernels 2 -> 1"))
+    L = gt.PrefetchLayer
+    pf = (gt.prefetch_time([L(100), L(100, 80)]), gt.prefetch_time([L(100), L(100, 150)]),
+          gt.prefetch_time([L(100), L(100, 80, fits_with_previous=False)]))
+    rows.append(row("GT-14", "cross-layer prefetch (µs)", "280 vs 200; 350 vs 250; LB too small: serial",
+                    f"{pf[0][0]:g} vs {pf[0][1]:g}; {pf[1][0]:g} vs {pf[1][1]:g}; LB too small: "
+                    f"{'serial' if pf[2][0] == pf[2][1] else 'overlapped'}",
+                    "280 vs 200; 350 vs 250; LB too small: serial"))
+    return rows
+
+
 def do_folds(_o: Options) -> list[Row]:
     """DO-1..DO-4, DO-6 on small graphs through graph-fold-batchnorm; DO-7's arithmetic."""
     import numpy as np
@@ -725,6 +827,7 @@ PRODUCERS: list[tuple[tuple[str, ...], Callable[[Options], list[Row]]]] = [
     (("DL-2", "DL-3"), dl2_3),
     (("DL-12",), dl12),
     (("FT-1", "FT-2"), ft1_2),
+    (("GT-1", "GT-2", "GT-3", "GT-4", "GT-5", "GT-7", "GT-8", "GT-9", "GT-10", "GT-11", "GT-12", "GT-13", "GT-14"), gt_values),
     (("DO-1", "DO-2", "DO-3", "DO-4", "DO-6", "DO-7"), do_folds),
     (("DO-5", "DO-13"), do_networks),
 ]
@@ -753,8 +856,10 @@ NOT_PRODUCED: list[tuple[str, str, str, str, str]] = [
      "no conv-chain fusion"),
     ("AM-1..AM-3", "AMOS mapping validation", "valid / invalid mappings, counts", "001 L1831-1867",
      "AMOS mapping generation is not implemented"),
-    ("GT-1..GT-15", "GraphTurbo regression values", "split, merge, ordering, scope, stitching", "002 [derived]",
-     "GraphTurbo grouping / scheduling not implemented"),
+    ("GT-6", "ResNet conv + identity block grouping", "3-layer main path, shortcut, ReLU; final 1 SG", "spec T9",
+     "checked by test/unit/test_graphturbo.py (graph-group on graph modules), not rerun here"),
+    ("GT-15", "b3-style instance", "17 layers, 13 convs: 1 kernel vs 17", "spec T9",
+     "grouping checked by test/unit/test_graphturbo.py; the stitched one-launch lowering is not built"),
     ("DO-8..DO-12", "fp16 layouts, DMA segments, int8, cost model, FC rows", "exact values", "spec T10",
      "CDUCA's fp16/int8 layouts and cost model are not implemented"),
 ]

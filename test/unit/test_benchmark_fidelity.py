@@ -1,4 +1,4 @@
-"""benchmarks/fidelity.py smoke test: a tiny subset (HW-2/3/4, DL-1/2/3, GT not-yet rows) through the
+"""benchmarks/fidelity.py smoke test: a tiny subset (HW-2/3/4, DL-1/2/3, the CH not-yet rows) through the
 CLI, the JSON schema, and met / off recomputed from each row's values and tolerance."""
 
 from __future__ import annotations
@@ -29,17 +29,17 @@ def _expected_status(r: dict) -> str:
 
 def test_cli_subset_json_schema_and_status(tmp_path, capsys) -> None:
     out = tmp_path / "fid.json"
-    assert F.main(["--only", "HW-2,HW-3,HW-4,DL-1,DL-2,DL-3,GT", "--json", str(out)]) == 0
+    assert F.main(["--only", "HW-2,HW-3,HW-4,DL-1,DL-2,DL-3,CH", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert set(doc) == {"options", "wall_seconds", "context_only", "rows"}
     rows = doc["rows"]
     ids = [r["id"] for r in rows]
-    # only the selected targets, in spec order; every GT id covered by the one not-yet range row
+    # only the selected targets, in spec order; CH-1..CH-6 covered by one not-yet range row
     assert ids[:3] == ["HW-2", "HW-3", "HW-4"] and "HW-1" not in ids and "GM-1" not in ids
     assert {i for r in rows for i in r["ids"] if i.startswith("DL")} == {"DL-1", "DL-2", "DL-3"}
-    gt = next(r for r in rows if r["id"] == "GT-1..GT-15")
-    assert gt["ids"] == [f"GT-{i}" for i in range(1, 16)] and gt["status"] == "not yet" and gt["note"]
+    ch = next(r for r in rows if r["id"] == "CH-1..CH-6")
+    assert ch["ids"] == [f"CH-{i}" for i in range(1, 7)] and ch["status"] == "not yet" and ch["note"]
     for r in rows:
         assert set(r) == FIELDS, r["id"]
         assert r["status"] in ("met", "off", "not yet")
