@@ -12,7 +12,7 @@ through :func:`taihu.passes.registry.get_all_passes`) and runs it. So::
     xdsl-opt  net.mlir -p taihu-lower          # through the xdsl.universe entry point
 
 are equivalent to ``-p set-target,graph-fold-constants,graph-fold-batchnorm,graph-simplify,
-graph-schedule,convert-graph-to-tile,convert-tile-to-loop,convert-loop-to-sw,sw-to-swsim`` with each option
+graph-schedule,graph-group,convert-graph-to-tile,convert-tile-to-loop,convert-loop-to-sw,sw-to-swsim`` with each option
 handed to every stage pass that declares a dataclass field of that name (``-`` and ``_`` are the
 same). An option no stage declares is an error listing the options the stages accept.
 
@@ -62,6 +62,7 @@ TAIHU_LOWER: tuple[str, ...] = (
     "graph-fold-batchnorm",
     "graph-simplify",
     "graph-schedule",
+    "graph-group",  # GraphTurbo grouping: annotations only (README, "Cross-layer"); < 2 % of lowering
     "convert-graph-to-tile",
     "convert-tile-to-loop",
     "convert-loop-to-sw",

@@ -40,13 +40,14 @@ Options:
 * ``order`` (``auto`` | ``dfs`` | ``bfs``, default ``auto``): ``auto`` keeps the order with the
   lower peak (DFS on a tie); ``dfs`` / ``bfs`` force one.
 
-Not part of ``taihu-lower``: nothing consumes the annotations yet (the lowered ``swsim`` text of
-ResNet-50 is byte-identical with the pass inserted before ``graph-schedule``), and it costs
-0.25-0.5 s there, 2-4 % of the lowering time, above the 2 % a default stage may add.
+``taihu-lower`` runs it after ``graph-schedule``: nothing consumes the annotations yet (the
+lowered ``swsim`` text of ResNet-50, Inception v1, SqueezeNet and AlexNet is byte-identical with
+and without it), and it costs under 1.5 % of their lowering time.
 
 The candidate factors ``V(d)`` use ``c`` = the mesh side (``mesh_rows``; binding factors per mesh
 axis are 8, 4, 2, 1, spec §N) [param]. Errors (``DiagnosticException``, one line): an unknown
-``order``, a negative ``ldm-budget`` or one above the machine's ``ldm_bytes``, an invalid machine.
+``order``, a negative ``ldm-budget``, an invalid machine. (A budget above the LDM is accepted, as by
+``convert-graph-to-tile``: ``taihu-lower`` hands both the same ``ldm-budget``.)
 """
 
 from __future__ import annotations
@@ -251,10 +252,10 @@ class GraphGroupPass(ModulePass):
             m = machine_of(op)
         except MachineConfigError as e:
             raise DiagnosticException(f"graph-group: {e}") from None
-        if not 0 <= self.ldm_budget <= m.ldm_bytes:
+        if self.ldm_budget < 0:
             raise DiagnosticException(
-                f"graph-group: option ldm-budget must be in [0, {m.ldm_bytes}] bytes (0 = the "
-                f"machine's ldm_user_bytes = {m.ldm_user_bytes}), got {self.ldm_budget}")
+                f"graph-group: option ldm-budget must be >= 0 bytes (0 = the machine's "
+                f"ldm_user_bytes = {m.ldm_user_bytes}), got {self.ldm_budget}")
         lb = (self.ldm_budget or m.ldm_user_bytes) * m.n_cpes
         for f in op.walk():
             if isinstance(f, func.FuncOp) and f.body.blocks:

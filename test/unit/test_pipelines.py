@@ -30,7 +30,7 @@ def small_cnn():
 
 def test_stages_in_order_and_registered_by_name():
     assert TAIHU_LOWER == ("set-target", "graph-fold-constants", "graph-fold-batchnorm", "graph-simplify", "graph-schedule",
-                           "convert-graph-to-tile", "convert-tile-to-loop", "convert-loop-to-sw",
+                           "graph-group", "convert-graph-to-tile", "convert-tile-to-loop", "convert-loop-to-sw",
                            "sw-to-swsim")
     assert get_all_passes()["taihu-lower"]() is TaihuLowerPass
 
