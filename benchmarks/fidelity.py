@@ -179,13 +179,13 @@ def hw1(_o: Options) -> list[Row]:
             sim_dev = max(sim_dev, dev(cal.sim_all_cpes_bw(size, 0, b, gap), seed))
             model_dev = max(model_dev, dev(aggregate_bandwidth_gbs(size, t_stride_dma(size, b, gap, M)), seed))
             n += 1
-    seed = f"spec §4.5 table ({n} GB/s values)"
+    table = f"spec §4.5 table ({n} GB/s values)"
     note = ("largest relative |taihu - seed| over the table; tol chosen: the table's 2-decimal rounding "
             "(<= 0.1 %) + one cycle of the shortest transfer (<= 0.2 %)")
     return [
-        numeric("HW-1", "DMA curves, 64 CPEs, cycle mode", None, seed, "004 L597-603", sim_dev, ".4f", "rel", 0.003,
+        numeric("HW-1", "DMA curves, 64 CPEs, cycle mode", None, table, "004 L597-603", sim_dev, ".4f", "rel", 0.003,
                 "sim", note, deviation=sim_dev, taihu_text=f"max dev {100 * sim_dev:.2f} %"),
-        numeric("HW-1", "DMA curves, analytic eq 3-1/3-2", None, seed, "004 L597-603", model_dev, ".4f", "rel", 0.003,
+        numeric("HW-1", "DMA curves, analytic eq 3-1/3-2", None, table, "004 L597-603", model_dev, ".4f", "rel", 0.003,
                 "model", note, deviation=model_dev, taihu_text=f"max dev {100 * model_dev:.2f} %"),
     ]
 
@@ -293,7 +293,9 @@ def hw9(_o: Options) -> list[Row]:
             why = "; ".join(w for _, w in reps.values() if w)
             rows.append(not_yet("HW-9", f"double buffering, {label}", "", "004 L674", f"simulation failed: {why}"))
             continue
-        (c_db, dma, comp, ovl), (c_no, *_) = _kernel_sums(reps[True][0]), _kernel_sums(reps[False][0])
+        rep_db, rep_no = reps[True][0], reps[False][0]
+        assert rep_db is not None and rep_no is not None
+        (c_db, dma, comp, ovl), (c_no, *_) = _kernel_sums(rep_db), _kernel_sums(rep_no)
         if comp > dma:  # compute-bound: prefetch hides the DMA, T_overlap = T_DMA
             rows.append(numeric("HW-9", f"prefetch, {label}: T_overlap / T_DMA", 100.0, "T_overlap = T_DMA (100 %)",
                                 "004 L674", 100 * ovl / dma, ".1f", "abs", 5.0, "sim",
@@ -523,7 +525,9 @@ def dl12(_o: Options) -> list[Row]:
             why = "; ".join(w for _, w in reps.values() if w)
             rows.append(not_yet("DL-12", f"double buffering, {label}", "", "spec G8", f"simulation failed: {why}"))
             continue
-        c_db, c_no = _kernel_sums(reps[True][0])[0], _kernel_sums(reps[False][0])[0]
+        rep_db, rep_no = reps[True][0], reps[False][0]
+        assert rep_db is not None and rep_no is not None
+        c_db, c_no = _kernel_sums(rep_db)[0], _kernel_sums(rep_no)[0]
         change = f"{c_no} -> {c_db} cycles with double buffering ({100 * (c_db - c_no) / c_no:+.1f} %)"
         if conv_like:
             rows.append(criterion("DL-12", f"double buffering, {label}", "conv must always gain", "spec G8 [derived]",
@@ -681,10 +685,10 @@ def gt_values(_o: Options) -> list[Row]:
     rows.append(row("GT-12", "anchor and tile", "conv, relu; tile (4, 1), 50176 B",
                     f"{['conv', 'bn', 'relu'][anchors[0]]}, {['add', 'relu'][anchors[1]]}; tile {tile[0]}, {tile[1]} B",
                     "conv, relu; tile (4, 1), 50176 B"))
-    st = gt.stitch_traffic([ew("r1", ("x",), (1, 64, 32, 32)), ew("r2", ("r1",), (1, 64, 32, 32))])
+    traffic = gt.stitch_traffic([ew("r1", ("x",), (1, 64, 32, 32)), ew("r2", ("r1",), (1, 64, 32, 32))])
     rows.append(row("GT-13", "stitching relu -> relu [1,64,32,32]", "512 -> 256 KiB; kernels 2 -> 1",
-                    f"{st.per_layer_bytes // kib} -> {st.stitched_bytes // kib} KiB; kernels {st.kernels_per_layer} "
-                    f"-> {st.kernels_stitched}", "512 -> 256 KiB; kernels 2 -> 1"))
+                    f"{traffic.per_layer_bytes // kib} -> {traffic.stitched_bytes // kib} KiB; kernels "
+                    f"{traffic.kernels_per_layer} -> {traffic.kernels_stitched}", "512 -> 256 KiB; kernels 2 -> 1"))
     L = gt.PrefetchLayer
     pf = (gt.prefetch_time([L(100), L(100, 80)]), gt.prefetch_time([L(100), L(100, 150)]),
           gt.prefetch_time([L(100), L(100, 80, fits_with_previous=False)]))
@@ -693,6 +697,16 @@ def gt_values(_o: Options) -> list[Row]:
                     f"{'serial' if pf[2][0] == pf[2][1] else 'overlapped'}",
                     "280 vs 200; 350 vs 250; LB too small: serial"))
     return rows
+
+
+def _const(value) -> list:
+    """The nested-list value of a ``graph.constant`` operand."""
+    from taihu.dialects import graph
+
+    owner = value.owner if value is not None else None
+    if not isinstance(owner, graph.ConstantOp):
+        raise TypeError(f"expected a graph.constant operand, got {owner}")
+    return graph.constant_value(owner).tolist()
 
 
 def do_folds(_o: Options) -> list[Row]:
@@ -717,7 +731,7 @@ def do_folds(_o: Options) -> list[Row]:
     m1 = g.module(g(graph.GemmOp(y1, g.cst(np.array([[1.0, 0], [0, 2]])), g.cst(np.array([0.0, 1])))))
     a1 = _fold(m1, fold)
     gemm = next(op for op in a1.walk() if isinstance(op, graph.GemmOp))
-    w, b = graph.constant_value(gemm.b.owner).tolist(), graph.constant_value(gemm.c.owner).tolist()
+    w, b = _const(gemm.b), _const(gemm.c)
     x = {"x0": np.ones((1, 2), np.float32)}
     yb, ya = run1(m1, x).tolist()[0], run1(a1, x).tolist()[0]
     n1 = (len(_graph_ops(m1)), len(_graph_ops(a1)))
@@ -726,7 +740,9 @@ def do_folds(_o: Options) -> list[Row]:
                       w == [[1, 4], [3, 8]] and b == [1, 3] and yb == ya == [5, 15] and n1 == (2, 1),
                       "equal (exact)", src)]
     # DO-2: conv -> BN -> scale arithmetic (003 closed form)
-    k, t = batchnorm_affine(np.array([2.0]), np.array([1.0]), np.array([3.0]), np.array([4.0]), 0.0)
+    affine = batchnorm_affine(np.array([2.0]), np.array([1.0]), np.array([3.0]), np.array([4.0]), 0.0)
+    assert affine is not None  # var + eps = 4 > 0
+    k, t = affine
     cw, cb = fold_affine_after_conv(np.full((1, 1, 1, 1), 2.0), np.array([1.0]), k, t)
     cw, cb = fold_affine_after_conv(cw, cb, np.array([3.0]), np.array([-1.0]))
     rows.append(criterion("DO-2", "conv -> BN -> scale fold", "W' = 6, b' = -4", "spec T10 [derived]",
@@ -891,8 +907,8 @@ def collect(opts: Options, only: list[str] | None) -> list[Row]:
                        for i in ids]
             rows += [r for r in got if _matches(r.id, only)]
             print(f"  {'/'.join(ids)}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    for ids, what, seed, cite, reason in NOT_PRODUCED:
-        r = not_yet(ids, what, seed, cite, reason)
+    for span, what, seed, cite, reason in NOT_PRODUCED:
+        r = not_yet(span, what, seed, cite, reason)
         if any(_matches(i, only) for i in r.ids):
             rows.append(r)
     for r in rows:
