@@ -35,8 +35,6 @@ Cases:
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
 import json
 import math
 import os
@@ -183,18 +181,17 @@ def gemm_rows(sim: bool, budget: float, sim_max_n: int = 1024) -> list[Row]:
     return rows
 
 
-@contextlib.contextmanager
-def forced_gemm_blocking(bm: int, bn: int, bk: int):
-    """Make convert-graph-to-tile's GEMM patterns use blocking (bm, bn, bk) with vec n (the
-    sweep's scheme) instead of the planner's choice, for simulating one point of the sweep."""
-    import taihu.passes.conversion.graph_to_tile.gemm as g2t
+def _scheduled_matmul_module(n: int, dtype, plan) -> tuple[object, dict]:
+    """:func:`_matmul_module` with the matmul annotated with ``plan``'s schedule
+    (``#tile.schedule<"gemm" {...}>``: ``convert-graph-to-tile`` follows it), for simulating one
+    point of the sweep."""
+    from taihu.backends.model.schedule import gemm_schedule_of
+    from taihu.passes.conversion.graph_to_tile.schedules import SCHEDULE_ATTR, to_attr
 
-    saved = g2t.plan_gemm
-    g2t.plan_gemm = functools.partial(plan_gemm, blocking=(bm, bn, bk), vec="n")
-    try:
-        yield
-    finally:
-        g2t.plan_gemm = saved
+    module, inputs = _matmul_module(n, dtype)
+    op = next(o for o in module.walk() if isinstance(o, graph.MatMulOp))
+    op.attributes[SCHEDULE_ATTR] = to_attr(gemm_schedule_of(plan))
+    return module, inputs
 
 
 def sweep_rows(sim: bool = False, budget: float = 300.0) -> list[Row]:
@@ -230,8 +227,7 @@ def sweep_rows(sim: bool = False, budget: float = 300.0) -> list[Row]:
     ]
     if sim:
         for label, p in (("worst", worst), ("best", best)):
-            with forced_gemm_blocking(p.bm, p.bn, p.bk):
-                rep, why = simulate_graph(lambda: _matmul_module(1024, np.float32), budget)
+            rep, why = simulate_graph(lambda p=p: _scheduled_matmul_module(1024, np.float32, p), budget)
             case = f"1024^3 f32 {label} ({p.bm},{p.bn},{p.bk})"
             if rep is None:
                 rows.append(Row("sweep", case, "sim", note=why))

@@ -1,9 +1,11 @@
 """benchmarks/kernels.py (model-only parts): the GEMM rows, the 1024^3 sweep with the seed's
-81-scheme LDM rule, the conv-layer shape round trip, and the forced-blocking hook."""
+81-scheme LDM rule, the conv-layer shape round trip, and a sweep point's scheduled module."""
 
 from __future__ import annotations
 
 import json
+
+import numpy as np
 
 from taihu.backends.model.conv import ConvShape, GemmShape
 from taihu.benchmarks import kernels as K
@@ -27,14 +29,20 @@ def test_conv_shape_text_round_trip() -> None:
     assert K._parse_shape(s.describe()) == s
 
 
-def test_forced_gemm_blocking_restores_the_planner() -> None:
-    import taihu.passes.conversion.graph_to_tile.gemm as g2t
+def test_a_sweep_point_is_lowered_with_its_blocking() -> None:
+    """The sweep simulates a blocking by annotating the matmul with its schedule, which the
+    lowering follows (monkeypatching the planner stopped working once graph-schedule planned
+    every op: the worst and the best blocking simulated alike)."""
+    from taihu.dialects import tile
+    from taihu.passes.pipelines import build_pipeline, run_pipeline
 
-    before = g2t.plan_gemm
-    with K.forced_gemm_blocking(64, 256, 512):
-        p = g2t.plan_gemm(GemmShape(1024, 1024, 1024, "f32"), K.PM)
-        assert (p.bm, p.bn, p.bk, p.vec) == (64, 256, 512, "n")
-    assert g2t.plan_gemm is before
+    plans = K.gemm_sweep(GemmShape(256, 256, 256, "f32"), K.PM, min_bk=32)
+    for p in (plans[0], plans[-1]):
+        module, _ = K._scheduled_matmul_module(256, np.float32, p)
+        run_pipeline(build_pipeline(stop_after="convert-graph-to-tile"), module)
+        (k,) = [o for o in module.walk() if isinstance(o, tile.KernelOp)]
+        assert k.attributes["taihu.blocking"].data.startswith(f"bm={p.bm} bn={p.bn} bk={p.bk} ")
+    assert (plans[0].bm, plans[0].bk) != (plans[-1].bm, plans[-1].bk)
 
 
 def test_resnet_conv_layers_carry_the_fused_shortcut_sum() -> None:
