@@ -48,13 +48,14 @@ the symbol).
 
 ``--timing-only`` simulates the timing only (no arithmetic, no data movement; faster): the
 report, table, trace and plots are exact, there are no outputs (so no ``--output``/``--check``).
-``--workers N`` (default 1: everything in this process, no Dask) simulates a timing-only run's
-launches ahead on an embedded ``dask.distributed`` cluster of N worker processes, started in the
-background while the network is imported and lowered; ``--scheduler tcp://HOST:PORT`` uses an
-existing cluster instead (its workers must have taihu installed; unreachable within 5 s: an
-error). The report, table and trace are byte-identical for any number of workers
-(:mod:`taihu.backends.sim.parallel`: the launches are replayed in order from worker records made
-from exactly their start state). A run with numerics stays in this process (a note says so).
+``--workers N`` (default 1: everything in this process, no Dask) simulates a timing-only run in
+N processes: this one and an embedded ``dask.distributed`` cluster of N - 1 workers that simulate
+launches ahead, started in the background while the network is imported and lowered;
+``--scheduler tcp://HOST:PORT`` uses the workers of an existing cluster instead (they must have
+taihu installed; unreachable within 5 s: an error). The report, table and trace are
+byte-identical for any number of workers (:mod:`taihu.backends.sim.parallel`: the launches are
+replayed in order from records made from exactly their start state). A run with numerics stays
+in this process (a note says so).
 
 Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
 :mod:`taihu.backends.sim.report`), ``--trace FILE`` (a timeline to open in
@@ -702,8 +703,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="simulate the timing only (no arithmetic or data movement: faster; the report is "
                         "exact, there are no outputs)")
     p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="--timing-only: simulate launches ahead on an embedded Dask cluster of N worker "
-                        "processes (default: 1, everything in this process)")
+                   help="--timing-only: simulate in N processes, this one and an embedded Dask cluster of "
+                        "N-1 workers (default: 1, everything in this process)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="--timing-only: simulate launches ahead on an existing Dask cluster")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
@@ -842,7 +843,7 @@ def _executor(args: argparse.Namespace) -> Executor | None:
             print(f"{TOOL}: note: --{'scheduler' if args.scheduler else 'workers'} applies to --timing-only "
                   "runs; the numerics run in this process", file=sys.stderr)
         return None
-    return Executor(args.workers, args.scheduler)
+    return Executor(args.workers - 1, args.scheduler)  # this process is one of the N
 
 
 def run(args: argparse.Namespace) -> int:
