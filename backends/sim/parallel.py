@@ -87,12 +87,6 @@ _FUNC_INDEX: dict[int, int] = {}
 for _i, _f in enumerate(_FUNCS):
     _FUNC_INDEX.setdefault(id(_f), _i)
 
-#: ``KernelProgram`` attributes not sent: the xDSL op, and caches keyed by ``id()`` of records
-#: (stale in another process), re-created empty
-_FRESH: dict[str, Any] = {"kernel": None, "_reads_cache": None, "memo_check": None,
-                          "_memo_plan": None, "_signature": None}
-
-
 class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> int | None:
         return _FUNC_INDEX.get(id(obj)) if callable(obj) else None
@@ -105,19 +99,16 @@ class _Unpickler(pickle.Unpickler):
 
 def program_bytes(kp: KernelProgram) -> bytes:
     """``kp`` as bytes for :func:`load_program` in another process (the compiled records, the
-    name, the argument slots and the flags; not the xDSL op)."""
-    state = {k: v for k, v in vars(kp).items() if k not in _FRESH}
+    name, the argument slots and the flags: ``KernelProgram.__getstate__``; not the xDSL op)."""
     buf = io.BytesIO()
-    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(kp)
     return buf.getvalue()
 
 
 def load_program(data: bytes) -> KernelProgram:
     """The :class:`KernelProgram` of :func:`program_bytes`' ``data`` (``kernel`` is None)."""
-    kp = KernelProgram.__new__(KernelProgram)
-    state = _Unpickler(io.BytesIO(data)).load()
-    vars(kp).update({k: ({} if k == "_reads_cache" else v) for k, v in _FRESH.items()})
-    vars(kp).update(state)
+    kp = _Unpickler(io.BytesIO(data)).load()
+    assert isinstance(kp, KernelProgram)  # what program_bytes pickled
     return kp
 
 

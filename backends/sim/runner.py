@@ -159,6 +159,19 @@ class KernelProgram:
         self._signature: tuple | None = None
         self._checked_launches: set[tuple] = set()
 
+    #: attributes that stay in this process when a program is pickled (``parallel.py`` sends
+    #: programs to Dask workers): the xDSL op and the caches keyed by ``id()`` of records or
+    #: filled per launch; :meth:`__setstate__` re-creates them empty
+    _PROCESS_LOCAL = ("kernel", "_reads_cache", "memo_check", "_memo_plan", "_signature", "_checked_launches")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if k not in self._PROCESS_LOCAL}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(kernel=None, _reads_cache={}, memo_check=None, _memo_plan=None, _signature=None,
+                          _checked_launches=set())
+        vars(self).update(state)
+
     def check_launch(self, args: tuple) -> None:
         """Refuse a launch on ``args`` whose loops execute more than
         :data:`~taihu.backends.sim.program.MAX_LAUNCH_OPS` operations per CPE (``SimError`` naming
