@@ -80,7 +80,8 @@ from taihu.backends.model.choice import Cheapest, Conditional, Enumerated, Mappe
 from taihu.backends.model.tasks import Im2colTasks, WinogradTiling, winograd_tiles
 from taihu.target.machine import Machine
 
-if TYPE_CHECKING:  # (unfold_conv imports this module; choose_conv imports it when planning)
+if TYPE_CHECKING:  # (unfold_conv and depthwise_conv import this module; choose_conv imports them when planning)
+    from taihu.backends.model.depthwise_conv import DepthwisePlan
     from taihu.backends.model.unfold_conv import UnfoldPlan
 
 __all__ = [
@@ -1039,7 +1040,7 @@ def residual_cost(s: ConvShape, machine: Machine) -> KernelCost:
     )
 
 
-def fuses_residual(plan: Plan | UnfoldPlan) -> bool:
+def fuses_residual(plan: Plan | UnfoldPlan | DepthwisePlan) -> bool:
     """Whether ``plan`` adds its shape's residual operand (``ConvShape.residual``) in the store
     of its output tiles (the lowering's ``store_fused``): the plans whose kernel stores the
     final NCHW tensor from LDM -- explicit per image / pointwise (the GEMM epilogue), the

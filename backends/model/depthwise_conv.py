@@ -187,7 +187,7 @@ def row_runs(tho: int, wo: int, thi: int, sh: int, dh: int, pt: int, rows: Seque
             segs[-1] = (segs[-1][0], r + 1, valid)
         else:
             segs.append((r, r + 1, valid))
-    out = []
+    out: list[Run] = []
     for r_lo, r_hi, valid in segs:
         if not valid and not first:
             continue  # nothing to add to the partial sums
@@ -435,7 +435,7 @@ def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> Ke
     txn = machine.mem_txn_bytes
     whole = whole_planes(s, rows)
 
-    def dma(cpes: int, runs: list[tuple[int, float]]) -> tuple[float, float]:
+    def dma(cpes: int, runs: Sequence[tuple[int, float]]) -> tuple[float, float]:
         """(seconds, moved bytes) of one round in which each of ``cpes`` CPEs moves ``runs``
         (count, bytes) in one request each kind."""
         cpe_moved = sum(n * _avg_moved(b, txn) for n, b in runs)

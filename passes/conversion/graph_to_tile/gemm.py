@@ -998,7 +998,7 @@ class GruPattern(_RecurrentPattern):
         kb.finish(rewriter)
         self.replace(rewriter, op, [Y, YH])
 
-    def _blocked_recurrence(self, kb: KernelBuilder, block: tuple[int, bool], dims: tuple[int, int, int, bool],
+    def _blocked_recurrence(self, kb: KernelBuilder, block: tuple[int, bool], dims: tuple[int, int, int, int],
                             el: Attribute, conv: MapKind, xwv: SSAValue, rv: SSAValue, outs: tuple[SSAValue, SSAValue],
                             h0: SSAValue | None, rbh: SSAValue | None) -> None:
         """The recurrence with R_j streamed in (b, b) blocks (``block`` = (b, two staging

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from typing import cast
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
@@ -74,10 +75,14 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
     if any(v is op.out for v in op.inputs):
         raise _err(op, "loop.map depthwise: the output must be a different buffer from the inputs")
     p = op.params()
-    kh, kw = (int(v) for v in p["kernel"])
-    sh, sw_ = (int(v) for v in p["strides"])
-    pt, pl, _, _ = (int(v) for v in (p.get("pads") or (0, 0, 0, 0)))
-    dh, dw = (int(v) for v in (p.get("dilations") or (1, 1)))
+
+    def ints(key: str, default: Sequence[int]) -> list[int]:
+        return [int(v) for v in cast("Sequence[int]", p.get(key) or default)]
+
+    kh, kw = ints("kernel", ())
+    sh, sw_ = ints("strides", ())
+    pt, pl, _, _ = ints("pads", (0, 0, 0, 0))
+    dh, dw = ints("dilations", (1, 1))
     x, w = _buf(op.inputs[0], addr), _buf(op.inputs[1], addr)
     b = _buf(op.inputs[2], addr) if len(op.inputs) == 3 else None
     out = _buf(op.out, addr)

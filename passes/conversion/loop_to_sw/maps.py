@@ -389,7 +389,8 @@ def _schedule(body: list[sw.RegInstr], m: Machine, disjoint_ptrs: bool = False) 
                 d.setdefault(i, 0)
         kind = ins.kind
         if disjoint_ptrs and kind in ("load", "store"):
-            mo = ins.mem()  # type: ignore[attr-defined]  # loads and stores are memory instructions
+            mo = ins.mem()
+            assert mo is not None  # loads and stores are memory instructions
             lo, hi = mo.offset, mo.offset + mo.nbytes
             st_, ld_ = by_ptr.setdefault(mo.ptr, ([], []))
             for i, a, b in st_ + ld_ if kind == "store" else st_:
