@@ -84,7 +84,10 @@ error. The time to write it is shown among the wall times (``trace``). Limiting 
 (:func:`taihu.tools.weights.randomize_weights`) before anything else, so the run, the reference
 and onnxruntime see the same model. ``--check`` compares the outputs with the graph reference
 (swsim level) and, for ONNX sources, with onnxruntime on the same model and inputs: every
-element must satisfy ``|a - b| <= atol + rtol |b|`` (rtol 1e-4, atol 1e-5); the check table prints
+element must satisfy ``|a - b| <= atol + rtol |b|`` (rtol 1e-4, atol 1e-5; for a float16 output, and against
+onnxruntime for every output of a model that stores float16 tensors, rtol 1e-2, atol 1e-3: taihu
+computes f16 tensors in f32 and rounds at the f16 outputs only, see
+:mod:`taihu.passes.conversion.graph_to_tile.cast`); the check table prints
 the max absolute and relative errors; a mismatch is an error. onnxruntime is an optional
 dependency (the ``test`` extra, :mod:`taihu.tools.ort`): ``--check`` on an ONNX model without it
 is the error "--check compares with onnxruntime: pip install onnxruntime", before anything runs.
@@ -123,7 +126,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
 if TYPE_CHECKING:  # rich is imported when a bar is shown; Dask when --workers asks for it
     from types import TracebackType
@@ -165,6 +168,11 @@ DEFAULT_LEVEL = "swsim"
 #: ``--check`` tolerances: ``|a - b| <= ATOL + RTOL * |b|`` element-wise (f32 outputs).
 RTOL = 1e-4
 ATOL = 1e-5
+#: ``--check`` tolerances of a float16 output (f16 storage, f32 compute: taihu rounds once, at the
+#: output; onnxruntime may round every intermediate to f16, each a relative 2^-11): about 10 ulps
+#: relative, one ulp at 1 absolute (f16 epsilon 2^-10 = 9.8e-4).
+RTOL_F16 = 1e-2
+ATOL_F16 = 1e-3
 
 
 class RunError(Exception):
@@ -569,6 +577,7 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
     in_names = [s.name for s in input_specs(module)]
     in_shapes = {s.name: s.shape for s in input_specs(module)}
     out_names = output_names(module)
+    out_dtypes = dict(zip(out_names, output_dtypes(module)))  # f16 results: rounded here, by the host
     stages = lower(module, machine, options or {}, progress, verify)
     in_map = match_globals(in_names, _io_globals(module, "input"), "input")
     out_map = match_globals(out_names, _io_globals(module, "output"), "output")
@@ -580,8 +589,29 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
         e.stages = [*stages, ("simulate (failed)", time.perf_counter() - t0)]  # type: ignore[attr-defined]  # for benchmarks, on whatever the simulator raised
         raise
     stages.append(("simulate", time.perf_counter() - t0))
-    outputs = {n: res.outputs[out_map[n]] for n in out_names} if numerics else {}
+    outputs = {n: _host_cast(res.outputs[out_map[n]], out_dtypes[n]) for n in out_names} if numerics else {}
     return RunResult(outputs, "swsim", res.report, stages, res.engine, module)
+
+
+def output_dtypes(module: ModuleOp) -> list[np.dtype | None]:
+    """numpy dtype of each result of a graph module's ``@main`` (None: not a float tensor)."""
+    from taihu.backends.reference import entry_function
+    from taihu.dialects.resources import element_dtype
+
+    out: list[np.dtype | None] = []
+    for t in entry_function(module).function_type.outputs.data:
+        out.append(element_dtype(t.element_type) if isinstance(t, TensorType) else None)
+    return out
+
+
+def _host_cast(value: np.ndarray, dtype: np.dtype | None) -> np.ndarray:
+    """A simulated output converted to the graph's result type: an f16 result is computed and
+    stored in f32 on the core group and rounded to f16 by the host
+    (:mod:`taihu.passes.conversion.graph_to_tile.cast`)."""
+    if dtype is None or value.dtype == dtype:
+        return value
+    with np.errstate(over="ignore"):
+        return value.astype(dtype)
 
 
 def run_graph(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> RunResult:
@@ -611,9 +641,12 @@ class Comparison:
 
 def compare(outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], against: str,
             rtol: float = RTOL, atol: float = ATOL) -> list[Comparison]:
-    """Element-wise ``|a - b| <= atol + rtol |b|`` per output (same order, shapes must agree)."""
+    """Element-wise ``|a - b| <= atol + rtol |b|`` per output (same order, shapes must agree); an
+    output where either side is float16 uses at least :data:`RTOL_F16` / :data:`ATOL_F16`."""
     rows = []
     for (name, a), b in zip(outputs.items(), expected.values(), strict=True):
+        f16 = np.float16 in (np.asarray(a).dtype, np.asarray(b).dtype)  # f16 storage: f16 tolerances
+        rt, at = (max(rtol, RTOL_F16), max(atol, ATOL_F16)) if f16 else (rtol, atol)
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
         if a.shape != b.shape:
@@ -626,9 +659,17 @@ def compare(outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray
         rel = d / np.maximum(np.abs(b[finite]), np.finfo(np.float32).tiny)
         max_rel = float(rel.max()) if rel.size else 0.0
         ok = bool(np.array_equal(np.isnan(a), np.isnan(b))) and bool(
-            np.all(diff[finite] <= atol + rtol * np.abs(b[finite])))
+            np.all(diff[finite] <= at + rt * np.abs(b[finite])))
         rows.append(Comparison(name, against, max_abs, max_rel, ok))
     return rows
+
+
+def _float16_model(source: Source) -> bool:
+    """An ONNX source that stores float16 tensors (:func:`taihu.frontends.onnx.uses_float16`): its
+    comparison with onnxruntime uses the f16 tolerances for every output."""
+    from taihu.frontends.onnx import uses_float16
+
+    return source.model is not None and uses_float16(source.model)
 
 
 def print_check(rows: list[Comparison], title: str) -> None:
@@ -922,7 +963,8 @@ def _run(args: argparse.Namespace, executor: Executor | None) -> int:
             t1 = time.perf_counter()
             ort_out = onnxruntime_outputs(source.model, inputs)
             result.stages.append(("onnxruntime", time.perf_counter() - t1))
-            checks += compare(result.outputs, ort_out, "onnxruntime")
+            f16 = _float16_model(source)  # taihu computes its f16 tensors in f32, onnxruntime may not
+            checks += compare(result.outputs, ort_out, "onnxruntime", *((RTOL_F16, ATOL_F16) if f16 else ()))
         if not checks:
             raise RunError("--check: nothing to compare with (graph level on an .mlir file: the "
                            "reference is the run itself; onnxruntime needs an ONNX model)")
@@ -937,7 +979,9 @@ def _run(args: argparse.Namespace, executor: Executor | None) -> int:
             print_table(result.outputs, f"{source.shown} at level {result.level}: {len(result.outputs)} "
                                         f"output(s) in {total:.3f} s")
         if checks:
-            print_check(checks, f"--check (rtol {RTOL:g}, atol {ATOL:g})")
+            f16 = any(np.asarray(v).dtype == np.float16 for v in result.outputs.values()) or _float16_model(source)
+            print_check(checks, f"--check (rtol {RTOL:g}, atol {ATOL:g}"
+                                + (f"; float16 outputs rtol {RTOL_F16:g}, atol {ATOL_F16:g})" if f16 else ")"))
         print("wall time: " + ", ".join(f"{n} {t:.3f} s" for n, t in result.stages) + f"; total {total:.3f} s")
     if bad:
         worst = max(bad, key=lambda c: c.max_abs)
