@@ -7,7 +7,7 @@ Usage::
               [--report r.json] [--trace t.pftrace|t.json] [--trace-kernels NAME,...]
               [--trace-cpes cohorts|all|LIST] [--plot DIR] [--machine NAME|FILE.toml]
               [--random-weights SEED] [--check] [--option KEY=VALUE ...] [--tuning RECORDS.json] [--verify]
-              [--timing-only [--workers N | --scheduler tcp://HOST:PORT]] [--quiet]
+              [--timing-only [--workers N | --scheduler tcp://HOST:PORT]] [--reference-sim] [--quiet]
 
 Sources:
 
@@ -55,7 +55,9 @@ launches ahead, started in the background while the network is imported and lowe
 taihu installed; unreachable within 5 s: an error). The report, table and trace are
 byte-identical for any number of workers (:mod:`taihu.backends.sim.parallel`: the launches are
 replayed in order from records made from exactly their start state). A run with numerics stays
-in this process (a note says so).
+in this process (a note says so). ``--reference-sim`` simulates event by event: one interpreter
+per CPE, no lockstep cohorts, no launch memo, no workers -- the reference semantics the fast
+paths are tested against (same report, trace and outputs, several times slower).
 
 Simulator outputs (swsim level and sw modules): ``--report r.json`` (schema:
 :mod:`taihu.backends.sim.report`), ``--trace FILE`` (a timeline to open in
@@ -537,15 +539,17 @@ def lower(module: ModuleOp, machine: str | None, options: Mapping[str, Any],
 
 def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
                     trace: bool = False, seed: int = 0, progress: Progress | None = None,
-                    numerics: bool = True, executor: Executor | None = None):
+                    numerics: bool = True, executor: Executor | None = None, reference: bool = False):
     """Run an sw/swsim module on the simulator with a per-kernel progress bar; the
     :class:`~taihu.backends.sim.runner.SimResult`. ``executor``: the Dask cluster a timing-only
-    run simulates launches ahead on (``--workers``; unreachable -> ``RunError``)."""
+    run simulates launches ahead on (``--workers``; unreachable -> ``RunError``). ``reference``:
+    the event-by-event path (``--reference-sim``: per-CPE interpreters, no lockstep, no memo,
+    no executor)."""
     from taihu.backends.sim.runner import simulate
     from taihu.tools.executor import ExecutorError
 
     client = None
-    if executor is not None and not numerics:
+    if executor is not None and not numerics and not reference:
         try:
             client = executor.client()
         except ExecutorError as e:
@@ -561,17 +565,18 @@ def simulate_module(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machi
 
     with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are the machine's semantics, not warnings
         return simulate(module, machine_path=machine, inputs=inputs, trace=trace, seed=seed,
-                        progress=on_kernel, numerics=numerics, client=client)
+                        progress=on_kernel, numerics=numerics, client=client,
+                        lockstep=False if reference else None, memo=False if reference else None)
 
 
 def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: str | None = None,
               trace: bool = False, options: Mapping[str, Any] | None = None,
               progress: Progress | None = None, verify: bool = False, numerics: bool = True,
-              executor: Executor | None = None) -> RunResult:
+              executor: Executor | None = None, reference: bool = False) -> RunResult:
     """Lower a graph ``module`` (in place) with ``taihu-lower`` and simulate it. ``inputs`` keyed
     by graph input name; outputs keyed by graph output name (``graph.name`` / ``outN``).
-    ``numerics=False``: timing only (the report is exact, ``outputs`` is empty); ``executor``:
-    as :func:`simulate_module`'s."""
+    ``numerics=False``: timing only (the report is exact, ``outputs`` is empty); ``executor``,
+    ``reference``: as :func:`simulate_module`'s."""
     from taihu.backends.reference import input_specs, output_names
 
     in_names = [s.name for s in input_specs(module)]
@@ -584,7 +589,8 @@ def run_swsim(module: ModuleOp, inputs: Mapping[str, np.ndarray], *, machine: st
     t0 = time.perf_counter()
     try:
         res = simulate_module(module, {in_map[n]: np.asarray(inputs[n]).reshape(in_shapes[n]) for n in in_names},
-                              trace=trace, progress=progress, numerics=numerics, executor=executor)
+                              trace=trace, progress=progress, numerics=numerics, executor=executor,
+                              reference=reference)
     except Exception as e:
         e.stages = [*stages, ("simulate (failed)", time.perf_counter() - t0)]  # type: ignore[attr-defined]  # for benchmarks, on whatever the simulator raised
         raise
@@ -748,6 +754,9 @@ def _parser() -> argparse.ArgumentParser:
                         "N-1 workers (default: 1, everything in this process)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="--timing-only: simulate launches ahead on an existing Dask cluster")
+    p.add_argument("--reference-sim", action="store_true",
+                   help="simulate event by event (one interpreter per CPE, no lockstep, no launch memo, no "
+                        "workers): the reference the fast paths are tested against; same results, slower")
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     return p
 
@@ -879,6 +888,9 @@ def _executor(args: argparse.Namespace) -> Executor | None:
         raise RunError(f"--workers {args.workers}: expected a number >= 1")
     if args.workers == 1 and not args.scheduler:
         return None
+    if args.reference_sim:
+        raise RunError(f"--reference-sim simulates in this process, event by event: it excludes "
+                       f"--{'scheduler' if args.scheduler else 'workers'}")
     if not args.timing_only:
         if not args.quiet:
             print(f"{TOOL}: note: --{'scheduler' if args.scheduler else 'workers'} applies to --timing-only "
@@ -932,7 +944,7 @@ def _run(args: argparse.Namespace, executor: Executor | None) -> int:
             t1 = time.perf_counter()
             res = simulate_module(module, given, machine=args.machine, trace=args.trace is not None,
                                   seed=args.seed, progress=progress, numerics=not args.timing_only,
-                                  executor=executor)
+                                  executor=executor, reference=args.reference_sim)
             shown_as = io_global_names(module, "output")
             outputs = {shown_as.get(k, k): v for k, v in res.outputs.items()}
             result = RunResult(outputs, "swsim", res.report,
@@ -949,7 +961,8 @@ def _run(args: argparse.Namespace, executor: Executor | None) -> int:
             else:
                 result = run_swsim(module, inputs, machine=args.machine, trace=args.trace is not None,
                                    options=options, progress=progress, verify=args.verify,
-                                   numerics=not args.timing_only, executor=executor)
+                                   numerics=not args.timing_only, executor=executor,
+                                   reference=args.reference_sim)
             result.stages.insert(0, ("import", t_import))
     if source.onnx_names is not None and len(source.onnx_names) == len(result.outputs):
         result.outputs = dict(zip(source.onnx_names, result.outputs.values()))

@@ -111,7 +111,28 @@ class Trace:
         return out
 
     # -- output ---------------------------------------------------------------------------
+    def canonical_events(self) -> list[tuple]:
+        """The events in a canonical order: by start cycle, then process, phase, end, lane, name
+        and arguments, with the RLC flow ids renumbered 0, 1, ... in the order of their (put
+        cycle, sender, get cycle, receiver). Simulation paths record the same events in
+        different orders and number the flows as they post them (lockstep cohorts vs per-CPE
+        agents); written this way their traces are byte-identical (``taihu-run
+        --reference-sim``)."""
+        events = self.events
+        ends: dict[int, list] = {}
+        for ev in events:
+            if ev[0] == "s":
+                ends.setdefault(ev[6], [(-1, -1), (-1, -1)])[0] = (ev[4], ev[2])
+            elif ev[0] == "f":
+                ends.setdefault(ev[6], [(-1, -1), (-1, -1)])[1] = (ev[4], ev[2])
+        if ends:
+            new = {old: k for k, old in enumerate(sorted(ends, key=lambda i: (*ends[i][0], *ends[i][1])))}
+            events = [(*ev[:6], new[ev[6]]) if ev[0] == "s" or ev[0] == "f" else ev for ev in events]
+        return sorted(events, key=lambda ev: (ev[4], ev[1], ev[0], ev[5], str(ev[2]), ev[3], repr(ev[6])))
+
     def to_json(self) -> dict:
+        """The trace as Chrome trace-event JSON (a dictionary), events in :meth:`canonical_events`
+        order."""
         us = 1.0 / (self.m.f_clk_ghz * 1e3)  # microseconds per cycle
         out: list[dict] = []
         names = {PID_MPE: "MPE", PID_CPE: "CPEs", PID_DMA: "DMA buses", PID_RLC: "RLC"}
@@ -132,7 +153,7 @@ class Trace:
         for lane, tid in rlc_lanes.items():
             out.append({"ph": "M", "pid": PID_RLC, "tid": tid, "name": "thread_name",
                         "args": {"name": f"RLC {lane}"}})
-        for ev in self.events:
+        for ev in self.canonical_events():
             ph, pid, lane, name, t0, t1, extra = ev
             tid = rlc_lanes[lane] if pid == PID_RLC else lane
             e: dict[str, Any] = {"ph": ph, "pid": pid, "tid": tid, "name": name,
