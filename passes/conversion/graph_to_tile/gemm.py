@@ -686,6 +686,20 @@ class _RecurrentPattern(GraphToTilePattern):
         return XW
 
 
+    @staticmethod
+    def init_state_blocks(kb: KernelBuilder, blocks: Sequence[SSAValue], src: SSAValue | None, bp: int, b: int,
+                          staging: SSAValue, conv: MapKind) -> None:
+        """The blocked recurrence's initial state: each (``bp``, ``b``) fp64 block ``n`` of
+        ``blocks`` is zero, or columns ``[n b, (n+1) b)`` of ``src`` (batch, H) loaded into
+        ``staging`` and converted (``conv``)."""
+        for n, st in enumerate(blocks):
+            if src is None:
+                kb.map(MapKind.FILL, [], st, value=0.0)
+            else:
+                kb.load(src, [0, n * b], [bp, b], staging)
+                kb.map(conv, [staging], st)
+
+
 class LstmPattern(_RecurrentPattern):
     """``graph.lstm`` (ONNX, forward, i/o/f/c gates) -> two kernels, Algorithm 6 (004 L1229-1244,
     algorithms.md §D):
@@ -829,12 +843,7 @@ class LstmPattern(_RecurrentPattern):
         order = [(j, n, k) for n in range(nb) for j in range(4) for k in range(nb)]
         stream = _RBlockStream(kb, rv, b, el, conv, lplan.double_r, order)
         for sts, src in ((hs, init[0]), (cs, init[1])):
-            for n, st in enumerate(sts):
-                if src is None:
-                    kb.map(MapKind.FILL, [], st, value=0.0)
-                else:
-                    kb.load(src, [0, n * b], [Bp, b], s32)
-                    kb.map(conv, [s32], st)
+            self.init_state_blocks(kb, sts, src, Bp, b, s32, conv)
         with kb.loop(0, seq, 1, "t") as t:
             stream.start()
             for n in range(nb):
@@ -1030,12 +1039,7 @@ class GruPattern(_RecurrentPattern):
                 rbs.append(kb.alloc((1, b), f64, tile.Dist.REP, name=f"rbh{n}"))
                 kb.load(rbh, [0, n * b], [1, b], rb_s)
                 kb.map(conv, [rb_s], rbs[n])
-        for n, st in enumerate(hs):
-            if h0 is None:
-                kb.map(MapKind.FILL, [], st, value=0.0)
-            else:
-                kb.load(h0, [0, n * b], [Bp, b], s32)
-                kb.map(conv, [s32], st)
+        self.init_state_blocks(kb, hs, h0, Bp, b, s32, conv)
         with kb.loop(0, seq, 1, "t") as t:
             stream.start()
             for n in range(nb):
