@@ -74,7 +74,7 @@ from xdsl.dialects.builtin import (
     f64,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from taihu.dialects import graph
@@ -1031,7 +1031,9 @@ def _resize(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     return [v]
 
 
-_CAST_TARGETS = {TensorProto.FLOAT16: f32, TensorProto.FLOAT: f32, TensorProto.DOUBLE: f64}
+#: ONNX element type (an int) -> the graph element type a computed tensor is cast to
+_CAST_TARGETS: dict[int, Attribute] = {int(TensorProto.FLOAT16): f32, int(TensorProto.FLOAT): f32,
+                                       int(TensorProto.DOUBLE): f64}
 
 
 @_converter("Cast", attrs=("to", "saturate", "round_mode"))
