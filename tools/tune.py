@@ -79,11 +79,14 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taihu.backends.model.conv import ConvShape, GemmShape
 from taihu.backends.model.lstm_plan import LstmShape
 from taihu.backends.model.map_plans import MapShape
+
+if TYPE_CHECKING:  # Dask is imported when a search simulates
+    from taihu.tools.executor import Executor
 
 TOOL = "taihu-tune"
 
@@ -596,10 +599,28 @@ def plan_layer(state: Any, layer: LayerResult, opts: TuneOptions, target: str | 
 def tune(problems: Problems, layers: list[LayerResult], opts: TuneOptions,
          progress: Any = None, warn: Callable[[str], None] | None = None) -> list[LayerResult]:
     """Search every layer (model phase in this process, the simulations of all layers as one
-    batch on the executor); returns ``layers`` with their outcomes."""
+    batch on the executor, whose cluster starts in the background during the model phase);
+    returns ``layers`` with their outcomes."""
     from taihu.tools.executor import Executor, ExecutorError, JobError
 
     warn = warn or (lambda _msg: None)
+    try:
+        ex = Executor(opts.workers, opts.scheduler)
+    except ExecutorError as e:
+        raise TuneError(str(e)) from e
+    try:
+        if opts.strategy != "model":
+            ex.start()  # the embedded cluster starts while the model ranks the spaces
+        return _search(problems, layers, opts, ex, progress, warn)
+    except (ExecutorError, JobError) as e:
+        raise TuneError(str(e)) from e
+    finally:
+        ex.close()
+
+
+def _search(problems: Problems, layers: list[LayerResult], opts: TuneOptions, ex: Executor, progress: Any,
+            warn: Callable[[str], None]) -> list[LayerResult]:
+    """:func:`tune`'s model phase and candidate simulations on ``ex``."""
     task = progress.add("model", "schedule spaces", len(layers)) if progress else None
     for i, layer in enumerate(layers):
         if progress:
@@ -623,12 +644,8 @@ def tune(problems: Problems, layers: list[LayerResult], opts: TuneOptions,
         if progress:
             progress.update(sim_task, items[i].layer, done[0])
 
-    try:
-        with Executor(opts.workers, opts.scheduler) as ex:
-            outcomes = ex.map(simulate_candidate, items, on_result=on_result, describe=lambda j: j.describe(),
-                              on_error=lost_job)
-    except (ExecutorError, JobError) as e:
-        raise TuneError(str(e)) from e
+    outcomes = ex.map(simulate_candidate, items, on_result=on_result, describe=lambda j: j.describe(),
+                      on_error=lost_job)
     for (layer, c), outcome in zip(jobs, outcomes):
         layer.outcomes[c] = outcome
         layer.seconds += outcome.seconds
