@@ -39,6 +39,12 @@ constant, concat, reshape, flatten, transpose,  0 (data movement only)
 unsqueeze, pad, layout_transform, dropout
 ==============================================  ===============================================
 
+An op carrying the discardable attribute ``graph.useful_flops`` (:data:`USEFUL_FLOPS_ATTR`, i64)
+counts that value instead of its rule: a frontend that expresses an operator through other ops
+states the operator's own arithmetic there (ONNX Resize becomes two ``graph.matmul`` with
+constant interpolation matrices, mostly zeros: each counts 2 per nonzero weight per output,
+0 for nearest's selections).
+
 Ops of other dialects (e.g. a ``memref.copy`` lowered as a kernel) count 0. A ``graph`` op with
 no rule above returns ``None`` (no count is made up); :data:`COUNTED_OPS` lists the op classes
 with a rule (a unit test checks it covers the whole dialect).
@@ -49,7 +55,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation
 
 from taihu.dialects import graph
@@ -164,13 +170,21 @@ _RULES: dict[type[Operation], Callable] = {
 COUNTED_OPS: frozenset[type[Operation]] = frozenset(_RULES)
 
 
+#: discardable attribute (i64) overriding a graph op's rule (module docstring)
+USEFUL_FLOPS_ATTR = "graph.useful_flops"
+
+
 def useful_flops(op: Operation) -> int | None:
-    """The useful flops of ``op`` (module docstring): an int >= 0 for a graph op with a rule
-    and 0 for an op of another dialect; ``None`` for a ``graph`` op without a rule."""
+    """The useful flops of ``op`` (module docstring): its :data:`USEFUL_FLOPS_ATTR` when set, else
+    an int >= 0 for a graph op with a rule and 0 for an op of another dialect; ``None`` for a
+    ``graph`` op without a rule."""
+    stated = op.attributes.get(USEFUL_FLOPS_ATTR)
+    if isinstance(stated, IntegerAttr):
+        return int(stated.value.data)
     rule = _RULES.get(type(op))
     if rule is not None:
         return int(rule(op))
     return None if isinstance(op, graph.GraphOperation) else 0
 
 
-__all__ = ["COUNTED_OPS", "useful_flops"]
+__all__ = ["COUNTED_OPS", "USEFUL_FLOPS_ATTR", "useful_flops"]

@@ -66,6 +66,7 @@ from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -78,6 +79,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from taihu.dialects import graph
+from taihu.dialects.graph_flops import USEFUL_FLOPS_ATTR
 from taihu.frontends.onnx_fold import SHAPE_ONLY, FoldError, evaluate_node, shape_stand_in
 
 __all__ = [
@@ -1021,14 +1023,27 @@ def _resize(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     planes = n * c
     w_first = planes * (h * w * out[3] + out[2] * h * out[3]) <= planes * (out[2] * h * w + out[2] * w * out[3])
     v = x
+    rows_h = h if w_first else out[2]  # the H extent while the W pass runs
     for axis in ((3, 2) if w_first else (2, 3)):
         if axis == 3 and not eye_w:
             aw = imp.emit(graph.constant(np.ascontiguousarray(a_w.T).astype(dt), name_hint="resize_w")).results[0]
-            v = imp.emit(graph.MatMulOp(v, aw)).results[0]
+            mm = imp.emit(graph.MatMulOp(v, aw))
+            _state_resize_flops(mm, mode, a_w, planes * rows_h)
+            v = mm.results[0]
         elif axis == 2 and not eye_h:
             ah = imp.emit(graph.constant(a_h.astype(dt), name_hint="resize_h")).results[0]
-            v = imp.emit(graph.MatMulOp(ah, v)).results[0]
+            mm = imp.emit(graph.MatMulOp(ah, v))
+            _state_resize_flops(mm, mode, a_h, planes * (out[3] if w_first else w))
+            v = mm.results[0]
     return [v]
+
+
+def _state_resize_flops(op: Operation, mode: str, a: np.ndarray, lines: int) -> None:
+    """The Resize's own arithmetic on the matmul of one axis (``graph_flops.USEFUL_FLOPS_ATTR``):
+    2 per nonzero interpolation weight of ``a`` (out_len, in_len) per 1-D line resized
+    (``lines``); nearest selects, 0."""
+    flops = 0 if mode == "nearest" else 2 * int(np.count_nonzero(a)) * lines
+    op.attributes[USEFUL_FLOPS_ATTR] = IntegerAttr(flops, 64)
 
 
 #: ONNX element type (an int) -> the graph element type a computed tensor is cast to

@@ -171,3 +171,17 @@ def test_convtranspose_bad_output_shape_and_pads_with_same():
         import_model(_convt((1, 2, 3, 3), (2, 3, 3, 3), auto_pad="SAME_UPPER", pads=[1, 1, 1, 1]))
     with pytest.raises(OnnxImportError, match="is 2 beyond the full output 7 of an axis: at most stride - 1 = 1"):
         import_model(_convt((1, 2, 3, 3), (2, 3, 3, 3), strides=[2, 2], output_shape=[9, 7]))
+
+
+def test_resize_matmuls_count_the_resize_arithmetic_as_useful_flops():
+    """The interpolation matmuls state the Resize's own arithmetic (graph.useful_flops: 2 per
+    nonzero weight per resized line; nearest selects, 0), not the dense matmul's 2*K per output."""
+    from taihu.dialects.graph_flops import useful_flops
+
+    m = import_model(_resize((1, 3, 8, 10), scales=(1, 1, 2, 2), mode="linear"))
+    w_pass, h_pass = [o for o in m.walk() if isinstance(o, graph.MatMulOp)]
+    # half_pixel 2x: the two edge outputs of each axis take one clamped tap, the others two
+    assert useful_flops(w_pass) == 2 * (2 * 20 - 2) * (3 * 8)  # W 10 -> 20 on 3 x 8 rows
+    assert useful_flops(h_pass) == 2 * (2 * 16 - 2) * (3 * 20)  # H 8 -> 16 on 3 x 20 columns
+    nearest = import_model(_resize((1, 3, 8, 10), scales=(1, 1, 1.5, 1.5), mode="nearest"))
+    assert [useful_flops(o) for o in nearest.walk() if isinstance(o, graph.MatMulOp)] == [0, 0]
