@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 from taihu.backends.sim.engine import MPE, Engine
 from taihu.backends.sim.memo import TimingMemo
 from taihu.backends.sim.program import CMP, CMP_NP, INT_BIN, INT_BIN_NP
-from taihu.backends.sim.runner import KernelProgram, _eval_pure, launch_name
+from taihu.backends.sim.runner import KernelProgram, eval_host_op, launch_name
 from taihu.dialects import sw
 from taihu.dialects.target import machine_from_dict, machine_to_dict
 from taihu.target.machine import Machine
@@ -300,7 +300,7 @@ class Speculator:
         env: dict = {}
         out: list[_Launch] = []
         for i, op in enumerate(host.host_ops):
-            if _eval_pure(op, env):
+            if eval_host_op(op, env):
                 continue
             if isinstance(op, sw.GlobalAddrOp):
                 env[op.results[0]] = host.globals_[op.global_name.root_reference.data]

@@ -98,7 +98,7 @@ _CHUNK = 16  # tape entries produced per resumption of the producer (KernelProgr
 _VECTOR_FMA = frozenset({"vmad", "vmas"})
 
 
-def _eval_pure(op: Operation, env: dict[SSAValue, Any]) -> bool:
+def eval_host_op(op: Operation, env: dict[SSAValue, Any]) -> bool:
     """Evaluate an arith op into ``env``; False if ``op`` is not a supported pure op."""
     t = type(op)
     if type(op) is arith.ConstantOp:
@@ -549,7 +549,7 @@ def simulate(module: ModuleOp, machine_path: str | None = None,
         replayed: bool | None = None
         n_joined, launch = 0, ""  # joins so far, the name of the last launch
         for i, op in enumerate(host_ops):
-            if _eval_pure(op, env):
+            if eval_host_op(op, env):
                 continue
             if isinstance(op, sw.GlobalAddrOp):
                 env[op.results[0]] = globals_[op.global_name.root_reference.data][0]
