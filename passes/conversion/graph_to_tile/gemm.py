@@ -699,6 +699,15 @@ class _RecurrentPattern(GraphToTilePattern):
                 kb.load(src, [0, n * b], [bp, b], staging)
                 kb.map(conv, [staging], st)
 
+    @staticmethod
+    def hoist_recurrent_weights(kb: KernelBuilder, rv: SSAValue, rts: Sequence[SSAValue], hp: int,
+                                staging: SSAValue, conv: MapKind) -> None:
+        """The unblocked recurrence with the R_j kept in LDM: gate ``j``'s (``hp``, ``hp``) matrix of
+        ``rv`` (gates, H, H) loaded into ``staging`` and converted (``conv``) into ``rts[j]``."""
+        for j, rt in enumerate(rts):
+            kb.load(rv, [j, 0, 0], [1, hp, hp], staging)
+            kb.map(conv, [staging], rt)
+
 
 class LstmPattern(_RecurrentPattern):
     """``graph.lstm`` (ONNX, forward, i/o/f/c gates) -> two kernels, Algorithm 6 (004 L1229-1244,
@@ -780,15 +789,9 @@ class LstmPattern(_RecurrentPattern):
         r_s = kb.alloc((Hp, Hp), el, lay["B"][0], name="r_s")
         rts = [kb.alloc((Hp, Hp), f64, lay["B"][0], layout=lay["B"][1], name=f"r{j}") for j in range(4 if hoist_r else 1)]
         for st, src in ((h, h0), (c, c0)):
-            if src is None:
-                kb.map(MapKind.FILL, [], st, value=0.0)
-            else:
-                kb.load(src, [0, 0], [Bp, Hp], s32)
-                kb.map(conv, [s32], st)
+            self.init_state_blocks(kb, [st], src, Bp, Hp, s32, conv)
         if hoist_r:
-            for j in range(4):
-                kb.load(rv, [j, 0, 0], [1, Hp, Hp], r_s)
-                kb.map(conv, [r_s], rts[j])
+            self.hoist_recurrent_weights(kb, rv, rts, Hp, r_s, conv)
         with kb.loop(0, seq, 1, "t") as t:
             for j in range(4):
                 g = gates[j]
@@ -960,15 +963,9 @@ class GruPattern(_RecurrentPattern):
             rb_t = kb.alloc((1, Hp), f64, tile.Dist.REP, name="rbh")
             kb.load(kb.arg(rbh, "rbh"), [0, 0], [1, Hp], rb_s)
             kb.map(conv, [rb_s], rb_t)
-        if h0 is None:
-            kb.map(MapKind.FILL, [], h, value=0.0)
-        else:
-            kb.load(h0, [0, 0], [Bp, Hp], s32)
-            kb.map(conv, [s32], h)
+        self.init_state_blocks(kb, [h], h0, Bp, Hp, s32, conv)
         if hoist_r:
-            for j in range(3):
-                kb.load(rv, [j, 0, 0], [1, Hp, Hp], r_s)
-                kb.map(conv, [r_s], rts[j])
+            self.hoist_recurrent_weights(kb, rv, rts, Hp, r_s, conv)
 
         def r_of(j: int) -> SSAValue:
             if hoist_r:
