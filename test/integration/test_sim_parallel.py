@@ -87,7 +87,10 @@ def test_workers_give_the_sequential_report_and_trace(client, lockstep):
     a = simulate(parse(text), numerics=False, trace=True, lockstep=lockstep)
     b = simulate(parse(text), numerics=False, trace=True, lockstep=lockstep, client=client)
     _assert_same(a, b)
-    assert b.engine.memo.hits > a.engine.memo.hits  # workers' records were replayed
+    # whether a worker's record arrives before the host reaches its launch depends on the machine's
+    # load (a late one is simulated by the host: same report); that records made elsewhere are
+    # replayed is asserted deterministically with _AtOnce below. The sequential memo's replays stay.
+    assert b.engine.memo.hits >= a.engine.memo.hits
 
 
 def test_workers_on_a_lowered_cnn(client, cnn_text):
@@ -95,7 +98,7 @@ def test_workers_on_a_lowered_cnn(client, cnn_text):
     b = simulate(parse(cnn_text), numerics=False, trace=True, client=client)
     _assert_same(a, b)
     assert len(b.report["kernels"]) >= 5
-    assert b.engine.memo.hits > a.engine.memo.hits
+    assert b.engine.memo.hits >= a.engine.memo.hits  # (timing-dependent beyond that, see above)
 
 
 class _Done:
