@@ -42,6 +42,7 @@ class MapKind(StrEnum):
     MAX_POOL = "max_pool"  # window max over the last 1-2 dims (input padded, or `pads`: taps skipped)
     AVG_POOL = "avg_pool"  # window sum * (1 / (kh*kw)) or * inv_count (2nd input); `pads` as max_pool
     DEPTHWISE = "depthwise"  # per-plane 2-D convolution: y[p] = sum_ij w[p, 0, i*kw+j] * x[p] window (+ b[p]); see check_map
+    GROUPED = "grouped"  # per-group convolution: y[p, m] = sum_c depthwise(x[p, c], w[p, m, c*kh*kw:]) (+ b[p, m]); see check_map
     REDUCE_SUM = "reduce_sum"  # y = sum over `axis` (kept as size 1)
     REDUCE_MAX = "reduce_max"
     REDUCE_MEAN = "reduce_mean"
@@ -91,6 +92,9 @@ KIND_INFO: dict[MapKind, KindInfo] = {
     MapKind.AVG_POOL: KindInfo((1, 2), required=("kernel", "strides"), optional=("pads",), shape_rule="window"),
     MapKind.DEPTHWISE: KindInfo(
         (2, 3), required=("kernel", "strides"), optional=("pads", "dilations"), shape_rule="depthwise"
+    ),
+    MapKind.GROUPED: KindInfo(
+        (2, 3), required=("kernel", "strides"), optional=("pads", "dilations"), shape_rule="grouped"
     ),
     MapKind.REDUCE_SUM: KindInfo((1,), required=("axis",), shape_rule="reduce"),
     MapKind.REDUCE_MAX: KindInfo((1,), required=("axis",), shape_rule="reduce"),
@@ -239,6 +243,8 @@ def check_map(
         return None
     if rule == "depthwise":
         return _check_depthwise(in_shapes, out_shape, params)
+    if rule == "grouped":
+        return _check_grouped(in_shapes, out_shape, params)
     axis = params.get("axis")
     if rule in ("reduce", "axis"):
         assert isinstance(axis, int)
@@ -310,6 +316,28 @@ def _check_depthwise(in_shapes: Sequence[Sequence[int]], out: Sequence[int], par
         return f"weights shape {list(in_shapes[1])} != (P, 1, kh*kw) = {[x[0], 1, kernel[0] * kernel[1]]}"
     if len(in_shapes) == 3 and tuple(in_shapes[2]) != (x[0], 1, 1):
         return f"bias shape {list(in_shapes[2])} != (P, 1, 1) = {[x[0], 1, 1]}"
+    return None
+
+
+def _check_grouped(in_shapes: Sequence[Sequence[int]], out: Sequence[int], params: dict[str, object]) -> str | None:
+    """``grouped`` {kernel, strides, pads, dilations as ``depthwise``}: x (P, cg, H, W), w (P, mg,
+    cg, kh*kw) (per output plane its cg filters, taps row-major), optional b (P, mg, 1, 1) -> y
+    (P, mg, Ho, Wo), ``y[p, m, r, c] = b[p, m] + sum_{k, i, j} w[p, m, k, i*kw + j] *
+    x[p, k, r*sh + i*dh - top, c*sw + j*dw - left]`` (taps outside x skipped): P groups of a
+    grouped convolution, cg input and mg output channels each."""
+    x, o = tuple(in_shapes[0]), tuple(out)
+    if len(x) != 4 or len(o) != 4 or x[0] != o[0]:
+        return f"grouped takes x (P, cg, H, W) -> y (P, mg, Ho, Wo), got {list(x)} -> {list(o)}"
+    kernel = tuple(cast("Sequence[int]", params["kernel"]))  # array parameters are int tuples
+    kk = kernel[0] * kernel[1] if len(kernel) == 2 else 1
+    err = _check_depthwise([(x[0] * x[1], x[2], x[3]), (x[0] * x[1], 1, kk)], (x[0] * x[1], o[2], o[3]), params)
+    if err:
+        return err.replace("depthwise", "grouped").replace("(P, H, W)", "(P, cg, H, W)")
+    want = (o[0], o[1], x[1], kernel[0] * kernel[1])
+    if tuple(in_shapes[1]) != want:
+        return f"weights shape {list(in_shapes[1])} != (P, mg, cg, kh*kw) = {list(want)}"
+    if len(in_shapes) == 3 and tuple(in_shapes[2]) != (o[0], o[1], 1, 1):
+        return f"bias shape {list(in_shapes[2])} != (P, mg, 1, 1) = {[o[0], o[1], 1, 1]}"
     return None
 
 

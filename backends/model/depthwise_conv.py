@@ -41,7 +41,7 @@ within 6 % (one 7x7-plane layer 12 %).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from taihu.backends.model.conv import ConvShape, KernelCost, _avg_moved
@@ -52,6 +52,7 @@ __all__ = [
     "DepthwisePlan",
     "RegisterPlan",
     "Run",
+    "TiledWork",
     "depthwise_applicability",
     "depthwise_cost",
     "depthwise_footprint",
@@ -64,6 +65,7 @@ __all__ = [
     "register_plan",
     "row_pads",
     "row_runs",
+    "tiled_cost",
     "unit_taps",
     "whole_planes",
 ]
@@ -365,11 +367,13 @@ def pass_unit_cycles(s: ConvShape, v: int, banks: int, first: bool, lanes: bool)
     return max(ISSUE_SLACK * max(p0, p1), occupancy / banks)
 
 
-def plane_cycles(s: ConvShape, rows: int) -> float:
+def plane_cycles(s: ConvShape, rows: int, first_pass: bool = True) -> float:
     """Compute cycles of one plane of a tile of ``rows`` output rows on one CPE: per pass the
     weight vectors (LDSE + 4 VINSF per tap) and the runs of :func:`row_runs` (their units at
     :func:`pass_unit_cycles` for the kernel rows and columns in bounds; a run's last chains
-    drain while the next run issues)."""
+    drain while the next run issues). ``first_pass`` False: every pass adds to partial sums
+    already in the output tile (the later input channels of a grouped convolution,
+    :mod:`taihu.backends.model.grouped_conv`)."""
     rp = register_plan(s.kw, s.strides[1], s.dilations[1], s.bias)
     assert rp is not None
     thi, pt = in_rows(s, rows), row_pads(s, rows)[0]
@@ -377,7 +381,7 @@ def plane_cycles(s: ConvShape, rows: int) -> float:
     aligned = s.wo % LANES == 0
     total = 0.0
     for k, prs in enumerate(rp.passes(s.kh)):
-        first, banks = k == 0, rp.banks(len(prs))
+        first, banks = k == 0 and first_pass, rp.banks(len(prs))
         total += LANES * len(prs) * s.kw + RUN_CYCLES
         for run in row_runs(rows, s.wo, thi, s.strides[0], s.dilations[0], pt, prs, first):
             nv = len(run.valid)
@@ -400,15 +404,19 @@ class _Tile:
     sync: bool
 
 
-def _tiles(s: ConvShape, planes: int, rows: int) -> list[tuple[int, list[_Tile]]]:
-    """Per channel tile (its channels) the row tiles of one image, as the lowering emits them."""
+def _tiles(s: ConvShape, planes: int, rows: int, units: int | None = None,
+           cin: int = 1) -> list[tuple[int, list[_Tile]]]:
+    """Per channel tile (its channels) the row tiles of one image, as the lowering emits them;
+    ``units`` (default C) split in tiles of ``planes``, each with ``cin`` input planes (the
+    grouped kernel's groups: C/g)."""
+    total = s.c if units is None else units
     q_full = _balanced(planes, N_CPE)
     thi = in_rows(s, rows)
     whole = whole_planes(s, rows)
     sh, pt = s.strides[0], s.pads[0]
     out = []
-    for c0 in range(0, s.c, planes):
-        ck = min(planes, s.c - c0)
+    for c0 in range(0, total, planes):
+        ck = min(planes, total - c0)
         cpes = _balanced(ck, q_full)
         q = min(q_full, ck)
         rts = []
@@ -416,9 +424,26 @@ def _tiles(s: ConvShape, planes: int, rows: int) -> list[tuple[int, list[_Tile]]
             lo = 0 if whole else r0 * sh - pt
             a, b = max(0, lo), min(s.h, lo + thi)
             boundary = not whole and (lo < 0 or lo + thi > s.h)
-            rts.append(_Tile(cpes, q, b - a, min(rows, s.ho - r0), rows, boundary and q > 1))
+            rts.append(_Tile(cpes, q, b - a, min(rows, s.ho - r0), rows, boundary and q * cin > 1))
         out.append((ck, rts))
     return out
+
+
+@dataclass(frozen=True)
+class TiledWork:
+    """What one unit of a (units x rows) tiled plane kernel moves and computes: ``units`` in
+    all (C planes for depthwise, the groups for grouped), ``planes`` per tile; per unit ``cin``
+    input planes, ``cout`` output planes, ``weights`` filter elements and ``bias`` elements;
+    ``unit_cycles``: a CPE's compute cycles of one unit of a tile of ``rows`` output rows."""
+
+    name: str
+    units: int
+    planes: int
+    cin: int
+    cout: int
+    weights: int
+    bias: int
+    unit_cycles: Callable[[int], float]
 
 
 def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> KernelCost:
@@ -428,12 +453,22 @@ def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> Ke
     and the busiest CPE's compute; a synchronous load adds part of the compute; one start-up; at
     least the time until the last tile's loads, its compute and one CPE's store, and the busiest
     CPE's path: the first tiles' loads, all its compute, a store."""
+    work = TiledWork("depthwise", s.c, planes, 1, 1, s.kh * s.kw, 1 if s.bias else 0,
+                     lambda r: plane_cycles(s, r))
+    return tiled_cost(s, machine, work, rows)
+
+
+def tiled_cost(s: ConvShape, machine: Machine, work: TiledWork, rows: int) -> KernelCost:
+    """:func:`depthwise_cost` of the units of ``work`` (a depthwise plane, or a group of the
+    grouped kernel: :mod:`taihu.backends.model.grouped_conv`) in tiles of ``work.planes`` units
+    x ``rows`` output rows."""
     e = s.elem
     bw = machine.peak_bw_cg * 1e9
     bus_bw = machine.dma_bus_bw * 1e9
     lat = machine.cycles_to_seconds(machine.dma_latency)
     txn = machine.mem_txn_bytes
     whole = whole_planes(s, rows)
+    ci, co = work.cin, work.cout
 
     def dma(cpes: int, runs: Sequence[tuple[int, float]]) -> tuple[float, float]:
         """(seconds, moved bytes) of one round in which each of ``cpes`` CPEs moves ``runs``
@@ -449,17 +484,17 @@ def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> Ke
     first = True
     epi = EPILOGUE_CYCLES_PER_ELEM if s.relu else 0.0
     for _ in range(s.n):
-        for _ck, rts in _tiles(s, planes, rows):
+        for _ck, rts in _tiles(s, work.planes, rows, work.units, ci):
             q0 = rts[0].q
-            tw, mw = dma(rts[0].cpes, [(1, q0 * s.kh * s.kw * e)] + ([(1, q0 * e)] if s.bias else []))
+            tw, mw = dma(rts[0].cpes, [(1, q0 * work.weights * e)] + ([(1, q0 * work.bias * e)] if work.bias else []))
             t_total += tw
             t_dma += tw
             moved_all += mw
             for t in rts:
-                runs_in = [(1, t.q * s.h * s.w * e)] if whole else [(t.q, t.in_rows * s.w * e)]
-                runs_out = [(1, t.q * s.ho * s.wo * e)] if whole else [(t.q, t.out_rows * s.wo * e)]
+                runs_in = [(1, t.q * ci * s.h * s.w * e)] if whole else [(t.q * ci, t.in_rows * s.w * e)]
+                runs_out = [(1, t.q * co * s.ho * s.wo * e)] if whole else [(t.q * co, t.out_rows * s.wo * e)]
                 d, mv = dma(t.cpes, runs_in + runs_out)
-                c = machine.cycles_to_seconds(t.q * (plane_cycles(s, t.rows) + epi * t.rows * s.wo))
+                c = machine.cycles_to_seconds(t.q * (work.unit_cycles(t.rows) + co * epi * t.rows * s.wo))
                 # the last CPE to receive its tile still computes and stores it after the loads
                 # (of this tile when it is not prefetched: the kernel's first or a synchronous one)
                 d_in = dma(t.cpes, runs_in)[0] if t.sync or first else 0.0
@@ -474,5 +509,5 @@ def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> Ke
                 t_comp += c
                 moved_all += mv
     t_total = max(t_total, tail, path + d_out_cpe)
-    useful = (s.n * s.c * (s.h * s.w + s.ho * s.wo) + s.c * s.kh * s.kw + (s.c if s.bias else 0)) * e
-    return KernelCost("depthwise", t_total, t_dma, t_comp, moved_all, useful, s.flops)
+    useful = (s.n * (s.c * s.h * s.w + s.m * s.ho * s.wo) + work.units * (work.weights + work.bias)) * e
+    return KernelCost(work.name, t_total, t_dma, t_comp, moved_all, useful, s.flops)

@@ -34,6 +34,8 @@ winograd   ``tiles_per_cpe`` (m', the input transform's tiles per task wanted), 
            16 GEMMs' ``vec``, ``bm``, ``bn``, ``bk``, ``double_c`` (P is padded to ``bm``)
 depthwise  (group = C = M) ``planes`` (channels per tile: C or a multiple of 64, split over the
            CPEs), ``rows`` (output rows per tile; Ho: whole planes)
+grouped    (group > 1, C/g > 1 or M/g > 1) ``groups`` (groups per tile: G or a multiple of 64,
+           split over the CPEs), ``rows`` (output rows per tile; Ho: whole planes)
 ========== ==================================================================================
 
 Machines: as in :func:`~taihu.backends.model.conv.choose_conv`, ``machine`` is the machine the
@@ -87,6 +89,13 @@ from taihu.backends.model.depthwise_conv import (
     depthwise_plan,
     depthwise_space,
 )
+from taihu.backends.model.grouped_conv import (
+    GroupedPlan,
+    grouped_applicability,
+    grouped_footprint,
+    grouped_plan,
+    grouped_space,
+)
 from taihu.backends.model.gemm_blocking import K_UNIT, OTHER_UNIT, VEC_UNIT
 from taihu.backends.model.overlap_gemm import overlap_applicability, overlap_plan, overlap_vecs
 from taihu.backends.model.unfold_conv import (
@@ -118,10 +127,10 @@ __all__ = [
 ]
 
 Value = int | str | bool
-ConvPlan = ExplicitPlan | ImplicitPlan | UnfoldPlan | WinogradPlan | DepthwisePlan
+ConvPlan = ExplicitPlan | ImplicitPlan | UnfoldPlan | WinogradPlan | DepthwisePlan | GroupedPlan
 #: the convolution algorithms of a schedule (``unfold``: the unfolded implicit convolution;
-#: ``depthwise``: the per-plane kernel of group = C = M layers)
-CONV_ALGORITHMS = ("im2col", "implicit", "unfold", "winograd", "depthwise")
+#: ``depthwise``: the per-plane kernel of group = C = M layers; ``grouped``: its groups form)
+CONV_ALGORITHMS = ("im2col", "implicit", "unfold", "winograd", "depthwise", "grouped")
 
 
 class IllegalSchedule(ValueError):
@@ -352,6 +361,8 @@ def conv_schedule_of(plan: ConvPlan) -> Schedule:
     s = plan.shape
     if isinstance(plan, DepthwisePlan):
         return Schedule.make("depthwise", planes=plan.planes, rows=plan.rows)
+    if isinstance(plan, GroupedPlan):
+        return Schedule.make("grouped", groups=plan.groups, rows=plan.rows)
     res: dict[str, Value] = {"residual_fused": plan.residual_fused} if s.residual and not isinstance(
         plan, (ImplicitPlan, WinogradPlan)) else {}
     if isinstance(plan, UnfoldPlan):
@@ -388,11 +399,14 @@ def _conv_tree(s: ConvShape, machine: Machine, algorithm: str, mem_budget: int |
     depthwise: list[Space] = []
     if depthwise_applicability(s) is None:
         depthwise = [depthwise_space(s, machine, machine.ldm_user_bytes)]
+    if grouped_applicability(s) is None:
+        depthwise.append(grouped_space(s, machine, machine.ldm_user_bytes))
     if algorithm == "auto":
         return Cheapest(implicit + unfold + im2col + winograd + depthwise)
-    if algorithm == "depthwise":
-        if not depthwise:
-            raise NotApplicable(depthwise_applicability(s) or algorithm)
+    if algorithm in ("depthwise", "grouped"):
+        why = depthwise_applicability(s) if algorithm == "depthwise" else grouped_applicability(s)
+        if why is not None:
+            raise NotApplicable(why)
         return Cheapest(depthwise)
     if algorithm == "implicit":
         return Preferred(unfold + implicit)
@@ -436,12 +450,16 @@ def choose_conv_schedule(s: ConvShape, machine: Machine, algorithm: str = "auto"
     The depthwise kernel (:mod:`~taihu.backends.model.depthwise_conv`) competes last (``auto``)
     or is forced (``algorithm="depthwise"``)."""
     dw: ConvPlan | None = None
-    if algorithm in ("auto", "depthwise"):
-        why = depthwise_applicability(s)
-        dw = _conv_tree(s, machine, "depthwise", mem_budget).best() if why is None else None
-        if algorithm == "depthwise":
+    if algorithm in ("auto", "depthwise", "grouped"):
+        kind = "grouped" if depthwise_applicability(s) else "depthwise"
+        why = depthwise_applicability(s) if kind == "depthwise" else grouped_applicability(s)
+        dw = _conv_tree(s, machine, kind, mem_budget).best() if why is None else None
+        if algorithm in ("depthwise", "grouped"):
+            if algorithm != kind:
+                raise NotApplicable(depthwise_applicability(s) if algorithm == "depthwise" else grouped_applicability(s)
+                                    or algorithm)
             if dw is None:
-                raise NotApplicable(why or f"no tile of the depthwise kernel of {s.describe()} fits in LDM")
+                raise NotApplicable(why or f"no tile of the {kind} kernel of {s.describe()} fits in LDM")
             return dw
     plan: ConvPlan = choose_conv(s, machine, algorithm, mem_budget=mem_budget).plan
     if algorithm in ("auto", "implicit") and unfold_applicability(s) is None:
@@ -465,7 +483,8 @@ def conv_plan_for(s: ConvShape, machine: Machine, schedule: Schedule, mem_budget
     alg = schedule.algorithm
     if alg not in CONV_ALGORITHMS:
         raise IllegalSchedule(f'unknown algorithm "{alg}" for a convolution (expected: {", ".join(CONV_ALGORITHMS)})')
-    why = depthwise_applicability(s) if alg == "depthwise" else applicability(s, "implicit" if alg == "unfold" else alg)
+    why = (depthwise_applicability(s) if alg == "depthwise" else grouped_applicability(s) if alg == "grouped"
+           else applicability(s, "implicit" if alg == "unfold" else alg))
     if why is None and alg == "unfold":
         why = unfold_applicability(s)
     if why is None and alg == "winograd":
@@ -480,6 +499,8 @@ def conv_plan_for(s: ConvShape, machine: Machine, schedule: Schedule, mem_budget
         return _im2col_for(s, machine, schedule, bud)
     if alg == "depthwise":
         return _depthwise_for(s, machine, schedule)
+    if alg == "grouped":
+        return _grouped_for(s, machine, schedule)
     return _winograd_for(s, machine, schedule, bud)
 
 
@@ -495,6 +516,20 @@ def _depthwise_for(s: ConvShape, machine: Machine, schedule: Schedule) -> Depthw
     q = -(-planes // 64)
     _fits(depthwise_footprint(s, q, rows), machine, f"depthwise planes={planes} rows={rows}")
     return depthwise_plan(s, machine, planes, rows)
+
+
+def _grouped_for(s: ConvShape, machine: Machine, schedule: Schedule) -> GroupedPlan:
+    d = _take(schedule, ("groups", "rows"))
+    groups, rows = _int(d, "groups"), _int(d, "rows")
+    if groups != s.group and groups % 64:
+        raise IllegalSchedule(f"groups={groups} is neither the groups G = {s.group} nor a multiple of 64 (the CPEs)")
+    if groups > -(-s.group // 64) * 64:
+        raise IllegalSchedule(f"groups={groups} exceeds the groups G = {s.group} rounded up to 64")
+    if rows > s.ho:
+        raise IllegalSchedule(f"rows={rows} exceeds the output rows Ho = {s.ho}")
+    q = -(-groups // 64)
+    _fits(grouped_footprint(s, q, rows), machine, f"grouped groups={groups} rows={rows}")
+    return grouped_plan(s, machine, groups, rows)
 
 
 def _implicit_for(s: ConvShape, machine: Machine, schedule: Schedule) -> ImplicitPlan:

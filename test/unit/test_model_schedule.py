@@ -319,7 +319,7 @@ def test_illegal_conv_schedules() -> None:
     wino = conv_schedule_of(choose_conv_schedule(s3, PM, "winograd", BUD))
 
     # unknown algorithm, inapplicable algorithms (with the planner's reason)
-    _illegal(r'^unknown algorithm "direct" for a convolution \(expected: im2col, implicit, unfold, winograd, depthwise\)$',
+    _illegal(r'^unknown algorithm "direct" for a convolution \(expected: im2col, implicit, unfold, winograd, depthwise, grouped\)$',
              conv_plan_for, s3, PM, Schedule.make("direct"), BUD)
     _illegal(r"^winograd: not applicable: ", conv_plan_for, strided, PM, wino, BUD)
     assert _illegal("winograd", conv_plan_for, strided, PM, wino, BUD) == (

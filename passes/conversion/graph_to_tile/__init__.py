@@ -23,8 +23,9 @@ so that loop-to-sw can make it the output global.
 
 Options (``-p 'convert-graph-to-tile{conv-algorithm=im2col fuse=false}'``):
 
-* ``conv_algorithm`` (auto | implicit | im2col | winograd | depthwise): convolution algorithm
-  (:mod:`.conv`; ``depthwise``: :mod:`.depthwise`, group = C = M layers);
+* ``conv_algorithm`` (auto | implicit | im2col | winograd | depthwise | grouped): convolution
+  algorithm (:mod:`.conv`; ``depthwise``: :mod:`.depthwise`, group = C = M layers; ``grouped``:
+  :mod:`.grouped`, the other group > 1 layers);
 * ``fuse`` (default true): absorb single-use trailing element-wise ops (relu ...) into the
   producer kernel while its output tile is in LDM;
 * ``ldm_budget`` (bytes per CPE, 0 = the target machine's ``ldm_user_bytes``, 57 344 B [param]
@@ -64,7 +65,7 @@ from taihu.target.machine import MachineConfigError
 
 __all__ = ["CONV_ALGORITHMS", "LDM_RESERVE", "ConvertGraphToTilePass"]
 
-CONV_ALGORITHMS = ("auto", "implicit", "im2col", "winograd", "depthwise")
+CONV_ALGORITHMS = ("auto", "implicit", "im2col", "winograd", "depthwise", "grouped")
 
 def collect_patterns(state: LoweringState) -> list[RewritePattern]:
     """The patterns of every lowering module: memory-bound ops and views, GEMMs, convolutions."""

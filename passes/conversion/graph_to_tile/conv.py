@@ -89,7 +89,8 @@ when a separate pass is cheaper) drop the sum from the absorbed list: it stays a
 
 **depthwise** (``group == C == M``; :mod:`.depthwise`, kernel ``NAME``, ``tile.map depthwise``):
 channels over the CPEs, a sliding window of input rows in LDM, vector micro-kernels along W
-(:mod:`taihu.backends.model.depthwise_conv`); no im2col, no GEMM.
+(:mod:`taihu.backends.model.depthwise_conv`); no im2col, no GEMM. **grouped** (other group > 1
+layers; :mod:`.grouped`, ``tile.map grouped``): the same with whole groups over the CPEs.
 
 Errors: ``PassFailedException`` "convert-graph-to-tile: graph.conv2d: <reason>".
 """
@@ -119,6 +120,7 @@ from taihu.backends.model.conv import (
     relayout_rows,
 )
 from taihu.backends.model.depthwise_conv import DepthwisePlan
+from taihu.backends.model.grouped_conv import GroupedPlan
 from taihu.backends.model.schedule import IllegalSchedule, choose_conv_schedule, conv_plan_for
 from taihu.backends.model.unfold_conv import (
     UnfoldPlan,
@@ -138,6 +140,7 @@ from taihu.passes.conversion.graph_to_tile.common import (
     shape_of,
 )
 from taihu.passes.conversion.graph_to_tile.depthwise import emit_depthwise
+from taihu.passes.conversion.graph_to_tile.grouped import emit_grouped
 from taihu.passes.conversion.graph_to_tile.gemm import GemmAccess, GemmEpilogue, emit_gemm, plan_machine
 from taihu.passes.conversion.graph_to_tile.schedule_attr import op_schedule
 
@@ -249,7 +252,7 @@ class ConvPattern(GraphToTilePattern):
         try:
             # the memory primitives (im2col, Winograd transforms) get the machine's whole LDM in
             # tile-to-loop (ldm_free_bytes), the GEMM plans the pass budget (plan_machine)
-            plan: Plan | UnfoldPlan | DepthwisePlan
+            plan: Plan | UnfoldPlan | DepthwisePlan | GroupedPlan
             if schedule is not None:
                 if algorithm != "auto" and _family(schedule.algorithm) != algorithm:
                     raise self.fail(op, f"the tile.schedule is {schedule.algorithm} but conv-algorithm={algorithm}")
@@ -275,6 +278,8 @@ class ConvPattern(GraphToTilePattern):
             self._explicit(rewriter, op, name, plan, X, W, Y, bias, fused)
         elif isinstance(plan, DepthwisePlan):
             emit_depthwise(self, rewriter, op, name, plan, X, self.buffer(rewriter, op.weight), Y, bias, fused)
+        elif isinstance(plan, GroupedPlan):
+            emit_grouped(self, rewriter, op, name, plan, X, self.buffer(rewriter, op.weight), Y, bias, fused)
         else:
             assert isinstance(plan, WinogradPlan)
             self._winograd(rewriter, op, name, plan, X, Y, bias, w_np, fused)

@@ -63,7 +63,7 @@ from .maps import (
     _valign,
 )
 
-__all__ = ["lower_depthwise"]
+__all__ = ["lower_depthwise", "lower_grouped"]
 
 #: the highest allocatable register (r0..r30; r31 reads 0, 004 L821): weight vectors from here down
 TOP_REG = 30
@@ -96,7 +96,6 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
     geo = _Geo(kh, kw, sh, sw_, pt, pl, dh, dw, thi, width, tho, wo, eb, b is not None,
                wo % LANES == 0 and out.align % _valign(eb) == 0 and (q == 1 or (tho * wo * eb) % _valign(eb) == 0))
     em = _Emitter(machine, name="depthwise")
-    passes = rp.passes(kh)
 
     def plane(i: SSAValue) -> None:
         def at(base: SSAValue, nbytes: int) -> SSAValue:  # plane i of a buffer of nbytes planes
@@ -104,19 +103,89 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
 
         xb, yb, wb = at(x.addr, thi * width * eb), at(out.addr, tho * wo * eb), at(w.addr, kh * kw * eb)
         bb = at(b.addr, eb) if b is not None else None
-        for k, rows in enumerate(passes):
-            first = k == 0
-            ptrs = [wb] + ([bb] if bb is not None and first else [])
-            em.microkernel(1, ptrs, [0] * len(ptrs), _instrs(_build_recipe(geo, rows, first, machine)), "weights")
-            for run in row_runs(tho, wo, thi, sh, dh, pt, rows, first):
-                x0 = _first_row(geo, run.start, run.valid) if run.valid else 0
-                px = em.add(xb, x0 * width * eb)
-                py = em.add(yb, run.start * wo * eb)
-                body = _instrs(_row_recipe(geo, rows, run.valid, run.count, run.start * sh - pt - x0, run.t_lo,
-                                           run.t_hi, first, rp.banks(len(rows)), machine))
-                em.microkernel(run.trips, [px, py], [run.count * sh * width * eb, run.count * wo * eb], body, "rows")
+        _plane(em, geo, xb, yb, wb, bb, True, machine)
 
     em.loop(q, plane)
+    return em.ops
+
+
+def _plane(em: _Emitter, geo: _Geo, xb: SSAValue, yb: SSAValue, wb: SSAValue, bb: SSAValue | None,
+           first_pass: bool, machine: Machine) -> None:
+    """The micro-kernels of one plane: x plane at ``xb``, y plane at ``yb``, its kh*kw taps at
+    ``wb``, its bias at ``bb``; ``first_pass`` False: every pass adds to the partial sums in y."""
+    rp = register_plan(geo.kw, geo.sw, geo.dw, geo.bias)
+    assert rp is not None
+    width, eb, wo, sh, pt = geo.w, geo.eb, geo.wo, geo.sh, geo.pt
+    for k, rows in enumerate(rp.passes(geo.kh)):
+        first = k == 0 and first_pass
+        ptrs = [wb] + ([bb] if bb is not None and first else [])
+        em.microkernel(1, ptrs, [0] * len(ptrs), _instrs(_build_recipe(geo, rows, first, machine)), "weights")
+        for run in row_runs(geo.tho, wo, geo.thi, sh, geo.dh, pt, rows, first):
+            x0 = _first_row(geo, run.start, run.valid) if run.valid else 0
+            px = em.add(xb, x0 * width * eb)
+            py = em.add(yb, run.start * wo * eb)
+            body = _instrs(_row_recipe(geo, rows, run.valid, run.count, run.start * sh - pt - x0, run.t_lo,
+                                       run.t_hi, first, rp.banks(len(rows)), machine))
+            em.microkernel(run.trips, [px, py], [run.count * sh * width * eb, run.count * wo * eb], body, "rows")
+
+
+def lower_grouped(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Machine) -> list[Operation]:
+    """The ops (in order, to insert before ``op``) computing ``loop.map grouped``: x (q, cg, H, W),
+    w (q, mg, cg, kh*kw), optional b (q, mg, 1, 1) -> y (q, mg, Ho, Wo) (``mapkind.py``). Per
+    group and output plane, the depthwise micro-kernels of :func:`lower_depthwise` once per input
+    channel: the first from the bias (or 0), the others adding to the partial sums in y."""
+    if any(v is op.out for v in op.inputs):
+        raise _err(op, "loop.map grouped: the output must be a different buffer from the inputs")
+    p = op.params()
+
+    def ints(key: str, default: Sequence[int]) -> list[int]:
+        return [int(v) for v in cast("Sequence[int]", p.get(key) or default)]
+
+    kh, kw = ints("kernel", ())
+    sh, sw_ = ints("strides", ())
+    pt, pl, _, _ = ints("pads", (0, 0, 0, 0))
+    dh, dw = ints("dilations", (1, 1))
+    x, w = _buf(op.inputs[0], addr), _buf(op.inputs[1], addr)
+    b = _buf(op.inputs[2], addr) if len(op.inputs) == 3 else None
+    out = _buf(op.out, addr)
+    if register_plan(kw, sw_, dw, b is not None) is None:
+        raise _err(op, f"loop.map grouped: the weight vectors of a {kw}-wide kernel row at stride {sw_} "
+                       "do not fit the registers")
+    q, cg, thi, width = x.shape
+    _, mg, tho, wo = out.shape
+    eb = x.eb
+    plane_y = tho * wo * eb
+    geo = _Geo(kh, kw, sh, sw_, pt, pl, dh, dw, thi, width, tho, wo, eb, b is not None,
+               wo % LANES == 0 and out.align % _valign(eb) == 0 and (q * mg == 1 or plane_y % _valign(eb) == 0))
+    em = _Emitter(machine, name="grouped")
+    px_plane, pw_plane = thi * width * eb, kh * kw * eb
+
+    def group(gi: SSAValue) -> None:
+        def at(base: SSAValue, nbytes: int) -> SSAValue:  # group gi of a buffer of nbytes groups
+            return base if q == 1 else em.add(base, em.mul(gi, nbytes))
+
+        xg, yg, wg = at(x.addr, cg * px_plane), at(out.addr, mg * plane_y), at(w.addr, mg * cg * pw_plane)
+        bg = at(b.addr, mg * eb) if b is not None else None
+
+        def plane(mi: SSAValue) -> None:
+            def of(base: SSAValue, nbytes: int) -> SSAValue:
+                return base if mg == 1 else em.add(base, em.mul(mi, nbytes))
+
+            yb, wb = of(yg, plane_y), of(wg, cg * pw_plane)
+            bb = of(bg, eb) if bg is not None else None
+            _plane(em, geo, xg, yb, wb, bb, True, machine)
+            if cg > 1:
+                xc0, wc0 = em.add(xg, px_plane), em.add(wb, pw_plane)
+
+                def channel(ci: SSAValue) -> None:
+                    _plane(em, geo, em.add(xc0, em.mul(ci, px_plane)), yb, em.add(wc0, em.mul(ci, pw_plane)), None,
+                           False, machine)
+
+                em.loop(cg - 1, channel)
+
+        em.loop(mg, plane)
+
+    em.loop(q, group)
     return em.ops
 
 

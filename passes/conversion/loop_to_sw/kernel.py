@@ -24,7 +24,7 @@ from .builder import SwKernelBuilder
 from .common import cmpi, const_index, elem_bytes, fail, int_attr, int_binop, sanitize
 from .gemm import lower as lower_gemm
 from .gemm import try_fuse_summa_loop
-from .depthwise import lower_depthwise
+from .depthwise import lower_depthwise, lower_grouped
 from .maps import lower_map
 
 _REPLY = sw.ReplyType()
@@ -383,7 +383,7 @@ class KernelLowering(SwKernelBuilder):
 
     # -- compute ops -------------------------------------------------------------------------
     def _lower_map(self, op: loop.MapOp) -> None:
-        lower = lower_depthwise if op.kind.data == MapKind.DEPTHWISE else lower_map
+        lower = {MapKind.DEPTHWISE: lower_depthwise, MapKind.GROUPED: lower_grouped}.get(op.kind.data, lower_map)
         for new in lower(op, self.addr, self.machine):
             self.emit(new)
 

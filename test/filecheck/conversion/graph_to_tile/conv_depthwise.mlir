@@ -54,11 +54,12 @@ func.func @main(%x: tensor<2x144x56x56xf32> {graph.name = "x"}, %w: tensor<144x1
 
 // -----
 
-// A grouped convolution with several channels per group is not depthwise: im2col + GEMM.
+// A grouped convolution with several channels per group is not depthwise: the grouped kernel
+// (conv_grouped.mlir).
 func.func @main(%x: tensor<1x16x8x8xf32> {graph.name = "x"}, %w: tensor<16x4x3x3xf32> {graph.name = "w"}) -> (tensor<1x16x8x8xf32> {graph.name = "y"}) {
   %y = graph.conv2d %x, %w {group = 4 : i64, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<1x16x8x8xf32>
   func.return %y : tensor<1x16x8x8xf32>
 }
 
-// CHECK:     tile.kernel "y_im2col"
+// CHECK:     tile.map grouped
 // CHECK-NOT: depthwise

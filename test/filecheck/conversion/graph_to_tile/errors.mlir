@@ -1,7 +1,7 @@
 // RUN: %taihu-opt %s -p convert-graph-to-tile --split-input-file --verify-diagnostics | filecheck %s
 // RUN: not %taihu-opt %s -p 'convert-graph-to-tile{conv-algorithm=fft}' --split-input-file 2>&1 | filecheck %s --check-prefix=OPT
 
-// OPT: convert-graph-to-tile: conv-algorithm must be one of auto, implicit, im2col, winograd, depthwise, got 'fft'
+// OPT: convert-graph-to-tile: conv-algorithm must be one of auto, implicit, im2col, winograd, depthwise, grouped, got 'fft'
 
 func.func @main(%x: tensor<1x2x8x8xf32> {graph.name = "x"}) -> (tensor<1x2x6x6xf32> {graph.name = "y"}) {
   %p = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 2>} : tensor<1x2x8x8xf32> -> tensor<1x2x6x6xf32>
