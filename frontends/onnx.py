@@ -21,8 +21,10 @@ Constant, ConstantOfShape, Identity, LSTM, GRU; 2-D (NCHW) convolution and pooli
 f16/f32/f64; static shapes. Decomposed into graph ops: HardSigmoid (mul, add, clip), HardSwish
 (x * HardSigmoid(x)), GlobalMaxPool (a whole-plane max_pool), ReduceMean / ReduceSum / ReduceMax /
 ReduceMin over any axes (transpose the reduced axes last, reshape to (1, P, R), global_avg_pool;
-sum = mean x R; max: a (1, R) max_pool; min = -max(-x)), Slice with step 1 and Split (cropping
-pads), ConvTranspose (2-D, constant weight: zeros inserted between the pixels, a stride-1
+sum = mean x R; max: a (1, R) max_pool; min = -max(-x)), Slice and Split (cropping pads; a
+positive step s: the axis padded to a multiple of s, viewed as (P * k, s * Q), the first Q
+columns cropped), Einsum (operands contracted left to right, each pair one batched matmul
+between transposes / views, labels of one operand only summed as ReduceSum; no diagonals), ConvTranspose (2-D, constant weight: zeros inserted between the pixels, a stride-1
 convolution with the flipped weight; pads explicit or from output_shape / auto_pad), Resize
 (nearest and linear on H and W, any scales or sizes: two matmuls with constant interpolation
 matrices; nearest integer upsampling: a broadcast multiply),
@@ -41,7 +43,10 @@ shape values, any opset onnx knows): a node whose inputs are all compile-time va
 ``Shape``/``Size``: whose input's shape is known, i.e. always) and that either has no converter
 or reads a non-float value is evaluated at import by onnx's reference implementation
 (:mod:`taihu.frontends.onnx_fold`); its result is a compile-time value again. Such an op on a
-computed tensor is an error naming it.
+computed tensor is an error naming it. A converted op on float compile-time values (a Transpose
+of a weight) still becomes graph ops, but is also evaluated at import, on demand, when a node
+that needs compile-time values reads its result: swin_t's attention mask, ConstantOfShape ->
+ScatterND -> Reshape -> Transpose -> Sub -> Equal -> Where, is one constant.
 
 Result types come from the graph op constructors' own shape inference; every result whose shape
 ONNX shape inference (or the model's ``value_info``) declares statically is checked against it.
@@ -154,6 +159,7 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "Slice": (1, 10, 11, 13),
         "Split": (2, 11, 13, 18),
         "Cast": (6, 9, 13, 19, 21, 23, 24, 25, 28),
+        "Einsum": (12, 28),
     }.items()
 }
 
@@ -285,6 +291,11 @@ class _Importer:
         self.opset = self._default_opset(model)
         self.values: dict[str, SSAValue] = {}
         self.consts: dict[str, np.ndarray] = {}
+        # outputs of converted nodes whose inputs were all compile-time (a float chain such as
+        # the exporters' attention-mask ConstantOfShape -> ScatterND -> Reshape -> Transpose ->
+        # Sub): built as graph ops, and evaluated at import as well, on demand, when a node that
+        # needs a compile-time value (an op without converter, a shape input) reads one.
+        self.lazy: dict[str, tuple[int, NodeProto]] = {}
         self.block: Block | None = None
         self.declared: dict[str, tuple[int, tuple[int, ...] | None]] = {}
         # graph inputs the graph dialect cannot hold (int, bool, sequence...): name -> reason;
@@ -328,6 +339,8 @@ class _Importer:
         name = ctx.input_name(i)
         if name in self.consts:
             return self.consts[name]
+        if name in self.lazy:
+            return self.lazy_const(name)
         if name in self.values or name in self.bad_inputs:
             raise ctx.error(
                 f"{what} input '{name}' must be a constant (initializer or Constant), not a"
@@ -509,11 +522,29 @@ class _Importer:
         when it is not folded: folded are nodes whose inputs are all compile-time values (for
         ``Shape`` / ``Size``: whose input's shape is known) and that either have no converter or
         read a non-float value (int64 shape arithmetic, bool masks); ``Constant``,
-        ``ConstantOfShape`` and ``Identity`` keep their converters."""
-        if node.op_type in ("Constant", "ConstantOfShape", "Identity"):
-            return None
+        ``ConstantOfShape`` and ``Identity`` keep their converters. A converted node whose inputs
+        are all compile-time or deferred is deferred (:meth:`defer`): a node folded later may read
+        its outputs, evaluated then (:meth:`lazy_const`)."""
         names = [n for n in node.input if n]
+        if node.op_type in ("Constant", "ConstantOfShape", "Identity"):
+            if node.op_type == "Identity" and names and names[0] in self.lazy:
+                self.defer(index, node)
+            return None
         if not names or not all(self.has(n) for n in names):
+            return None
+        shape_only = node.op_type in SHAPE_ONLY
+        if any(n not in self.consts and n not in self.lazy and not (shape_only and n in self.values)
+               for n in names):
+            return None  # a computed tensor: the converter builds graph ops
+        to_float = node.op_type != "Cast" or any(
+            a.name == "to" and a.i in _ELEM_TYPES for a in node.attribute)
+        if node.op_type in _CONVERTERS and (
+                (to_float and any(n not in self.consts for n in names))
+                or (node.op_type != "Cast" and all(self.consts[n].dtype in _NP_TO_ELEM for n in names))):
+            # float constants or deferred values: the converter builds graph ops (folded later by
+            # the passes); the outputs are evaluated here only if a node needing compile-time
+            # values reads them
+            self.defer(index, node)
             return None
         inputs: list[np.ndarray | None] = []
         for n in node.input:
@@ -521,20 +552,56 @@ class _Importer:
                 inputs.append(None)
             elif n in self.consts:
                 inputs.append(self.consts[n])
-            elif node.op_type in SHAPE_ONLY and n in self.values:
+            elif shape_only and n in self.values:  # only the shape of a computed tensor is read
                 t = self.values[n].type
                 assert isinstance(t, TensorType)
                 inputs.append(shape_stand_in(t.get_shape(), _ELEM_TO_NP[t.element_type]))
             else:
-                return None
-        if (node.op_type in _CONVERTERS and node.op_type != "Cast"
-                and all(a is None or a.dtype in _NP_TO_ELEM for a in inputs)):
-            return None  # float constants: the converter builds graph ops (folded later by the passes)
+                inputs.append(self.lazy_const(n))
+        return self.evaluate(index, node, inputs)
+
+    def evaluate(self, index: int, node: NodeProto, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
         name = f"'{node.name}'" if node.name else f"#{index}"
         try:
             return evaluate_node(node, inputs, self.opset)
         except FoldError as e:
             raise OnnxImportError(f"{node.op_type} node {name}: cannot evaluate at import: {e}") from None
+
+    def defer(self, index: int, node: NodeProto) -> None:
+        """Mark the outputs of a node on compile-time (or deferred) inputs that its converter
+        builds as graph ops: :meth:`lazy_const` evaluates them when a compile-time value is
+        needed."""
+        for o in node.output:
+            if o:
+                self.lazy[o] = (index, node)
+
+    def lazy_const(self, name: str) -> np.ndarray:
+        """The compile-time value of a deferred output (its producer and, first, the deferred
+        producers of its inputs evaluated at import), kept in ``consts``."""
+        if name in self.consts:
+            return self.consts[name]
+        order: list[tuple[int, NodeProto]] = []  # producers to evaluate, inputs first
+        seen: set[str] = set()
+        stack = [(name, False)]
+        while stack:
+            n, ready = stack.pop()
+            index, node = self.lazy[n]
+            if ready:
+                if node.output[0] not in seen:
+                    seen.add(node.output[0])
+                    order.append((index, node))
+                continue
+            stack.append((n, True))
+            stack.extend((i, False) for i in node.input
+                         if i and i not in self.consts and i in self.lazy)
+        for index, node in order:
+            if all(o in self.consts for o in node.output if o):
+                continue
+            outs = self.evaluate(index, node, [self.consts[i] if i else None for i in node.input])
+            for o, a in zip(node.output, outs):
+                if o:
+                    self.consts.setdefault(o, _compute_array(a))
+        return self.consts[name]
 
     def bind_outputs(self, ctx: _NodeCtx, outs: Sequence[Any]) -> None:
         """Record a node's outputs (SSA values or compile-time arrays), checked against the
@@ -1703,6 +1770,140 @@ _CONVERTERS["ReduceMean"] = _CONVERTERS["ReduceSum"] = _CONVERTERS["ReduceMax"] 
     _Conv(_reduce_node, _reduce_attrs)
 
 
+def _einsum_terms(ctx: _NodeCtx, equation: str, ranks: Sequence[int]) -> tuple[list[list[str]], list[str]]:
+    """The labels of each operand and of the output of an Einsum ``equation`` for operands of
+    ``ranks``: letters stand for themselves, the dims an ellipsis covers get the labels "0",
+    "1", ... aligned to the right (so they broadcast as numpy's do); without ``->`` the output is
+    the ellipsis dims then the letters used once, in alphabetical order (numpy's implicit mode)."""
+    what = f"equation '{equation}'"
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise ctx.error(f"{what} has {len(terms)} operand terms for {len(ranks)} inputs")
+
+    def split(term: str, where: str) -> tuple[str, bool, str]:
+        head, dots, tail = term.partition("...")
+        for c in head + tail:
+            if not (c.isascii() and c.isalpha()):
+                raise ctx.error(f"{what}: {where} term '{term}' holds '{c}' (letters and one '...' only)")
+        return head, bool(dots), tail
+
+    parts = [split(t, f"operand {k}") for k, t in enumerate(terms)]
+    ells: list[int] = []
+    for k, ((head, dots, tail), rank) in enumerate(zip(parts, ranks)):
+        ell = rank - len(head) - len(tail)
+        if ell < 0 or (not dots and ell):
+            raise ctx.error(f"{what}: operand {k} term '{terms[k]}' names {len(head) + len(tail)} dims but "
+                            f"the input has rank {rank}")
+        ells.append(ell)
+    n_ell = max(ells)
+    ins = [list(head) + [str(n_ell - ell + j) for j in range(ell)] + list(tail)
+           for (head, _, tail), ell in zip(parts, ells)]
+    ell_labels = [str(j) for j in range(n_ell)]
+    if arrow:
+        head, dots, tail = split(rhs, "output")
+        if n_ell and not dots:
+            raise ctx.error(f"{what}: the output omits the ellipsis dims")
+        out = list(head) + (ell_labels if dots else []) + list(tail)
+    else:
+        used = [lb for t in ins for lb in t if not lb.isdigit()]
+        out = ell_labels + sorted(lb for lb in set(used) if used.count(lb) == 1)
+    if len(set(out)) != len(out):
+        raise ctx.error(f"{what}: an output label repeats")
+    for lb in out:
+        if not any(lb in t for t in ins):
+            raise ctx.error(f"{what}: output label '{lb}' is in no operand")
+    return ins, out
+
+
+def _einsum_sum_out(imp: _Importer, ctx: _NodeCtx, x: SSAValue, labels: list[str],
+                    keep: Sequence[str]) -> tuple[SSAValue, list[str]]:
+    """Sum ``x`` over its labels not in ``keep`` (dropping those dims)."""
+    axes = [i for i, lb in enumerate(labels) if lb not in keep]
+    if not axes:
+        return x, labels
+    s = _shape(x)
+    rest = [lb for lb in labels if lb in keep]
+    if all(s[i] == 1 for i in axes):
+        return _reshape(imp, x, [s[i] for i, lb in enumerate(labels) if lb in keep]), rest
+    y = _reduce(imp, ctx, x, axes, "sum")
+    return _reshape(imp, y, [s[i] for i, lb in enumerate(labels) if lb in keep]), rest
+
+
+def _einsum_permute(imp: _Importer, x: SSAValue, labels: list[str], order: Sequence[str]) -> SSAValue:
+    perm = [labels.index(lb) for lb in order]
+    if perm == list(range(len(perm))):
+        return x
+    return imp.emit(graph.TransposeOp(x, perm=perm)).results[0]
+
+
+def _einsum_pair(imp: _Importer, ctx: _NodeCtx, a: SSAValue, la: list[str], b: SSAValue, lb_: list[str],
+                 keep: Sequence[str]) -> tuple[SSAValue, list[str]]:
+    """Contract ``a`` (labels ``la``) with ``b`` (``lb_``), keeping the labels in ``keep``: as one
+    (batched) ``graph.matmul`` of a viewed (batch..., L, K) by b viewed (batch..., K, R), batch the
+    shared kept labels, K the shared others, L and R the kept labels of one operand only (labels
+    of one operand only that are not kept are summed first). Returns the result and its labels
+    (batch, left, right)."""
+    sa, sb = dict(zip(la, _shape(a))), dict(zip(lb_, _shape(b)))
+    for lbl in [x for x in la if x in sb]:
+        if sa[lbl] != sb[lbl]:  # broadcasting: a size-1 dim is dropped from its operand
+            if sa[lbl] == 1:
+                a, la = _einsum_sum_out(imp, ctx, a, la, [x for x in la if x != lbl])
+            elif sb[lbl] == 1:
+                b, lb_ = _einsum_sum_out(imp, ctx, b, lb_, [x for x in lb_ if x != lbl])
+            else:
+                raise ctx.error(f"equation '{ctx.attr('equation')}': label '{lbl}' has size {sa[lbl]} in one "
+                                f"operand and {sb[lbl]} in the other")
+    a, la = _einsum_sum_out(imp, ctx, a, la, [x for x in la if x in keep or x in lb_])
+    b, lb_ = _einsum_sum_out(imp, ctx, b, lb_, [x for x in lb_ if x in keep or x in la])
+    sa, sb = dict(zip(la, _shape(a))), dict(zip(lb_, _shape(b)))
+    batch = [x for x in la if x in lb_ and x in keep]
+    contract = [x for x in la if x in lb_ and x not in keep]
+    left = [x for x in la if x not in lb_]
+    right = [x for x in lb_ if x not in la]
+    bdims = [sa[x] for x in batch]
+    lsz, ksz, rsz = (math.prod(sa[x] for x in left), math.prod(sa[x] for x in contract),
+                     math.prod(sb[x] for x in right))
+    a = _einsum_permute(imp, a, la, batch + left + contract)
+    if len(left) != 1 or len(contract) != 1:
+        a = _reshape(imp, a, [*bdims, lsz, ksz])
+    b = _einsum_permute(imp, b, lb_, batch + contract + right)
+    if len(contract) != 1 or len(right) != 1:
+        b = _reshape(imp, b, [*bdims, ksz, rsz])
+    y = imp.emit(graph.MatMulOp(a, b)).results[0]
+    out = [*bdims, *(sa[x] for x in left), *(sb[x] for x in right)]
+    if list(_shape(y)) != out:
+        y = _reshape(imp, y, out)
+    return y, batch + left + right
+
+
+@_converter("Einsum", attrs=("equation",))
+def _einsum(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """Einsum as graph ops: operands contracted left to right, each pair by one batched
+    ``graph.matmul`` between transposes / views (:func:`_einsum_pair`), labels of one operand
+    only summed (a ReduceSum decomposition), the result transposed to the output order. Not
+    supported (an error naming the node and equation): a label repeated within one term
+    (diagonals, traces)."""
+    equation = ctx.attr("equation")
+    if equation is None:
+        raise ctx.error("attribute 'equation' is required")
+    xs = [imp.value(ctx, n) for n in ctx.node.input if n]
+    if not xs:
+        raise ctx.error("needs at least one input")
+    ins, out = _einsum_terms(ctx, equation, [len(_shape(x)) for x in xs])
+    for k, t in enumerate(ins):
+        if len(set(t)) != len(t):
+            rep = next(lb for lb in t if t.count(lb) > 1)
+            raise ctx.error(f"equation '{equation}': label '{rep}' repeats in operand {k} (diagonals and "
+                            "traces are not supported)")
+    y, labels = xs[0], ins[0]
+    for k in range(1, len(xs)):
+        later = {lb for t in ins[k + 1:] for lb in t}
+        y, labels = _einsum_pair(imp, ctx, y, labels, xs[k], ins[k], [*out, *later])
+    y, labels = _einsum_sum_out(imp, ctx, y, labels, out)
+    return [_einsum_permute(imp, y, labels, out)]
+
+
 @_converter("GlobalMaxPool")
 def _global_max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
     """max over every spatial dim (a whole-plane ``graph.max_pool`` for 2-D)."""
@@ -1716,26 +1917,48 @@ def _global_max_pool(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
 
 
 def _slice_window(ctx: _NodeCtx, s: Sequence[int], starts: Sequence[int], ends: Sequence[int],
-                  axes: Sequence[int], steps: Sequence[int]) -> list[tuple[int, int]]:
-    """(begin, end) per dim of a step-1 Slice (ONNX clamping of negative / out-of-range bounds)."""
+                  axes: Sequence[int], steps: Sequence[int]) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """(begin, end) per dim of a Slice (ONNX clamping of negative / out-of-range bounds) and
+    the steps > 1 by axis (the elements begin, begin + step, ... < end are taken)."""
     win = [(0, d) for d in s]
     if not (len(starts) == len(ends) == len(axes) == len(steps)):
         raise ctx.error("starts, ends, axes and steps must have the same length")
     seen = set()
+    strided: dict[int, int] = {}
     for b, e, a, st in zip(starts, ends, axes, steps):
         a = _norm_axis(ctx, a, len(s))
         if a in seen:
             raise ctx.error(f"axis {a} is sliced twice")
         seen.add(a)
-        if st != 1:
-            raise ctx.error(f"step {st} on axis {a}: only step 1 is supported")
+        if st < 1:
+            raise ctx.error(f"step {st} on axis {a}: only positive steps are supported")
         d = s[a]
         b = min(max(b + d if b < 0 else b, 0), d)
         e = min(max(e + d if e < 0 else e, 0), d)
         if e <= b:
             raise ctx.error(f"axis {a}: the slice [{b}, {e}) is empty: empty tensors are not supported")
         win[a] = (b, e)
-    return win
+        if st > 1:
+            strided[a] = st
+    return win, strided
+
+
+def _stride_axis(imp: _Importer, x: SSAValue, axis: int, step: int) -> SSAValue:
+    """Every ``step``-th element of ``x`` along ``axis`` from the first (ONNX Slice with a step,
+    torch's ``x[..., 0::2, :]``): zero-pad the axis to a multiple k * step, view it as
+    (P * k, step * Q) with P, Q the products of the dims before and after the axis, crop the
+    first Q columns and view the result as ``x``'s shape with k on the axis."""
+    s = _shape(x)
+    k = -(-s[axis] // step)
+    if k * step != s[axis]:
+        pads = [0] * (2 * len(s))
+        pads[len(s) + axis] = k * step - s[axis]
+        x = imp.emit(graph.PadOp(x, pads=pads)).results[0]
+    p, q = math.prod(s[:axis]), math.prod(s[axis + 1:])
+    y = _reshape(imp, x, (p * k, step * q))
+    if step * q != q:
+        y = _crop(imp, y, [(0, p * k), (0, q)])
+    return _reshape(imp, y, s[:axis] + (k,) + s[axis + 1:])
 
 
 def _crop(imp: _Importer, x: SSAValue, win: Sequence[tuple[int, int]]) -> SSAValue:
@@ -1801,7 +2024,11 @@ def _slice(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
         ends = _ints(imp.const(ctx, 2, "ends").reshape(-1))
         axes = _ints(imp.const(ctx, 3, "axes").reshape(-1)) if ctx.input_name(3) else tuple(range(len(starts)))
         steps = _ints(imp.const(ctx, 4, "steps").reshape(-1)) if ctx.input_name(4) else (1,) * len(starts)
-    return [_crop(imp, x, _slice_window(ctx, s, starts, ends, axes, steps))]
+    win, strided = _slice_window(ctx, s, starts, ends, axes, steps)
+    y = _crop(imp, x, win)
+    for axis, step in sorted(strided.items()):
+        y = _stride_axis(imp, y, axis, step)
+    return [y]
 
 
 _CONVERTERS["Slice"] = _Conv(_slice, _slice_attrs)
