@@ -5,8 +5,10 @@ Usage: ``python benchmarks/calibration.py [--sweep N] [--seed S]``
 Prints, side by side, the seed's value, the analytic model (eq 3-1/3-2/3-3, ``backends/model``)
 and the cycle-mode simulator (``backends/sim``) for HW-1 (DMA bandwidth table), HW-2/HW-3
 (Listing 4.1 k-loop vs naive placement), HW-4 (P0/P1 balance), HW-5/HW-6/HW-7 (mesh GEMM
-primitive sweep over LDM-fitting shapes and the eq 4-2 fit), HW-8 (Fig 3.6 overlap) and HW-11
-(RLC bandwidth ceilings). Not a test: it measures and prints.
+primitive sweep over LDM-fitting shapes and the eq 4-2 fit), HW-8 (Fig 3.6 overlap), HW-11
+(RLC bandwidth ceilings) and the compiled conversion / zeroing loops of the seed's fp32 SGEMM
+(A7, GM-1: ``backends/model/swgemm_fp32``'s loop costs vs the pipeline). Not a test: it
+measures and prints.
 """
 
 from __future__ import annotations
@@ -267,6 +269,41 @@ def hw8(con: Console) -> None:
     con.print(t)
 
 
+#: The compiled LDM loops of the seed's fp32 SGEMM (A7 strategy 2, 004 L823; the public swGEMM
+#: kernel's loops, outside the seeds: public SW26010 code), one iteration each, as sw
+#: micro-kernel bodies: widen 4 fp32 to 4 fp64 in place (simd_load floatv4 / simd_store
+#: doublev4), narrow them back (simd_load doublev4 / simd_store floatv4), zero one fp64 of C.
+#: Pointer updates ride on the micro-kernel's operand steps; r29 is the loop counter.
+A7_LOOPS = {
+    "f32->f64": ("sw.vlds r0, 0(p0)", "sw.vstd r0, 0(p1)", "sw.subw r29, 1, r29", "sw.bgt r29"),
+    "f64->f32": ("sw.vldd r0, 0(p1)", "sw.vsts r0, 0(p0)", "sw.subw r29, 1, r29", "sw.bgt r29"),
+    "zero C": ("sw.fstd r31, 0(p1)", "sw.subw r29, 1, r29", "sw.bgt r29"),
+}
+
+
+def a7_loop_cycles() -> dict[str, float]:
+    """Steady-state cycles per iteration of each :data:`A7_LOOPS` body on the simulator's
+    dual-issue pipeline (``schedule_body``): per 4 converted elements, per zeroed element."""
+    out = {}
+    for name, body in A7_LOOPS.items():
+        text = ("sw.kernel @a7_loop() {\n  %f = sw.ldm_alloc 4096\n  %d = sw.ldm_alloc 8192\n"
+                "  sw.microkernel trip 16 (%f step 16, %d step 32) {\n    " + "\n    ".join(body) + "\n  }\n}\n")
+        mk = next(o for o in _parse(text).walk() if isinstance(o, sw.MicrokernelOp))
+        out[name] = float(schedule_body(decode_microkernel(mk).body, M).ii)
+    return out
+
+
+def a7_loops(con: Console) -> None:
+    from taihu.backends.model.swgemm_fp32 import A7LoopCosts
+
+    lc = A7LoopCosts.from_machine(M)
+    model = {"f32->f64": lc.convert_per_vec, "f64->f32": lc.convert_per_vec, "zero C": lc.zero_per_elem}
+    t = table("A7 fp32 SGEMM loops (004 L823), cycles per iteration", ["loop", "analytic", "sim"])
+    for name, c in a7_loop_cycles().items():
+        t.add_row(name, f"{model[name]:g}", f"{c:g}")
+    con.print(t)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sweep", type=int, default=24, help="mesh GEMM shapes to simulate (default 24)")
@@ -276,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     hw1(con)
     hw2(con)
     hw8(con)
+    a7_loops(con)
     hw5(con, a.sweep, a.seed)
     return 0
 
