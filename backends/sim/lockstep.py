@@ -615,14 +615,7 @@ class Lockstep:
                 k.compute_per_cpe[lanes] += cycles
             if rp.gets:
                 k.rlc_wait += int(start.sum()) - int(t0.sum())
-        trace = self.eng.trace
-        if trace.enabled:
-            ll = lanes.tolist()
-            name = rp.mk.name
-            for i in range(G):
-                if start[i] > t0[i]:
-                    trace.span(ll[i], 1, "rlc stall", int(t0[i]), int(start[i]))
-                trace.span(ll[i], 1, name, int(start[i]), int(end[i]), {"trip": rp.trip})
+        self.eng.trace.runs(lanes, rp.mk.name, rp.trip, t0, start, end)  # (one entry per cohort)
 
     def _mk(self, co: Cohort, e: MkEntry) -> bool | None:
         """Time one run of ``e``'s micro-kernel for every lane (spec §6: start = max(lane clock,
@@ -791,9 +784,7 @@ class Lockstep:
             for _d, rel, groups in whole:
                 for ls, ii, kk in groups:
                     if trace.enabled:
-                        st = start[ii].tolist()
-                        for xi, k in enumerate(kk):
-                            trace.flow(ls.link(k), lane_list[ii[xi]], st[xi])
+                        trace.gets(lanes[ii], start[ii], ls.flow0 + np.asarray(kk, dtype=np.int64))
                     if ls.bp is not None and ls.n > depth:
                         self._links_satisfied(ls, kk, start[ii], rel, now, depth)
             for i, d, sl in slow:
@@ -912,9 +903,7 @@ class Lockstep:
                 for r in set(rec) & waiting.keys():
                     for w in waiting.pop(r):
                         eng.wake(w)
-            if trace.enabled:
-                for k in range(len(rec)):
-                    trace.flow_start(ls.link(k), int(ls.sender[k]), int(ls.put_base[k]))
+            trace.posts(ls, len(rec))  # (one entry per LinkSet)
         return lss
 
     @staticmethod

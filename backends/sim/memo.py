@@ -319,7 +319,7 @@ class TimingMemo:
         plan = kp.memo_plan()
         assert plan is not None  # key() gave the launch a key
         kp.memo_check = (plan[2], ranges, state)
-        rec = Recording(kp, key, state, len(eng.trace.events), eng.rlc.messages,
+        rec = Recording(kp, key, state, len(eng.trace.log), eng.rlc.messages,
                          eng.rlc.next_flow, [b.busy_cycles for b in eng.dma.buses], eng.tasks,
                          list(groups))
         self._active = rec
@@ -353,7 +353,7 @@ class TimingMemo:
         events = None
         if eng.trace.enabled:
             events = []
-            for ev in eng.trace.events[n_ev:-1]:  # the last one is the join's MPE span
+            for ev in eng.trace.log[n_ev:-1]:  # the last one is the join's MPE span
                 events.append(_shift_event(ev, -t0, -flow, groups, None))
         self.records[key] = _Record(
             duration=ks.end - t0, mpe_t=eng.mpe.t - t0,
@@ -407,9 +407,8 @@ class TimingMemo:
         flow0 = eng.rlc.next_flow
         eng.rlc.next_flow += r.flows
         if r.events is not None:
-            ev = eng.trace.events
-            for e in r.events:
-                ev.append(_shift_event(e, start, flow0, [], [g[0] for g in groups]))
+            new = [g[0] for g in groups]
+            eng.trace.log += [_shift_event(e, start, flow0, [], new) for e in r.events]
         mpe.current_kernel = ks
         mpe.running = []
         if r.tasks is not None:
@@ -423,12 +422,26 @@ class TimingMemo:
 
 def _shift_event(ev: tuple, dt: int, dflow: int, groups: list[tuple[int, int]],
                  new: list[int] | None) -> tuple:
-    """A trace event moved by ``dt`` cycles, its RLC flow id by ``dflow``. DMA events'
-    main-memory addresses: recording (``new`` None) -> ``(group, offset)`` in the argument
-    allocation ``groups`` (start, end); replay -> ``hex(new[group] + offset)``."""
+    """A trace event or compact entry (``trace.Trace.log``) moved by ``dt`` cycles, its RLC
+    flow ids by ``dflow``. DMA events' main-memory addresses: recording (``new`` None) ->
+    ``(group, offset)`` in the argument allocation ``groups`` (start, end); replay ->
+    ``hex(new[group] + offset)``."""
     ph, pid, lane, name, t0, t1, extra = ev
     if ph in ("s", "f"):
         return (ph, pid, lane, name, t0 + dt, t1 + dt, extra + dflow)
+    if ph == "C":  # cohort runs: lanes, t0, start, end
+        cols = extra[0].copy()
+        cols[1:] += dt
+        return (ph, pid, lane, name, t0 + dt, t1 + dt, (cols, extra[1]))
+    if ph == "L":  # posted links: sender, receiver, put base, arrival base; flow ids from flow0
+        cols = extra[0].copy()
+        cols[2:] += dt
+        return (ph, pid, lane, name, t0 + dt, t1 + dt, (cols, *extra[1:4], extra[4] + dflow))
+    if ph == "F":  # gets: CPE, cycle, flow id
+        cols = extra.copy()
+        cols[1] += dt
+        cols[2] += dflow
+        return (ph, pid, lane, name, t0 + dt, t1 + dt, cols)
     if extra and "issue" in extra:  # a DMA data phase (trace.Trace.dma)
         a = dict(extra)
         for k in ("issue", "accept", "start", "end"):

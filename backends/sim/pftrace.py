@@ -321,6 +321,10 @@ class _Writer:
         return [((a_cycle, _INT, a), (a_cycles, _INT, d)) for a, d in zip(t0.tolist(), (t1 - t0).tolist())]
 
     # -- events -------------------------------------------------------------------------------
+    def add_log(self, trace: Trace) -> None:
+        """The slices of ``trace``'s recording."""
+        self.add_events(trace.events)
+
     def add_events(self, events: list[tuple]) -> None:
         if not events:
             return
@@ -649,7 +653,7 @@ def write_pftrace(trace: Trace, f: BinaryIO, lanes: CpeLanes = CpeLanes()) -> No
     gc.disable()  # millions of short-lived objects: the cyclic GC would rescan the events each time
     try:
         w = _Writer(trace, lanes)
-        w.add_events(trace.events)
+        w.add_log(trace)
         w.write(f)
     finally:
         if collect:

@@ -19,6 +19,15 @@ t.pftrace``, far smaller) is written from the same events by :mod:`taihu.backend
 Recording order is a contract (the launch memo, ``memo.py``, relies on it too): a launch's CPE,
 DMA and RLC events are recorded after the previous launch's MPE span and before its own, which
 is recorded at its join.
+
+The recording (:attr:`Trace.log`) keeps the lockstep path's bulk events compact, one entry for
+what a cohort of CPEs does at once instead of a tuple per CPE: ``"C"`` the micro-kernel runs
+of a cohort (:meth:`Trace.runs`, with their RLC stalls), ``"L"`` the message batches one run
+posts (:meth:`Trace.posts`: RLC span and flow start per link), ``"F"`` gets of whole links
+(:meth:`Trace.gets`: flow ends). :attr:`Trace.events` expands them into the per-CPE events
+the per-CPE path records, in the same order (:func:`expand`); the JSON trace, the per-CPE
+lanes of ``--trace-cpes`` and the tests read that view, the protobuf writer's cohort lanes read
+the compact entries directly.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 PID_MPE, PID_CPE, PID_DMA, PID_RLC = 0, 1, 2, 3
 
@@ -39,7 +50,15 @@ class Trace:
     def __init__(self, machine, enabled: bool = False) -> None:
         self.m = machine
         self.enabled = enabled
-        self.events: list[tuple] = []
+        #: the recording: event tuples and compact entries (module docstring), in order
+        self.log: list[tuple] = []
+        self._rlc_lane = rlc_lanes(machine)
+
+    @property
+    def events(self) -> list[tuple]:
+        """The recorded events, a tuple ``(ph, pid, lane, name, t0, t1, extra)`` each, per
+        CPE: :attr:`log` with its compact entries expanded (:func:`expand`); a new list."""
+        return expand(self.log, self._rlc_lane)
 
     # -- recording ----------------------------------------------------------------------
     def span(self, lane: Any, pid: int, name: str, t0: int, t1: int, args: dict | None = None) -> None:
@@ -47,11 +66,11 @@ class Trace:
         if self.enabled:
             if lane == "MPE":
                 pid, lane = PID_MPE, 0
-            self.events.append(("X", pid, lane, name, t0, t1, args))
+            self.log.append(("X", pid, lane, name, t0, t1, args))
 
     def instant(self, cpe: int, name: str, t: int) -> None:
         if self.enabled:
-            self.events.append(("i", PID_CPE, cpe, name, t, t, None))
+            self.log.append(("i", PID_CPE, cpe, name, t, t, None))
 
     def dma(self, req, bus: int) -> None:
         if not self.enabled:
@@ -59,45 +78,65 @@ class Trace:
         args = {"cpe": req.cpe, "bytes": req.size, "moved": req.moved, "mem": hex(req.mem),
                 "ldm": req.ldm, "issue": req.issue_t, "accept": req.accept_t,
                 "start": req.start_t, "end": req.end_t}
-        self.events.append(("X", PID_DMA, bus, f"{req.kind} {req.size}B cpe{req.cpe}",
-                            req.start_t, req.end_t, args))
-        self.events.append(("X", PID_CPE, req.cpe, f"dma {req.kind} start-up", req.accept_t,
-                            req.ready_t, None))
+        self.log.append(("X", PID_DMA, bus, f"{req.kind} {req.size}B cpe{req.cpe}",
+                         req.start_t, req.end_t, args))
+        self.log.append(("X", PID_CPE, req.cpe, f"dma {req.kind} start-up", req.accept_t,
+                         req.ready_t, None))
 
     def flow_start(self, batch, cpe: int, t: int) -> None:
         if not self.enabled:
             return
-        m = self.m
-        lane = f"row {cpe // m.mesh_cols}" if batch.direction == "row" else f"col {cpe % m.mesh_cols}"
-        self.events.append(("X", PID_RLC, lane, f"{batch.n} msgs {cpe}->{batch.receiver}",
-                            int(batch.put_base + batch.put_rel[0]),
-                            int(batch.arrival_base + batch.put_rel[-1]), {"messages": batch.n}))
-        self.events.append(("s", PID_CPE, cpe, "rlc", t, t, batch.flow_id))
+        self.log.append(("X", PID_RLC, self._rlc_lane[batch.direction][cpe],
+                         f"{batch.n} msgs {cpe}->{batch.receiver}",
+                         int(batch.put_base + batch.put_rel[0]),
+                         int(batch.arrival_base + batch.put_rel[-1]), {"messages": batch.n}))
+        self.log.append(("s", PID_CPE, cpe, "rlc", t, t, batch.flow_id))
 
     def flow(self, batch, cpe: int, t: int) -> None:
         if self.enabled:
-            self.events.append(("f", PID_CPE, cpe, "rlc", t, t, batch.flow_id))
+            self.log.append(("f", PID_CPE, cpe, "rlc", t, t, batch.flow_id))
+
+    def runs(self, lanes: np.ndarray, name: str, trip: int, t0: np.ndarray, start: np.ndarray,
+             end: np.ndarray) -> None:
+        """Runs of micro-kernel ``name`` (``trip`` iterations) by the CPEs ``lanes``, one
+        ``"C"`` entry: per lane ``i`` an RLC stall ``t0[i] -> start[i]`` when ``start[i] >
+        t0[i]``, then the run ``start[i] -> end[i]`` (int arrays of one length, cycles; copied)."""
+        if self.enabled and len(lanes):
+            cols = np.array((lanes, t0, start, end), dtype=np.int64)
+            self.log.append(("C", PID_CPE, None, name, int(cols[1].min()), int(cols[3].max()),
+                             (cols, trip)))
+
+    def posts(self, links, count: int) -> None:
+        """The message batches of links ``0..count-1`` of a lockstep ``LinkSet`` posted by one
+        run (its ``direction``, ``n`` messages per link, ``sender``, ``receiver``, ``put_base``
+        and ``arrival_base`` arrays, ``put_rel`` offsets, flow ids from ``flow0``), one ``"L"``
+        entry: per link the RLC span and the flow start of :meth:`flow_start`."""
+        if self.enabled and count:
+            cols = np.array((links.sender[:count], links.receiver[:count], links.put_base[:count],
+                             links.arrival_base[:count]), dtype=np.int64)
+            p0, pl = int(links.put_rel[0]), int(links.put_rel[-1])
+            self.log.append(("L", PID_RLC, links.direction, None, int(cols[2].min()) + p0,
+                             int(cols[3].max()) + pl, (cols, int(links.n), p0, pl, int(links.flow0))))
+
+    def gets(self, cpes: np.ndarray, t: np.ndarray, flow_ids: np.ndarray) -> None:
+        """Gets of whole links: CPE ``cpes[i]`` took the batch of flow ``flow_ids[i]`` at cycle
+        ``t[i]`` (int arrays of one length), one ``"F"`` entry (:meth:`flow` per CPE)."""
+        if self.enabled and len(cpes):
+            cols = np.array((cpes, t, flow_ids), dtype=np.int64)
+            self.log.append(("F", PID_CPE, None, "rlc", int(cols[1].min()), int(cols[1].max()), cols))
 
     # -- selection ------------------------------------------------------------------------
     def launches(self) -> list[tuple[str, int, int]]:
         """Each joined launch as ``(name, first, end)``: its events are ``events[first:end]``,
         the last one its MPE span (see the module docstring for the recording order)."""
-        pids = bytes(map(itemgetter(1), self.events))  # one byte per event: C speed
-        out = []
-        first = 0
-        i = pids.find(PID_MPE)
-        while i >= 0:
-            out.append((self.events[i][3], first, i + 1))
-            first = i + 1
-            i = pids.find(PID_MPE, first)
-        return out
+        return _launches(self.events)
 
     def select_kernels(self, patterns: Sequence[str]) -> Trace:
         """A trace of the same machine holding only the events of the launches whose name (the
         report's kernel name: the spawn's ``taihu.name``, else the kernel symbol) matches one of
         ``patterns`` (shell-style globs, ``*``, ``?``, ``[...]``; a plain name matches itself),
         in recording order. ``TraceOptionError`` naming a pattern that matches no launch."""
-        launches = self.launches()
+        launches = _launches(self.log)
         for pat in patterns:
             if not any(fnmatchcase(name, pat) for name, _, _ in launches):
                 names = list(dict.fromkeys(name for name, _, _ in launches))
@@ -107,7 +146,7 @@ class Trace:
         out = Trace(self.m, enabled=True)
         for name, first, end in launches:
             if any(fnmatchcase(name, pat) for pat in patterns):
-                out.events += self.events[first:end]
+                out.log += self.log[first:end]
         return out
 
     # -- output ---------------------------------------------------------------------------
@@ -174,3 +213,61 @@ class Trace:
             out.append(e)
         return {"traceEvents": out, "displayTimeUnit": "ns",
                 "otherData": {"machine": self.m.source, "clock_ghz": self.m.f_clk_ghz}}
+
+
+def rlc_lanes(machine) -> dict[str, list[str]]:
+    """The RLC lane of a batch by its direction and sender CPE: ``row I`` / ``col J``."""
+    cols = machine.mesh_cols
+    return {"row": [f"row {c // cols}" for c in range(machine.n_cpes)],
+            "col": [f"col {c % cols}" for c in range(machine.n_cpes)]}
+
+
+def _launches(entries: list[tuple]) -> list[tuple[str, int, int]]:
+    """(name, first, end) of each MPE span in ``entries`` (:meth:`Trace.launches`)."""
+    pids = bytes(map(itemgetter(1), entries))  # one byte per entry: C speed
+    out = []
+    first = 0
+    i = pids.find(PID_MPE)
+    while i >= 0:
+        out.append((entries[i][3], first, i + 1))
+        first = i + 1
+        i = pids.find(PID_MPE, first)
+    return out
+
+
+#: ph of the compact entries of :attr:`Trace.log`
+COMPACT = "CLF"
+
+
+def expand(log: list[tuple], lanes: dict[str, list[str]]) -> list[tuple]:
+    """The per-CPE events of a :attr:`Trace.log` (``lanes``: :func:`rlc_lanes`): each compact
+    entry replaced by the tuples the per-CPE path records for it, in its order (a run's stall
+    before the run, a batch's RLC span before its flow start); a new list."""
+    phs = "".join(map(itemgetter(0), log))
+    out: list[tuple] = []
+    lo = 0
+    for i, ph in enumerate(phs):
+        if ph not in COMPACT:
+            continue
+        out += log[lo:i]
+        lo = i + 1
+        e = log[i]
+        if ph == "C":
+            cols, trip = e[6]
+            name = e[3]
+            args = {"trip": trip}
+            for c, t0, t1, t2 in zip(*cols.tolist()):
+                if t1 > t0:
+                    out.append(("X", PID_CPE, c, "rlc stall", t0, t1, None))
+                out.append(("X", PID_CPE, c, name, t1, t2, args))
+        elif ph == "L":
+            cols, n, p0, pl, flow0 = e[6]
+            lane = lanes[e[2]]
+            args = {"messages": n}
+            for k, (s, r, p, a) in enumerate(zip(*cols.tolist())):
+                out.append(("X", PID_RLC, lane[s], f"{n} msgs {s}->{r}", p + p0, a + pl, args))
+                out.append(("s", PID_CPE, s, "rlc", p, p, flow0 + k))
+        else:
+            out += [("f", PID_CPE, c, "rlc", t, t, f) for c, t, f in zip(*e[6].tolist())]
+    out += log[lo:]
+    return out
