@@ -51,7 +51,9 @@ with ``T_DMA`` eq 3-2 for the per-CPE strided descriptors of the fp32 tiles
 primitive model such as the seed's fitted :class:`~taihu.backends.model.gemm_blocking.Eq42`),
 and ``step`` the overlap rule: ``"double-buffer"`` = ``max(T_DMA, T_compute)`` (what the
 kernel's prefetch allows), or ``"seed"`` = eq 3-3 with the seed's double-buffering rule
-(compute-bound: ``T_compute``; memory-bound: ``T_compute + T_DMA - T_DMA/16``).
+(compute-bound: ``T_compute``; memory-bound: ``T_compute + T_DMA - T_DMA/16``), or ``"none"`` =
+``T_DMA + T_compute`` (no overlap at all: not what the kernel does, an upper bound on its time
+from the modelled costs, used to tell a missing cost from a missing overlap).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ from taihu.target.machine import Machine
 #: block multiples of the public swGEMM sweep (B_M, B_N, B_K) for the vectorised N: 32, 128 and
 #: 32 (B_K steps by 32 in the driver; the primitive itself needs only 8, §A5).
 SEED_UNITS = (32, 128, 32)
-OVERLAP_RULES = ("double-buffer", "seed")
+OVERLAP_RULES = ("double-buffer", "seed", "none")
 #: eq 4-2's leading coefficient as fitted on the hardware's 1505 primitive runs, seconds per
 #: M*N*K (004 L878; the loop-structure value is 2.86e-12 s, taihu's structural model 2.69e-12 s)
 EQ42_C_FITTED = 3.10e-12
@@ -198,7 +200,9 @@ def a7_cost(
     t_conv = cyc(lc.convert_per_vec * per_cpe_ab / VEC_LANES)
     t_prim = prim_fn(blk.bm, blk.bn, blk.bk, problem.vec)
     t_comp = t_conv + t_prim
-    if overlap == "double-buffer" or t_comp >= t_dma:
+    if overlap == "none":
+        t_step = t_comp + t_dma
+    elif overlap == "double-buffer" or t_comp >= t_dma:
         t_step = max(t_dma, t_comp)
     else:  # seed rule, memory-bound: prefetch gains only T_DMA/16 (004 L674)
         t_step = t_comp + t_dma - t_dma / 16

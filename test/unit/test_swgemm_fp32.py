@@ -61,6 +61,9 @@ def test_cost_terms_of_the_worst_blocking() -> None:
     step = t_comp + c.t_dma_step * 15 / 16
     assert seed.total == pytest.approx(c.t_dma_step + 8191 * step + t_comp + 256 * (c.t_zero_c + c.t_convert_c + c.t_put_c))
     assert seed.gflops < c.gflops
+    serial = a7_cost(P, Blocking(32, 128, 32), M, overlap="none")  # the no-overlap bound
+    assert serial.total == pytest.approx(
+        c.t_dma_step + 8191 * (t_comp + c.t_dma_step) + t_comp + 256 * (c.t_zero_c + c.t_convert_c + c.t_put_c))
 
 
 def test_cost_terms_of_the_best_blocking() -> None:
@@ -98,7 +101,7 @@ def test_sweep_spread() -> None:
         (P, Blocking(48, 128, 32), {}),
         (P, Blocking(32, 128, 24), {}),
         (GemmProblem(1000, 1024, 1024, "f32"), Blocking(32, 128, 32), {}),
-        (P, Blocking(32, 128, 32), {"overlap": "none"}),
+        (P, Blocking(32, 128, 32), {"overlap": "serial"}),
     ],
 )
 def test_bad_input_is_a_value_error(problem, blk, kw) -> None:
