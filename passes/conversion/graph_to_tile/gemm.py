@@ -238,7 +238,9 @@ def emit_gemm(
         # overlapping distribution: an (M, 1) bias is split over the CPEs like C's rows
         bdist = tile.Dist.CPE if plan.overlap and epi.bias_shape[1] == 1 else tile.Dist.REP
         bias_s = kb.alloc(epi.bias_shape, elem, bdist, name="bias_s")
-        bias_t = kb.alloc(epi.bias_shape, f64, bdist, name="bias")
+        # a bias as large as the C block (bn = 1) is added elementwise: C's layout (vec m: col)
+        same = tuple(epi.bias_shape) == shapes["C"] and lay["C"][0] == bdist
+        bias_t = kb.alloc(epi.bias_shape, f64, bdist, name="bias", layout=lay["C"][1] if same else tile.Layout.ROW)
     # a bias window that changes from block to block ((bm, 1) rows with several M blocks, a
     # (1, bn) row with several N blocks) is loaded at the block start (model: the per-block bias
     # DMA is not exposed); an invariant one stays after the K loop (hoisted by tile-to-loop)
