@@ -57,8 +57,11 @@ from taihu.backends.model.unfold_conv import BIAS_CYCLES_PER_ELEM
 from taihu.target.machine import Machine
 
 __all__ = [
+    "STRIP_TALL",
+    "STRIP_WIDE",
     "TILE_OVERHEAD",
     "block_cycles",
+    "block_strips",
     "chunk_rows",
     "kblocked_a",
     "overlap_blocking",
@@ -72,6 +75,7 @@ __all__ = [
     "plan_overlap_gemm",
     "put_spread",
     "residual_spread",
+    "tile_kstep",
 ]
 
 N_CPE = 64
@@ -100,26 +104,69 @@ def _rnd(nbytes: float) -> int:
     return int(-(-nbytes // 32) * 32)
 
 
-def block_cycles(vlen: int, olen: int, k: int) -> float:
-    """Cycles of one ``loop.gemm_block`` on a (vlen vectorised) x (olen other) x k local block:
-    full 16 x 4 tiles at 16 cycles per k-step, the remainder strips (vlen % 16, olen % 4) at
-    max(FMAs, P1 slots) per k-step (``generic_body``), :data:`TILE_OVERHEAD` per tile."""
-    nv_full, v_rem = divmod(vlen // 4, 4)
+#: remainder strips of ``loop.gemm_block`` (``passes/conversion/loop_to_sw/gemm.py``
+#: ``STRIP_WIDE`` / ``STRIP_TALL``, ``gemm_block_strips``; backends must not import passes):
+#: with 1 or 2 rows of the other dim left (and >= 8 vectors), tiles this many vectors wide;
+#: with 1 or 2 vectors left (and >= 8 rows), tiles this many rows tall
+STRIP_WIDE = {1: 12, 2: 8}
+STRIP_TALL = {1: 12, 2: 8}
+
+
+def block_strips(nvec: int, olen: int) -> list[tuple[int, int, int]]:
+    """(tiles, nv, ns) of the register-tile strips of a ``loop.gemm_block`` with ``nvec`` vector
+    registers along the vectorised dim and ``olen`` elements of the other (the lowering's
+    ``gemm_block_strips``): full 4 x 4 tiles, the column strip of the vectors left, the row
+    strip of the rows left (wide / tall tiles, :data:`STRIP_WIDE` / :data:`STRIP_TALL`, each
+    with one tile for the rest), the corner."""
+    nv_full, v_rem = divmod(nvec, 4)
     ns_full, s_rem = divmod(olen, 4)
     parts = [(nv_full * ns_full, 4, 4)]
     if v_rem:
-        parts.append((ns_full, v_rem, 4))
+        tall, rows = STRIP_TALL.get(v_rem), ns_full * 4
+        if tall and ns_full >= 2:
+            t = min(tall, rows)
+            parts.append((rows // t, v_rem, t))
+            if rows % t:
+                parts.append((1, v_rem, rows % t))
+        else:
+            parts.append((ns_full, v_rem, 4))
     if s_rem:
-        parts.append((nv_full, 4, s_rem))
+        wide, vecs = STRIP_WIDE.get(s_rem), nv_full * 4
+        if wide and nv_full >= 2:
+            w = min(wide, vecs)
+            parts.append((vecs // w, w, s_rem))
+            if vecs % w:
+                parts.append((1, vecs % w, s_rem))
+        else:
+            parts.append((nv_full, 4, s_rem))
     if v_rem and s_rem:
         parts.append((1, v_rem, s_rem))
-    cyc = 0.0
-    for count, nv, ns in parts:
-        if not count:
-            continue
-        per_k = FULL_TILE_KSTEP if (nv, ns) == (4, 4) else max(nv * ns, PARTIAL_MIN_KSTEP, nv + ns + PARTIAL_LOOP_SLOTS)
-        cyc += count * (per_k * k + TILE_OVERHEAD)
-    return cyc
+    return [p for p in parts if p[0]]
+
+
+def tile_kstep(nv: int, ns: int) -> float:
+    """Cycles per k-step of an ``nv`` (vector registers) x ``ns`` register tile:
+    Listing 4.1's 16 for the full 4 x 4; partial tiles of at most 4 x 4 (``generic_body``)
+    max(FMAs, the FMA latency, P1 slots); the wide / tall tiles of the remainder strips
+    (``big_tile_body``: scheduled for dual issue) ``max(F, (F + P1 + 3) / 2)`` with F = nv*ns
+    FMAs (P0), P1 = nv + ns loads + BGT and 3 address/counter updates that go to either pipe,
+    + 1 when a tile has one row or is tall, + 1 more for 2-vector tall tiles. [measured]
+    Simulator, one gemm_block per CPE, k = 64 / 128 (per-k difference): 8 x 2: 16.0, 12 x 1:
+    15.5, 1 x 8: 11.5, 2 x 8: 18.0 cycles."""
+    if (nv, ns) == (4, 4):
+        return FULL_TILE_KSTEP
+    if nv <= 4 and ns <= 4:
+        return max(nv * ns, PARTIAL_MIN_KSTEP, nv + ns + PARTIAL_LOOP_SLOTS)
+    f = nv * ns
+    t = max(f, (f + nv + ns + 1 + 3) / 2)
+    return t + (0 if (nv > 4 and ns > 1) else 1) + (1 if nv == 2 and ns > 4 else 0)
+
+
+def block_cycles(vlen: int, olen: int, k: int) -> float:
+    """Cycles of one ``loop.gemm_block`` on a (vlen vectorised) x (olen other) x k local block:
+    every register tile of :func:`block_strips` runs :func:`tile_kstep` cycles per k-step plus
+    :data:`TILE_OVERHEAD`."""
+    return sum(count * (tile_kstep(nv, ns) * k + TILE_OVERHEAD) for count, nv, ns in block_strips(vlen // 4, olen))
 
 
 def overlap_blocking(p: GemmShape, vec: str, bm: int, bn: int, bk: int, double_c: bool = False) -> GemmBlocking:

@@ -266,6 +266,9 @@ def _gemm_block_module(m: int, n: int, k: int, vec: str, ta: bool, tb: bool, ele
         (6, 12, 3, "n", False, False, "f64"),  # vectorise N, A row-major
         (8, 20, 1, "n", True, False, "f32"),  # f32 (vmas), k = 1
         (24, 5, 4, "m", True, False, "f32"),
+        (2, 100, 5, "n", False, False, "f64"),  # wide tiles of the remainder strips (8 x 2, 4 x 2 ...)
+        (9, 40, 3, "n", True, False, "f32"),  # 12 x 1 wide and 2 x 8 tall tiles
+        (13, 8, 4, "n", False, False, "f64"),  # 1 x 12 tall tile + a 1 x 1 rest
     ],
 )
 def test_gemm_block(m, n, k, vec, ta, tb, elem) -> None:
@@ -285,7 +288,8 @@ def test_gemm_block(m, n, k, vec, ta, tb, elem) -> None:
     assert _kernel(r.report, "gemm_block")["flops"] >= 64 * 2 * m * n * k
 
 
-@pytest.mark.parametrize("m, n, k, vec", [(32, 49, 8, "m"), (8, 52, 5, "n"), (20, 7, 3, "m")])
+@pytest.mark.parametrize("m, n, k, vec", [(32, 49, 8, "m"), (8, 52, 5, "n"), (20, 7, 3, "m"),
+                                         (2, 112, 6, "n"), (1, 76, 5, "n"), (12, 4, 7, "n"), (10, 40, 4, "n")])
 def test_gemm_block_mixed_precision(m, n, k, vec) -> None:
     """f32 A and B, f64 C: VLDS / LDSE widen the operands, VMAD accumulates in fp64 -- the same
     values as converting A and B first (full and partial register tiles)."""

@@ -13,6 +13,7 @@ from taihu.backends.model.conv import ConvShape, GemmShape, choose_conv, plan_ex
 from taihu.backends.model.overlap_gemm import (
     TILE_OVERHEAD,
     block_cycles,
+    block_strips,
     overlap_blocking,
     overlap_cost,
     overlap_footprint,
@@ -23,11 +24,32 @@ from taihu.target.machine import default_machine
 M = default_machine()
 
 
-@pytest.mark.parametrize("vlen,olen,k,measured", [(32, 49, 32, 13650), (32, 49, 56, 23202), (52, 8, 64, 7412)])
+@pytest.mark.parametrize("vlen,olen,k,measured", [
+    (32, 49, 32, 13563), (32, 49, 56, 23055), (52, 8, 64, 7121),
+    (32, 2, 128, 2089), (112, 2, 32, 1999), (48, 1, 128, 2015), (4, 8, 128, 1491), (8, 8, 128, 2341),
+])
 def test_block_cycles_match_the_simulated_gemm_block(vlen: int, olen: int, k: int, measured: int) -> None:
-    """Simulator, one loop.gemm_block per CPE (test_loop_to_sw's module): 32 x 49 (24 full + 2
-    partial 16 x 1 tiles) and 52 x 8 (vec n: 6 full + 2 partial 4 x 4-lane tiles)."""
+    """Simulator, one loop.gemm_block per CPE (test_loop_to_sw's module, f32 A/B, f64 C):
+    32 x 49 (24 full tiles + one 8-vector x 1 row tile), 52 x 8 (vec n: 6 full tiles + one
+    1-vector x 8-row tile), the wide / tall tiles of the remainder strips (8 x 2, 8 x 2 x 3 +
+    4 x 2, 12 x 1, 1 x 8, 2 x 8)."""
     assert block_cycles(vlen, olen, k) == pytest.approx(measured, rel=0.03)
+
+
+@pytest.mark.parametrize("nvec,olen", [(28, 2), (13, 8), (8, 49), (12, 1), (5, 12), (30, 5), (2, 20), (3, 3)])
+def test_block_strips_cover_the_block_once(nvec: int, olen: int) -> None:
+    """The strips tile the (vectors x rows) block exactly (the lowering's gemm_block_strips)."""
+    from taihu.passes.conversion.loop_to_sw.gemm import gemm_block_strips
+
+    strips = gemm_block_strips(nvec, olen)
+    assert sorted((n_vt * n_st, nv, ns) for n_vt, nv, _, n_st, ns, _ in strips if n_vt and n_st) == sorted(
+        block_strips(nvec, olen))
+    cover = [[0] * olen for _ in range(nvec)]
+    for n_vt, nv, vbase, n_st, ns, sbase in strips:
+        for i in range(n_vt * nv):
+            for j in range(n_st * ns):
+                cover[vbase + i][sbase + j] += 1
+    assert all(c == 1 for row in cover for c in row)
 
 
 def test_full_tiles_cost_16_cycles_per_k_step_plus_the_tile_overhead() -> None:

@@ -72,12 +72,46 @@ from taihu.dialects.common import VecDim, scheme_info
 from .builder import SwKernelBuilder
 from .common import cmpi, int_attr, int_binop
 
-__all__ = ["Geometry", "geometry", "listing41", "generic_body", "lower", "try_fuse_summa_loop"]
+__all__ = ["Geometry", "TileRegs", "big_tile_body", "geometry", "gemm_block_strips", "generic_body", "listing41", "lower", "tile_regs",
+           "try_fuse_summa_loop"]
 
 REG_C = tuple(range(16))
 REG_V = (16, 17, 18, 19)
 REG_S = (20, 21, 22, 23)
 LDM_V, LDM_V_P, LDM_S, RK, RM, CK = 24, 25, 26, 27, 28, 29
+#: registers a ``generic_body`` tile may use for its accumulators and operands: every register but
+#: the address/counter registers of the generic body (LDM_V, LDM_S, RK, RM, CK; LDM_V_P only serves
+#: Listing 4.1) and r31 (zero)
+TILE_POOL = (*range(24), LDM_V_P, 30)
+
+
+@dataclass(frozen=True)
+class TileRegs:
+    """Registers of an ``nv`` x ``ns`` register tile: accumulator of (row b, vector a) =
+    ``c[b * nv + a]``, vector registers ``v[a]``, scalars ``s[b]``. Tiles of at most 4 x 4 use
+    Listing 4.1's registers (C(4b + a), V0..V3, S0..S3); the wide (nv > 4) and tall (ns > 4)
+    tiles of the remainder strips (:func:`gemm_block_strips`) take them from :data:`TILE_POOL`."""
+
+    nv: int
+    ns: int
+    c: tuple[int, ...]
+    v: tuple[int, ...]
+    s: tuple[int, ...]
+
+    def acc(self, b: int, a: int) -> int:
+        return self.c[b * self.nv + a]
+
+
+def tile_regs(nv: int, ns: int) -> TileRegs:
+    """The :class:`TileRegs` of an ``nv`` x ``ns`` tile; ValueError when it needs more than the
+    :data:`TILE_POOL` (nv * ns + nv + ns registers)."""
+    if nv <= 4 and ns <= 4:
+        return TileRegs(nv, ns, tuple(REG_C[4 * b + a] for b in range(ns) for a in range(nv)), REG_V[:nv], REG_S[:ns])
+    n_acc = nv * ns
+    if n_acc > 16 or n_acc + nv + ns > len(TILE_POOL):
+        raise ValueError(f"a {nv} x {ns} register tile needs {n_acc + nv + ns} registers (at most {len(TILE_POOL)}, "
+                         f"16 accumulators)")
+    return TileRegs(nv, ns, TILE_POOL[:n_acc], TILE_POOL[n_acc:n_acc + nv], TILE_POOL[n_acc + nv:n_acc + nv + ns])
 
 Fetch = Callable[[int, int, "int | None"], Operation]
 
@@ -225,49 +259,113 @@ def listing41(geo: Geometry, fv: Fetch, fs: Fetch, next_k: bool = True) -> list[
     return body
 
 
-def first_fetches(geo: Geometry, fv: Fetch, fs: Fetch, nv: int = 3, ns: int = 3) -> list[Operation]:
-    """FETCHes of k = 0: V0..V(nv-1), S0..S(ns-1) (Listing 4.1 fetches V3/S3 in the body)."""
+def first_fetches(geo: Geometry, fv: Fetch, fs: Fetch, nv: int = 3, ns: int = 3,
+                  regs: TileRegs | None = None) -> list[Operation]:
+    """FETCHes of k = 0: V0..V(nv-1), S0..S(ns-1) (Listing 4.1 fetches V3/S3 in the body);
+    ``regs``: the tile's registers (default Listing 4.1's)."""
+    rv, rs = (regs.v, regs.s) if regs is not None else (REG_V, REG_S)
     out: list[Operation] = []
     for j in range(max(nv, ns)):
         if j < nv:
-            out.append(fv(REG_V[j], j * geo.gv, None))
+            out.append(fv(rv[j], j * geo.gv, None))
         if j < ns:
-            out.append(fs(REG_S[j], j * geo.s_o, None))
+            out.append(fs(rs[j], j * geo.s_o, None))
     return out
 
 
-def c_tile(geo: Geometry, store: bool, nv: int = 4, ns: int = 4, ptr: int = 2) -> list[Operation]:
-    """Load/store of the C register tile: C(4b + a) <-> row b, lanes 4a.. at pointer ``ptr``."""
+def c_tile(geo: Geometry, store: bool, nv: int = 4, ns: int = 4, ptr: int = 2,
+           regs: TileRegs | None = None) -> list[Operation]:
+    """Load/store of the C register tile: C(4b + a) (``regs.acc(b, a)``) <-> row b, lanes 4a..
+    at pointer ``ptr``."""
+    acc = regs.acc if regs is not None else (lambda b, a: REG_C[4 * b + a])
     cls: type[sw.RegInstr]
     if store:
         cls = sw.VstdOp if geo.f64 else sw.VstsOp
-        return [_ins(cls, rs=REG_C[4 * b + a], ptr=ptr, offset=b * geo.c_row + a * geo.g)
+        return [_ins(cls, rs=acc(b, a), ptr=ptr, offset=b * geo.c_row + a * geo.g)
                 for b in range(ns) for a in range(nv)]
     cls = _load_cls(True, geo.f64)
-    return [_ins(cls, rd=REG_C[4 * b + a], ptr=ptr, offset=b * geo.c_row + a * geo.g)
+    return [_ins(cls, rd=acc(b, a), ptr=ptr, offset=b * geo.c_row + a * geo.g)
             for b in range(ns) for a in range(nv)]
 
 
-def generic_body(geo: Geometry, nv: int, ns: int, fv: Fetch, fs: Fetch, next_k: bool = True) -> list[Operation]:
+def generic_body(geo: Geometry, nv: int, ns: int, fv: Fetch, fs: Fetch, next_k: bool = True,
+                 regs: TileRegs | None = None) -> list[Operation]:
     """One k-step of an ``nv`` x ``ns`` register tile (partial tiles of ``loop.gemm_block``):
     FMAs row by row; each register is refetched for the next k right after its last use; the
-    address/counter updates and BGT of a real loop are included (timing)."""
-    fma = _fma(geo.f64)
+    address/counter updates and BGT of a real loop are included (timing). ``regs``: the tile's
+    registers (default :func:`tile_regs`)."""
+    r = regs or tile_regs(nv, ns)
+    cls = sw.VmadOp if geo.f64 else sw.VmasOp
     last_s = {b: (b, nv - 1) for b in range(ns)}
     last_v = {a: (ns - 1, a) for a in range(nv)}
     body: list[Operation] = []
     for b in range(ns):
         for a in range(nv):
-            body.append(fma(b, a, 4 * b + a))
+            body.append(_ins(cls, ra=r.s[b], rb=r.v[a], rc=r.acc(b, a)))
             if not next_k:
                 continue
             if last_s[b] == (b, a):
-                body.append(fs(REG_S[b], geo.s_k + b * geo.s_o, LDM_S))
+                body.append(fs(r.s[b], geo.s_k + b * geo.s_o, LDM_S))
             if last_v[a] == (b, a):
-                body.append(fv(REG_V[a], geo.v_k + a * geo.gv, LDM_V))
+                body.append(fv(r.v[a], geo.v_k + a * geo.gv, LDM_V))
     if next_k:
         body += [_ins(sw.AddlOp, ra=LDM_V, rb=RK, rc=LDM_V), _ins(sw.AddlOp, ra=LDM_S, rb=RM, rc=LDM_S),
                  _ins(sw.SubwOp, ra=CK, imm=1, rc=CK), _ins(sw.BgtOp, ra=CK)]
+    return body
+
+
+#: FMAs between a register's fetch and its first use that hide the LDM load latency
+#: (lat_ldm_load = 4 cycles, 004 L534, at one FMA per cycle, + 1 for the pairing)
+OWN_FETCH_DISTANCE = 5
+
+
+def own_fetch(regs: TileRegs) -> str:
+    """The operand whose last register a big tile (:func:`big_tile_body`) fetches for its own
+    k-step at the top of the body: "v" for wide tiles (V(nv-1), first used at FMA nv - 1), "s"
+    for tall ones (S(ns-1), first used at FMA (ns - 1) * nv)."""
+    return "v" if regs.nv > 4 else "s"
+
+
+def big_tile_body(geo: Geometry, regs: TileRegs, fv: Fetch, fs: Fetch, next_k: bool = True) -> list[Operation]:
+    """One k-step of a wide (nv > 4) or tall (ns > 4) register tile of the remainder strips
+    (:func:`gemm_block_strips`), scheduled for the dual-issue pipes (Listing 4.1's scheme): the
+    last V (wide) or S (tall) register is fetched for this k-step at the top (the prologue and
+    the next tile's first fetches leave it out), every other register is refetched for the next
+    k right after its last FMA, and the loop's address/counter updates fill the P1 slots of the
+    FMAs that free no register, so every FMA pairs with one P1 instruction; BGT closes the body
+    (pairing with the next iteration's first FMA)."""
+    cls = sw.VmadOp if geo.f64 else sw.VmasOp
+    nv, ns = regs.nv, regs.ns
+    own = own_fetch(regs)
+    top = (fv(regs.v[nv - 1], (nv - 1) * geo.gv, LDM_V) if own == "v"
+           else fs(regs.s[ns - 1], (ns - 1) * geo.s_o, LDM_S))
+    queue: list[Operation] = []
+    fill: list[Operation] = []
+    if next_k:
+        fill = [_ins(sw.AddlOp, ra=LDM_V, rb=RK, rc=LDM_V), _ins(sw.AddlOp, ra=LDM_S, rb=RM, rc=LDM_S),
+                _ins(sw.SubwOp, ra=CK, imm=1, rc=CK)]
+    # the own-k fetch goes after the first FMA (pairing with it instead of queueing behind the
+    # previous iteration's BGT) when its register's first use is still lat_ldm_load FMAs later
+    first_use = nv - 1 if own == "v" else (ns - 1) * nv
+    late = own == "v" and ns > 1 and first_use >= OWN_FETCH_DISTANCE  # (measured: best there only)
+    body: list[Operation] = [] if late else [top]
+    if late:
+        queue.append(top)
+    for b in range(ns):
+        for a in range(nv):
+            body.append(_ins(cls, ra=regs.s[b], rb=regs.v[a], rc=regs.acc(b, a)))
+            if next_k:
+                if a == nv - 1 and not (own == "s" and b == ns - 1):
+                    queue.append(fs(regs.s[b], geo.s_k + b * geo.s_o, LDM_S))
+                if b == ns - 1 and not (own == "v" and a == nv - 1):
+                    queue.append(fv(regs.v[a], geo.v_k + a * geo.gv, LDM_V))
+            if queue:
+                body.append(queue.pop(0))
+            elif fill:
+                body.append(fill.pop(0))
+    body += queue + fill
+    if next_k:
+        body.append(_ins(sw.BgtOp, ra=CK))
     return body
 
 
@@ -515,6 +613,51 @@ def try_fuse_summa_loop(k: SwKernelBuilder, op: scf.ForOp) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
+#: remainder strips of ``loop.gemm_block`` (:func:`gemm_block_strips`): with 1 or 2 rows of the
+#: other dim left, tiles this many vector registers wide; with 1 or 2 vector registers left,
+#: tiles this many rows tall (16 accumulators at most, :func:`tile_regs`): each accumulator is
+#: then updated once per FMA-latency window and the operand loads of a k-step fit the P1 slots
+#: of its FMAs, instead of 4 x 1 / 4 x 2 tiles bound by the FMA latency and the loop overhead.
+#: ``backends/model/overlap_gemm.py`` (``STRIP_WIDE`` / ``STRIP_TALL``) mirrors them.
+STRIP_WIDE = {1: 12, 2: 8}
+STRIP_TALL = {1: 12, 2: 8}
+
+
+def gemm_block_strips(nvec: int, olen: int) -> list[tuple[int, int, int, int, int, int]]:
+    """The register-tile strips of a ``loop.gemm_block`` with ``nvec`` vector registers along
+    the vectorised dim and ``olen`` elements of the other: ``(n_vt, nv, vbase, n_st, ns,
+    sbase)`` = n_vt x n_st tiles of nv vectors x ns rows starting at vector ``vbase``, row
+    ``sbase``. Full 4 x 4 tiles (Listing 4.1), then the remainder strips: a column strip of the
+    vec % 4 vectors left (tiles :data:`STRIP_TALL` rows tall when 1 or 2 are left and there are
+    >= 8 rows, else 4), a row strip of the olen % 4 rows left (tiles :data:`STRIP_WIDE` vectors
+    wide when 1 or 2 are left and there are >= 8 vectors, else 4), each with one tile for the
+    rest, and the corner."""
+    nv_full, v_rem = divmod(nvec, 4)
+    ns_full, s_rem = divmod(olen, 4)
+    parts = [(nv_full, 4, 0, ns_full, 4, 0)]
+    if v_rem:
+        tall, rows = STRIP_TALL.get(v_rem), ns_full * 4
+        if tall and ns_full >= 2:
+            t = min(tall, rows)
+            parts.append((1, v_rem, nv_full * 4, rows // t, t, 0))
+            if rows % t:
+                parts.append((1, v_rem, nv_full * 4, 1, rows % t, rows // t * t))
+        else:
+            parts.append((1, v_rem, nv_full * 4, ns_full, 4, 0))
+    if s_rem:
+        wide, vecs = STRIP_WIDE.get(s_rem), nv_full * 4
+        if wide and nv_full >= 2:
+            w = min(wide, vecs)
+            parts.append((vecs // w, w, 0, 1, s_rem, ns_full * 4))
+            if vecs % w:
+                parts.append((1, vecs % w, vecs // w * w, 1, s_rem, ns_full * 4))
+        else:
+            parts.append((nv_full, 4, 0, 1, s_rem, ns_full * 4))
+    if v_rem and s_rem:
+        parts.append((1, v_rem, nv_full * 4, 1, s_rem, ns_full * 4))
+    return parts
+
+
 def _gemm_block(k: SwKernelBuilder, op: loop.GemmBlockOp) -> None:
     """Register tiles of one strip (full tiles, then the partial strips) in one loop over the
     tiles: P (C of the first tile + its first FETCHes), then per tile its k-loop run and one run
@@ -528,12 +671,12 @@ def _gemm_block(k: SwKernelBuilder, op: loop.GemmBlockOp) -> None:
     fs = fetcher("load", False, None, geo.s_f64, 1)
     fv_next = fetcher("load", True, None, geo.v_f64, 4)  # the next tile's first FETCHes
     fs_next = fetcher("load", False, None, geo.s_f64, 5)
-    nv_full, v_rem = divmod(geo.vlen // 4, 4)  # vector registers per tile
-    ns_full, s_rem = divmod(geo.olen, 4)
     lk = geo.k - 1
 
     def strip(n_vt: int, nv: int, vbase: int, n_st: int, ns: int, sbase: int) -> None:
         full = nv == 4 and ns == 4
+        regs = tile_regs(nv, ns)
+        big = nv > 4 or ns > 4
         n_tiles = n_vt * n_st
 
         def ptrs(q: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
@@ -544,49 +687,54 @@ def _gemm_block(k: SwKernelBuilder, op: loop.GemmBlockOp) -> None:
                 cv = k.const(n_vt)
                 io = k.emit(int_binop(arith.DivUIOp, q, cv)).results[0]
                 iv = k.emit(int_binop(arith.RemUIOp, q, cv)).results[0]
-            pv, ps, pc = _tile_ptrs(k, geo, V, S, C, io, iv)
+            pv, ps, pc = _tile_ptrs(k, geo, V, S, C, io, iv, nv, ns)
             return (k.add(pv, vbase * geo.gv), k.add(ps, sbase * geo.s_o),
                     k.add(pc, sbase * geo.c_row + vbase * geo.g))
 
         def firsts(v: Fetch, s_: Fetch) -> list[Operation]:
-            return first_fetches(geo, v, s_, 3, 3) if full else first_fetches(geo, v, s_, nv, ns)
+            if full:
+                return first_fetches(geo, v, s_, 3, 3)
+            if big:  # (the own-k register is fetched by the body)
+                own = own_fetch(regs)
+                return first_fetches(geo, v, s_, nv - (own == "v"), ns - (own == "s"), regs)
+            return first_fetches(geo, v, s_, nv, ns, regs)
+
+        def kstep(next_k: bool) -> list[Operation]:
+            if full:
+                return listing41(geo, fv, fs, next_k=next_k)
+            if big:
+                return big_tile_body(geo, regs, fv, fs, next_k)
+            return generic_body(geo, nv, ns, fv, fs, next_k, regs)
 
         def last_k() -> list[Operation]:
-            return listing41(geo, fv, fs, next_k=False) if full else generic_body(geo, nv, ns, fv, fs, False)
+            return kstep(False)
+
+        def c_io(store: bool, ptr: int = 2) -> list[Operation]:
+            return c_tile(geo, store, nv, ns, ptr, regs)
 
         pv0, ps0, pc0 = ptrs(k.const(0))
-        _mk(k, 1, [(pv0, 0), (ps0, 0), (pc0, 0)], "gemm_prologue", c_tile(geo, False, nv, ns) + firsts(fv, fs))
+        _mk(k, 1, [(pv0, 0), (ps0, 0), (pc0, 0)], "gemm_prologue", c_io(False) + firsts(fv, fs))
 
         def tile(q: SSAValue) -> None:
             pv, ps, pc = ptrs(q)
             if geo.k > 1:
-                body = listing41(geo, fv, fs) if full else generic_body(geo, nv, ns, fv, fs)
+                body = kstep(True)
                 _mk(k, lk, [(pv, geo.v_k), (ps, geo.s_k)], "gemm_kloop", body)
             last = [(k.add(pv, lk * geo.v_k), 0), (k.add(ps, lk * geo.s_k), 0), (pc, 0)]
             if n_tiles == 1:
-                _mk(k, 1, last, "gemm_epilogue", last_k() + c_tile(geo, True, nv, ns))
+                _mk(k, 1, last, "gemm_epilogue", last_k() + c_io(True))
                 return
             def next_tile(q1: SSAValue) -> None:
                 pv1, ps1, pc1 = ptrs(q1)
                 _mk(k, 1, last + [(pc1, 0), (pv1, 0), (ps1, 0)], "gemm_next_tile",
-                    last_k() + c_tile(geo, True, nv, ns) + c_tile(geo, False, nv, ns, ptr=3)
-                    + firsts(fv_next, fs_next))
+                    last_k() + c_io(True) + c_io(False, ptr=3) + firsts(fv_next, fs_next))
 
-            _if_next_tile(k, q, n_tiles, next_tile,
-                          lambda: _mk(k, 1, last, "gemm_epilogue", last_k() + c_tile(geo, True, nv, ns)))
+            _if_next_tile(k, q, n_tiles, next_tile, lambda: _mk(k, 1, last, "gemm_epilogue", last_k() + c_io(True)))
 
         _range(k, n_tiles, tile, "q")
 
     C = c
-    # full tiles, then the remainder column/row strips of partial tiles
-    parts = [(nv_full, 4, 0, ns_full, 4, 0)]
-    if v_rem:
-        parts.append((1, v_rem, nv_full * 4, ns_full, 4, 0))
-    if s_rem:
-        parts.append((nv_full, 4, 0, 1, s_rem, ns_full * 4))
-    if v_rem and s_rem:
-        parts.append((1, v_rem, nv_full * 4, 1, s_rem, ns_full * 4))
-    for n_vt, nv, vbase, n_st, ns, sbase in parts:
+    for n_vt, nv, vbase, n_st, ns, sbase in gemm_block_strips(geo.vlen // 4, geo.olen):
         if n_vt and n_st:
             strip(n_vt, nv, vbase, n_st, ns, sbase)
 
