@@ -54,6 +54,18 @@ kernel's prefetch allows), or ``"seed"`` = eq 3-3 with the seed's double-bufferi
 (compute-bound: ``T_compute``; memory-bound: ``T_compute + T_DMA - T_DMA/16``), or ``"none"`` =
 ``T_DMA + T_compute`` (no overlap at all: not what the kernel does, an upper bound on its time
 from the modelled costs, used to tell a missing cost from a missing overlap).
+
+What is still missing (GM-1, default machine): the seed's 66.83 GFLOPS at the worst blocking
+(32, 128, 32) means 3.9 us per K step where eq 3-2 gives 2.3 us of DMA and the conversion and
+primitive 0.8 us; its 363.59 at the model's best (128, 256, 512) means about 92 us per step where
+the compute is 50 us and the DMA 26 us. Even every modelled cost serial (``"none"``, fitted c)
+stays 1.27x / 1.19x optimistic, so the gap is a missing cost, not only a missing overlap, and it
+behaves like a uniform ~1.7x slowdown of both the DMA-bound and the compute-bound end. The
+conversion cannot carry it: at (128, 256, 512) it would have to cost ~20 cycles per element
+(the compiled loop costs 1.5). Candidates the seed does not quantify: the primitive's per-call
+and per-tile terms (eq 4-2's a, b, d: fitted in the seed, values not printed); the strided DMA
+bandwidth of the 16-256 B blocks of fp32 tiles (eq 3-2 is the seed's model; the public swGEMM
+driver's measured table, outside the seeds, is about half of it for 128-256 B blocks).
 """
 
 from __future__ import annotations
