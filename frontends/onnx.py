@@ -581,14 +581,14 @@ class _Importer:
         if name in self.consts:
             return self.consts[name]
         order: list[tuple[int, NodeProto]] = []  # producers to evaluate, inputs first
-        seen: set[str] = set()
+        seen: set[int] = set()  # node indices
         stack = [(name, False)]
         while stack:
             n, ready = stack.pop()
             index, node = self.lazy[n]
             if ready:
-                if node.output[0] not in seen:
-                    seen.add(node.output[0])
+                if index not in seen:
+                    seen.add(index)
                     order.append((index, node))
                 continue
             stack.append((n, True))
@@ -1870,7 +1870,7 @@ def _einsum_pair(imp: _Importer, ctx: _NodeCtx, a: SSAValue, la: list[str], b: S
     b = _einsum_permute(imp, b, lb_, batch + contract + right)
     if len(contract) != 1 or len(right) != 1:
         b = _reshape(imp, b, [*bdims, ksz, rsz])
-    y = imp.emit(graph.MatMulOp(a, b)).results[0]
+    y: SSAValue = imp.emit(graph.MatMulOp(a, b)).results[0]
     out = [*bdims, *(sa[x] for x in left), *(sb[x] for x in right)]
     if list(_shape(y)) != out:
         y = _reshape(imp, y, out)
