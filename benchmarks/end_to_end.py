@@ -1,7 +1,7 @@
 """End to end: taihu's stage times on the five light networks beside onnxruntime, in one run.
 
 Usage: ``python benchmarks/end_to_end.py [--networks resnet50,vgg19,...,PATH.onnx]
-[--random-weights 0] [--check] [--no-profile] [--timing-only]``
+[--random-weights 0] [--check] [--no-profile] [--timing-only] [--trace]``
 
 ``--networks`` takes the ``--example`` names and ONNX files (a torchvision export, e.g.
 ``mobilenet_v2.onnx``: its column is the file's stem).
@@ -17,10 +17,16 @@ included), its useful GFLOPS and % of the 742.4 GFLOPS peak (the graph's own ari
 report's ``useful_flops``) and, apart, the executed GFLOPS (padding and transforms included). ``--check`` (needs onnxruntime) also compares the simulated outputs with the graph
 reference (numpy, run on the imported module before lowering; its time is not part of taihu's
 total) and with onnxruntime (rtol 1e-4, atol 1e-5 each, as ``taihu-run --check``) and prints the
-max absolute errors and ok / MISMATCH.
+max absolute errors and ok / MISMATCH. ``--trace`` simulates with the trace on (the simulate stage
+then includes its recording) and writes it as ``taihu-run --trace t.pftrace`` does (to a temporary
+file, not part of taihu's total): the table gives its size, its write time and that time as a
+fraction of the (traced) simulation's.
 
 Targets (issue 5 and issue "Simulation in seconds"), import + lower + simulation wall time: ResNet-50
-with numerics <= 10 s, ``--timing-only``: ResNet-50 <= 4 s, VGG-19 <= 20 s, MobileNetV2 <= 20 s.
+with numerics <= 10 s, ``--timing-only``: ResNet-50 <= 4 s, VGG-19 <= 20 s, MobileNetV2 <= 20 s;
+ResNet-50's full trace <= 100 MB, written in <= 20 % of the simulation's time. A run with
+``--trace`` measures the traced simulation; the recording's own cost is the difference to the
+simulate stage of a run without it.
 The table also gives the simulation speed (simulated cycles per wall second of the simulate
 stage). Every network that misses its target is run again under cProfile and the five functions
 with the largest own time are printed (skip with ``--no-profile``; ``--profile-all`` also profiles
@@ -35,6 +41,7 @@ import cProfile
 import io
 import pstats
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +54,8 @@ NETWORKS = ("resnet50", "vgg19", "alexnet", "squeezenet", "inception_v1")
 #: wall-time targets (s) of import + lower + simulation, by (network, numerics)
 TARGETS = {("resnet50", True): 10.0, ("resnet50", False): 4.0, ("vgg19", False): 20.0,
            ("mobilenet_v2", False): 20.0}
+#: ResNet-50's full trace (issue "Simulation in seconds"): size and write time / simulation time
+TRACE_MB, TRACE_FRACTION = 100.0, 0.20
 
 
 def target_of(network: str, numerics: bool) -> float | None:
@@ -78,6 +87,8 @@ class Row:
     launches: int | None = None
     launch_cycles: int | None = None
     cpu: float | None = None  # process CPU seconds of import + lower + simulate
+    trace_bytes: int | None = None  # --trace: size of the .pftrace
+    trace_seconds: float | None = None  # --trace: wall time to write it
     ort_cpu: float | None = None
     path: str | None = None  # the ONNX file (None: an --example name)
 
@@ -91,21 +102,36 @@ class Row:
 
 
 def run_taihu(name: str, random_weights: int | None, row: Row, numerics: bool = True,
-              check: bool = False):
+              check: bool = False, trace: bool = False):
     """Import, lower and simulate ``name``; fills ``row``; returns (model, inputs, outputs|None).
-    ``check``: also compare with the graph reference (not counted in taihu's stages/CPU)."""
+    ``check``: also compare with the graph reference (not counted in taihu's stages/CPU);
+    ``trace``: simulate with the trace on and write it as a ``.pftrace`` (its size and write
+    time into ``row``, not counted either)."""
     from taihu.tools import run as run_tool
 
     ref_cpu = [0.0]
     c0 = time.process_time()
     try:
-        return _run_taihu(name, random_weights, row, run_tool, numerics, check, ref_cpu)
+        return _run_taihu(name, random_weights, row, run_tool, numerics, check, ref_cpu, trace)
     finally:
         row.cpu = time.process_time() - c0 - ref_cpu[0]
 
 
+def write_trace(trace, row: Row) -> None:
+    """Write ``trace`` as Perfetto protobuf to a temporary file (``taihu-run --trace
+    t.pftrace``): its size (bytes) and wall time into ``row``."""
+    from taihu.backends.sim.pftrace import write_pftrace
+
+    with tempfile.TemporaryFile() as f:
+        t0 = time.perf_counter()
+        write_pftrace(trace, f)
+        f.flush()
+        row.trace_seconds = time.perf_counter() - t0
+        row.trace_bytes = f.tell()
+
+
 def _run_taihu(name: str, random_weights: int | None, row: Row, run_tool, numerics: bool,
-               check: bool, ref_cpu: list[float]):
+               check: bool, ref_cpu: list[float], trace: bool = False):
     path = row.path or run_tool.example_path(name)
     t0 = time.perf_counter()
     source = run_tool.load_onnx(path, random_weights)
@@ -119,7 +145,7 @@ def _run_taihu(name: str, random_weights: int | None, row: Row, run_tool, numeri
         row.ref_seconds = ref.stages[0][1]
         reference = ref.outputs
     try:
-        res = run_tool.run_swsim(source.module, inputs, numerics=numerics)
+        res = run_tool.run_swsim(source.module, inputs, numerics=numerics, trace=trace)
     except Exception as e:  # noqa: BLE001 - a benchmark row shows the failure and goes on
         from taihu.tools.diagnostics import format_error
 
@@ -132,6 +158,10 @@ def _run_taihu(name: str, random_weights: int | None, row: Row, run_tool, numeri
             row.stages += time_available_prefix(run_tool.load_onnx(path, random_weights).module)
         return source.model, inputs, None
     row.stages += res.stages
+    if trace:
+        c0 = time.process_time()
+        write_trace(res.engine.trace, row)
+        ref_cpu[0] += time.process_time() - c0
     row.modeled_ms = res.report["seconds"] * 1e3
     row.gflops = res.report["useful_gflops"]
     row.cycles = res.report["total_cycles"]
@@ -221,6 +251,9 @@ def summary_line(r: Row) -> str:
         parts.append(f"{r.cycles:,} cycles = {r.modeled_ms:.2f} ms ({r.launches} launches: "
                      f"{r.launch_cycles:,} cycles), {r.gflops:.1f} useful GFLOPS "
                      f"({r.percent_peak:.1f} % peak; executed {r.executed_gflops:.1f})")
+    if r.trace_bytes is not None and r.trace_seconds is not None and r.sim_seconds:
+        parts.append(f"trace {r.trace_bytes / 1e6:.1f} MB written in {r.trace_seconds:.2f} s "
+                     f"({100 * r.trace_seconds / r.sim_seconds:.0f} % of the traced simulation)")
     if r.ref_max_abs_err is not None:
         parts.append(f"vs reference {r.ref_max_abs_err:.2g} {'ok' if r.ref_ok else 'MISMATCH'}")
     if r.max_abs_err is not None:
@@ -238,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="profile every network over the target, not only ResNet-50")
     p.add_argument("--timing-only", action="store_true",
                    help="simulate timing only (no numerics; incompatible with --check)")
+    p.add_argument("--trace", action="store_true",
+                   help="simulate with the trace on and write it as .pftrace (size, write time)")
     args = p.parse_args(argv)
     from taihu.tools.ort import MISSING, onnxruntime_available
 
@@ -248,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     for name in names:
         row = Row(Path(name).stem, path=name) if name.endswith(".onnx") else Row(name)
-        model, inputs, outs = run_taihu(name, args.random_weights, row, not args.timing_only, args.check)
+        model, inputs, outs = run_taihu(name, args.random_weights, row, not args.timing_only, args.check,
+                                        args.trace)
         ort_out = run_ort(model, inputs, row)
         if args.check and outs is not None and ort_out is not None:
             from taihu.tools.run import compare
@@ -295,6 +331,15 @@ def main(argv: list[str] | None = None) -> int:
                 *[f"{r.percent_peak:.1f}" if r.percent_peak is not None else "-" for r in rows])
     tab.add_row("executed GFLOPS (padding incl.)",
                 *[f"{r.executed_gflops:.1f}" if r.executed_gflops is not None else "-" for r in rows])
+    if args.trace:
+        tab.add_section()
+        tab.add_row("trace .pftrace (MB)",
+                    *[f"{r.trace_bytes / 1e6:.1f}" if r.trace_bytes is not None else "-" for r in rows])
+        tab.add_row("trace written in (s, not in total)",
+                    *[f"{r.trace_seconds:.3f}" if r.trace_seconds is not None else "-" for r in rows])
+        tab.add_row("trace write / traced simulate",
+                    *[f"{100 * r.trace_seconds / r.sim_seconds:.0f} %" if r.trace_seconds is not None
+                      and r.sim_seconds else "-" for r in rows])
     if args.check:
         tab.add_section()
         tab.add_row("reference run (s, not in total)",
@@ -317,6 +362,13 @@ def main(argv: list[str] | None = None) -> int:
             verdict = ("not measured (" + r.error + ")") if r.error else (
                 f"{r.total:.2f} s {'<=' if r.total <= target else '>'} {target:.0f} s target")
             con.print(f"{r.network} {mode}, import + lower + simulate: {verdict}", markup=False)
+    for r in rows:
+        if r.network == "resnet50" and r.trace_bytes is not None and r.trace_seconds is not None and r.sim_seconds:
+            frac = r.trace_seconds / r.sim_seconds
+            ok = r.trace_bytes <= TRACE_MB * 1e6 and frac <= TRACE_FRACTION
+            con.print(f"resnet50 trace: {r.trace_bytes / 1e6:.1f} MB (target <= {TRACE_MB:.0f} MB), written in "
+                      f"{100 * frac:.0f} % of the traced simulation's time (target <= {100 * TRACE_FRACTION:.0f} %): "
+                      f"{'met' if ok else 'missed'}", markup=False)
     for r in rows:
         target = target_of(r.network, numerics)
         missed = target is not None and r.total > target

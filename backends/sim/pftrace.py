@@ -192,6 +192,19 @@ def _busy(lane: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> tuple[np.ndarray,
     return order, starts, ln[starts], a[starts], reach[ends] - base[starts] * big
 
 
+def _trips(extras: list) -> np.ndarray | None:
+    """The trip argument of each CPE event (-1: no arguments); None when some event has other
+    arguments."""
+    out = np.full(len(extras), -1, dtype=np.int64)
+    some = [i for i, x in enumerate(extras) if x is not None]
+    if some:
+        trip = [x.get("trip", -1) if len(x) == 1 else -1 for x in map(extras.__getitem__, some)]
+        if min(trip) < 0:
+            return None
+        out[some] = trip
+    return out
+
+
 class _Sel:
     """Some of the recorded events, by a mask over the list. A large selection is not copied
     (each pass reads the selected tuples straight from the list, ``itertools.compress``
@@ -322,8 +335,136 @@ class _Writer:
 
     # -- events -------------------------------------------------------------------------------
     def add_log(self, trace: Trace) -> None:
-        """The slices of ``trace``'s recording."""
-        self.add_events(trace.events)
+        """The slices of ``trace``'s recording (:attr:`Trace.log`). Without CPEs on lanes of
+        their own the compact entries are read as they are (the cohort lanes, the busy periods
+        and no flows need no per-CPE tuple), else the per-CPE events (:attr:`Trace.events`);
+        both give the same slices."""
+        log = trace.log
+        if not log:
+            return
+        if self.own.any():
+            self.add_events(trace.events)
+            return
+        pid = np.frombuffer(bytes(map(operator.itemgetter(1), log)), dtype=np.uint8)
+        ph = np.frombuffer("".join(map(operator.itemgetter(0), log)).encode("ascii"), dtype=np.uint8)
+        spans = (ph == ord("X")) | (ph == ord("i"))
+        cpe = _Sel(log, (pid == PID_CPE) & spans)
+        trips = _trips(cpe.items(6))
+        if trips is None:  # arguments other than a trip: compared one by one
+            self.add_events(trace.events)
+            return
+        self._mpe(_Sel(log, pid == PID_MPE))
+        self._cpe_log(log, cpe, trips, np.flatnonzero(ph == ord("C")))
+        self._dma(_Sel(log, pid == PID_DMA))
+        self._rlc_log(log, _Sel(log, (pid == PID_RLC) & spans), np.flatnonzero(ph == ord("L")),
+                      trace._rlc_lane)
+
+    def _cpe_log(self, log: list[tuple], ev: _Sel, trips: np.ndarray, cohorts: np.ndarray) -> None:
+        """:meth:`_cpe` on a recording: the CPE events ``ev`` (their ``trips``, -1 for none) and
+        the cohort runs of the ``"C"`` entries at ``cohorts``, grouped as the per-CPE events
+        they expand into (every CPE in a cohort: no lane of its own)."""
+        nid: dict[str, int] = {}
+        ids = np.fromiter(map(lambda s: nid.setdefault(s, len(nid)), ev.items(3)), dtype=np.int64,
+                          count=len(ev))
+        pos = [np.flatnonzero(ev.mask)]
+        lane, t0, t1, name, trip = [ev.col(2)], [ev.col(4)], [ev.col(5)], [ids], [trips]
+        keep = [np.ones(len(ev), dtype=bool)]
+        if len(cohorts):
+            ents = [log[i] for i in cohorts.tolist()]
+            cols = np.concatenate([e[6][0] for e in ents], axis=1)  # lanes, t0, start, end
+            rec = np.repeat(np.arange(len(ents)), [e[6][0].shape[1] for e in ents])
+            e_name = np.asarray([nid.setdefault(e[3], len(nid)) for e in ents], dtype=np.int64)
+            e_trip = np.asarray([e[6][1] for e in ents], dtype=np.int64)
+            stall = nid.setdefault("rlc stall", len(nid))
+            k = cols.shape[1]
+
+            def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # per run: its stall, the run
+                out = np.empty(2 * k, dtype=np.int64)
+                out[0::2], out[1::2] = a, b
+                return out
+
+            lane.append(np.repeat(cols[0], 2))
+            t0.append(pair(cols[1], cols[2]))
+            t1.append(pair(cols[2], cols[3]))
+            name.append(pair(np.full(k, stall), e_name[rec]))
+            trip.append(pair(np.full(k, -1), e_trip[rec]))
+            pos.append(np.repeat(cohorts[rec], 2))
+            kept = np.ones(2 * k, dtype=bool)
+            kept[0::2] = cols[2] > cols[1]  # a stall when the run starts after the cohort's clock
+            keep.append(kept)
+        kept = np.concatenate(keep)
+        order = np.argsort(np.concatenate(pos)[kept], kind="stable")  # the per-CPE recording order
+        lane_, t0_, t1_, name_, trip_ = (np.concatenate(c)[kept][order] for c in (lane, t0, t1, name, trip))
+        n = len(lane_)
+        if not n:
+            return
+        # group: events equal but for the lane (name, start, end), the trip compared with the
+        # first one's (as _cpe)
+        idx = np.arange(n, dtype=np.int64)
+        o = np.lexsort((idx, t1_, t0_, name_))
+        new = np.ones(n, dtype=bool)
+        new[1:] = (name_[o][1:] != name_[o][:-1]) | (t0_[o][1:] != t0_[o][:-1]) | (t1_[o][1:] != t1_[o][:-1])
+        first = np.empty(n, dtype=np.int64)
+        first[o] = o[np.flatnonzero(new)][np.cumsum(new) - 1]
+        differ = trip_ != trip_[first]
+        first[differ] = idx[differ]  # arguments differ: a slice of its own
+        is_first = first == idx
+        gid = (np.cumsum(is_first) - 1)[first]
+        g_idx = np.flatnonzero(is_first)
+        names = list(nid)
+        g_names = [names[i] for i in name_[g_idx].tolist()]
+        g_trips = [None if t < 0 else t for t in trip_[g_idx].tolist()]
+        self._cpe_slices(lane_, gid, t0_[g_idx], t1_[g_idx], g_names, g_trips)
+
+    def _rlc_log(self, log: list[tuple], ev: _Sel, posts: np.ndarray, rlc_lane: dict[str, list[str]]) -> None:
+        """:meth:`_rlc` on a recording: the batches ``ev`` and those of the ``"L"`` entries at
+        ``posts`` as busy periods (no CPE on a lane of its own)."""
+        m = self.m
+        lane_ids = {f"row {i}": i for i in range(m.mesh_rows)}
+        lane_ids.update({f"col {j}": m.mesh_rows + j for j in range(m.mesh_cols)})
+        n = len(ev)
+        lane = [np.fromiter(map(lane_ids.__getitem__, ev.items(2)), dtype=np.int64, count=n)]
+        t0, t1 = [ev.col(4)], [ev.col(5)]
+        msgs = [np.fromiter(map(operator.itemgetter("messages"), ev.items(6)), dtype=np.int64, count=n)]
+        pos = [np.flatnonzero(ev.mask)]
+        src = [np.arange(n, dtype=np.int64)]  # index of the event in ev, -1: a posted link
+        send, recv = [np.zeros(n, dtype=np.int64)], [np.zeros(n, dtype=np.int64)]
+        if len(posts):
+            ents = [log[i] for i in posts.tolist()]
+            cols = np.concatenate([e[6][0] for e in ents], axis=1)  # sender, receiver, put, arrival
+            rec = np.repeat(np.arange(len(ents)), [e[6][0].shape[1] for e in ents])
+            p0, pl, k = (np.asarray([e[6][j] for e in ents], dtype=np.int64)[rec] for j in (2, 3, 1))
+            row = np.asarray([e[2] == "row" for e in ents])[rec]
+            lane.append(np.where(row, cols[0] // m.mesh_cols, m.mesh_rows + cols[0] % m.mesh_cols))
+            t0.append(cols[2] + p0)
+            t1.append(cols[3] + pl)
+            msgs.append(k)
+            pos.append(posts[rec])
+            src.append(np.full(len(rec), -1, dtype=np.int64))
+            send.append(cols[0])
+            recv.append(cols[1])
+        order = np.argsort(np.concatenate(pos), kind="stable")  # the per-CPE recording order
+        lane_, t0_, t1_, msgs_, src_, send_, recv_ = (np.concatenate(c)[order] for c in
+                                                      (lane, t0, t1, msgs, src, send, recv))
+        if not len(lane_):
+            return
+        a_msgs, a_batches = self._iid(self.arg_names, "messages"), self._iid(self.arg_names, "batches")
+        order, starts, p_lane, p_t0, p_t1 = _busy(lane_, t0_, t1_)
+        k = np.diff(np.append(starts, len(lane_))).tolist()
+        total = np.add.reduceat(msgs_[order], starts).tolist()
+        firsts = order[starts]
+        one = ev.take(np.maximum(src_[firsts], 0)) if n else [()] * len(firsts)
+        names = [(e[3] if i >= 0 else f"{c} msgs {s}->{r}") if c1 == 1 else f"{c1} batches"
+                 for e, i, c, s, r, c1 in zip(one, src_[firsts].tolist(), msgs_[firsts].tolist(),
+                                               send_[firsts].tolist(), recv_[firsts].tolist(), k)]
+        args = [((a_msgs, _INT, t),) if c == 1 else ((a_batches, _INT, c), (a_msgs, _INT, t))
+                for c, t in zip(k, total)]
+        rows = lane_rows(p_lane, p_t0, p_t1)
+        tracks = self._lane_tracks(self.g_rlc, "rlc", p_lane, rows,
+                                   lambda ln: f"RLC row {ln}" if ln < m.mesh_rows else f"RLC col {ln - m.mesh_rows}",
+                                   lambda ln: ln)
+        self.slices.add(p_t0, p_t1, tracks, self._iids(self.names, names),
+                        np.full(len(p_t0), self._iid(self.cats, "rlc")), args)
 
     def add_events(self, events: list[tuple]) -> None:
         if not events:
@@ -386,7 +527,18 @@ class _Writer:
         g_t0 = np.fromiter(map(operator.itemgetter(4), rev), dtype=np.int64, count=g)
         g_t1 = np.fromiter(map(operator.itemgetter(5), rev), dtype=np.int64, count=g)
         g_names = list(map(operator.itemgetter(3), rev))
-        g_extra = list(map(operator.itemgetter(6), rev))
+        trips = [x["trip"] if x and "trip" in x else None for x in map(operator.itemgetter(6), rev)]
+        is_run = self._cpe_slices(lane, gid, g_t0, g_t1, g_names, trips)
+        return lane, g_t0[gid], np.where(is_run[gid], self.slices.n - g + gid, -1)
+
+    def _cpe_slices(self, lane: np.ndarray, gid: np.ndarray, g_t0: np.ndarray, g_t1: np.ndarray,
+                    g_names: list[str], trips: list[int | None]) -> np.ndarray:
+        """The CPE slices of groups of events (``lane``, ``gid``: per event its CPE and group,
+        groups numbered in order of their first event; per group its start, end, name and
+        trip); per group whether it is a micro-kernel run."""
+        m = self.m
+        n = len(lane)
+        g = len(g_t0)
         # per group: first lane, size, CPE set (bit masks of 64 CPEs, joined as Python ints)
         o = np.argsort(gid, kind="stable")
         lo = lane[o]
@@ -407,7 +559,7 @@ class _Writer:
         # names, categories, lane parts (0: runs, stalls, barriers, end; 1: DMA start-ups)
         kinds = {s: ("dma" if s.startswith("dma ") else "stall" if s == "rlc stall" else
                      "barrier" if s.startswith("barrier") else "end" if s == "end" else "run")
-                 for s in set(g_names)}
+                 for s in dict.fromkeys(g_names)}
         distinct = list(kinds)
         which = np.fromiter(map({s: i for i, s in enumerate(distinct)}.__getitem__, g_names), dtype=np.int64, count=g)
         names = np.asarray([self._iid(self.names, s) for s in distinct], dtype=np.int64)[which]
@@ -420,12 +572,11 @@ class _Writer:
                                    lambda p: f"CPE {p // 2} ({p // 2 // m.mesh_cols},{p // 2 % m.mesh_cols})",
                                    lambda p: p // 2)
         a_cycles, a_trip, a_cpes = (self._iid(self.arg_names, k) for k in ("cycles", "trip", "cpes"))
-        trips = [x["trip"] if x and "trip" in x else None for x in g_extra]
         args = [((a_cycles, _INT, d),) + (((a_trip, _INT, t),) if t is not None else ())
                 + (((a_cpes, _STR, c),) if c else ())
                 for d, t, c in zip((g_t1 - g_t0).tolist(), trips, sid.tolist())]
-        first_slice = self.slices.add(g_t0, g_t1, tracks, names, cat, args)
-        return lane, g_t0[gid], np.where(is_run[gid], first_slice + gid, -1)
+        self.slices.add(g_t0, g_t1, tracks, names, cat, args)
+        return is_run
 
     def _flows(self, ev: _Sel, f_lane: np.ndarray, f_put: np.ndarray, lane: np.ndarray,
                start: np.ndarray, slice_of: np.ndarray) -> None:

@@ -25,7 +25,7 @@ import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 from xdsl.parser import Parser
 
-from taihu.backends.sim.pftrace import CpeLanes, cpe_list, lane_rows, write_pftrace
+from taihu.backends.sim.pftrace import CpeLanes, _Writer, cpe_list, lane_rows, write_pftrace
 from taihu.backends.sim.runner import simulate
 from taihu.backends.sim.trace import TraceOptionError
 from taihu.passes.pipelines import default_context
@@ -188,6 +188,28 @@ def test_content_matches_the_simulation(gemm, lanes):
     assert all(s["cat"] == ["run"] and "cpes" not in s["args"] and own[_lane(s["track_name"])]
                for s in runs_by_flow.values())
     assert set(groups) == {"MPE", "CPEs", "DMA buses", "RLC"}
+
+
+@pytest.mark.parametrize("program", ["mesh_gemm.mlir", "overlap.mlir", "rlc_broadcast.mlir", "kloop_naive.mlir"])
+def test_cohort_entries_written_as_their_per_cpe_events(program):
+    """The lockstep path records a cohort's runs, posted links and gets as one compact entry
+    each; the writer reads them directly (cohort lanes) and writes the same bytes as from the
+    per-CPE events they expand into; the expansion is what the per-CPE path records."""
+    with open(os.path.join(EXAMPLES, program)) as f:
+        text = f.read()
+    trace = _simulate(text).engine.trace
+    assert {e[0] for e in trace.log} & {"C", "L", "F"}
+    direct = io.BytesIO()
+    write_pftrace(trace, direct)
+    w = _Writer(trace, CpeLanes())
+    w.add_events(trace.events)
+    expanded = io.BytesIO()
+    w.write(expanded)
+    assert direct.getvalue() == expanded.getvalue()
+    per_cpe = simulate(Parser(default_context(), text).parse_module(), trace=True, numerics=False,
+                       lockstep=False, memo=False).engine.trace
+    assert not {e[0] for e in per_cpe.log} & {"C", "L", "F"}
+    assert per_cpe.canonical_events() == trace.canonical_events()
 
 
 @pytest.mark.parametrize("lanes", [CpeLanes(every=True), CpeLanes(cpes=frozenset({0, 1, 8, 9, 63}))])
