@@ -22,7 +22,8 @@ taihu value and are listed under the table, not in it.
 Nothing taihu-side is a constant of this file: the HW rows reuse ``benchmarks/calibration.py``
 (DMA table, Listing 4.1 k-loop, primitive sweep, eq 4-2 fit, Fig 3.6 overlap), GM rows
 ``backends/model/swgemm_fp32`` (the seed's fp32 SGEMM: swGEMM's sweep and kernel with A7),
-``benchmarks/kernels.py`` (the lowered 1024^3 f32 MatMul simulated) and
+``benchmarks/kernels.py`` (the lowered 1024^3 f32 MatMul simulated), ``tools/tune.py`` (the
+compiler's A7 SGEMM simulated at a given blocking) and
 ``benchmarks/tuning.py`` (GM-2), CV rows ``backends/model/conv`` over the spec's Listing 5.1
 sweep (T11.2), DL/FT rows ``tools/search.py`` and the tile passes, DO rows
 ``graph-fold-batchnorm`` on small graphs and on AlexNet / ResNet-50 with numerics.
