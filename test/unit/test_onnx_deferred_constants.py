@@ -145,3 +145,41 @@ def test_negative_step_is_refused_naming_the_axis() -> None:
     m = _slice_model((2, 6), (5,), (0,), (1,), (-1,))
     with pytest.raises(OnnxImportError, match=r"Slice node #1: step -1 on axis 1: only positive steps"):
         import_model(m)
+
+
+# ---- ONNX's ScatterND node cases on compile-time data ------------------------------------------
+
+
+def _scatternd_cases():
+    import warnings
+
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {c.name: c for c in collect_testcases()
+                if c.kind == "node" and [n.op_type for n in c.model.graph.node] == ["ScatterND"]}
+
+
+SCATTERND = _scatternd_cases()
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERND))
+def test_scatternd_node_case_on_a_deferred_constant(name: str) -> None:
+    """ONNX's ScatterND cases (every reduction) with their inputs bound as constants and the data
+    first through a converted Mul by 1 (a deferred value): ScatterND reads it, evaluated at
+    import; the result equals the case's stored output."""
+    from taihu.backends.reference import run_module
+
+    case = SCATTERND[name]
+    node = case.model.graph.node[0]
+    inputs, expected = case.data_sets[0]
+    names = [i.name for i in case.model.graph.input]
+    scaled = helper.make_node("Mul", [names[0], "one"], ["data1"])
+    scatter = helper.make_node("ScatterND", ["data1", *node.input[1:]], list(node.output))
+    scatter.attribute.extend(node.attribute)
+    m = _model([scaled, scatter], list(case.model.graph.input), list(case.model.graph.output),
+               [_f32("one", np.ones(()))], opset=case.model.opset_import[0].version)
+    module = import_model(m, constant_inputs={n: np.asarray(v) for n, v in zip(names, inputs)})
+    got = run_module(module, {})
+    np.testing.assert_array_equal(got[node.output[0]], np.asarray(expected[0]))
