@@ -434,7 +434,8 @@ class TiledWork:
     """What one unit of a (units x rows) tiled plane kernel moves and computes: ``units`` in
     all (C planes for depthwise, the groups for grouped), ``planes`` per tile; per unit ``cin``
     input planes, ``cout`` output planes, ``weights`` filter elements and ``bias`` elements;
-    ``unit_cycles``: a CPE's compute cycles of one unit of a tile of ``rows`` output rows."""
+    ``unit_cycles``: a CPE's compute cycles of one unit of a tile of ``rows`` output rows;
+    ``sync_exposed``: the fraction of a synchronously loaded tile's compute that is exposed."""
 
     name: str
     units: int
@@ -444,6 +445,7 @@ class TiledWork:
     weights: int
     bias: int
     unit_cycles: Callable[[int], float]
+    sync_exposed: float = SYNC_EXPOSED
 
 
 def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> KernelCost:
@@ -504,7 +506,7 @@ def tiled_cost(s: ConvShape, machine: Machine, work: TiledWork, rows: int) -> Ke
                     path = lat + d_in
                 path += c
                 first = False
-                t_total += d + SYNC_EXPOSED * c if t.sync else max(d, c)
+                t_total += d + work.sync_exposed * c if t.sync else max(d, c)
                 t_dma += d
                 t_comp += c
                 moved_all += mv

@@ -109,20 +109,29 @@ class GroupedPlan:
         return (self.cost,)
 
 
+#: [measured] cycles per (output plane, input channel) pass beyond its micro-kernels (the
+#: channel loop's iteration and pointer arithmetic, the first body's issue after the weights)
+PASS_CYCLES = 5.0
+#: [measured] fraction of a synchronously loaded tile's compute that is exposed: all of it (a
+#: boundary tile of C/g planes per group is one DMA per plane, all waited for before the compute,
+#: and the next tile's load is not issued before it either)
+GROUPED_SYNC_EXPOSED = 1.0
+
+
 def group_cycles(s: ConvShape, rows: int) -> float:
     """A CPE's compute cycles of one group of a tile of ``rows`` output rows: per output plane
     the depthwise passes of its first input channel (from the bias) and of the C/g - 1 others
-    (adding to the partial sums)."""
+    (adding to the partial sums), :data:`PASS_CYCLES` each."""
     first = plane_cycles(s, rows)
     rest = plane_cycles(s, rows, first_pass=False) if s.cg > 1 else 0.0
-    return s.mg * (first + (s.cg - 1) * rest)
+    return s.mg * (first + (s.cg - 1) * rest + s.cg * PASS_CYCLES)
 
 
 def grouped_cost(s: ConvShape, machine: Machine, groups: int, rows: int) -> KernelCost:
     """Modelled time of the grouped kernel with ``groups`` x ``rows`` tiles (module docstring)."""
     kk = s.kh * s.kw
     work = TiledWork("grouped", s.group, groups, s.cg, s.mg, s.mg * s.cg * kk, s.mg if s.bias else 0,
-                     lambda r: group_cycles(s, r))
+                     lambda r: group_cycles(s, r), GROUPED_SYNC_EXPOSED)
     return tiled_cost(s, machine, work, rows)
 
 

@@ -177,9 +177,10 @@ def lower_grouped(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine:
             if cg > 1:
                 xc0, wc0 = em.add(xg, px_plane), em.add(wb, pw_plane)
 
-                def channel(ci: SSAValue) -> None:
-                    _plane(em, geo, em.add(xc0, em.mul(ci, px_plane)), yb, em.add(wc0, em.mul(ci, pw_plane)), None,
-                           False, machine)
+                def channel(ci: SSAValue) -> None:  # input channel 1 + ci
+                    xc = xc0 if cg == 2 else em.add(xc0, em.mul(ci, px_plane))
+                    wc = wc0 if cg == 2 else em.add(wc0, em.mul(ci, pw_plane))
+                    _plane(em, geo, xc, yb, wc, None, False, machine)
 
                 em.loop(cg - 1, channel)
 
