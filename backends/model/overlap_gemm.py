@@ -39,9 +39,12 @@ after a put costs max(compute, put + step DMA). Model vs simulator on ResNet-50 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import replace
+
+import numpy as np
 
 from taihu.backends.model.conv import (
     FILL_CYCLES_PER_ELEM,
@@ -204,6 +207,22 @@ def _txn_bytes(run: int, txn: int, aligned: bool) -> float:
     return ((run - 4) / txn + 1) * txn if run > 4 else txn
 
 
+@functools.lru_cache(maxsize=4096)
+def _grid_bytes(pitch: int, run: int, step: int, txn: int) -> float:
+    """Bytes moved per run (whole ``txn``-byte transactions, spec §4.4) by the runs of ``run``
+    bytes of a block window whose rows are ``pitch`` bytes apart and whose blocks start ``step``
+    bytes apart along the row (matrix base transaction-aligned, R7 004 L865), averaged over
+    every row and block phase: the actual offsets, e.g. 64-B runs at 64-B steps never straddle
+    a transaction (one each), where a random start would cost 1.5 on average."""
+    if pitch % txn == 0 and step % txn == 0:
+        return float(math.ceil(run / txn) * txn)
+    rows = txn // math.gcd(pitch, txn)  # the phases repeat after this many rows / blocks
+    cols = txn // math.gcd(step, txn) if step else 1
+    off = ((np.arange(rows)[:, None] * pitch + np.arange(cols)[None, :] * step) % txn).astype(np.int64)
+    ntx = -(-(off + run) // txn) - off // txn
+    return float(ntx.mean()) * txn
+
+
 #: shortest row piece of a spread DMA (elements): smaller pieces waste most of their 128-B
 #: transactions and add requests
 MIN_PIECE = 32
@@ -250,11 +269,11 @@ def _step_terms(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine) -> 
     elif kblocked_a(p, blk):  # one run of the CPE's mloc rows x bk
         mv_a = N_CPE * _txn_bytes(mloc * bk * e, txn, (mloc * bk * e) % txn == 0)
     else:
-        mv_a = N_CPE * mloc * _txn_bytes(bk * e, txn, al(lda, bk))
+        mv_a = N_CPE * mloc * _grid_bytes(lda * e, bk * e, bk * e, txn)
     if ldb == bn:
         mv_b = _txn_bytes(bk * bn * e, txn, al(bn, bk * bn))
     else:
-        mv_b = bk * _txn_bytes(bn * e, txn, al(ldb, bn))
+        mv_b = bk * _grid_bytes(ldb * e, bn * e, bn * e, txn)
     # a small broadcast occupies the issuing CPE's bus (its data phase adds to that bus's
     # quarter of the A pieces); a large one is split over the 4 buses (loop-to-sw bcast_parts)
     split = bk * bn * e >= BCAST_SPLIT_BYTES
@@ -325,7 +344,7 @@ def _put_bytes(p: GemmShape, blk: GemmBlocking, machine: Machine) -> float:
         return (ld * e) % txn == 0 and (run * e) % txn == 0
 
     return N_CPE * (_txn_bytes(mloc * bn * e, txn, al(bn, mloc * bn)) if ldc == bn else
-                    mloc * _txn_bytes(bn * e, txn, al(ldc, bn)))
+                    mloc * _grid_bytes(ldc * e, bn * e, bn * e, txn))
 
 
 def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, name: str = "gemm") -> KernelCost:
@@ -372,7 +391,7 @@ def overlap_cost(p: GemmShape, vec: str, blk: GemmBlocking, machine: Machine, na
         t_put = cyc(mloc * machine.dma_latency) + mv_c * machine.dma_put_bw_factor / bw
     else:
         mv_c = N_CPE * (_txn_bytes(c_local * e, txn, al(bn, c_local)) if ldc == bn else
-                        mloc * _txn_bytes(bn * e, txn, al(ldc, bn)))
+                        mloc * _grid_bytes(ldc * e, bn * e, bn * e, txn))
         t_put = cyc(machine.dma_latency) + mv_c * machine.dma_put_bw_factor / bw
     res_data = 0.0
     if residual:
