@@ -105,3 +105,17 @@ def test_the_put_delays_the_next_step() -> None:
     c = overlap_cost(p, "n", overlap_blocking(p, "n", 512, 196, 16, double_c=True), M)
     comp = c.t_compute
     assert c.t_total > comp  # the puts are not fully hidden
+
+
+def test_window_runs_move_the_transactions_of_their_offsets() -> None:
+    """_grid_bytes: 64-B runs at 64-B steps never straddle a 128-B transaction (one each, where
+    a random start costs 1.5); aligned rows and steps: whole transactions; 112-B runs of rows
+    3136 B apart (ResNet-50 28x28 output rows, f32) average the real phases."""
+    from taihu.backends.model.overlap_gemm import _grid_bytes
+
+    assert _grid_bytes(3136, 64, 64, 128) == 128.0
+    assert _grid_bytes(4096, 256, 256, 128) == 256.0
+    assert _grid_bytes(4096, 200, 256, 128) == 256.0
+    off = [(r * 3136 + c * 112) % 128 for r in range(2) for c in range(8)]
+    want = sum((-(-(o + 112) // 128) - o // 128) * 128 for o in off) / len(off)
+    assert _grid_bytes(3136, 112, 112, 128) == pytest.approx(want)
