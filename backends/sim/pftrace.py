@@ -192,6 +192,14 @@ def _busy(lane: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> tuple[np.ndarray,
     return order, starts, ln[starts], a[starts], reach[ends] - base[starts] * big
 
 
+def _bits(lane: np.ndarray, n_words: int) -> np.ndarray:
+    """Per CPE id of ``lane`` its bit in ``n_words`` words of 64 CPEs, shape ``(len(lane),
+    n_words)``, uint64."""
+    out = np.zeros((len(lane), n_words), dtype=np.uint64)
+    out[np.arange(len(lane)), lane // 64] = np.left_shift(np.uint64(1), (lane % 64).astype(np.uint64))
+    return out
+
+
 def _trips(extras: list) -> np.ndarray | None:
     """The trip argument of each CPE event (-1: no arguments); None when some event has other
     arguments."""
@@ -354,59 +362,102 @@ class _Writer:
             self.add_events(trace.events)
             return
         self._mpe(_Sel(log, pid == PID_MPE))
-        self._cpe_log(log, cpe, trips, np.flatnonzero(ph == ord("C")))
+        if not self._cpe_log(log, cpe, trips, np.flatnonzero(ph == ord("C"))):
+            self._cpe(_Sel(ev := trace.events, np.frombuffer(
+                bytes(e[1] == PID_CPE and e[0] in "Xi" for e in ev), dtype=bool)))
         self._dma(_Sel(log, pid == PID_DMA))
         self._rlc_log(log, _Sel(log, (pid == PID_RLC) & spans), np.flatnonzero(ph == ord("L")),
                       trace._rlc_lane)
 
-    def _cpe_log(self, log: list[tuple], ev: _Sel, trips: np.ndarray, cohorts: np.ndarray) -> None:
+    def _cpe_log(self, log: list[tuple], ev: _Sel, trips: np.ndarray, cohorts: np.ndarray) -> bool:
         """:meth:`_cpe` on a recording: the CPE events ``ev`` (their ``trips``, -1 for none) and
         the cohort runs of the ``"C"`` entries at ``cohorts``, grouped as the per-CPE events
-        they expand into (every CPE in a cohort: no lane of its own)."""
+        they expand into (every CPE in a cohort: no lane of its own). An entry's runs, and its
+        stalls, at the same cycles on every CPE are one unit (its CPE set), else a unit per
+        CPE; False (nothing added) in the one case units would group otherwise than events: a
+        unit of several CPEs whose trip differs from the first event of the same name and
+        cycles."""
+        W = (self.m.n_cpes + 63) // 64
         nid: dict[str, int] = {}
         ids = np.fromiter(map(lambda s: nid.setdefault(s, len(nid)), ev.items(3)), dtype=np.int64,
                           count=len(ev))
-        pos = [np.flatnonzero(ev.mask)]
-        lane, t0, t1, name, trip = [ev.col(2)], [ev.col(4)], [ev.col(5)], [ids], [trips]
-        keep = [np.ones(len(ev), dtype=bool)]
+        lane0 = ev.col(2)
+        # units: order key, name, start, end, trip, CPE set (words), CPE count, lowest CPE
+        n_sub = 2 * self.m.n_cpes + 2  # order of the units of one entry: (stall, run) per CPE
+        key, name, t0, t1, trip = [np.flatnonzero(ev.mask) * n_sub], [ids], [ev.col(4)], [ev.col(5)], [trips]
+        words, count, low = [_bits(lane0, W)], [np.ones(len(ev), dtype=np.int64)], [lane0]
         if len(cohorts):
             ents = [log[i] for i in cohorts.tolist()]
-            cols = np.concatenate([e[6][0] for e in ents], axis=1)  # lanes, t0, start, end
-            rec = np.repeat(np.arange(len(ents)), [e[6][0].shape[1] for e in ents])
+            sizes = np.asarray([e[6][0].shape[1] for e in ents], dtype=np.int64)
+            flat = np.concatenate([e[6][0].ravel() for e in ents])  # per entry: lanes, t0, start, end
+            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+            rec = np.repeat(np.arange(len(ents)), sizes)
+            i_in = np.arange(len(rec)) - starts[rec]  # the CPE's index in its entry
+            at = 3 * starts[rec] + np.arange(len(rec))
+            g = sizes[rec]
+            cl, ca, cb, cc = flat[at], flat[at + g], flat[at + 2 * g], flat[at + 3 * g]
             e_name = np.asarray([nid.setdefault(e[3], len(nid)) for e in ents], dtype=np.int64)
             e_trip = np.asarray([e[6][1] for e in ents], dtype=np.int64)
             stall = nid.setdefault("rlc stall", len(nid))
-            k = cols.shape[1]
-
-            def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # per run: its stall, the run
-                out = np.empty(2 * k, dtype=np.int64)
-                out[0::2], out[1::2] = a, b
-                return out
-
-            lane.append(np.repeat(cols[0], 2))
-            t0.append(pair(cols[1], cols[2]))
-            t1.append(pair(cols[2], cols[3]))
-            name.append(pair(np.full(k, stall), e_name[rec]))
-            trip.append(pair(np.full(k, -1), e_trip[rec]))
-            pos.append(np.repeat(cohorts[rec], 2))
-            kept = np.ones(2 * k, dtype=bool)
-            kept[0::2] = cols[2] > cols[1]  # a stall when the run starts after the cohort's clock
-            keep.append(kept)
-        kept = np.concatenate(keep)
-        order = np.argsort(np.concatenate(pos)[kept], kind="stable")  # the per-CPE recording order
-        lane_, t0_, t1_, name_, trip_ = (np.concatenate(c)[kept][order] for c in (lane, t0, t1, name, trip))
-        n = len(lane_)
+            fi = starts[rec]
+            e_low = np.minimum.reduceat(cl, starts)
+            e_words = np.stack([np.bitwise_or.reduceat(np.where(cl // 64 == w, np.left_shift(
+                np.uint64(1), (cl % 64).astype(np.uint64)), np.uint64(0)), starts) for w in range(W)], axis=1)
+            sub_e = cohorts * n_sub
+            # per kind (stall, run): one unit for an entry whose CPEs all have it at the same
+            # cycles, else a unit per CPE that has it
+            for sub, x0, x1, has, nm, tr in ((0, ca, cb, cb > ca, stall, -1), (1, cb, cc, None, e_name, e_trip)):
+                one = np.logical_and.reduceat((x0 == x0[fi]) & (x1 == x1[fi]), starts)
+                if has is not None:
+                    one &= has[starts]  # (the same cycles: all of the entry's CPEs stall, or none)
+                u = np.flatnonzero(one)
+                key.append(sub_e[u] + sub)
+                name.append(np.broadcast_to(nm, len(ents))[u])
+                t0.append(x0[starts[u]])
+                t1.append(x1[starts[u]])
+                trip.append(np.broadcast_to(tr, len(ents))[u])
+                words.append(e_words[u])
+                count.append(sizes[u])
+                low.append(e_low[u])
+                p = ~one[rec]
+                if has is not None:
+                    p &= has
+                p = np.flatnonzero(p)
+                r = rec[p]
+                key.append(sub_e[r] + 2 * i_in[p] + sub)
+                name.append(np.broadcast_to(nm, len(ents))[r])
+                t0.append(x0[p])
+                t1.append(x1[p])
+                trip.append(np.broadcast_to(tr, len(ents))[r])
+                words.append(_bits(cl[p], W))
+                count.append(np.ones(len(p), dtype=np.int64))
+                low.append(cl[p])
+        order = np.argsort(np.concatenate(key), kind="stable")  # the per-CPE recording order
+        name_, t0_, t1_, trip_, count_, low_ = (np.concatenate(c)[order] for c in (name, t0, t1, trip, count, low))
+        words_ = np.concatenate(words)[order]
+        n = len(name_)
         if not n:
-            return
-        # group: events equal but for the lane (name, start, end), the trip compared with the
+            return True
+        # group: units equal but for the CPEs (name, start, end), the trip compared with the
         # first one's (as _cpe)
         idx = np.arange(n, dtype=np.int64)
-        o = np.lexsort((idx, t1_, t0_, name_))
         new = np.ones(n, dtype=bool)
-        new[1:] = (name_[o][1:] != name_[o][:-1]) | (t0_[o][1:] != t0_[o][:-1]) | (t1_[o][1:] != t1_[o][:-1])
+        t_lo = int(t0_.min())
+        dur = t1_ - t0_
+        b_t, b_d = int(t0_.max() - t_lo).bit_length(), int(dur.max()).bit_length()
+        if b_t + b_d + int(name_.max()).bit_length() <= 62:  # (name, start, length) as one int64
+            k = (name_ << (b_t + b_d)) | ((t0_ - t_lo) << b_d) | dur
+            o = np.argsort(k, kind="stable")
+            ks = k[o]
+            new[1:] = ks[1:] != ks[:-1]
+        else:
+            o = np.lexsort((idx, t1_, t0_, name_))
+            new[1:] = (name_[o][1:] != name_[o][:-1]) | (t0_[o][1:] != t0_[o][:-1]) | (t1_[o][1:] != t1_[o][:-1])
         first = np.empty(n, dtype=np.int64)
         first[o] = o[np.flatnonzero(new)][np.cumsum(new) - 1]
         differ = trip_ != trip_[first]
+        if (count_[differ] > 1).any():
+            return False
         first[differ] = idx[differ]  # arguments differ: a slice of its own
         is_first = first == idx
         gid = (np.cumsum(is_first) - 1)[first]
@@ -414,7 +465,8 @@ class _Writer:
         names = list(nid)
         g_names = [names[i] for i in name_[g_idx].tolist()]
         g_trips = [None if t < 0 else t for t in trip_[g_idx].tolist()]
-        self._cpe_slices(lane_, gid, t0_[g_idx], t1_[g_idx], g_names, g_trips)
+        self._cpe_slices(gid, words_, count_, low_, t0_[g_idx], t1_[g_idx], g_names, g_trips)
+        return True
 
     def _rlc_log(self, log: list[tuple], ev: _Sel, posts: np.ndarray, rlc_lane: dict[str, list[str]]) -> None:
         """:meth:`_rlc` on a recording: the batches ``ev`` and those of the ``"L"`` entries at
@@ -528,30 +580,28 @@ class _Writer:
         g_t1 = np.fromiter(map(operator.itemgetter(5), rev), dtype=np.int64, count=g)
         g_names = list(map(operator.itemgetter(3), rev))
         trips = [x["trip"] if x and "trip" in x else None for x in map(operator.itemgetter(6), rev)]
-        is_run = self._cpe_slices(lane, gid, g_t0, g_t1, g_names, trips)
+        is_run = self._cpe_slices(gid, _bits(lane, (m.n_cpes + 63) // 64), np.ones(n, dtype=np.int64), lane,
+                                  g_t0, g_t1, g_names, trips)
         return lane, g_t0[gid], np.where(is_run[gid], self.slices.n - g + gid, -1)
 
-    def _cpe_slices(self, lane: np.ndarray, gid: np.ndarray, g_t0: np.ndarray, g_t1: np.ndarray,
-                    g_names: list[str], trips: list[int | None]) -> np.ndarray:
-        """The CPE slices of groups of events (``lane``, ``gid``: per event its CPE and group,
-        groups numbered in order of their first event; per group its start, end, name and
-        trip); per group whether it is a micro-kernel run."""
+    def _cpe_slices(self, gid: np.ndarray, words: np.ndarray, count: np.ndarray, low: np.ndarray,
+                    g_t0: np.ndarray, g_t1: np.ndarray, g_names: list[str],
+                    trips: list[int | None]) -> np.ndarray:
+        """The CPE slices of groups of units (events of one CPE or of a cohort): per unit its
+        group ``gid`` (groups numbered in order of their first unit), CPE set ``words``
+        (:func:`_bits`), number of events ``count`` and lowest CPE ``low``; per group its start,
+        end, name and trip. Per group whether it is a micro-kernel run."""
         m = self.m
-        n = len(lane)
         g = len(g_t0)
         # per group: first lane, size, CPE set (bit masks of 64 CPEs, joined as Python ints)
         o = np.argsort(gid, kind="stable")
-        lo = lane[o]
         starts = np.flatnonzero(np.diff(gid[o], prepend=-1))
-        g_lane = np.minimum.reduceat(lo, starts)
-        size = np.diff(np.append(starts, n))
+        g_lane = np.minimum.reduceat(low[o], starts)
+        size = np.add.reduceat(count[o], starts)
         cohort = np.flatnonzero(size > 1)
         sid = np.zeros(g, dtype=np.int64)  # string iid of the 'cpes' argument (0: none)
         if len(cohort):
-            one = np.uint64(1)
-            words = np.stack([np.bitwise_or.reduceat(np.where(lo // 64 == w, one << (lo % 64).astype(np.uint64),
-                                                              np.uint64(0)), starts)[cohort]
-                              for w in range((m.n_cpes + 63) // 64)], axis=1)
+            words = np.bitwise_or.reduceat(words[o], starts, axis=0)[cohort]
             uniq, inv = np.unique(words, axis=0, return_inverse=True)
             shown = [self._iid(self.strings, cpe_list(sum(x << (64 * i) for i, x in enumerate(row))))
                      for row in uniq.tolist()]

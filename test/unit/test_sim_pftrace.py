@@ -27,7 +27,7 @@ from xdsl.parser import Parser
 
 from taihu.backends.sim.pftrace import CpeLanes, _Writer, cpe_list, lane_rows, write_pftrace
 from taihu.backends.sim.runner import simulate
-from taihu.backends.sim.trace import TraceOptionError
+from taihu.backends.sim.trace import Trace, TraceOptionError
 from taihu.passes.pipelines import default_context
 from taihu.test.unit.sw_programs import scale_copy
 from taihu.tools.run import main
@@ -210,6 +210,29 @@ def test_cohort_entries_written_as_their_per_cpe_events(program):
                        lockstep=False, memo=False).engine.trace
     assert not {e[0] for e in per_cpe.log} & {"C", "L", "F"}
     assert per_cpe.canonical_events() == trace.canonical_events()
+
+
+def test_cohort_entries_with_other_trips_written_as_per_cpe_events(gemm):
+    """Runs of the same micro-kernel at the same cycles but another trip are slices of their
+    own, CPE by CPE, whether recorded per CPE or in a cohort (where the writer then reads the
+    per-CPE events); a cohort whose CPEs run at different cycles is drawn per cycles."""
+    trace = Trace(gemm.engine.machine, enabled=True)
+    trace.span(5, 1, "k", 10, 20, {"trip": 4})
+    trace.runs(np.array([0, 1, 2]), "k", 3, np.array([10, 10, 8]), np.array([10, 10, 10]), np.array([20, 20, 20]))
+    trace.runs(np.array([3, 4]), "k", 4, np.array([30, 31]), np.array([33, 34]), np.array([40, 41]))
+    trace.span("MPE", 0, "launch", 0, 50, {"kernel": "launch"})
+    direct = io.BytesIO()
+    write_pftrace(trace, direct)
+    w = _Writer(trace, CpeLanes())
+    w.add_events(trace.events)
+    expanded = io.BytesIO()
+    w.write(expanded)
+    assert direct.getvalue() == expanded.getvalue()
+    runs = sorted((s["name"], s["ts"], s["args"].get("cpes"), s["args"]["trip"])
+                  for s in _decode(direct.getvalue())["slices"] if s["cat"] == ["run"])
+    f = gemm.engine.machine.f_clk_ghz
+    assert runs == sorted([("k", round(10 / f), None, 4), ("k", round(10 / f), None, 3), ("k", round(10 / f), None, 3),
+                           ("k", round(10 / f), None, 3), ("k", round(33 / f), None, 4), ("k", round(34 / f), None, 4)])
 
 
 @pytest.mark.parametrize("lanes", [CpeLanes(every=True), CpeLanes(cpes=frozenset({0, 1, 8, 9, 63}))])
