@@ -429,19 +429,15 @@ def _shift_event(ev: tuple, dt: int, dflow: int, groups: list[tuple[int, int]],
     ph, pid, lane, name, t0, t1, extra = ev
     if ph in ("s", "f"):
         return (ph, pid, lane, name, t0 + dt, t1 + dt, extra + dflow)
-    if ph == "C":  # cohort runs: lanes, t0, start, end
-        cols = extra[0].copy()
-        cols[1:] += dt
-        return (ph, pid, lane, name, t0 + dt, t1 + dt, (cols, extra[1]))
-    if ph == "L":  # posted links: sender, receiver, put base, arrival base; flow ids from flow0
-        cols = extra[0].copy()
-        cols[2:] += dt
-        return (ph, pid, lane, name, t0 + dt, t1 + dt, (cols, *extra[1:4], extra[4] + dflow))
-    if ph == "F":  # gets: CPE, cycle, flow id
-        cols = extra.copy()
-        cols[1] += dt
-        cols[2] += dflow
-        return (ph, pid, lane, name, t0 + dt, t1 + dt, cols)
+    if ph == "C":  # cohort runs (columns shared, their time shift: the last item)
+        cols, trip, shift = extra
+        return (ph, pid, lane, name, t0 + dt, t1 + dt, (cols, trip, shift + dt))
+    if ph == "L":  # posted links: ..., first flow id, time shift
+        *rest, flow0, shift = extra
+        return (ph, pid, lane, name, t0 + dt, t1 + dt, (*rest, flow0 + dflow, shift + dt))
+    if ph == "F":  # gets: columns, time shift, flow-id shift
+        cols, shift, fshift = extra
+        return (ph, pid, lane, name, t0 + dt, t1 + dt, (cols, shift + dt, fshift + dflow))
     if extra and "issue" in extra:  # a DMA data phase (trace.Trace.dma)
         a = dict(extra)
         for k in ("issue", "accept", "start", "end"):

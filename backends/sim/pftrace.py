@@ -395,7 +395,8 @@ class _Writer:
             i_in = np.arange(len(rec)) - starts[rec]  # the CPE's index in its entry
             at = 3 * starts[rec] + np.arange(len(rec))
             g = sizes[rec]
-            cl, ca, cb, cc = flat[at], flat[at + g], flat[at + 2 * g], flat[at + 3 * g]
+            shift = np.asarray([e[6][2] for e in ents], dtype=np.int64)[rec]  # (memo replays)
+            cl, ca, cb, cc = flat[at], flat[at + g] + shift, flat[at + 2 * g] + shift, flat[at + 3 * g] + shift
             e_name = np.asarray([nid.setdefault(e[3], len(nid)) for e in ents], dtype=np.int64)
             e_trip = np.asarray([e[6][1] for e in ents], dtype=np.int64)
             stall = nid.setdefault("rlc stall", len(nid))
@@ -485,7 +486,9 @@ class _Writer:
             ents = [log[i] for i in posts.tolist()]
             cols = np.concatenate([e[6][0] for e in ents], axis=1)  # sender, receiver, put, arrival
             rec = np.repeat(np.arange(len(ents)), [e[6][0].shape[1] for e in ents])
-            p0, pl, k = (np.asarray([e[6][j] for e in ents], dtype=np.int64)[rec] for j in (2, 3, 1))
+            p0, pl, k, shift = (np.asarray([e[6][j] for e in ents], dtype=np.int64)[rec] for j in (2, 3, 1, 5))
+            p0 += shift  # (memo replays)
+            pl += shift
             row = np.asarray([e[2] == "row" for e in ents])[rec]
             lane.append(np.where(row, cols[0] // m.mesh_cols, m.mesh_rows + cols[0] % m.mesh_cols))
             t0.append(cols[2] + p0)

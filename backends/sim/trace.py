@@ -24,7 +24,8 @@ The recording (:attr:`Trace.log`) keeps the lockstep path's bulk events compact,
 what a cohort of CPEs does at once instead of a tuple per CPE: ``"C"`` the micro-kernel runs
 of a cohort (:meth:`Trace.runs`, with their RLC stalls), ``"L"`` the message batches one run
 posts (:meth:`Trace.posts`: RLC span and flow start per link), ``"F"`` gets of whole links
-(:meth:`Trace.gets`: flow ends). :attr:`Trace.events` expands them into the per-CPE events
+(:meth:`Trace.gets`: flow ends); their columns are numpy arrays, shared by the launch memo's
+copies (which add a time and flow-id shift instead). :attr:`Trace.events` expands them into the per-CPE events
 the per-CPE path records, in the same order (:func:`expand`); the JSON trace, the per-CPE
 lanes of ``--trace-cpes`` and the tests read that view, the protobuf writer's cohort lanes read
 the compact entries directly.
@@ -103,8 +104,8 @@ class Trace:
         t0[i]``, then the run ``start[i] -> end[i]`` (int arrays of one length, cycles; copied)."""
         if self.enabled and len(lanes):
             cols = np.array((lanes, t0, start, end), dtype=np.int64)
-            self.log.append(("C", PID_CPE, None, name, int(cols[1].min()), int(cols[3].max()),
-                             (cols, trip)))
+            _, _, a, b = cols[:, 0].tolist()
+            self.log.append(("C", PID_CPE, None, name, a, b, (cols, trip, 0)))
 
     def posts(self, links, count: int) -> None:
         """The message batches of links ``0..count-1`` of a lockstep ``LinkSet`` posted by one
@@ -115,15 +116,17 @@ class Trace:
             cols = np.array((links.sender[:count], links.receiver[:count], links.put_base[:count],
                              links.arrival_base[:count]), dtype=np.int64)
             p0, pl = int(links.put_rel[0]), int(links.put_rel[-1])
-            self.log.append(("L", PID_RLC, links.direction, None, int(cols[2].min()) + p0,
-                             int(cols[3].max()) + pl, (cols, int(links.n), p0, pl, int(links.flow0))))
+            _, _, a, b = cols[:, 0].tolist()
+            self.log.append(("L", PID_RLC, links.direction, None, a + p0, b + pl,
+                             (cols, int(links.n), p0, pl, int(links.flow0), 0)))
 
     def gets(self, cpes: np.ndarray, t: np.ndarray, flow_ids: np.ndarray) -> None:
         """Gets of whole links: CPE ``cpes[i]`` took the batch of flow ``flow_ids[i]`` at cycle
         ``t[i]`` (int arrays of one length), one ``"F"`` entry (:meth:`flow` per CPE)."""
         if self.enabled and len(cpes):
             cols = np.array((cpes, t, flow_ids), dtype=np.int64)
-            self.log.append(("F", PID_CPE, None, "rlc", int(cols[1].min()), int(cols[1].max()), cols))
+            a = int(cols[1, 0])
+            self.log.append(("F", PID_CPE, None, "rlc", a, a, (cols, 0, 0)))
 
     # -- selection ------------------------------------------------------------------------
     def launches(self) -> list[tuple[str, int, int]]:
@@ -253,21 +256,25 @@ def expand(log: list[tuple], lanes: dict[str, list[str]]) -> list[tuple]:
         lo = i + 1
         e = log[i]
         if ph == "C":
-            cols, trip = e[6]
+            cols, trip, dt = e[6]
             name = e[3]
             args = {"trip": trip}
+            if dt:
+                cols = cols + np.array([[0], [dt], [dt], [dt]])
             for c, t0, t1, t2 in zip(*cols.tolist()):
                 if t1 > t0:
                     out.append(("X", PID_CPE, c, "rlc stall", t0, t1, None))
                 out.append(("X", PID_CPE, c, name, t1, t2, args))
         elif ph == "L":
-            cols, n, p0, pl, flow0 = e[6]
+            cols, n, p0, pl, flow0, dt = e[6]
+            p0, pl = p0 + dt, pl + dt
             lane = lanes[e[2]]
             args = {"messages": n}
             for k, (s, r, p, a) in enumerate(zip(*cols.tolist())):
                 out.append(("X", PID_RLC, lane[s], f"{n} msgs {s}->{r}", p + p0, a + pl, args))
-                out.append(("s", PID_CPE, s, "rlc", p, p, flow0 + k))
+                out.append(("s", PID_CPE, s, "rlc", p + dt, p + dt, flow0 + k))
         else:
-            out += [("f", PID_CPE, c, "rlc", t, t, f) for c, t, f in zip(*e[6].tolist())]
+            cols, dt, dflow = e[6]
+            out += [("f", PID_CPE, c, "rlc", t + dt, t + dt, f + dflow) for c, t, f in zip(*cols.tolist())]
     out += log[lo:]
     return out

@@ -7,12 +7,14 @@ and LDM equal those of the full simulation."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 
 import pytest
 from xdsl.parser import Parser
 
+from taihu.backends.sim.pftrace import write_pftrace
 from taihu.backends.sim.runner import KernelProgram, ensure_swsim, simulate
 from taihu.dialects import sw
 from taihu.passes.pipelines import default_context
@@ -70,12 +72,19 @@ def run(text: str, **kw):
     return simulate(parse(text), numerics=False, trace=True, **kw)
 
 
+def pftrace_bytes(trace) -> bytes:
+    buf = io.BytesIO()
+    write_pftrace(trace, buf)
+    return buf.getvalue()
+
+
 def assert_memo_exact(text: str, lockstep: bool = True) -> object:
     a = run(text, memo=True, lockstep=lockstep)
     b = run(text, memo=False, lockstep=lockstep)
     assert json.dumps(a.report) == json.dumps(b.report)
     assert a.engine.trace.events == b.engine.trace.events
     assert a.engine.trace.to_json() == b.engine.trace.to_json()
+    assert pftrace_bytes(a.engine.trace) == pftrace_bytes(b.engine.trace)  # (replays' compact entries)
     assert (a.engine.reg_ready == b.engine.reg_ready).all()
     assert [c.t for c in a.engine.cpes] == [c.t for c in b.engine.cpes]
     assert [c.replies for c in a.engine.cpes] == [c.replies for c in b.engine.cpes]
