@@ -181,6 +181,18 @@ def decode_blob(blob: str, dtype: np.dtype | str, shape: tuple[int, ...]) -> np.
     return array.astype(array.dtype.newbyteorder("="), copy=False)
 
 
+def _immutable(array: np.ndarray) -> bool:
+    """True if nothing can write ``array``'s memory: it and every array it is a view of are
+    read-only and the memory is a ``bytes`` object (``np.frombuffer`` of an ONNX tensor's
+    ``raw_data``)."""
+    base: object = array
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return False
+        base = base.base
+    return isinstance(base, bytes)
+
+
 def declare_blob(name_hint: str, array: np.ndarray) -> str:
     """Store ``array`` in the builtin resource table under a fresh key derived from ``name_hint``.
 
@@ -188,8 +200,11 @@ def declare_blob(name_hint: str, array: np.ndarray) -> str:
     """
     interface = resource_interface()
     key = interface.declare_resource(_sanitize_key(name_hint))
-    value = np.array(array, copy=True, order="C")
-    value.flags.writeable = False
+    if array.flags.c_contiguous and _immutable(array):
+        value = array  # (an imported weight: a view of the model's bytes, no copy needed)
+    else:
+        value = np.array(array, copy=True, order="C")
+        value.flags.writeable = False
     blob_storage()[key] = value  # LazyBlobStorage: hex-encoded when printed
     return key
 

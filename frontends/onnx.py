@@ -680,9 +680,10 @@ def _tensor_to_array(t: TensorProto) -> np.ndarray:
     if t.data_location == TensorProto.EXTERNAL and not t.raw_data:
         raise OnnxImportError(f"tensor '{t.name}' has unloaded external data")
     np_dtype = _NP_DTYPES.get(t.data_type)
-    if np_dtype is not None and t.raw_data and t.data_location != TensorProto.EXTERNAL:
+    # (every read of the protobuf field copies its bytes: read it once)
+    raw = t.raw_data if np_dtype is not None and t.data_location != TensorProto.EXTERNAL else b""
+    if raw:
         # Fast path: one copy (the bytes object), no per-element work.
-        raw = t.raw_data
         count = math.prod(t.dims)
         if len(raw) != count * np_dtype.itemsize:
             raise OnnxImportError(

@@ -64,7 +64,6 @@ from taihu.passes.graph.utils import (
     constant_array,
     erase_dead_constants,
     has_single_use,
-    make_constant,
     numpy_dtype,
     shape_of,
 )
@@ -116,9 +115,10 @@ def fold_affine_after_conv(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Conv (weight (M, C/g, kH, kW), bias (M,) or None) followed by per-output-channel
     ``y = k·x + t`` (k, t of shape (M,)): returns ``(k·W, k·b + t)``."""
-    w = np.asarray(weight, np.float64)
+    w = np.array(weight, np.float64)  # a copy, scaled in place (one pass over the weights)
     b = np.zeros(w.shape[0]) if bias is None else np.asarray(bias, np.float64)
-    return w * k.reshape((-1,) + (1,) * (w.ndim - 1)), k * b + t
+    w *= k.reshape((-1,) + (1,) * (w.ndim - 1))
+    return w, k * b + t
 
 
 def fold_affine_after_gemm(
@@ -300,11 +300,17 @@ def _conv_attrs(conv: graph.Conv2dOp) -> _ConvAttrs:
     )
 
 
-def _fits(dtype: np.dtype, *arrays: np.ndarray) -> bool:
-    """Guard (d): every folded constant is finite once rounded to the element type (an f16
-    fold such as ``300·W`` with W = 300 would overflow to inf)."""
+def _fitting_constants(dtype: np.dtype, *named: tuple[np.ndarray, str]) -> list[graph.ConstantOp] | None:
+    """The ``graph.constant`` ops of the folded arrays ``(array, name hint)`` rounded to
+    ``dtype`` (as :func:`~taihu.passes.graph.utils.make_constant` builds them), or None when
+    guard (d) refuses the fold: some folded constant is not finite once rounded to the element
+    type (an f16 fold such as ``300·W`` with W = 300 would overflow to inf). Each array is
+    rounded once, for the check and the constant."""
     with np.errstate(over="ignore"):
-        return all(bool(np.all(np.isfinite(a.astype(dtype)))) for a in arrays)
+        rounded = [np.ascontiguousarray(np.asarray(a).astype(dtype)) for a, _ in named]
+    if not all(bool(np.all(np.isfinite(r))) for r in rounded):
+        return None
+    return [graph.constant(r, name_hint=hint) for r, (_, hint) in zip(rounded, named)]
 
 
 def _dtype_of(value: SSAValue) -> np.dtype | None:
@@ -341,10 +347,10 @@ class FoldAffineIntoPrecedingOp(RewritePattern):
             if not _same_element_type(producer.input, producer.weight, producer.bias, aff.x):
                 return
             w_new, b_new = fold_affine_after_conv(w, b, aff.k, aff.t)
-            if not _fits(dtype, w_new, b_new):
+            consts = _fitting_constants(dtype, (w_new, "folded_weight"), (b_new, "folded_bias"))
+            if consts is None:
                 return
-            cw = make_constant(w_new, dtype, "folded_weight")
-            cb = make_constant(b_new, dtype, "folded_bias")
+            cw, cb = consts
             new: graph.Conv2dOp | graph.GemmOp = graph.Conv2dOp(
                 producer.input, cw.results[0], cb.results[0], **_conv_attrs(producer)
             )
@@ -360,10 +366,10 @@ class FoldAffineIntoPrecedingOp(RewritePattern):
             b_new, c_new = fold_affine_after_gemm(
                 bm, cm, float(gemm.beta), bool(gemm.trans_b), aff.k, aff.t
             )
-            if not _fits(dtype, b_new, c_new):
+            consts = _fitting_constants(dtype, (b_new, "folded_weight"), (c_new, "folded_bias"))
+            if consts is None:
                 return
-            cb = make_constant(b_new, dtype, "folded_weight")
-            cc = make_constant(c_new, dtype, "folded_bias")
+            cb, cc = consts
             new = graph.GemmOp(
                 gemm.a,
                 cb.results[0],
@@ -412,10 +418,10 @@ class FoldAffineIntoFollowingConv(RewritePattern):
         if w is None or (conv.bias is not None and b is None):
             return
         w_new, b_new = fold_affine_before_conv(w, b, aff.k, aff.t, int(conv.group))
-        if not _fits(dtype, w_new, b_new):
+        consts = _fitting_constants(dtype, (w_new, "folded_weight"), (b_new, "folded_bias"))
+        if consts is None:
             return
-        cw = make_constant(w_new, dtype, "folded_weight")
-        cb = make_constant(b_new, dtype, "folded_bias")
+        cw, cb = consts
         new = graph.Conv2dOp(aff.x, cw.results[0], cb.results[0], **_conv_attrs(conv))
         if new.results[0].type != conv.results[0].type:
             return
@@ -458,10 +464,10 @@ class FoldGemmChain(RewritePattern):
         before = sum(a.size for a in (b1, b2, c1, c2) if a is not None)
         if not gemm_chain_profitable(k, h, n, before, w_new.size + bias.size):
             return
-        if not _fits(dtype, w_new, bias):
+        consts = _fitting_constants(dtype, (w_new, "folded_weight"), (bias, "folded_bias"))
+        if consts is None:
             return
-        cw = make_constant(w_new, dtype, "folded_weight")
-        cb = make_constant(bias, dtype, "folded_bias")
+        cw, cb = consts
         new = graph.GemmOp(
             g1.a, cw.results[0], cb.results[0],
             alpha=1.0, beta=1.0, trans_a=bool(g1.trans_a), trans_b=False,
