@@ -7,9 +7,11 @@ from __future__ import annotations
 import functools
 import re
 
-from xdsl.dialects import arith
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, i1, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from taihu.dialects import sw
@@ -56,6 +58,26 @@ def reg_instr(cls: type[Operation], properties: dict[str, Attribute]) -> Operati
 def cmpi(a: SSAValue, b: SSAValue, predicate: str) -> Operation:
     """``arith.cmpi predicate, a, b`` (i1) without IRDL's constructor checks."""
     return arith.CmpiOp.create(operands=[a, b], result_types=[i1], properties={"predicate": _CMP[predicate]})
+
+
+def yield_op(*values: SSAValue) -> scf.YieldOp:
+    """``scf.yield values`` without IRDL's constructor checks."""
+    return scf.YieldOp.create(operands=values)
+
+
+def if_op(cond: SSAValue, then_ops: Sequence[Operation], else_ops: Sequence[Operation] = ()) -> scf.IfOp:
+    """``scf.if cond`` without results: ``then_ops`` then ``scf.yield``, else ``else_ops`` then
+    ``scf.yield``; without IRDL's constructor checks."""
+    return scf.IfOp.create(operands=[cond], regions=[Region(Block([*then_ops, yield_op()])),
+                                                     Region(Block([*else_ops, yield_op()]))])
+
+
+def array_barrier() -> sw.BarrierOp:
+    """``sw.barrier`` of the whole CPE array (scope ``array``)."""
+    return sw.BarrierOp.create(properties={"scope": _ARRAY_SCOPE})
+
+
+_ARRAY_SCOPE = sw.BarrierScopeAttr(sw.BarrierScope.ARRAY)
 
 
 def fail(op: Operation | None, msg: str) -> DiagnosticException:

@@ -18,10 +18,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from taihu.dialects import loop, sw
 from taihu.dialects.mapkind import MapKind
-from taihu.dialects.sw import BarrierScope, DmaMode
+from taihu.dialects.sw import DmaMode
 
 from .builder import SwKernelBuilder
-from .common import cmpi, const_index, elem_bytes, fail, int_attr, int_binop, sanitize
+from .common import array_barrier, cmpi, const_index, elem_bytes, fail, if_op, int_attr, int_binop, sanitize, yield_op
 from .gemm import lower as lower_gemm
 from .gemm import try_fuse_summa_loop
 from .depthwise import lower_depthwise, lower_grouped
@@ -101,6 +101,47 @@ def bcast_parts(size: int, bsize: int, stride: int) -> list[tuple[int, int, int]
     return [(i * q, i * q, min(size, (i + 1) * q) - i * q) for i in range(n) if i * q < size]
 
 
+def _erase_dead_in(op: Operation) -> None:
+    """Erase, in reversed pre-order, the pure ops (arith, mesh ids) without uses nested in
+    ``op`` outside ``sw.microkernel`` bodies (an op whose users are erased first is then dead
+    too)."""
+    for region in reversed(op.regions):
+        for block in reversed(region.blocks):
+            o = block.last_op
+            while o is not None:
+                prev = o.prev_op
+                if o.regions:
+                    if not isinstance(o, sw.MicrokernelOp):
+                        _erase_dead_in(o)
+                elif o.results and (o.name.startswith("arith.") or isinstance(o, _MESH_IDS)) and all(
+                        r.first_use is None for r in o.results):
+                    o.detach()
+                    o.erase()
+                o = prev
+
+
+#: the mesh coordinate ops (pure: erased when unused)
+_MESH_IDS = (sw.RowIdOp, sw.ColIdOp, sw.CpeIdOp)
+
+
+def _first_dma_writes(spmd: loop.SpmdOp) -> set[loop.DmaStartOp]:
+    """The ``loop.dma_start`` ops of ``spmd`` that no earlier op (in pre-order) touches the
+    buffer of: an op touches a ``loop.ldm_buffer`` when it uses the buffer or a slot/view of it
+    (taking a slot or view is not a touch). One walk of the kernel."""
+    root: dict[SSAValue, SSAValue] = {}  # a slot/view -> the buffer it is (a slot/view) of
+    touched: set[SSAValue] = set()
+    first: set[loop.DmaStartOp] = set()
+    for o in spmd.walk():
+        if isinstance(o, (loop.SlotOp, loop.ViewOp)):
+            root[o.result] = root.get(o.buffer, o.buffer)
+            continue
+        if isinstance(o, loop.DmaStartOp) and root.get(o.buffer, o.buffer) not in touched:
+            first.add(o)
+        for v in o.operands:
+            touched.add(root.get(v, v))
+    return first
+
+
 @dataclass
 class KernelLowering(SwKernelBuilder):
     """Translates one ``loop.spmd`` body into a ``sw.kernel`` body (see package docstring); the
@@ -113,6 +154,7 @@ class KernelLowering(SwKernelBuilder):
         super().__post_init__()
         self._uf = _UnionFind()
         self._waited: list[tuple[SSAValue, Operation]] = []
+        self._first_writes: set[loop.DmaStartOp] | None = None  # _first_dma_writes, when needed
 
     # -- driver ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -123,14 +165,9 @@ class KernelLowering(SwKernelBuilder):
     def _erase_dead(self) -> None:
         """Drop pure ops (arith, mesh ids) whose results are unused (e.g. index constants
         folded into addresses)."""
-        # one backward walk: every user comes after its definition in pre-order
-        for op in reversed(list(sw.walk_control(self.kernel))):
-            if op.regions or not op.results:
-                continue
-            pure = op.dialect_name() == "arith" or isinstance(op, (sw.RowIdOp, sw.ColIdOp, sw.CpeIdOp))
-            if pure and all(not r.uses for r in op.results):
-                op.detach()
-                op.erase()
+        # one backward walk (reversed pre-order, not entering sw.microkernel bodies as
+        # sw.walk_control): every user comes after its definition in pre-order
+        _erase_dead_in(self.kernel)
 
     def _collect_chains(self, region: Region) -> None:
         uf = self._uf
@@ -227,30 +264,30 @@ class KernelLowering(SwKernelBuilder):
         self.emit(new)
         self._lower_block(op.body.block, body)
         if body.last_op is None or not isinstance(body.last_op, scf.YieldOp):
-            body.add_op(scf.YieldOp())
+            body.add_op(yield_op())
         self._map_results(op, new)
 
     def _lower_if(self, op: scf.IfOp) -> None:
         types = [t for t in (_new_type(r.type) for r in op.results) if t is not None]
         then = Block()
         els = Block()
-        new = scf.IfOp(self.value(op.cond), types, Region(then), Region(els))
+        new = scf.IfOp.create(operands=[self.value(op.cond)], result_types=types, regions=[Region(then), Region(els)])
         self.emit(new)
         self._lower_block(op.true_region.block, then)
         if op.false_region.blocks:
             self._lower_block(op.false_region.block, els)
         for b in (then, els):
             if not isinstance(b.last_op, scf.YieldOp):
-                b.add_op(scf.YieldOp())
+                b.add_op(yield_op())
         self._map_results(op, new)
 
     def _lower_yield(self, op: scf.YieldOp) -> None:
-        self.emit(scf.YieldOp(*[self.value(a) for a in op.arguments if not _is_token(a)]))
+        self.emit(yield_op(*[self.value(a) for a in op.arguments if not _is_token(a)]))
 
     # -- LDM buffers -----------------------------------------------------------------------
     def _lower_ldm_buffer(self, op: loop.LdmBufferOp) -> None:
         t = op.buffer_type
-        new = self.emit(sw.LdmAllocOp.build(
+        new = self.emit(sw.LdmAllocOp.create(
             properties={"bytes": IntegerAttr(t.footprint_bytes(), i64)}, result_types=[i64]))
         new.results[0].name_hint = sanitize(op.buffer_name.data)
         self.vmap[op.result] = new.results[0]
@@ -294,7 +331,7 @@ class KernelLowering(SwKernelBuilder):
         if mode == DmaMode.BCAST:
             ch.bcast = True
             if not self._first_write(op):
-                self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(BarrierScope.ARRAY)}))
+                self.emit(array_barrier())
             parts = bcast_parts(size, bsize, stride)
             ch.bcast_issuers = len(parts)
             for i, (moff, loff, psize) in enumerate(parts):
@@ -304,7 +341,7 @@ class KernelLowering(SwKernelBuilder):
                     pp["stride"] = int_attr(stride)
                 get = sw.DmaGetOp.create(operands=[self.add(mem, moff), self.add(ldm, loff), ch.reply], properties=pp)
                 me = self.emit(cmpi(self.cpe, self.const(BCAST_ISSUERS[i]), "eq")).results[0]
-                self.emit(scf.IfOp(me, [], Region(Block([get, scf.YieldOp()])), Region(Block([scf.YieldOp()]))))
+                self.emit(if_op(me, [get]))
             return
         if op.is_get:
             self.emit(sw.DmaGetOp.create(operands=[mem, ldm, ch.reply], properties=props))
@@ -320,18 +357,9 @@ class KernelLowering(SwKernelBuilder):
             if isinstance(p, scf.ForOp):
                 return False
             p = p.parent_op()
-        root = op.buffer
-        while isinstance(root.owner, (loop.SlotOp, loop.ViewOp)):
-            root = root.owner.buffer
-        derived = {root}
-        for o in self.spmd.walk():
-            if o is op:
-                return True
-            if isinstance(o, (loop.SlotOp, loop.ViewOp)) and o.buffer in derived:
-                derived.add(o.result)
-            elif o is not root.owner and any(v in derived for v in o.operands):
-                return False
-        return True
+        if self._first_writes is None:
+            self._first_writes = _first_dma_writes(self.spmd)
+        return op in self._first_writes
 
     def _dominated_wait(self, token: SSAValue, op: Operation) -> bool:
         for t, w in self._waited:
@@ -359,8 +387,8 @@ class KernelLowering(SwKernelBuilder):
             if id(ch) in seen:
                 continue
             seen.add(id(ch))
-            wait = sw.DmaWaitOp.build(operands=[ch.reply, []], properties={"count": int_attr(1)})
-            reset = sw.ReplyResetOp.build(operands=[ch.reply])
+            wait = sw.DmaWaitOp.create(operands=[ch.reply], properties={"count": int_attr(1)})
+            reset = sw.ReplyResetOp.create(operands=[ch.reply])
             if ch.bcast:
                 if ch.bcast_issuers > 1:  # CPEs 0, 2, 4, 6 (the first ``bcast_issuers`` of them)
                     hi = self.emit(cmpi(self.cpe, self.const(2 * ch.bcast_issuers), "slt")).results[0]
@@ -369,17 +397,16 @@ class KernelLowering(SwKernelBuilder):
                     issuer = self.emit(arith.AndIOp.create(operands=[hi, even], result_types=[i1])).results[0]
                 else:
                     issuer = self.emit(cmpi(self.cpe, self.const(0), "eq")).results[0]
-                self.emit(scf.IfOp(issuer, [], Region(Block([wait, reset, scf.YieldOp()])),
-                                   Region(Block([scf.YieldOp()]))))
+                self.emit(if_op(issuer, [wait, reset]))
                 bcast_wait = True
             else:
                 self.emit(wait)
                 self.emit(reset)
         if bcast_wait:
-            self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(BarrierScope.ARRAY)}))
+            self.emit(array_barrier())
 
     def _lower_barrier(self, op: loop.BarrierOp) -> None:
-        self.emit(sw.BarrierOp.build(properties={"scope": sw.BarrierScopeAttr(op.scope.data)}))
+        self.emit(sw.BarrierOp.create(properties={"scope": sw.BarrierScopeAttr(op.scope.data)}))
 
     # -- compute ops -------------------------------------------------------------------------
     def _lower_map(self, op: loop.MapOp) -> None:
