@@ -26,8 +26,10 @@ one stage is shown in its row and the others still run. ``--timing-only`` simula
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import importlib.util
 import json
+import multiprocessing as mp
 import sys
 import tempfile
 import time
@@ -113,6 +115,16 @@ def run_network(label: str, path: Path, random_weights: int | None, timing_only:
     return row
 
 
+def _in_child(label: str, path: Path, random_weights: int | None, timing_only: bool) -> Row:
+    """:func:`run_network` in a fresh process, so what a simulation keeps (weights, compiled
+    bodies) is returned to the system after each network instead of accumulating over a list."""
+    with cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as ex:
+        try:
+            return ex.submit(run_network, label, path, random_weights, timing_only).result()
+        except cf.process.BrokenProcessPool:  # e.g. killed for memory
+            return Row(label, error="the process running it died (out of memory?)")
+
+
 def render(rows: list[Row], console: Console) -> None:
     t = Table(title="networks on the simulated SW26010 core group")
     for col in ("network", "import", "outputs", "max |err|", "cycles", "ms", "useful % peak", "wall s", "error"):
@@ -143,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timing-only", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="write the rows as JSON")
     args = ap.parse_args(argv)
+    from taihu.tools.atomic import write_atomically
     from taihu.tools.run import example_path
 
     console = Console(width=200)
@@ -166,11 +179,11 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(where, str):  # the export failed
                 rows.append(Row(label, error=where))
             else:
-                rows.append(run_network(label, where, args.random_weights, args.timing_only))
+                rows.append(_in_child(label, where, args.random_weights, args.timing_only))
             console.print(f"[dim]{label}: done[/dim]")
+            if args.json is not None:  # the rows so far: an interrupted run keeps them
+                write_atomically(args.json, json.dumps([asdict(r) for r in rows], indent=1))
     render(rows, console)
-    if args.json is not None:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1))
     return 0
 
 
