@@ -49,11 +49,20 @@ def block_starts(addr: int, size: int, bsize: int, stride: int) -> np.ndarray:
 
 def moved_strided(addr: int, size: int, bsize: int, stride: int, txn_bytes: int = 128) -> int:
     """Bytes moved by a strided descriptor: ``Σ_i moved(a_i, bsize)`` (eq 3-2, spec §4.4)."""
-    if bsize == 0:
+    if bsize == 0 or bsize == size and stride == 0:
         return moved(addr, size, txn_bytes)
-    a = block_starts(addr, size, bsize, stride)
-    t = -(-(a + bsize) // txn_bytes) - a // txn_bytes
-    return int(t.sum()) * txn_bytes
+    # block i starts at a_i = addr + i*pitch; with r_i = a_i mod T it touches
+    # ceil((r_i + bsize) / T) transactions, and r_i repeats with period T / gcd(pitch, T): sum one
+    # period in closed form instead of every block (exact integers, no arrays)
+    nblk = size // bsize
+    if nblk <= 0:
+        return 0
+    pitch = bsize + stride
+    period = min(nblk, txn_bytes // math.gcd(pitch % txn_bytes, txn_bytes))
+    r0, step = addr % txn_bytes, pitch % txn_bytes
+    per = [-(-((r0 + i * step) % txn_bytes + bsize) // txn_bytes) for i in range(period)]
+    full, rest = divmod(nblk, period)
+    return (full * sum(per) + sum(per[:rest])) * txn_bytes
 
 
 def dma_pattern(

@@ -36,7 +36,12 @@ from taihu.dialects.target import MODULE_ATTR, machine_attr, machine_of
 from taihu.target.machine import Machine, MachineConfigError, resolve_machine
 
 
+_REPLY = sw.ReplyType()
+
+
 class _ConcretizeKernel(RewritePattern):
+    # (the swsim ops are built with create(): no IRDL constructor checks, the module is
+    # verified after the pipeline)
     def __init__(self, machine: Machine) -> None:
         self.machine = machine
 
@@ -53,7 +58,7 @@ class _ConcretizeKernel(RewritePattern):
                 f"ldm_user_bytes = {self.machine.ldm_user_bytes}: {listing}"
             )
         for s in slots:
-            new: Operation = LdmAddrOp.build(
+            new: Operation = LdmAddrOp.create(
                 properties={"address": IntegerAttr(s.offset, i64), "bytes": IntegerAttr(s.bytes, i64)},
                 result_types=[i64],
             )
@@ -62,8 +67,8 @@ class _ConcretizeKernel(RewritePattern):
         n_reply = 0
         for o in list(sw.walk_control(op)):
             if isinstance(o, sw.ReplyAllocOp):
-                slot: Operation = ReplySlotOp.build(properties={"slot": IntegerAttr(n_reply, i64)},
-                                        result_types=[sw.ReplyType()])
+                slot: Operation = ReplySlotOp.create(properties={"slot": IntegerAttr(n_reply, i64)},
+                                                     result_types=[_REPLY])
                 slot.results[0].name_hint = o.result.name_hint
                 rewriter.replace(o, slot)
                 n_reply += 1
