@@ -41,10 +41,14 @@ carry their exact length in cycles (argument ``cycles``). Compared with the JSON
 data phases leave out the request's issue and accept cycles (the start-up on the CPE's lane
 shows accept -> ready), the RLC batches their cycle numbers.
 
-The conversion reads each recorded event a few times at C speed (``operator.itemgetter`` maps
-into numpy arrays), groups and orders with numpy, and spends Python-level work per written
-slice; the cohorts and busy periods keep the slices few (ResNet-50 at batch 1: 15.4 M events,
-~0.6 M slices, 30 MB).
+The conversion reads the recording (:attr:`Trace.log`): without ``--trace-cpes`` the lockstep
+path's compact entries (a cohort's runs, the links one run posts) are read as numpy columns, an
+entry whose CPEs run (or stall) at the same cycles as one unit, the other events a few times at
+C speed (``operator.itemgetter`` maps into numpy arrays); with ``--trace-cpes`` the per-CPE
+events (:attr:`Trace.events`). Both group and order with numpy and give the same slices; then
+Python-level work per written slice (the packets, most of the time). The cohorts and busy
+periods keep the slices few (ResNet-50 at batch 1: 15.4 M events in 1.5 M recorded entries,
+0.6 M slices, 30.5 MB).
 """
 
 from __future__ import annotations
@@ -389,47 +393,46 @@ class _Writer:
         if len(cohorts):
             ents = [log[i] for i in cohorts.tolist()]
             sizes = np.asarray([e[6][0].shape[1] for e in ents], dtype=np.int64)
-            flat = np.concatenate([e[6][0].ravel() for e in ents])  # per entry: lanes, t0, start, end
+            cl, ca, cb, cc = np.concatenate([e[6][0] for e in ents], axis=1)  # lanes, t0, start, end
             starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-            rec = np.repeat(np.arange(len(ents)), sizes)
-            i_in = np.arange(len(rec)) - starts[rec]  # the CPE's index in its entry
-            at = 3 * starts[rec] + np.arange(len(rec))
-            g = sizes[rec]
-            shift = np.asarray([e[6][2] for e in ents], dtype=np.int64)[rec]  # (memo replays)
-            cl, ca, cb, cc = flat[at], flat[at + g] + shift, flat[at + 2 * g] + shift, flat[at + 3 * g] + shift
+            e_shift = np.asarray([e[6][2] for e in ents], dtype=np.int64)  # (memo replays)
             e_name = np.asarray([nid.setdefault(e[3], len(nid)) for e in ents], dtype=np.int64)
             e_trip = np.asarray([e[6][1] for e in ents], dtype=np.int64)
             stall = nid.setdefault("rlc stall", len(nid))
-            fi = starts[rec]
             e_low = np.minimum.reduceat(cl, starts)
             e_words = np.stack([np.bitwise_or.reduceat(np.where(cl // 64 == w, np.left_shift(
                 np.uint64(1), (cl % 64).astype(np.uint64)), np.uint64(0)), starts) for w in range(W)], axis=1)
             sub_e = cohorts * n_sub
+            n_ent = len(ents)
             # per kind (stall, run): one unit for an entry whose CPEs all have it at the same
             # cycles, else a unit per CPE that has it
-            for sub, x0, x1, has, nm, tr in ((0, ca, cb, cb > ca, stall, -1), (1, cb, cc, None, e_name, e_trip)):
-                one = np.logical_and.reduceat((x0 == x0[fi]) & (x1 == x1[fi]), starts)
+            for sub, x0, x1, has, nm, tr in ((0, ca, cb, cb > ca, np.full(n_ent, stall), np.full(n_ent, -1)),
+                                             (1, cb, cc, None, e_name, e_trip)):
+                same = np.empty(len(x0), dtype=bool)
+                same[1:] = (x0[1:] == x0[:-1]) & (x1[1:] == x1[:-1])
+                same[starts] = True
+                one = np.logical_and.reduceat(same, starts)
                 if has is not None:
                     one &= has[starts]  # (the same cycles: all of the entry's CPEs stall, or none)
                 u = np.flatnonzero(one)
                 key.append(sub_e[u] + sub)
-                name.append(np.broadcast_to(nm, len(ents))[u])
-                t0.append(x0[starts[u]])
-                t1.append(x1[starts[u]])
-                trip.append(np.broadcast_to(tr, len(ents))[u])
+                name.append(nm[u])
+                t0.append(x0[starts[u]] + e_shift[u])
+                t1.append(x1[starts[u]] + e_shift[u])
+                trip.append(tr[u])
                 words.append(e_words[u])
                 count.append(sizes[u])
                 low.append(e_low[u])
-                p = ~one[rec]
+                each = np.repeat(~one, sizes)
                 if has is not None:
-                    p &= has
-                p = np.flatnonzero(p)
-                r = rec[p]
-                key.append(sub_e[r] + 2 * i_in[p] + sub)
-                name.append(np.broadcast_to(nm, len(ents))[r])
-                t0.append(x0[p])
-                t1.append(x1[p])
-                trip.append(np.broadcast_to(tr, len(ents))[r])
+                    each &= has
+                p = np.flatnonzero(each)
+                r = np.searchsorted(starts, p, side="right") - 1  # their entries
+                key.append(sub_e[r] + 2 * (p - starts[r]) + sub)
+                name.append(nm[r])
+                t0.append(x0[p] + e_shift[r])
+                t1.append(x1[p] + e_shift[r])
+                trip.append(tr[r])
                 words.append(_bits(cl[p], W))
                 count.append(np.ones(len(p), dtype=np.int64))
                 low.append(cl[p])
