@@ -482,7 +482,8 @@ def constant(
     arr = np.asarray(arr, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     ty = TensorType(element_type, arr.shape)
     flat = arr.reshape(-1)
-    is_splat = flat.size > 1 and bool(np.all(flat == flat[0])) and not np.isnan(flat[0])
+    # (two first elements compared first: a weight tensor is rejected without a full pass)
+    is_splat = flat.size > 1 and flat[1] == flat[0] and bool(np.all(flat == flat[0])) and not np.isnan(flat[0])
     if is_splat or flat.size <= inline_limit:
         if is_splat:
             flat = flat[:1]  # a splat stores one element (xDSL prints it as dense<v>)

@@ -213,7 +213,7 @@ class LoweringState:
         flat = arr.reshape(-1)
         if flat.size <= 16:
             value: Attribute = DenseIntOrFPElementsAttr.from_list(ttype, [float(x) for x in flat])
-        elif bool(np.all(flat == flat[0])):  # a splat: one value
+        elif flat[1] == flat[0] and bool(np.all(flat == flat[0])):  # a splat: one value
             value = DenseIntOrFPElementsAttr.from_list(ttype, [float(flat[0])])
         else:
             value = DenseResourceAttr.from_params(declare_blob(sanitize(name_hint), arr), ttype)
