@@ -22,7 +22,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from onnx import NodeProto, helper
-from onnx.reference import ReferenceEvaluator
 
 __all__ = ["SHAPE_ONLY", "FoldError", "evaluate_node", "shape_stand_in"]
 
@@ -49,6 +48,9 @@ def evaluate_node(node: NodeProto, inputs: Sequence[np.ndarray | None], opset: i
         [helper.make_empty_tensor_value_info(o) for o in node.output if o],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    # (imported here: onnx.reference loads every reference op, ~0.1 s, and most models fold nothing)
+    from onnx.reference import ReferenceEvaluator
+
     try:
         outs = ReferenceEvaluator(model).run(None, feeds)
     except Exception as e:  # the reference implementation raises many kinds
