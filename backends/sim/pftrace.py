@@ -816,21 +816,27 @@ class _Writer:
 
         trace = pb.Trace()
         self._header(trace)
-        packets = trace.packet
-        for t, ty, j in zip(ts_l, typ_l, idx_l):
-            p = packets.add()
-            p.timestamp = t
-            p.trusted_packet_sequence_id = _SEQ  # (its interned names: the sequence's state)
-            te = p.track_event
-            te.track_uuid = track[j]
-            if ty == 0:
-                te.type = _END
-            else:
+        flows = n_flows > 0
+        n_p = len(ts_l)
+        for c0 in range(0, max(n_p, 1), _CHUNK):  # (serialized chunks concatenate into one Trace)
+            if c0:
+                trace = pb.Trace()
+            add = trace.packet.add
+            for t, ty, j in zip(ts_l[c0:c0 + _CHUNK], typ_l[c0:c0 + _CHUNK], idx_l[c0:c0 + _CHUNK]):
+                p = add()
+                p.timestamp = t
+                p.trusted_packet_sequence_id = _SEQ  # (its interned names: the sequence's state)
+                te = p.track_event
+                te.track_uuid = track[j]
+                if ty == 0:
+                    te.type = _END
+                    continue
                 te.type = _INSTANT if ty == 1 else _BEGIN
                 te.name_iid = name[j]
                 te.category_iids.append(cat[j])
+                add_arg = te.debug_annotations.add
                 for a, kind, v in args[j]:
-                    d = te.debug_annotations.add()
+                    d = add_arg()
                     d.name_iid = a
                     if kind == _INT:
                         d.int_value = v
@@ -838,17 +844,14 @@ class _Writer:
                         d.string_value_iid = v
                     else:
                         d.pointer_value = v
-                lo, hi = out_ptr[j], out_ptr[j + 1]
-                if hi > lo:
-                    te.flow_ids.extend(out_ids[lo:hi])
-                lo, hi = in_ptr[j], in_ptr[j + 1]
-                if hi > lo:
-                    te.terminating_flow_ids.extend(in_ids[lo:hi])
-            if len(packets) >= _CHUNK:
-                f.write(trace.SerializeToString())
-                trace = pb.Trace()
-                packets = trace.packet
-        f.write(trace.SerializeToString())
+                if flows:
+                    lo, hi = out_ptr[j], out_ptr[j + 1]
+                    if hi > lo:
+                        te.flow_ids.extend(out_ids[lo:hi])
+                    lo, hi = in_ptr[j], in_ptr[j + 1]
+                    if hi > lo:
+                        te.terminating_flow_ids.extend(in_ids[lo:hi])
+            f.write(trace.SerializeToString())
 
 
 def write_pftrace(trace: Trace, f: BinaryIO, lanes: CpeLanes = CpeLanes()) -> None:
