@@ -43,6 +43,7 @@ class MapKind(StrEnum):
     AVG_POOL = "avg_pool"  # window sum * (1 / (kh*kw)) or * inv_count (2nd input); `pads` as max_pool
     DEPTHWISE = "depthwise"  # per-plane 2-D convolution: y[p] = sum_ij w[p, 0, i*kw+j] * x[p] window (+ b[p]); see check_map
     GROUPED = "grouped"  # per-group convolution: y[p, m] = sum_c depthwise(x[p, c], w[p, m, c*kh*kw:]) (+ b[p, m]); see check_map
+    GROUPED_DIRECT = "grouped_direct"  # grouped via kw column-shifted copies of the rows (aligned vectors along W); see check_map
     REDUCE_SUM = "reduce_sum"  # y = sum over `axis` (kept as size 1)
     REDUCE_MAX = "reduce_max"
     REDUCE_MEAN = "reduce_mean"
@@ -96,6 +97,8 @@ KIND_INFO: dict[MapKind, KindInfo] = {
     MapKind.GROUPED: KindInfo(
         (2, 3), required=("kernel", "strides"), optional=("pads", "dilations"), shape_rule="grouped"
     ),
+    MapKind.GROUPED_DIRECT: KindInfo(tuple(range(3, 16)), required=("kernel", "strides"),
+                                     optional=("pads", "dilations"), shape_rule="grouped_direct"),
     MapKind.REDUCE_SUM: KindInfo((1,), required=("axis",), shape_rule="reduce"),
     MapKind.REDUCE_MAX: KindInfo((1,), required=("axis",), shape_rule="reduce"),
     MapKind.REDUCE_MEAN: KindInfo((1,), required=("axis",), shape_rule="reduce"),
@@ -245,6 +248,8 @@ def check_map(
         return _check_depthwise(in_shapes, out_shape, params)
     if rule == "grouped":
         return _check_grouped(in_shapes, out_shape, params)
+    if rule == "grouped_direct":
+        return _check_grouped_direct(in_shapes, out_shape, params)
     axis = params.get("axis")
     if rule in ("reduce", "axis"):
         assert isinstance(axis, int)
@@ -337,6 +342,47 @@ def _check_grouped(in_shapes: Sequence[Sequence[int]], out: Sequence[int], param
     if tuple(in_shapes[1]) != want:
         return f"weights shape {list(in_shapes[1])} != (P, mg, cg, kh*kw) = {list(want)}"
     if len(in_shapes) == 3 and tuple(in_shapes[2]) != (o[0], o[1], 1, 1):
+        return f"bias shape {list(in_shapes[2])} != (P, mg, 1, 1) = {[o[0], o[1], 1, 1]}"
+    return None
+
+
+def _check_grouped_direct(in_shapes: Sequence[Sequence[int]], out: Sequence[int],
+                          params: dict[str, object]) -> str | None:
+    """``grouped_direct`` {kernel = [kh, kw], strides = [sh, sw], dilations = [dh, dw] (default 1),
+    pads = [left, right] (the column pads)}: x (P, cg, R, W) (input rows, the pad rows included),
+    w (P, mg, cg, kh*kw), optional b (P, mg, 1, 1), then kw scratch tiles u_0 .. u_{kw-1} (P, cg,
+    R, U) (the map writes them: ``u_j[p, k, r, c] = x[p, k, r, c*sw + j*dw - left]``, 0 outside x)
+    -> y (P, mg, Ho, Wo) with ``Ho = (R - dh*(kh-1) - 1) // sh + 1``, ``Wo = (W + left + right -
+    dw*(kw-1) - 1) // sw + 1 <= U``, ``y[p, m, r, c] = b[p, m] + sum_{k, i, j} w[p, m, k, i*kw +
+    j] * u_j[p, k, r*sh + i*dh, c]``: the grouped convolution from kw column-shifted copies of
+    its input rows (so that vectors along W are aligned loads)."""
+    kernel = tuple(cast("Sequence[int]", params["kernel"]))  # array parameters are int tuples
+    strides = tuple(cast("Sequence[int]", params["strides"]))  # array parameters are int tuples
+    dil = tuple(cast("Sequence[int]", params.get("dilations", (1, 1))))  # array parameters are int tuples
+    pads = tuple(cast("Sequence[int]", params.get("pads", (0, 0))))  # array parameters are int tuples
+    if (len(kernel) != 2 or len(strides) != 2 or len(dil) != 2 or len(pads) != 2 or min(kernel + strides + dil) < 1
+            or min(pads) < 0):
+        return ("grouped_direct takes kernel = [kh, kw], strides = [sh, sw], dilations = [dh, dw] (>= 1), "
+                "pads = [left, right] (>= 0)")
+    kh, kw = kernel
+    n = len(in_shapes)
+    if n not in (kw + 2, kw + 3):
+        return f"grouped_direct takes x, w, an optional b and {kw} scratch copies (kw): {kw + 2} or {kw + 3} inputs, got {n}"
+    nb = n - kw
+    x, o = tuple(in_shapes[0]), tuple(out)
+    if len(x) != 4 or len(o) != 4 or x[0] != o[0]:
+        return f"grouped_direct takes x (P, cg, R, W) -> y (P, mg, Ho, Wo), got {list(x)} -> {list(o)}"
+    ho = (x[2] - dil[0] * (kh - 1) - 1) // strides[0] + 1
+    wo = (x[3] + pads[0] + pads[1] - dil[1] * (kw - 1) - 1) // strides[1] + 1
+    if o[2:] != (ho, wo):
+        return f"output shape {list(o)} != [P, mg, {ho}, {wo}] (of {x[2]} input rows and {x[3]} columns)"
+    u = tuple(in_shapes[nb])
+    if len(u) != 4 or u[:3] != x[:3] or u[3] < wo or any(tuple(t) != u for t in in_shapes[nb:]):
+        return f"the {kw} scratch copies must be (P, cg, R, U) with U >= Wo = {wo}, got {[list(t) for t in in_shapes[nb:]]}"
+    want = (o[0], o[1], x[1], kh * kw)
+    if tuple(in_shapes[1]) != want:
+        return f"weights shape {list(in_shapes[1])} != (P, mg, cg, kh*kw) = {list(want)}"
+    if nb == 3 and tuple(in_shapes[2]) != (o[0], o[1], 1, 1):
         return f"bias shape {list(in_shapes[2])} != (P, mg, 1, 1) = {[o[0], o[1], 1, 1]}"
     return None
 

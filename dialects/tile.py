@@ -1333,7 +1333,7 @@ class MapOp(MapParamsOp):
             raise VerifyException(f"tile.map {kind.value}: {err}")
         for v in self.inputs:
             if v is self.out and kind in (MapKind.TRANSPOSE,) + tuple(
-                k for k, i in KIND_INFO.items() if i.shape_rule in ("window", "depthwise", "grouped", "reduce", "axis")
+                k for k, i in KIND_INFO.items() if i.shape_rule in ("window", "depthwise", "grouped", "grouped_direct", "reduce", "axis")
             ):
                 raise VerifyException(f"tile.map {kind.value}: output must not alias an input")
         _check_map_distribution(self, kind, list(self.inputs), self.out)
@@ -1364,7 +1364,7 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
         and cast(TileBufType, inputs[0].type).halo == int(cast(int, op.params()["size"])) - 1  # map operands are tile bufs
     )
     if sd is not None:
-        if rule in ("window", "depthwise", "grouped") and sd >= rank - len(op.params()["kernel"]):  # type: ignore[arg-type]
+        if rule in ("window", "depthwise", "grouped", "grouped_direct") and sd >= rank - len(op.params()["kernel"]):  # type: ignore[arg-type]
             raise VerifyException(f"{w}: the window must not cover dim {sd}, which is split over the CPEs ({out.dist.data})")
         if rule in ("reduce", "axis") and op.params()["axis"] == sd and not halo_lrn:
             raise VerifyException(
@@ -1383,7 +1383,7 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
                     f"one (halo = size - 1, dim {sd} = the output's + halo, output {base})"
                 )
             continue
-        if rule in ("window", "depthwise", "grouped") and i == 0:
+        if rule in ("window", "depthwise", "grouped", "grouped_direct") and i == 0:
             if t.dist.data != out.dist.data or (sd is not None and tshape[sd] != oshape[sd]):
                 raise VerifyException(
                     f"{w}: input %{_buf_name(v)} must have the output's distribution {out.dist.data} and dim {sd or 0}"
@@ -1397,7 +1397,7 @@ def _check_map_distribution(op: MapOp, kind: MapKind, inputs: list[SSAValue], ou
                     f"(perm[{sd}]) with {oshape[sd]} elements: the output is {out.dist.data}"
                 )
             continue
-        if rule == "transpose" or (same_shape and rule not in ("window", "depthwise", "grouped")) or (rule in ("reduce", "axis")):
+        if rule == "transpose" or (same_shape and rule not in ("window", "depthwise", "grouped", "grouped_direct")) or (rule in ("reduce", "axis")):
             if t.dist.data != out.dist.data:
                 raise VerifyException(
                     f"{w}: input %{_buf_name(v)} is distributed {t.dist.data}, the output {out.dist.data}: maps are CPE-local"

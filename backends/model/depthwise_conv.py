@@ -405,14 +405,14 @@ class _Tile:
 
 
 def _tiles(s: ConvShape, planes: int, rows: int, units: int | None = None,
-           cin: int = 1) -> list[tuple[int, list[_Tile]]]:
+           cin: int = 1, rows_only: bool = False) -> list[tuple[int, list[_Tile]]]:
     """Per channel tile (its channels) the row tiles of one image, as the lowering emits them;
     ``units`` (default C) split in tiles of ``planes``, each with ``cin`` input planes (the
-    grouped kernel's groups: C/g)."""
+    grouped kernel's groups: C/g); ``rows_only``: input row windows even for whole planes."""
     total = s.c if units is None else units
     q_full = _balanced(planes, N_CPE)
-    thi = in_rows(s, rows)
-    whole = whole_planes(s, rows)
+    whole = whole_planes(s, rows) and not rows_only
+    thi = in_rows(s, rows) if whole or not rows_only else (rows - 1) * s.strides[0] + (s.kh - 1) * s.dilations[0] + 1
     sh, pt = s.strides[0], s.pads[0]
     out = []
     for c0 in range(0, total, planes):
@@ -435,7 +435,9 @@ class TiledWork:
     all (C planes for depthwise, the groups for grouped), ``planes`` per tile; per unit ``cin``
     input planes, ``cout`` output planes, ``weights`` filter elements and ``bias`` elements;
     ``unit_cycles``: a CPE's compute cycles of one unit of a tile of ``rows`` output rows;
-    ``sync_exposed``: the fraction of a synchronously loaded tile's compute that is exposed."""
+    ``sync_exposed``: the fraction of a synchronously loaded tile's compute that is exposed;
+    ``in_width``: the columns of an input plane's rows as loaded (default W); ``rows_only``: the
+    tiles load input row windows even when ``rows`` is Ho (the pad rows filled by the DMA)."""
 
     name: str
     units: int
@@ -446,6 +448,8 @@ class TiledWork:
     bias: int
     unit_cycles: Callable[[int], float]
     sync_exposed: float = SYNC_EXPOSED
+    in_width: int | None = None
+    rows_only: bool = False
 
 
 def depthwise_cost(s: ConvShape, machine: Machine, planes: int, rows: int) -> KernelCost:
@@ -469,8 +473,9 @@ def tiled_cost(s: ConvShape, machine: Machine, work: TiledWork, rows: int) -> Ke
     bus_bw = machine.dma_bus_bw * 1e9
     lat = machine.cycles_to_seconds(machine.dma_latency)
     txn = machine.mem_txn_bytes
-    whole = whole_planes(s, rows)
+    whole = whole_planes(s, rows) and not work.rows_only
     ci, co = work.cin, work.cout
+    w_in = s.w if work.in_width is None else work.in_width
 
     def dma(cpes: int, runs: Sequence[tuple[int, float]]) -> tuple[float, float]:
         """(seconds, moved bytes) of one round in which each of ``cpes`` CPEs moves ``runs``
@@ -486,14 +491,14 @@ def tiled_cost(s: ConvShape, machine: Machine, work: TiledWork, rows: int) -> Ke
     first = True
     epi = EPILOGUE_CYCLES_PER_ELEM if s.relu else 0.0
     for _ in range(s.n):
-        for _ck, rts in _tiles(s, work.planes, rows, work.units, ci):
+        for _ck, rts in _tiles(s, work.planes, rows, work.units, ci, work.rows_only):
             q0 = rts[0].q
             tw, mw = dma(rts[0].cpes, [(1, q0 * work.weights * e)] + ([(1, q0 * work.bias * e)] if work.bias else []))
             t_total += tw
             t_dma += tw
             moved_all += mw
             for t in rts:
-                runs_in = [(1, t.q * ci * s.h * s.w * e)] if whole else [(t.q * ci, t.in_rows * s.w * e)]
+                runs_in = [(1, t.q * ci * s.h * s.w * e)] if whole else [(t.q * ci, t.in_rows * w_in * e)]
                 runs_out = [(1, t.q * co * s.ho * s.wo * e)] if whole else [(t.q * co, t.out_rows * s.wo * e)]
                 d, mv = dma(t.cpes, runs_in + runs_out)
                 c = machine.cycles_to_seconds(t.q * (work.unit_cycles(t.rows) + co * epi * t.rows * s.wo))

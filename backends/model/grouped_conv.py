@@ -37,6 +37,7 @@ from taihu.backends.model.conv import ConvShape, KernelCost
 from taihu.backends.model.depthwise_conv import (
     MAX_KERNEL,
     N_CPE,
+    VMAD_LATENCY,
     TiledWork,
     in_rows,
     plane_cycles,
@@ -47,6 +48,13 @@ from taihu.target.machine import Machine
 
 __all__ = [
     "GroupedPlan",
+    "direct_applicability",
+    "direct_block_cycles",
+    "direct_copies",
+    "direct_footprint",
+    "direct_group_cycles",
+    "direct_in_rows",
+    "direct_width",
     "grouped_applicability",
     "grouped_cost",
     "grouped_footprint",
@@ -90,13 +98,15 @@ def grouped_footprint(s: ConvShape, q: int, rows: int) -> int:
 @dataclass(frozen=True)
 class GroupedPlan:
     """``groups`` groups per tile (G, or a multiple of 64), ``rows`` output rows per tile; ``q``
-    groups per CPE; ``ldm_bytes`` per CPE; ``cost`` (:func:`grouped_cost`)."""
+    groups per CPE; ``ldm_bytes`` per CPE; ``cost`` (:func:`grouped_cost`); ``direct``: the
+    column-copies variant (:func:`direct_applicability`)."""
 
     shape: ConvShape
     groups: int
     rows: int
     ldm_bytes: int
     cost: KernelCost
+    direct: bool = False
     algorithm: str = "grouped"
     residual_fused: bool = False
 
@@ -127,19 +137,25 @@ def group_cycles(s: ConvShape, rows: int) -> float:
     return s.mg * (first + (s.cg - 1) * rest + s.cg * PASS_CYCLES)
 
 
-def grouped_cost(s: ConvShape, machine: Machine, groups: int, rows: int) -> KernelCost:
-    """Modelled time of the grouped kernel with ``groups`` x ``rows`` tiles (module docstring)."""
+def grouped_cost(s: ConvShape, machine: Machine, groups: int, rows: int, direct: bool = False) -> KernelCost:
+    """Modelled time of the grouped kernel with ``groups`` x ``rows`` tiles (module docstring;
+    ``direct``: the column-copies variant)."""
     kk = s.kh * s.kw
-    work = TiledWork("grouped", s.group, groups, s.cg, s.mg, s.mg * s.cg * kk, s.mg if s.bias else 0,
-                     lambda r: group_cycles(s, r), GROUPED_SYNC_EXPOSED)
+    if direct:
+        work = TiledWork("grouped", s.group, groups, s.cg, s.mg, s.mg * s.cg * kk, s.mg if s.bias else 0,
+                         lambda r: direct_group_cycles(s, r), GROUPED_SYNC_EXPOSED, None, True)
+    else:
+        work = TiledWork("grouped", s.group, groups, s.cg, s.mg, s.mg * s.cg * kk, s.mg if s.bias else 0,
+                         lambda r: group_cycles(s, r), GROUPED_SYNC_EXPOSED)
     return tiled_cost(s, machine, work, rows)
 
 
-def grouped_plan(s: ConvShape, machine: Machine, groups: int, rows: int) -> GroupedPlan:
+def grouped_plan(s: ConvShape, machine: Machine, groups: int, rows: int, direct: bool = False) -> GroupedPlan:
     """The plan with ``groups`` groups and ``rows`` output rows per tile, costed (no checks:
     :func:`grouped_space` / the schedule builder check)."""
     q = -(-groups // N_CPE)
-    return GroupedPlan(s, groups, rows, grouped_footprint(s, q, rows), grouped_cost(s, machine, groups, rows))
+    fp = direct_footprint(s, q, rows) if direct else grouped_footprint(s, q, rows)
+    return GroupedPlan(s, groups, rows, fp, grouped_cost(s, machine, groups, rows, direct), direct)
 
 
 def _balanced(n: int, parts: int) -> int:
@@ -147,9 +163,11 @@ def _balanced(n: int, parts: int) -> int:
 
 
 def grouped_candidates(s: ConvShape, machine: Machine, budget: int) -> Iterator[tuple[tuple, GroupedPlan]]:
-    """Balanced group tiles (G, or 64*q) x balanced output-row tiles that fit ``budget``, with
-    the planner's key (modelled time, then fewer tiles)."""
+    """Balanced group tiles (G, or 64*q) x balanced output-row tiles x both micro-kernels (the
+    direct one where it applies) that fit ``budget``, with the planner's key (modelled time,
+    then fewer tiles)."""
     q_need = _balanced(s.group, N_CPE)
+    variants = (False, True) if direct_applicability(s) is None else (False,)
     for m in range(1, q_need + 1):
         q = _balanced(q_need, m)
         if m > 1 and q == _balanced(q_need, m - 1):
@@ -159,10 +177,92 @@ def grouped_candidates(s: ConvShape, machine: Machine, budget: int) -> Iterator[
             rows = _balanced(s.ho, n)
             if n > 1 and rows == _balanced(s.ho, n - 1):
                 continue
-            if grouped_footprint(s, q, rows) > budget:
-                continue
-            plan = grouped_plan(s, machine, groups, rows)
-            yield (plan.cost.t_total, -groups, -rows), plan
+            for direct in variants:
+                fp = direct_footprint(s, q, rows) if direct else grouped_footprint(s, q, rows)
+                if fp > budget:
+                    continue
+                plan = grouped_plan(s, machine, groups, rows, direct)
+                yield (plan.cost.t_total, -groups, -rows, direct), plan
+
+
+# --------------------------------------------------------------------------------------------
+# The direct micro-kernel (column copies)
+# --------------------------------------------------------------------------------------------
+
+#: output channels x units (4 outputs along W) of the direct kernel's register block: 16
+#: accumulators, 4 input vectors, 4 broadcast weights (004 L821: 31 registers)
+BLOCK_M = 4
+BLOCK_U = 4
+#: [measured] cycles per micro-kernel run of the direct kernel (issue of the first iteration,
+#: pipeline drain)
+DIRECT_RUN_CYCLES = 20
+#: [measured] issue cycles per instruction of the busier pipe in its list-scheduled body
+DIRECT_SLACK = 1.07
+#: [measured] cycles per element of a column copy (a scalar load and a scalar store on P1, the
+#: load's latency not wholly hidden)
+COPY_CYCLES = 3.0
+
+
+def direct_applicability(s: ConvShape) -> str | None:
+    """None when the direct micro-kernel runs ``s`` (every layer the grouped kernel runs: the
+    column copies take any stride, dilation and pads), else the reason."""
+    return grouped_applicability(s)
+
+
+def direct_width(s: ConvShape) -> int:
+    """Columns of the direct kernel's input copies: Wo rounded up to the 4 SIMD lanes."""
+    return -(-s.wo // 4) * 4
+
+
+def direct_in_rows(s: ConvShape, rows: int) -> int:
+    """Input rows of the direct kernel's tile of ``rows`` output rows (pad rows included)."""
+    return (rows - 1) * s.strides[0] + (s.kh - 1) * s.dilations[0] + 1
+
+
+def direct_footprint(s: ConvShape, q: int, rows: int) -> int:
+    """Per-CPE LDM bytes of the direct kernel: the C/g input-row windows and the M/g output
+    tiles (double-buffered), kw scratch tiles for the column copies, the filters (and bias) as
+    :func:`grouped_footprint`."""
+    def r(n: int) -> int:
+        return -(-n * s.elem // 32) * 32
+
+    wb = 2 if N_CPE * q < s.group else 1
+    thi = direct_in_rows(s, rows)
+    return (2 * (r(q * s.cg * thi * s.w) + r(q * s.mg * rows * s.wo)) + s.kw * r(q * s.cg * thi * direct_width(s))
+            + wb * (r(q * s.mg * s.cg * s.kh * s.kw) + (r(q * s.mg) if s.bias else 0)))
+
+
+def direct_copies(s: ConvShape) -> int:
+    """Column copies the direct kernel makes (a shift of 0 on rows of Wo = W reads x itself)."""
+    return sum(1 for j in range(s.kw)
+               if not (j * s.dilations[1] - s.pads[1] == 0 and s.strides[1] == 1 and direct_width(s) == s.w))
+
+
+def _blocks(n: int, size: int) -> list[int]:
+    return [min(size, n - i) for i in range(0, n, size)]
+
+
+def direct_block_cycles(s: ConvShape, mb: int, ub: int) -> float:
+    """Cycles of one register block (``mb`` output channels x ``ub`` units of a row): the
+    accumulators set (bias or 0), C/g iterations of kh*kw terms (``ub`` vector loads, ``mb``
+    broadcast loads, ``mb * ub`` VMADs; at least one VMAD latency per term: each accumulator
+    is updated once per term), the stores (lane by lane for a row's partial last unit)."""
+    kk = s.kh * s.kw
+    term = max(DIRECT_SLACK * max(mb * ub, mb + ub), VMAD_LATENCY)
+    lanes = s.wo % 4 != 0
+    store = mb * ub + (mb * 2 * 3 if lanes else 0)
+    return 3 * DIRECT_RUN_CYCLES + mb * ub + s.cg * kk * term + store
+
+
+def direct_group_cycles(s: ConvShape, rows: int) -> float:
+    """A CPE's compute cycles of one group of a tile of ``rows`` output rows with the direct
+    micro-kernel: the column copies of its C/g input-row windows (a scalar load and store per
+    element, :data:`COPY_CYCLES`), then every row's register blocks of every output-channel
+    block."""
+    units = -(-s.wo // 4)
+    per_row = sum(direct_block_cycles(s, mb, ub) for mb in _blocks(s.mg, BLOCK_M) for ub in _blocks(units, BLOCK_U))
+    copies = direct_copies(s) * (s.cg * direct_in_rows(s, rows) * direct_width(s) * COPY_CYCLES + DIRECT_RUN_CYCLES)
+    return copies + rows * per_row
 
 
 def grouped_space(s: ConvShape, machine: Machine, budget: int) -> Space[GroupedPlan]:

@@ -35,7 +35,8 @@ winograd   ``tiles_per_cpe`` (m', the input transform's tiles per task wanted), 
 depthwise  (group = C = M) ``planes`` (channels per tile: C or a multiple of 64, split over the
            CPEs), ``rows`` (output rows per tile; Ho: whole planes)
 grouped    (group > 1, C/g > 1 or M/g > 1) ``groups`` (groups per tile: G or a multiple of 64,
-           split over the CPEs), ``rows`` (output rows per tile; Ho: whole planes)
+           split over the CPEs), ``rows`` (output rows per tile; Ho: whole planes), ``direct``
+           (kw column-shifted input copies, 4 x 4 register blocks; stride 1 along W)
 ========== ==================================================================================
 
 Machines: as in :func:`~taihu.backends.model.conv.choose_conv`, ``machine`` is the machine the
@@ -91,6 +92,8 @@ from taihu.backends.model.depthwise_conv import (
 )
 from taihu.backends.model.grouped_conv import (
     GroupedPlan,
+    direct_applicability,
+    direct_footprint,
     grouped_applicability,
     grouped_footprint,
     grouped_plan,
@@ -362,7 +365,7 @@ def conv_schedule_of(plan: ConvPlan) -> Schedule:
     if isinstance(plan, DepthwisePlan):
         return Schedule.make("depthwise", planes=plan.planes, rows=plan.rows)
     if isinstance(plan, GroupedPlan):
-        return Schedule.make("grouped", groups=plan.groups, rows=plan.rows)
+        return Schedule.make("grouped", groups=plan.groups, rows=plan.rows, direct=plan.direct)
     res: dict[str, Value] = {"residual_fused": plan.residual_fused} if s.residual and not isinstance(
         plan, (ImplicitPlan, WinogradPlan)) else {}
     if isinstance(plan, UnfoldPlan):
@@ -519,17 +522,20 @@ def _depthwise_for(s: ConvShape, machine: Machine, schedule: Schedule) -> Depthw
 
 
 def _grouped_for(s: ConvShape, machine: Machine, schedule: Schedule) -> GroupedPlan:
-    d = _take(schedule, ("groups", "rows"))
-    groups, rows = _int(d, "groups"), _int(d, "rows")
+    d = _take(schedule, ("direct", "groups", "rows"))
+    groups, rows, direct = _int(d, "groups"), _int(d, "rows"), _bool(d, "direct")
     if groups != s.group and groups % 64:
         raise IllegalSchedule(f"groups={groups} is neither the groups G = {s.group} nor a multiple of 64 (the CPEs)")
     if groups > -(-s.group // 64) * 64:
         raise IllegalSchedule(f"groups={groups} exceeds the groups G = {s.group} rounded up to 64")
     if rows > s.ho:
         raise IllegalSchedule(f"rows={rows} exceeds the output rows Ho = {s.ho}")
+    if direct and (why := direct_applicability(s)):
+        raise IllegalSchedule(f"direct=true: {why}")
     q = -(-groups // 64)
-    _fits(grouped_footprint(s, q, rows), machine, f"grouped groups={groups} rows={rows}")
-    return grouped_plan(s, machine, groups, rows)
+    fp = direct_footprint(s, q, rows) if direct else grouped_footprint(s, q, rows)
+    _fits(fp, machine, f"grouped groups={groups} rows={rows}{' direct' if direct else ''}")
+    return grouped_plan(s, machine, groups, rows, direct)
 
 
 def _implicit_for(s: ConvShape, machine: Machine, schedule: Schedule) -> ImplicitPlan:

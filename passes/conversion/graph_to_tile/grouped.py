@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from taihu.backends.model.depthwise_conv import in_rows, row_pads, whole_planes
-from taihu.backends.model.grouped_conv import GroupedPlan
+from taihu.backends.model.grouped_conv import GroupedPlan, direct_in_rows, direct_width
 from taihu.dialects import graph
 from taihu.dialects.mapkind import MapKind
 from taihu.dialects.tile import Dist
@@ -59,12 +59,21 @@ def emit_grouped(p: GraphToTilePattern, rewriter: PatternRewriter, op: graph.Con
     several = tg < g  # several group tiles: the filters of the next one are prefetched
     w_t = kb.alloc([tg, mg, cg, kk], elem, Dist.CPE, double=several, name="w_t")
     b_t = kb.alloc([tg, mg, 1, 1], elem, Dist.CPE, double=several, name="b_t") if b is not None else None
-    x_t = kb.alloc([tg, cg, thi, s.w], elem, Dist.CPE, double=True, name="x_t")
     y_t = kb.alloc([tg, mg, rows, s.wo], elem, Dist.CPE, double=True, name="y_t")
     params: dict[str, object] = {"kernel": (s.kh, s.kw), "strides": tuple(s.strides)}
-    pads = row_pads(s, rows)
-    if any(pads):
-        params["pads"] = pads
+    scratch: list = []
+    if plan.direct:
+        # input-row windows (the DMA fills the pad rows), kw scratch tiles for their
+        # column-shifted copies (written by the map)
+        thi, whole = direct_in_rows(s, rows), False
+        x_t = kb.alloc([tg, cg, thi, s.w], elem, Dist.CPE, double=True, name="x_t")
+        scratch = [kb.alloc([tg, cg, thi, direct_width(s)], elem, Dist.CPE, name=f"u{j}_t") for j in range(s.kw)]
+        params["pads"] = (s.pads[1], s.pads[3])
+    else:
+        x_t = kb.alloc([tg, cg, thi, s.w], elem, Dist.CPE, double=True, name="x_t")
+        pads = row_pads(s, rows)
+        if any(pads):
+            params["pads"] = pads
     if s.dilations != (1, 1):
         params["dilations"] = tuple(s.dilations)
     with kb.loop(0, s.n, 1, "n") as n:
@@ -74,8 +83,8 @@ def emit_grouped(p: GraphToTilePattern, rewriter: PatternRewriter, op: graph.Con
                 kb.load(b, [g0, 0, 0, 0], [tg, mg, 1, 1], b_t)
             with kb.loop(0, s.ho, rows, "r") as r0:
                 kb.load(x, [n, g0, 0, 0 if whole else kb.affine(r0, sh, -pt), 0], [1, tg, cg, thi, s.w], x_t, pad=0.0)
-                ins = [x_t, w_t] + ([b_t] if b_t is not None else [])
-                kb.map(MapKind.GROUPED, ins, y_t, **params)
+                ins = [x_t, w_t] + ([b_t] if b_t is not None else []) + scratch
+                kb.map(MapKind.GROUPED_DIRECT if plan.direct else MapKind.GROUPED, ins, y_t, **params)
                 kb.apply_fused(fused, y_t)
                 kb.store(y_t, y, [n, g0, 0, r0, 0], [1, tg, mg, rows, s.wo])
     kb.finish(rewriter)

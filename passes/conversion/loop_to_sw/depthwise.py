@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 
 from taihu.backends.model.depthwise_conv import LANES, UNIT_ACCS, UNIT_REGS, UNIT_TEMPS, register_plan, row_runs
+from taihu.backends.model.grouped_conv import BLOCK_M, BLOCK_U
 from taihu.dialects import loop, sw
 from taihu.target.machine import Machine
 
@@ -63,7 +64,7 @@ from .maps import (
     _valign,
 )
 
-__all__ = ["lower_depthwise", "lower_grouped"]
+__all__ = ["lower_depthwise", "lower_grouped", "lower_grouped_direct"]
 
 #: the highest allocatable register (r0..r30; r31 reads 0, 004 L821): weight vectors from here down
 TOP_REG = 30
@@ -339,4 +340,172 @@ def _row_recipe(g: _Geo, rows: tuple[int, ...], valid: tuple[int, ...], n_rows: 
                     tmp = temps[lane % UNIT_TEMPS]
                     out.append(_lane_op("vextf", (res,), lane, tmp))
                     out.append(_mem_op(store_s, tmp, 1, y_off + lane * g.eb, True))
+    return _recipe(_schedule(out, machine, disjoint_ptrs=True))
+
+
+def lower_grouped_direct(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Machine) -> list[Operation]:
+    """The ops (in order, to insert before ``op``) computing ``loop.map grouped_direct``: x (q, cg,
+    R, W), w (q, mg, cg, kh*kw), optional b (q, mg, 1, 1), scratch u_0 .. u_{kw-1} (q, cg, R, U)
+    -> y (q, mg, Ho, Wo) (``mapkind.py``; cost: :func:`taihu.backends.model.grouped_conv.direct_group_cycles`).
+
+    Per group: one micro-kernel per kernel column j copies the group's input rows into u_j,
+    ``u_j[c] = x[c*sw + j*dw - left]`` (scalar loads and stores, 0 outside x; none when that is
+    x itself: shift 0, stride 1, U = W), so that the 4 outputs of a unit read 4 aligned inputs
+    of u_j. Then per block of up to 4 output channels, output row and block of up to 4 units: one
+    micro-kernel sets the accumulators (the bias broadcast, or 0), one runs C/g iterations
+    (pointers stepping one input plane / one filter) of the kh*kw terms -- the units' vector
+    loads of u_j at row ``r*sh + i*dh``, the channels' broadcast weights, a VMAD per (channel,
+    unit): vectors along W at full width, the accumulators in registers across the iterations
+    -- and one stores them (vector stores; lane by lane for a row's partial last unit)."""
+    if any(v is op.out for v in op.inputs):
+        raise _err(op, "loop.map grouped_direct: the output must be a different buffer from the inputs")
+    p = op.params()
+
+    def ints(key: str, default: Sequence[int]) -> list[int]:
+        return [int(v) for v in cast("Sequence[int]", p.get(key) or default)]
+
+    kh, kw = ints("kernel", ())
+    sh, sw_ = ints("strides", ())
+    dh, dw = ints("dilations", (1, 1))
+    pl, _ = ints("pads", (0, 0))
+    nb = len(op.inputs) - kw
+    x, w = _buf(op.inputs[0], addr), _buf(op.inputs[1], addr)
+    b = _buf(op.inputs[2], addr) if nb == 3 else None
+    us = [_buf(v, addr) for v in op.inputs[nb:]]
+    out = _buf(op.out, addr)
+    q, cg, thi, width = x.shape
+    uw = us[0].shape[3]
+    _, mg, tho, wo = out.shape
+    eb = out.eb
+    kk = kh * kw
+    va = _valign(eb)
+    if uw % LANES or any(u.align % va for u in us):
+        raise _err(op, f"loop.map grouped_direct: the copies' rows ({uw} columns) must be whole aligned vectors")
+    # a copy whose shift is 0 is x itself when its rows are as long and aligned (stride 1)
+    direct_x = [j * dw - pl == 0 and sw_ == 1 and uw == width and x.align % va == 0 for j in range(kw)]
+    vec_store = out.align % va == 0 and (wo * eb) % va == 0
+    em = _Emitter(machine, name="grouped_direct")
+    units = -(-wo // LANES)
+    ub_list = [(u0, min(BLOCK_U, units - u0)) for u0 in range(0, units, BLOCK_U)]
+    mb_list = [(m0, min(BLOCK_M, mg - m0)) for m0 in range(0, mg, BLOCK_M)]
+    plane_x, plane_u, plane_y = thi * width * eb, thi * uw * eb, tho * wo * eb
+
+    def group(gi: SSAValue) -> None:
+        def at(base: SSAValue, nbytes: int) -> SSAValue:
+            return base if q == 1 else em.add(base, em.mul(gi, nbytes))
+
+        xg = at(x.addr, cg * plane_x)
+        src = []
+        for j, u in enumerate(us):
+            if direct_x[j]:
+                src.append(xg)
+                continue
+            ug = at(u.addr, cg * plane_u)
+            em.microkernel(cg * thi, [xg, ug], [width * eb, uw * eb],
+                           _instrs(_copy_recipe(width, uw, sw_, j * dw - pl, eb, machine)), "copy")
+            src.append(ug)
+        yg, wg = at(out.addr, mg * plane_y), at(w.addr, mg * cg * kk * eb)
+        bg = at(b.addr, mg * eb) if b is not None else None
+
+        def row(ri: SSAValue) -> None:
+            xr = [em.add(v, em.mul(ri, sh * uw * eb)) for v in src]
+            yr = em.add(yg, em.mul(ri, wo * eb))
+            for m0, mb in mb_list:
+                wm = em.add(wg, m0 * cg * kk * eb)
+                bm = em.add(bg, m0 * eb) if bg is not None else None
+                ym = em.add(yr, m0 * plane_y)
+                for u0, ub in ub_list:
+                    nl = min(LANES * ub, wo - LANES * u0)
+                    em.microkernel(1, [bm if bm is not None else ym], [0],
+                                   _instrs(_direct_init(mb, ub, bm is not None, eb, machine)), "init")
+                    ptrs = [em.add(v, u0 * LANES * eb) for v in xr] + [wm]
+                    em.microkernel(cg, ptrs, [plane_u] * kw + [kk * eb],
+                                   _instrs(_direct_body(kh, kw, dh, uw, cg, mb, ub, eb, machine)), "terms")
+                    em.microkernel(1, [em.add(ym, u0 * LANES * eb)], [0],
+                                   _instrs(_direct_store(mb, ub, nl, plane_y, vec_store, eb, machine)), "store")
+
+        em.loop(tho, row)
+
+    em.loop(q, group)
+    return em.ops
+
+
+#: scratch registers of the copy bodies (the loads of up to 8 elements in flight)
+_COPY_TEMPS = 8
+
+
+@functools.lru_cache(maxsize=64)
+def _copy_recipe(width: int, uw: int, stride: int, shift: int, eb: int, machine: Machine) -> Recipe:
+    """One row of a column copy: pointer 0 = an x row of ``width`` elements, pointer 1 = the
+    copy's row of ``uw``: ``u[c] = x[c*stride + shift]`` (0 outside the row)."""
+    out: list[sw.RegInstr] = []
+    for c in range(uw):
+        k = c * stride + shift
+        if 0 <= k < width:
+            t = c % _COPY_TEMPS
+            out.append(_mem_op(_LOAD_REP[eb], t, 0, k * eb, False))
+            out.append(_mem_op(_STORE_SCALAR[eb], t, 1, c * eb, True))
+        else:
+            out.append(_mem_op(_STORE_SCALAR[eb], ZERO_REG, 1, c * eb, True))
+    return _recipe(_schedule(out, machine, disjoint_ptrs=True))
+
+
+def _acc(a: int, u: int) -> int:
+    """Accumulator register of output channel ``a`` and unit ``u`` of a block (r0 .. r15)."""
+    return a * BLOCK_U + u
+
+
+#: the direct kernel's load registers: 4 input vectors, 4 broadcast weights (after the 16 accumulators)
+_DX, _DW = BLOCK_M * BLOCK_U, BLOCK_M * BLOCK_U + BLOCK_U
+
+
+@functools.lru_cache(maxsize=64)
+def _direct_init(mb: int, ub: int, bias: bool, eb: int, machine: Machine) -> Recipe:
+    """Accumulators of a block from the bias (pointer 0 = the block's first channel's) or 0."""
+    out: list[sw.RegInstr] = []
+    for a in range(mb):
+        for u in range(ub):
+            if bias:
+                out.append(_mem_op(_LOAD_REP[eb], _acc(a, u), 0, a * eb, False))
+            else:
+                out.append(_reg_op("vaddd", [ZERO_REG, ZERO_REG], _acc(a, u)))
+    return _recipe(_schedule(out, machine, disjoint_ptrs=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _direct_body(kh: int, kw: int, dh: int, uw: int, cg: int, mb: int, ub: int, eb: int, machine: Machine) -> Recipe:
+    """One input channel's kh*kw terms: pointers 0 .. kw-1 = the copies x_j at the block's first
+    unit of the row, pointer kw = the block's first channel's filter of this input channel."""
+    kk = kh * kw
+    out: list[sw.RegInstr] = []
+    for i in range(kh):
+        for j in range(kw):
+            for u in range(ub):
+                out.append(_mem_op(_LOAD_VEC[eb], _DX + u, j, (i * dh * uw + LANES * u) * eb, False))
+            for a in range(mb):
+                out.append(_mem_op(_LOAD_REP[eb], _DW + a, kw, (a * cg * kk + i * kw + j) * eb, False))
+            for a in range(mb):
+                for u in range(ub):
+                    out.append(_reg_op("vmad", [_DX + u, _DW + a, _acc(a, u)], _acc(a, u)))
+    return _recipe(_schedule(out, machine, disjoint_ptrs=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _direct_store(mb: int, ub: int, nl: int, plane_y: int, vec: bool, eb: int, machine: Machine) -> Recipe:
+    """Store a block's accumulators (pointer 0 = its first channel and unit in y): ``nl``
+    outputs per channel, whole vectors when aligned, the rest lane by lane."""
+    out: list[sw.RegInstr] = []
+    tmp = _DX
+    for a in range(mb):
+        for u in range(ub):
+            off = a * plane_y + LANES * u * eb
+            lanes = min(LANES, nl - LANES * u)
+            if vec and lanes == LANES:
+                out.append(_mem_op(_STORE_VEC[eb], _acc(a, u), 0, off, True))
+                continue
+            out.append(_mem_op(_STORE_SCALAR[eb], _acc(a, u), 0, off, True))
+            for lane in range(1, lanes):
+                t = tmp + (lane % BLOCK_U)
+                out.append(_lane_op("vextf", (_acc(a, u),), lane, t))
+                out.append(_mem_op(_STORE_SCALAR[eb], t, 0, off + lane * eb, True))
     return _recipe(_schedule(out, machine, disjoint_ptrs=True))

@@ -24,7 +24,7 @@ from .builder import SwKernelBuilder
 from .common import array_barrier, cmpi, const_index, elem_bytes, fail, if_op, int_attr, int_binop, sanitize, yield_op
 from .gemm import lower as lower_gemm
 from .gemm import try_fuse_summa_loop
-from .depthwise import lower_depthwise, lower_grouped
+from .depthwise import lower_depthwise, lower_grouped, lower_grouped_direct
 from .maps import lower_map
 
 _REPLY = sw.ReplyType()
@@ -410,7 +410,8 @@ class KernelLowering(SwKernelBuilder):
 
     # -- compute ops -------------------------------------------------------------------------
     def _lower_map(self, op: loop.MapOp) -> None:
-        lower = {MapKind.DEPTHWISE: lower_depthwise, MapKind.GROUPED: lower_grouped}.get(op.kind.data, lower_map)
+        lower = {MapKind.DEPTHWISE: lower_depthwise, MapKind.GROUPED: lower_grouped,
+                 MapKind.GROUPED_DIRECT: lower_grouped_direct}.get(op.kind.data, lower_map)
         for new in lower(op, self.addr, self.machine):
             self.emit(new)
 

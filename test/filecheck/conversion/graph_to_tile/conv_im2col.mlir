@@ -2,14 +2,15 @@
 // RUN: %taihu-opt %s -p 'convert-graph-to-tile' --split-input-file | filecheck %s
 
 // Explicit GEMM convolution (004 §5.1.1): kernel NAME_im2col (tile.im2col, col = (C*kh*kw, N*Ho*Wo))
-// + kernel NAME (memory-level GEMM per group, bias and the absorbed relu in its epilogue). Grouped
-// and strided layers cannot use the implicit algorithm, so 'auto' picks im2col too.
+// + kernel NAME (memory-level GEMM per group, bias and the absorbed relu in its epilogue). Strided
+// layers cannot use the implicit algorithm, so 'auto' picks im2col too; the grouped layer carries
+// the im2col schedule (the model would pick the grouped kernel: conv_grouped.mlir).
 
 // N = 4: one GEMM per group over all N*Ho*Wo columns of col into (M, N, Ho*Wo), then a relayout
 // kernel to NCHW (cheaper than per-image GEMMs padded to the block multiple, per the model; with N = 2 the
 // per-image overlapping-distribution GEMMs win).
 func.func @main(%x: tensor<4x32x9x9xf32> {graph.name = "x"}, %w: tensor<32x8x3x3xf32> {graph.name = "w"}, %b: tensor<32xf32> {graph.name = "b"}) -> (tensor<4x32x5x5xf32> {graph.name = "y"}) {
-  %y = graph.conv2d %x, %w, %b {group = 4 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<4x32x9x9xf32>, tensor<32x8x3x3xf32>, tensor<32xf32>) -> tensor<4x32x5x5xf32>
+  %y = graph.conv2d %x, %w, %b {group = 4 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, tile.schedule = #tile.schedule<"im2col" {batched = true, bk = 72 : i64, bm = 32 : i64, bn = 128 : i64, double_c = false, overlap = false, pointwise = false, vec = "n"}>} : (tensor<4x32x9x9xf32>, tensor<32x8x3x3xf32>, tensor<32xf32>) -> tensor<4x32x5x5xf32>
   %r = graph.relu %y : tensor<4x32x5x5xf32> -> tensor<4x32x5x5xf32>
   func.return %r : tensor<4x32x5x5xf32>
 }
