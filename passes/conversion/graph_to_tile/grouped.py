@@ -15,6 +15,11 @@ their memrefs: constant or not; G = group, cg = C/G, mg = M/G)::
 Whole planes (``rows == Ho``): the map applies the top / bottom pads; else the DMA fills the
 rows outside the planes with 0.0 and the map applies the column pads only (as
 :mod:`.depthwise`). A residual sum is not fused (it stays a kernel of its own).
+
+With the schedule's ``direct`` the x tile is always an input-row window (pad rows 0.0 by the
+DMA) and the map is ``tile.map grouped_direct ins(x_t, w_t, [b_t], u0_t .. u{kw-1}_t)`` with kw
+single-buffered scratch tiles (groups, C/g, in_rows, Wo rounded up to 4) that the map fills with
+the column-shifted copies of the rows (``loop_to_sw/depthwise.py`` lower_grouped_direct).
 """
 
 from __future__ import annotations
