@@ -682,7 +682,7 @@ def _tensor_to_array(t: TensorProto) -> np.ndarray:
     np_dtype = _NP_DTYPES.get(t.data_type)
     # (every read of the protobuf field copies its bytes: read it once)
     raw = t.raw_data if np_dtype is not None and t.data_location != TensorProto.EXTERNAL else b""
-    if raw:
+    if raw and np_dtype is not None:
         # Fast path: one copy (the bytes object), no per-element work.
         count = math.prod(t.dims)
         if len(raw) != count * np_dtype.itemsize:

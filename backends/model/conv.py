@@ -82,6 +82,7 @@ from taihu.target.machine import Machine
 
 if TYPE_CHECKING:  # (unfold_conv and depthwise_conv import this module; choose_conv imports them when planning)
     from taihu.backends.model.depthwise_conv import DepthwisePlan
+    from taihu.backends.model.grouped_conv import GroupedPlan
     from taihu.backends.model.unfold_conv import UnfoldPlan
 
 __all__ = [
@@ -1040,7 +1041,7 @@ def residual_cost(s: ConvShape, machine: Machine) -> KernelCost:
     )
 
 
-def fuses_residual(plan: Plan | UnfoldPlan | DepthwisePlan) -> bool:
+def fuses_residual(plan: Plan | UnfoldPlan | DepthwisePlan | GroupedPlan) -> bool:
     """Whether ``plan`` adds its shape's residual operand (``ConvShape.residual``) in the store
     of its output tiles (the lowering's ``store_fused``): the plans whose kernel stores the
     final NCHW tensor from LDM -- explicit per image / pointwise (the GEMM epilogue), the
