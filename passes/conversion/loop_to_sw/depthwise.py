@@ -70,11 +70,26 @@ __all__ = ["lower_depthwise", "lower_grouped", "lower_grouped_direct"]
 TOP_REG = 30
 
 
-def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Machine) -> list[Operation]:
-    """The ops (in order, to insert before ``op``) computing ``loop.map depthwise`` (module
-    docstring); ``addr(v)``: i64 LDM byte address of buffer ``v``."""
+@dataclass(frozen=True)
+class _Window:
+    """The sliding window of a ``loop.map depthwise / grouped / grouped_direct``: kernel
+    ``kh x kw``, strides, dilations and the pads (4: top, left, bottom, right; grouped_direct's 2:
+    left, right) from the op's parameters."""
+
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    pads: tuple[int, ...]
+
+
+def _window(op: loop.MapOp, n_pads: int) -> _Window:
+    """``op``'s :class:`_Window`; a diagnostic at ``op`` when it writes one of its inputs."""
+    kind = op.kind.data
     if any(v is op.out for v in op.inputs):
-        raise _err(op, "loop.map depthwise: the output must be a different buffer from the inputs")
+        raise _err(op, f"loop.map {kind}: the output must be a different buffer from the inputs")
     p = op.params()
 
     def ints(key: str, default: Sequence[int]) -> list[int]:
@@ -82,8 +97,16 @@ def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machin
 
     kh, kw = ints("kernel", ())
     sh, sw_ = ints("strides", ())
-    pt, pl, _, _ = ints("pads", (0, 0, 0, 0))
     dh, dw = ints("dilations", (1, 1))
+    return _Window(kh, kw, sh, sw_, dh, dw, tuple(ints("pads", (0,) * n_pads)))
+
+
+def lower_depthwise(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine: Machine) -> list[Operation]:
+    """The ops (in order, to insert before ``op``) computing ``loop.map depthwise`` (module
+    docstring); ``addr(v)``: i64 LDM byte address of buffer ``v``."""
+    win = _window(op, 4)
+    kh, kw, sh, sw_, dh, dw = win.kh, win.kw, win.sh, win.sw, win.dh, win.dw
+    pt, pl, _, _ = win.pads
     x, w = _buf(op.inputs[0], addr), _buf(op.inputs[1], addr)
     b = _buf(op.inputs[2], addr) if len(op.inputs) == 3 else None
     out = _buf(op.out, addr)
@@ -135,17 +158,9 @@ def lower_grouped(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], machine:
     w (q, mg, cg, kh*kw), optional b (q, mg, 1, 1) -> y (q, mg, Ho, Wo) (``mapkind.py``). Per
     group and output plane, the depthwise micro-kernels of :func:`lower_depthwise` once per input
     channel: the first from the bias (or 0), the others adding to the partial sums in y."""
-    if any(v is op.out for v in op.inputs):
-        raise _err(op, "loop.map grouped: the output must be a different buffer from the inputs")
-    p = op.params()
-
-    def ints(key: str, default: Sequence[int]) -> list[int]:
-        return [int(v) for v in cast("Sequence[int]", p.get(key) or default)]
-
-    kh, kw = ints("kernel", ())
-    sh, sw_ = ints("strides", ())
-    pt, pl, _, _ = ints("pads", (0, 0, 0, 0))
-    dh, dw = ints("dilations", (1, 1))
+    win = _window(op, 4)
+    kh, kw, sh, sw_, dh, dw = win.kh, win.kw, win.sh, win.sw, win.dh, win.dw
+    pt, pl, _, _ = win.pads
     x, w = _buf(op.inputs[0], addr), _buf(op.inputs[1], addr)
     b = _buf(op.inputs[2], addr) if len(op.inputs) == 3 else None
     out = _buf(op.out, addr)
@@ -357,17 +372,9 @@ def lower_grouped_direct(op: loop.MapOp, addr: Callable[[SSAValue], SSAValue], m
     loads of u_j at row ``r*sh + i*dh``, the channels' broadcast weights, a VMAD per (channel,
     unit): vectors along W at full width, the accumulators in registers across the iterations
     -- and one stores them (vector stores; lane by lane for a row's partial last unit)."""
-    if any(v is op.out for v in op.inputs):
-        raise _err(op, "loop.map grouped_direct: the output must be a different buffer from the inputs")
-    p = op.params()
-
-    def ints(key: str, default: Sequence[int]) -> list[int]:
-        return [int(v) for v in cast("Sequence[int]", p.get(key) or default)]
-
-    kh, kw = ints("kernel", ())
-    sh, sw_ = ints("strides", ())
-    dh, dw = ints("dilations", (1, 1))
-    pl, _ = ints("pads", (0, 0))
+    win = _window(op, 2)
+    kh, kw, sh, sw_, dh, dw = win.kh, win.kw, win.sh, win.sw, win.dh, win.dw
+    pl, _ = win.pads
     nb = len(op.inputs) - kw
     x, w = _buf(op.inputs[0], addr), _buf(op.inputs[1], addr)
     b = _buf(op.inputs[2], addr) if nb == 3 else None
