@@ -143,6 +143,7 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "ConvTranspose": (1, 11, 22),
         "Squeeze": (1, 11, 13, 21, 23, 24, 25),
         "Gather": (1, 11, 13),
+        "Expand": (8, 13),
         "Resize": (10, 11, 13, 18, 19),
         "Sqrt": (6, 13),
         "Erf": (9, 13),
@@ -154,6 +155,7 @@ _SUPPORTED_VERSIONS: dict[str, frozenset[int]] = {
         "GlobalMaxPool": (1, 22),
         "ReduceMean": (1, 11, 13, 18),
         "ReduceSum": (1, 11, 13),
+        "ReduceL2": (1, 11, 13, 18),
         "ReduceMax": (1, 11, 12, 13, 18, 20),
         "ReduceMin": (1, 11, 12, 13, 18, 20),
         "Slice": (1, 10, 11, 13),
@@ -512,7 +514,13 @@ class _Importer:
         try:
             outs = conv.fn(self, ctx)
         except OnnxImportError:
-            raise
+            if not self.deferred(node):
+                raise
+            # the converter cannot build this node (e.g. a Gather of 4096 index runs) but its
+            # inputs are compile-time values: evaluated at import instead
+            outs = [self.lazy_const(o) if o else None for o in node.output]
+            for o in node.output:  # bound below, as a converter's arrays are
+                self.consts.pop(o, None)
         except (VerifyException, ValueError, TypeError, IndexError, KeyError) as e:
             raise ctx.error(_one_line(e)) from None
         self.bind_outputs(ctx, outs)
@@ -574,6 +582,10 @@ class _Importer:
         for o in node.output:
             if o:
                 self.lazy[o] = (index, node)
+
+    def deferred(self, node: NodeProto) -> bool:
+        """Whether ``node`` was deferred (:meth:`defer`): its outputs can be evaluated at import."""
+        return any(o and self.lazy.get(o, (None, None))[1] is node for o in node.output)
 
     def lazy_const(self, name: str) -> np.ndarray:
         """The compile-time value of a deferred output (its producer and, first, the deferred
@@ -1616,6 +1628,28 @@ def _scalar(imp: _Importer, like: SSAValue, value: float, hint: str) -> SSAValue
     return imp.emit(graph.constant(arr, name_hint=hint)).results[0]
 
 
+@_converter("Expand")
+def _expand(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """Expand of a computed tensor (``F.normalize``'s ``norm.expand_as(x)``) to the broadcast of
+    its shape and the constant ``shape``: x times a ones constant holding only the expanded dims
+    (the graph's binary ops broadcast as numpy's do). (Expand on compile-time data is evaluated
+    at import.)"""
+    x = imp.value(ctx, ctx.input_name(0))
+    s = _shape(x)
+    want = tuple(int(d) for d in imp.const(ctx, 1, "shape").reshape(-1))
+    try:
+        out = tuple(int(d) for d in np.broadcast_shapes(s, want))
+    except ValueError:
+        raise ctx.error(f"shape {list(want)} does not broadcast with the input's {_fmt(s)}") from None
+    if out == s:
+        return [x]
+    xs = (1,) * (len(out) - len(s)) + s
+    t = x.type
+    assert isinstance(t, TensorType)
+    ones = np.ones(tuple(o if d == 1 else 1 for d, o in zip(xs, out)), dtype=_ELEM_TO_NP[t.element_type])
+    return [imp.emit(graph.MulOp(x, imp.emit(graph.constant(ones, name_hint="ones")).results[0])).results[0]]
+
+
 def _hard_sigmoid(imp: _Importer, x: SSAValue, alpha: float, beta: float) -> SSAValue:
     """``clip(alpha x + beta, 0, 1)``."""
     ax = imp.emit(graph.MulOp(x, _scalar(imp, x, alpha, "alpha"))).results[0]
@@ -1753,22 +1787,28 @@ def _reduce(imp: _Importer, ctx: _NodeCtx, x: SSAValue, axes: Sequence[int], kin
     return imp.emit(graph.ReshapeOp(y, tuple(1 if i in axes else d for i, d in enumerate(s)))).results[0]
 
 
-@_converter("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")
+@_converter("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2")
 def _reduce_node(imp: _Importer, ctx: _NodeCtx) -> list[Any]:
+    """Reduce* by :func:`_reduce`; ReduceL2 (``F.normalize``'s norm) = sqrt(sum(x * x)); "no
+    reduction" (empty axes with ``noop_with_empty_axes``) gives x (ReduceL2: |x|)."""
     x = imp.value(ctx, ctx.input_name(0))
     s = _shape(x)
     axes = _reduce_axes(imp, ctx, len(s))
-    if axes is None:
-        return [x]
     kind = ctx.node.op_type[len("Reduce"):].lower()
-    y = _reduce(imp, ctx, x, axes, kind)
+    if kind == "l2":
+        x = imp.emit(graph.MulOp(x, x)).results[0]
+    if axes is None:
+        return [imp.emit(graph.SqrtOp(x)).results[0] if kind == "l2" else x]
+    y = _reduce(imp, ctx, x, axes, "sum" if kind == "l2" else kind)
+    if kind == "l2":
+        y = imp.emit(graph.SqrtOp(y)).results[0]
     if not int(ctx.attr("keepdims", 1)):
         y = imp.emit(graph.ReshapeOp(y, tuple(d for i, d in enumerate(s) if i not in axes))).results[0]
     return [y]
 
 
-_CONVERTERS["ReduceMean"] = _CONVERTERS["ReduceSum"] = _CONVERTERS["ReduceMax"] = _CONVERTERS["ReduceMin"] = \
-    _Conv(_reduce_node, _reduce_attrs)
+for _op in ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2"):
+    _CONVERTERS[_op] = _Conv(_reduce_node, _reduce_attrs)
 
 
 def _einsum_terms(ctx: _NodeCtx, equation: str, ranks: Sequence[int]) -> tuple[list[list[str]], list[str]]:
@@ -2224,6 +2264,7 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "GRU": (4,),
     "ReduceMean": (1,),
     "ReduceSum": (1,),
+    "ReduceL2": (1,),
     "ReduceMax": (1,),
     "ReduceMin": (1,),
     "Slice": (1, 2, 3, 4),
@@ -2232,6 +2273,7 @@ CONSTANT_SLOTS: dict[str, tuple[int, ...]] = {
     "ConvTranspose": (1,),
     "Squeeze": (1,),
     "Gather": (1,),
+    "Expand": (1,),
     "Split": (1,),
 }
 """op type -> input slots the importer needs as compile-time constants (opset >= 11/12/13 forms)."""

@@ -78,3 +78,37 @@ def test_einsum_window_attention() -> None:
              helper.make_node("Einsum", ["a", "v"], ["y"], equation="B G H I J, B G H J D -> B G H I D")]
     m = _model(nodes, [_vi(n, shape) for n in "qkv"], [_vi("y", shape)])
     _vs_onnxruntime_on_swsim(m, {n: RNG.standard_normal(shape).astype(np.float32) for n in "qkv"})
+
+
+def test_cosine_attention_normalize() -> None:
+    """swin_v2_t's cosine attention: F.normalize(q, dim=-1) as torch's dynamo export writes it
+    (ReduceL2 keepdims, clamp_min, Expand to q's shape, Div), then q k^T."""
+    nodes = [helper.make_node("ReduceL2", ["q", "axes"], ["n"], keepdims=1),
+             helper.make_node("Clip", ["n", "eps"], ["c"]),
+             helper.make_node("Expand", ["c", "shape"], ["e"]),
+             helper.make_node("Div", ["q", "e"], ["qn"]),
+             helper.make_node("Transpose", ["qn"], ["qt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["qn", "qt"], ["y"])]
+    inits = [_i64("axes", -1), _f32("eps", 1e-12), _i64("shape", 2, 3, 16, 8)]
+    m = _model(nodes, [_vi("q", [2, 3, 16, 8])], [_vi("y", [2, 3, 16, 16])], inits, opset=18)
+    _vs_onnxruntime_on_swsim(m, {"q": RNG.standard_normal((2, 3, 16, 8)).astype(np.float32)})
+
+
+def test_relative_position_bias_table_from_a_constant_mlp() -> None:
+    """swin_v2_t's continuous position bias: an MLP on a constant coordinate table, gathered at
+    a constant index of many separate runs (more than the Gather converter builds as crops):
+    every input is a compile-time value, so the gather is evaluated at import; the bias is then
+    added to the attention logits."""
+    table = RNG.standard_normal((49, 2)).astype(np.float32)
+    index = RNG.permutation(np.tile(np.arange(49), 3))[:100].astype(np.int64)  # ~100 runs
+    nodes = [helper.make_node("MatMul", ["table", "w1"], ["h"]),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("MatMul", ["r", "w2"], ["t2"]),
+             helper.make_node("Gather", ["t2", "index"], ["g"], axis=0),
+             helper.make_node("Reshape", ["g", "shape"], ["bias"]),
+             helper.make_node("Add", ["x", "bias"], ["y"])]
+    inits = [_f32("table", table), _f32("w1", RNG.standard_normal((2, 16))),
+             _f32("w2", RNG.standard_normal((16, 3))), numpy_helper.from_array(index, "index"),
+             _i64("shape", 1, 10, 10, 3)]
+    m = _model(nodes, [_vi("x", [1, 10, 10, 3])], [_vi("y", [1, 10, 10, 3])], inits)
+    _vs_onnxruntime_on_swsim(m, {"x": RNG.standard_normal((1, 10, 10, 3)).astype(np.float32)})
