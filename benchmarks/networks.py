@@ -42,7 +42,7 @@ from rich.table import Table
 #: torchvision classification models exported by --torchvision (a small-to-large spread)
 TORCHVISION = ("resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "shufflenet_v2_x0_5",
                "efficientnet_b0", "regnet_y_400mf", "googlenet", "densenet121", "vgg11", "alexnet",
-               "resnet50", "vit_b_16", "swin_t", "maxvit_t")
+               "resnet50", "vit_b_16", "swin_t", "swin_v2_t", "maxvit_t", "efficientnet_v2_s")
 EXPORTERS = ("legacy", "dynamo")
 
 
