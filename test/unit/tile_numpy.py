@@ -332,6 +332,24 @@ def map_numpy(kind: MapKind, ins: list[np.ndarray], out_shape, dtype, p: dict) -
                 for j in range(kw):
                     win = xp[:, i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
                     r += xs[1][:, :, i * kw + j][:, :, None] * win
+        elif kind in (MapKind.GROUPED, MapKind.GROUPED_DIRECT):
+            (kh, kw), (sh, sw) = p["kernel"], p["strides"]
+            dh, dw = p.get("dilations") or (1, 1)
+            if kind == MapKind.GROUPED:  # pads top, left, bottom, right
+                pt, pl, pb, pr = p.get("pads") or (0, 0, 0, 0)
+                has_bias = len(xs) == 3
+            else:  # the rows hold their pad rows; pads left, right; scratch copies after x, w, b
+                pt = pb = 0
+                pl, pr = p.get("pads") or (0, 0)
+                has_bias = len(xs) - kw == 3
+            xp = np.pad(x, [(0, 0), (0, 0), (pt, pb), (pl, pr)])
+            w = xs[1]  # (P, mg, cg, kh*kw)
+            r = np.zeros(out_shape) if not has_bias else np.broadcast_to(xs[2], out_shape).copy()
+            _, _, ho, wo = out_shape
+            for i in range(kh):
+                for j in range(kw):
+                    win = xp[:, :, i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
+                    r += np.einsum("pmk,pkhw->pmhw", w[:, :, :, i * kw + j], win)
         elif kind == MapKind.REDUCE_SUM:
             r = x.sum(axis=p["axis"], keepdims=True)
         elif kind == MapKind.REDUCE_MAX:
