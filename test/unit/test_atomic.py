@@ -60,6 +60,16 @@ def test_interrupt_while_writing_removes_the_temporary(tmp_path, interrupt) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.mlir"]
 
 
+def _default_signals() -> None:
+    """The child's SIGINT / SIGHUP back to their defaults: a test suite started in the background
+    (``cmd &``, ``nohup``) passes them on ignored, and an ignored signal stays ignored (nohup's
+    contract, which Python and OutputFiles keep)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def test_sigint_in_a_real_process_leaves_no_temporary(tmp_path) -> None:
     """A SIGINT delivered to a process blocked inside write_atomically (the default handler
     raises KeyboardInterrupt): the process ends, the temporary file is gone."""
@@ -85,7 +95,8 @@ def test_sigint_in_a_real_process_leaves_no_temporary(tmp_path) -> None:
         except KeyboardInterrupt:
             sys.exit(130)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)
     try:
         assert proc.stdout.readline().strip() == "writing"
         assert any(p.name.startswith(".taihu-") for p in tmp_path.iterdir())
@@ -160,7 +171,8 @@ def test_sigterm_in_a_real_process_leaves_no_temporary(tmp_path, signame) -> Non
             out.add({str(tmp_path / 'first.txt')!r}, "complete")
             out.add({str(target)!r}, slow)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)
     try:
         assert proc.stdout.readline().strip() == "writing"
         assert len([p for p in tmp_path.iterdir() if p.name.startswith(".taihu-")]) == 2
