@@ -41,7 +41,8 @@ def randomize_weights(model: ModelProto, seed: int) -> ModelProto:
     (shapes, axes, pads) and float scalars elsewhere (Clip bounds, pad values) are kept. Values:
     tensors of rank >= 2 ~ U(-a, a) with a = sqrt(3 / fan_in) (variance 1/fan_in, fan_in =
     prod(shape[1:]), for Gemm B with transB=0 / MatMul rhs: shape[0]); 1-D tensors ~ U(-0.5, 0.5),
-    BatchNormalization scale ~ U(0.5, 1.5) and variance ~ U(0.5, 1.5) (positive).
+    BatchNormalization scale ~ U(0.5, 1.5) and variance ~ U(0.5, 1.5) (positive), also when the
+    op reads them through ``Identity`` nodes (torch's legacy exporter shares equal weights so).
     ConstantOfShape weights become ``Constant`` nodes, so the result stays valid for every IR
     version. Deterministic in ``seed``; the input model is not modified.
     """
@@ -55,6 +56,9 @@ def randomize_weights(model: ModelProto, seed: int) -> ModelProto:
         for slot in _WEIGHT_SLOTS.get(node.op_type, ()):
             if slot < len(node.input) and node.input[slot]:
                 role.setdefault(node.input[slot], (node.op_type, slot, node))
+    for node in reversed(g.node):  # torch's legacy exporter reads a shared weight through Identity
+        if node.op_type == "Identity" and node.input and node.output and node.output[0] in role:
+            role.setdefault(node.input[0], role[node.output[0]])
 
     def is_weight(name: str, arr_shape: Sequence[int], dtype: int) -> bool:
         if dtype not in _FLOAT_TYPES:

@@ -38,6 +38,20 @@ def _vs_onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray], rtol=1
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
 
 
+def test_batchnorm_variance_read_through_identity_stays_positive() -> None:
+    """torch's legacy exporter shares equal weights through Identity nodes (maxvit_t's BN
+    parameters): the shared initializer keeps its BN role, so the variance stays positive
+    (it was drawn from U(-0.5, 0.5) and onnxruntime's output became NaN)."""
+    c = 64
+    inits = [numpy_helper.from_array(np.ones(c, np.float32), n) for n in ("s", "b", "m", "v")]
+    nodes = [helper.make_node("Identity", [n], [f"{n}_id"]) for n in ("s", "b", "m", "v")]
+    nodes.append(helper.make_node("BatchNormalization", ["x", "s_id", "b_id", "m_id", "v_id"], ["y"]))
+    m = _model(nodes, [_vi("x", [1, c, 3, 3])], [_vi("y", [1, c, 3, 3])], inits)
+    arrays = {i.name: numpy_helper.to_array(i) for i in randomize_weights(m, seed=0).graph.initializer}
+    assert not np.all(arrays["v"] == 1) and np.all(arrays["v"] >= 0.5) and np.all(arrays["s"] >= 0.5)
+    _vs_onnxruntime(randomize_weights(m, seed=0), {"x": _x(1, c, 3, 3)})
+
+
 def test_randomize_weights_slots_and_positive_variance() -> None:
     inits = [
         numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w"),
