@@ -136,54 +136,55 @@ def model_of(module) -> tuple[str, int]:
     return schedule_of(prob, plan).describe(), plan_cycles(state, prob, plan)
 
 
-def run(nets: list[str], before: bool, only: set[int] | None) -> list[Row]:
-    rows = []
+def _selected(nets: list[str], only: set[int] | None):
+    """(number, network, C, H, stride, groups, count) of the selected layers, numbered from 1
+    over ``nets`` in order (``only``: the numbers to keep, None: all)."""
     i = 0
     for net in nets:
         for c, h, st, g, count in NETWORKS[net]:
             i += 1
-            if only and i not in only:
-                continue
-            s = shape_of(c, h, st, g)
+            if not only or i in only:
+                yield i, net, c, h, st, g, count
+
+
+def run(nets: list[str], before: bool, only: set[int] | None) -> list[Row]:
+    rows = []
+    for i, net, c, h, st, g, count in _selected(nets, only):
+        s = shape_of(c, h, st, g)
+        module, inputs = layer_module(s)
+        m = lowering_state(module).machine
+        sched, model = model_of(module)
+        t0 = time.process_time()
+        after = simulate_cycles(module, inputs)
+        dt = time.process_time() - t0
+        r = Row(f"{i:>2} {net[:7]} {c}x{h}x{h} s{st} g{g}", count, sched, after,
+                roofline_cycles(s, m.f_clk_ghz, m.peak_bw_cg, m.peak_cg_gflops), model, sim_seconds=dt)
+        if before:
             module, inputs = layer_module(s)
-            m = lowering_state(module).machine
-            sched, model = model_of(module)
-            t0 = time.process_time()
-            after = simulate_cycles(module, inputs)
-            dt = time.process_time() - t0
-            r = Row(f"{i:>2} {net[:7]} {c}x{h}x{h} s{st} g{g}", count, sched, after,
-                    roofline_cycles(s, m.f_clk_ghz, m.peak_bw_cg, m.peak_cg_gflops), model, sim_seconds=dt)
-            if before:
-                module, inputs = layer_module(s)
-                r.before = simulate_cycles(module, inputs, conv_algorithm="im2col")
-            rows.append(r)
-            print(_line(r), flush=True)
+            r.before = simulate_cycles(module, inputs, conv_algorithm="im2col")
+        rows.append(r)
+        print(_line(r), flush=True)
     return rows
 
 
 def sweep(nets: list[str], only: set[int] | None) -> list[tuple[str, str, int, int]]:
     """(layer, schedule, model, simulated) for every grouped plan of the selected layers."""
     out = []
-    i = 0
-    for net in nets:
-        for c, h, st, g, _count in NETWORKS[net]:
-            i += 1
-            if only and i not in only:
-                continue
-            s = shape_of(c, h, st, g)
-            module, _ = layer_module(s)
-            state = lowering_state(module)
-            for plan in grouped_space(s, state.machine, state.machine.ldm_user_bytes):
-                module, inputs = layer_module(s)
-                prob = op_problem(state, _conv(module))
-                assert prob is not None
-                model = plan_cycles(state, prob, plan)
-                sched = conv_schedule_of(plan)
-                set_op_schedule(_conv(module), sched)
-                sim = simulate_cycles(module, inputs)
-                out.append((f"{c}x{h}x{h} s{st} g{g}", sched.describe(), model, sim))
-                print(f"{out[-1][0]:<22} {out[-1][1]:<28} model {model:>9} sim {sim:>9} "
-                      f"{100 * (model - sim) / sim:+6.1f} %", flush=True)
+    for _i, _net, c, h, st, g, _count in _selected(nets, only):
+        s = shape_of(c, h, st, g)
+        module, _ = layer_module(s)
+        state = lowering_state(module)
+        for plan in grouped_space(s, state.machine, state.machine.ldm_user_bytes):
+            module, inputs = layer_module(s)
+            prob = op_problem(state, _conv(module))
+            assert prob is not None
+            model = plan_cycles(state, prob, plan)
+            sched = conv_schedule_of(plan)
+            set_op_schedule(_conv(module), sched)
+            sim = simulate_cycles(module, inputs)
+            out.append((f"{c}x{h}x{h} s{st} g{g}", sched.describe(), model, sim))
+            print(f"{out[-1][0]:<22} {out[-1][1]:<28} model {model:>9} sim {sim:>9} "
+                  f"{100 * (model - sim) / sim:+6.1f} %", flush=True)
     return out
 
 
