@@ -125,6 +125,30 @@ def lstm() -> None:
     _save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), "lstm.onnx")
 
 
+def normalize() -> None:
+    """opset 18: F.normalize(q, dim=-1) as torch's dynamo exporter writes it (swin_v2_t's cosine
+    attention): ReduceL2 with keepdims, Clip (clamp_min), Expand to q's shape, Div."""
+    nodes = [
+        helper.make_node("ReduceL2", ["q", "axes"], ["n"], name="norm", keepdims=1),
+        helper.make_node("Clip", ["n", "eps"], ["c"], name="clamp_min"),
+        helper.make_node("Expand", ["c", "shape"], ["e"], name="expand"),
+        helper.make_node("Div", ["q", "e"], ["y"], name="div"),
+    ]
+    inits = [
+        _init("axes", np.array([-1], np.int64)),
+        _init("eps", np.array(1e-12, np.float32)),
+        _init("shape", np.array([2, 3, 16, 8], np.int64)),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "normalize",
+        [helper.make_tensor_value_info("q", TensorProto.FLOAT, [2, 3, 16, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 16, 8])],
+        inits,
+    )
+    _save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), "normalize.onnx")
+
+
 def errors() -> None:
     """Models the importer must reject with a one-line message."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])
@@ -165,4 +189,5 @@ if __name__ == "__main__":
     small_cnn()
     opset9_ops()
     lstm()
+    normalize()
     errors()
